@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from annotator.models import Project, Role
+from annotator.models.corpus import validate_taxonomy
+
+
+class ProjectForm(forms.ModelForm):
+    taxonomy = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
+        help_text='JSON list: [{"label": "NAME", "description": "...", "key": "n", "color": "#fca5a5"}, …]',
+    )
+
+    class Meta:
+        model = Project
+        fields = [
+            "name", "slug", "description", "visibility_mode", "overlap_k", "context_window",
+            "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "guidelines", "taxonomy",
+        ]
+        widgets = {"guidelines": forms.Textarea(attrs={"rows": 10}), "description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance and self.instance.pk:
+            self.initial["taxonomy"] = json.dumps(self.instance.taxonomy, indent=1)
+
+    def clean_taxonomy(self):
+        try:
+            value = json.loads(self.cleaned_data["taxonomy"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+        validate_taxonomy(value)
+        return value
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL (one dialogue per line) or CSV (dialogue_id, seq, speaker, text).")
+    spans_as = forms.ChoiceField(
+        choices=[("run", "Spans in the file become a detector run (audit them)"),
+                 ("gold", "Spans in the file are gold"), ("ignore", "Ignore spans in the file")],
+        initial="run",
+    )
+    skip_existing = forms.BooleanField(
+        required=False, help_text="Add only dialogues whose id is new (otherwise a re-import is refused)."
+    )
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"]
+        user = get_user_model().objects.filter(username=name).first()
+        if user is None:
+            raise forms.ValidationError(f"There is no user called {name!r}; create them in the admin first.")
+        return user
+
+
+class DialogueFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200)
+    page = forms.IntegerField(required=False, min_value=1)

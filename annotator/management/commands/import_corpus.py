@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.models import Project
+from annotator.services.imports import SPANS_AS, corpus_import_file
+from pipeline.corpus import CorpusError
+
+
+class Command(BaseCommand):
+    help = "Import a JSONL or CSV corpus into a project, all or nothing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--spans-as", choices=SPANS_AS, default="run",
+                            help="What spans inside the file become (default: a detector run named after the file).")
+        parser.add_argument("--skip-existing", action="store_true",
+                            help="Add only dialogues whose id is new; without it a re-import is refused.")
+
+    def handle(self, path, project, spans_as, skip_existing, **opts):
+        proj = Project.objects.filter(slug=project).first()
+        if proj is None:
+            raise CommandError(f"No project with slug {project!r}.")
+        try:
+            result = corpus_import_file(project=proj, path=path, spans_as=spans_as, skip_existing=skip_existing)
+        except FileNotFoundError:
+            raise CommandError(f"No such file: {path}") from None
+        except CorpusError as exc:
+            raise CommandError(f"Nothing was imported.\n{exc}") from None
+        rate = result.messages / result.seconds if result.seconds else 0
+        self.stdout.write(self.style.SUCCESS(
+            f"Imported {result.dialogues} dialogues, {result.messages} messages, {result.spans} spans "
+            f"in {result.seconds:.1f}s ({rate:,.0f} messages/s)"
+            + (f"; skipped {len(result.skipped)} existing" if result.skipped else "")
+            + (f"; spans are run #{result.run_id}" if result.run_id else "")
+        ))

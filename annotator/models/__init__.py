@@ -1,0 +1,29 @@
+"""Blindspot's data model, one module per area."""
+
+from annotator.models.annotation import Annotation, Assignment, AssignmentPlan
+from annotator.models.audit import AuditEvent
+from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
+from annotator.models.exports import Export
+from annotator.models.gold import AdjudicationDecision, GoldSpan
+from annotator.models.jobs import BackgroundJob
+from annotator.models.runs import DetectorRun, MessageSegment, Prediction, RunChunk
+
+__all__ = [
+    "AdjudicationDecision",
+    "Annotation",
+    "Assignment",
+    "AssignmentPlan",
+    "AuditEvent",
+    "BackgroundJob",
+    "DetectorRun",
+    "Dialogue",
+    "Export",
+    "GoldSpan",
+    "Membership",
+    "Message",
+    "MessageSegment",
+    "Prediction",
+    "Project",
+    "Role",
+    "RunChunk",
+]

@@ -1,0 +1,174 @@
+"""Projects, their members, and the corpus: dialogues and messages."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from pipeline.types import DEFAULT_TAXONOMY
+
+
+def default_taxonomy() -> list[dict]:
+    return [
+        {"label": d.label, "description": d.description, "key": d.key, "color": d.color}
+        for d in DEFAULT_TAXONOMY
+    ]
+
+
+DEFAULT_GUIDELINES = """\
+# Labelling guidelines
+
+Mark every string that could identify a **real participant** (student, tutor, parent, teacher).
+
+* **NAME** — "Hi Maria", "good job maria", "Ms. Lopez said". Not word-problem characters under the
+  *strict* policy ("If Alex has 5 apples"), not placeholders such as `Student A` or `[STUDENT]`.
+* **Numbers are teaching content** — "9351 / 7", "3/4", "2024" in a problem, "3:45", "$4.50" are
+  never PII. A phone number, a student id or a birthday is.
+* Select whole words; leave out punctuation and the possessive 's.
+* Unsure? Mark the item uncertain and add a comment: the adjudicator will see it.
+"""
+
+
+class Project(models.Model):
+    class Visibility(models.TextChoices):
+        BLIND = "blind", "Blind: annotators never see the model"
+        AWARE = "aware", "Aware: annotators see the model's suggestions"
+        RANDOMIZED = "randomized", "Randomized: blind or aware per assignment (circularity check)"
+
+    class Policy(models.TextChoices):
+        STRICT = "strict", "Strict: word-problem characters are not PII (MathEd-PII)"
+        RECALL_FIRST = "recall_first", "Recall first: word-problem characters are potential PII (PIIvot)"
+
+    class MergeRule(models.TextChoices):
+        UNANIMOUS = "unanimous", "Unanimous only"
+        MAJORITY = "majority", "Majority"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    taxonomy = models.JSONField(default=default_taxonomy)
+    guidelines = models.TextField(default=DEFAULT_GUIDELINES, blank=True)
+    visibility_mode = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.BLIND
+    )
+    overlap_k = models.PositiveSmallIntegerField(default=2, help_text="Annotators per item.")
+    context_window = models.PositiveSmallIntegerField(
+        default=3, help_text="Messages shown: previous, target, next."
+    )
+    labelling_policy = models.CharField(max_length=16, choices=Policy.choices, default=Policy.STRICT)
+    merge_rule = models.CharField(max_length=16, choices=MergeRule.choices, default=MergeRule.UNANIMOUS)
+    show_predictions_to_adjudicators = models.BooleanField(default=False)
+    suggestion_runs = models.ManyToManyField(
+        "annotator.DetectorRun", blank=True, related_name="+",
+        help_text="Runs whose predictions aware annotators see as suggestions.",
+    )
+    active_tagger = models.CharField(max_length=200, blank=True, help_text="Tagger model version in use.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
+    )
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(overlap_k__gte=1), name="project_overlap_k_positive"),
+            models.CheckConstraint(
+                condition=models.Q(context_window__gte=1), name="project_context_window_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def labels(self) -> list[str]:
+        return [d["label"] for d in self.taxonomy]
+
+    def clean(self) -> None:
+        validate_taxonomy(self.taxonomy)
+
+
+def validate_taxonomy(taxonomy) -> None:
+    if not isinstance(taxonomy, list) or not taxonomy:
+        raise ValidationError("The taxonomy must be a non-empty list of labels.")
+    seen_labels, seen_keys = set(), set()
+    for entry in taxonomy:
+        if not isinstance(entry, dict) or not entry.get("label") or not entry.get("key"):
+            raise ValidationError("Each taxonomy entry needs a 'label' and a one-character 'key'.")
+        label, key = entry["label"], entry["key"]
+        if len(key) != 1 or not key.isalnum():
+            raise ValidationError(f"Key {key!r} of {label} must be one letter or digit.")
+        if label in seen_labels or key.lower() in seen_keys:
+            raise ValidationError(f"Label {label} or key {key!r} is used twice.")
+        seen_labels.add(label)
+        seen_keys.add(key.lower())
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    ADJUDICATOR = "adjudicator", "Adjudicator"
+    ADMIN = "admin", "Admin"
+
+
+ROLE_RANK = {Role.ANNOTATOR: 1, Role.ADJUDICATOR: 2, Role.ADMIN: 3}
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    pseudonym = models.CharField(max_length=40, blank=True, help_text="Shown instead of the username in exports.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} in {self.project}"
+
+    def has_role(self, role: str) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+
+class Dialogue(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dialogues")
+    external_id = models.CharField(max_length=200)
+    anchor = models.TextField(blank=True, help_text="The question or word problem the dialogue is about.")
+    meta = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=200, blank=True, help_text="The file it was imported from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="dialogue_unique_external_id")
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Message(models.Model):
+    class SpeakerRole(models.TextChoices):
+        TUTOR = "tutor", "Tutor"
+        STUDENT = "student", "Student"
+        OTHER = "other", "Other"
+
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="messages")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="messages")
+    position = models.PositiveIntegerField()
+    speaker_role = models.CharField(max_length=8, choices=SpeakerRole.choices, default=SpeakerRole.OTHER)
+    speaker = models.CharField(max_length=200)
+    text = models.TextField()
+    ts = models.CharField(max_length=64, blank=True, help_text="The timestamp as written in the source.")
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["dialogue_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["dialogue", "position"], name="message_unique_position")
+        ]
+        indexes = [models.Index(fields=["project", "dialogue", "position"], name="message_project_order")]
+
+    def __str__(self) -> str:
+        return f"{self.dialogue_id}#{self.position}"

@@ -1,0 +1,115 @@
+"""Detector runs and what they predicted."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotator.models.spans import SpanFields
+
+
+class DetectorRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Source(models.TextChoices):
+        DETECTOR = "detector", "Detector"
+        IMPORT = "import", "Imported spans"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="runs")
+    detector = models.CharField(max_length=64)
+    config = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.DETECTOR)
+    detector_version = models.CharField(max_length=64, blank=True)
+    model_version = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    total_messages = models.PositiveIntegerField(default=0)
+    done_messages = models.PositiveIntegerField(default=0)
+    total_chunks = models.PositiveIntegerField(default=0)
+    done_chunks = models.PositiveIntegerField(default=0)
+    usage = models.JSONField(default=dict, blank=True, help_text="Tokens, requests, cost (LLM runs).")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(done_messages__lte=models.F("total_messages")),
+                name="run_progress_bounded",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.detector}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def label(self) -> str:
+        preset = self.config.get("preset") or self.config.get("strategy") or self.config.get("mode")
+        return f"#{self.pk} {self.detector}" + (f" ({preset})" if preset else "")
+
+
+class RunChunk(models.Model):
+    """A slice of a run's dialogues: the unit of work a Celery task redoes idempotently."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    dialogue_ids = models.JSONField(default=list)
+    message_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_index")]
+
+
+class Prediction(SpanFields):
+    run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="predictions")
+    message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="predictions")
+    score = models.FloatField(default=1.0)
+    source_label = models.CharField(max_length=80, blank=True, help_text="The detector's own label.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "message", "start", "end", "label"], name="prediction_unique"
+            ),
+            *SpanFields.span_checks("prediction"),
+        ]
+        indexes = [models.Index(fields=["message", "run"], name="prediction_by_message")]
+
+
+class MessageSegment(models.Model):
+    """MATH / NON-MATH per message, from a ``math_segments`` run."""
+
+    run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="segments")
+    message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="segments")
+    segment = models.CharField(max_length=8)
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "message"], name="segment_unique")]

@@ -1,0 +1,208 @@
+"""Reads of the annotation workspace: the queue, the item window, suggestions, statistics.
+
+Blindness is decided here, once: :func:`item_context` only ever reads predictions when the
+assignment's condition is aware, so a blind item's context holds nothing of the model.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Q
+
+from annotator.models import Annotation, Assignment, AssignmentPlan, Message, Prediction, Project
+from annotator.rendering import Mark, highlight, taxonomy_colors
+
+Status = Assignment.Status
+Origin = Annotation.Origin
+OPEN = (Status.PENDING, Status.IN_PROGRESS)
+
+
+# ----------------------------------------------------------------------------------- queue
+
+def next_assignment(user, project: Project) -> Assignment | None:
+    """The first unfinished item in queue (dialogue) order; skipped items wait for the list."""
+    return (
+        Assignment.objects.filter(annotator=user, project=project, status__in=OPEN)
+        .order_by("order").only("public_id").first()
+    )
+
+
+def queue_progress(user, project: Project, *, order: int | None = None) -> dict:
+    agg = Assignment.objects.filter(annotator=user, project=project).aggregate(
+        total=Count("pk"),
+        done=Count("pk", filter=Q(status=Status.DONE)),
+        skipped=Count("pk", filter=Q(status=Status.SKIPPED)),
+        **({"before": Count("pk", filter=Q(order__lt=order))} if order is not None else {}),
+    )
+    agg["left"] = agg["total"] - agg["done"] - agg["skipped"]
+    agg["percent"] = round(100 * agg["done"] / agg["total"]) if agg["total"] else 0
+    if order is not None:
+        agg["position"] = agg.pop("before") + 1
+    return agg
+
+
+def queue_page(user, project: Project, *, status: str = "", page: int = 1, per_page: int = 50):
+    qs = Assignment.objects.filter(annotator=user, project=project).order_by("order")
+    if status:
+        qs = qs.filter(status=status)
+    total = qs.count()
+    page = max(1, page)
+    rows = list(
+        qs.select_related("message", "message__dialogue")
+        .only("public_id", "status", "order", "uncertain", "no_pii", "active_seconds",
+              "message__position", "message__text", "message__dialogue__external_id")
+        [(page - 1) * per_page: page * per_page]
+    )
+    return rows, total
+
+
+# ----------------------------------------------------------------------------------- one item
+
+def suggestion_run_ids(assignment: Assignment) -> list[int]:
+    """Runs whose predictions an aware annotator sees: the project's choice, else the plan's runs."""
+    ids = list(assignment.project.suggestion_runs.values_list("pk", flat=True))
+    if not ids and assignment.plan_id:
+        plan = AssignmentPlan.objects.filter(pk=assignment.plan_id).only("params").first()
+        ids = [int(r) for r in (plan.params.get("runs") or [])] if plan else []
+    return ids
+
+
+def _suggestions(assignment: Assignment) -> tuple[list[Prediction], set[int]]:
+    """The item's suggestions (one per distinct span and label) and the ids already decided."""
+    if assignment.condition != Assignment.Condition.AWARE:
+        return [], set()
+    run_ids = suggestion_run_ids(assignment)
+    if not run_ids:
+        return [], set()
+    preds = Prediction.objects.filter(message_id=assignment.message_id, run_id__in=run_ids).order_by(
+        "start", "-score", "pk"
+    )
+    seen: dict[tuple[int, int, str], Prediction] = {}
+    for p in preds:
+        seen.setdefault((p.start, p.end, p.label), p)
+    decided_keys = set()
+    decided = set()
+    for pid in assignment.annotations.exclude(prediction=None).values_list("prediction_id", flat=True):
+        decided.add(pid)
+    for p in preds:
+        if p.pk in decided:
+            decided_keys.add((p.start, p.end, p.label))
+    unique = sorted(seen.values(), key=lambda p: (p.start, p.end))
+    return unique, {p.pk for p in unique if (p.start, p.end, p.label) in decided_keys}
+
+
+def pending_suggestions(assignment: Assignment) -> list[Prediction]:
+    suggestions, decided = _suggestions(assignment)
+    return [p for p in suggestions if p.pk not in decided]
+
+
+@dataclass(frozen=True)
+class LabelKey:
+    label: str
+    key: str
+    description: str
+    color: str
+
+
+def label_keys(project: Project) -> list[LabelKey]:
+    return [LabelKey(d["label"], d["key"].lower(), d.get("description", ""), d.get("color", "#fde68a"))
+            for d in project.taxonomy]
+
+
+def context_window(assignment: Assignment) -> list[Message]:
+    """The target message with its neighbours (window size from the project)."""
+    msg = assignment.message
+    half = max(assignment.project.context_window, 1) // 2
+    return list(
+        Message.objects.filter(dialogue_id=msg.dialogue_id,
+                               position__gte=max(0, msg.position - half), position__lte=msg.position + half)
+        .only("pk", "position", "speaker", "speaker_role", "text", "ts").order_by("position")
+    )
+
+
+def item_context(assignment: Assignment) -> dict:
+    """Everything the item fragment shows. Predictions are read only for aware items."""
+    project = assignment.project
+    aware = assignment.condition == Assignment.Condition.AWARE
+    colors = taxonomy_colors(project.taxonomy)
+    annotations = list(assignment.annotations.order_by("start", "pk"))
+    spans = [a for a in annotations if a.origin != Origin.REJECTED]
+    suggestions, decided = _suggestions(assignment) if aware else ([], set())
+    pending = [p for p in suggestions if p.pk not in decided]
+    decisions = {a.prediction_id: a for a in annotations if a.prediction_id}
+    marks = [Mark(s.start, s.end, s.label, css="span own", attrs={"data-id": str(s.pk)}) for s in spans]
+    marks += [Mark(p.start, p.end, p.label, css="suggestion", attrs={"data-suggestion": str(p.pk)})
+              for p in pending]
+    target_html = highlight(assignment.message.text, marks, colors)
+    suggestion_rows = []
+    if aware:
+        text = assignment.message.text
+        for p in suggestions:
+            d = decisions.get(p.pk)
+            suggestion_rows.append({
+                "pk": p.pk, "label": p.label, "text": text[p.start:p.end], "start": p.start, "end": p.end,
+                "state": "pending" if p.pk not in decided else (d.get_origin_display() if d else "decided"),
+                "color": colors.get(p.label, "#fde68a"),
+            })
+    window = context_window(assignment)
+    return {
+        "assignment": assignment,
+        "project": project,
+        "aware": aware,
+        "window": window,
+        "target_html": target_html,
+        "spans": [{"pk": s.pk, "label": s.label, "text": assignment.message.text[s.start:s.end],
+                   "color": colors.get(s.label, "#fde68a")} for s in spans],
+        "suggestions": suggestion_rows,
+        "pending_count": len(pending),
+        "can_undo": bool(assignment.undo_log),
+        "progress": queue_progress(assignment.annotator, project, order=assignment.order),
+    }
+
+
+# ----------------------------------------------------------------------------------- admin
+
+def plans(project: Project, limit: int = 20):
+    return list(AssignmentPlan.objects.filter(project=project).select_related("created_by")[:limit])
+
+
+def annotator_stats(project: Project) -> list[dict]:
+    """Per annotator: items, done, skipped, median active seconds per done item, and in the aware
+    condition the share of decided suggestions accepted without edit."""
+    rows: dict[int, dict] = {}
+    for r in (
+        Assignment.objects.filter(project=project)
+        .values("annotator_id", "annotator__username")
+        .annotate(
+            total=Count("pk"),
+            done=Count("pk", filter=Q(status=Status.DONE)),
+            skipped=Count("pk", filter=Q(status=Status.SKIPPED)),
+            aware=Count("pk", filter=Q(condition=Assignment.Condition.AWARE)),
+            uncertain=Count("pk", filter=Q(uncertain=True)),
+        )
+        .order_by("annotator__username")
+    ):
+        rows[r["annotator_id"]] = {**r, "username": r["annotator__username"], "median_seconds": None,
+                                   "accept_rate": None, "decided": 0}
+    times: dict[int, list[float]] = defaultdict(list)
+    for uid, sec in Assignment.objects.filter(project=project, status=Status.DONE).values_list(
+        "annotator_id", "active_seconds"
+    ):
+        times[uid].append(sec)
+    for uid, values in times.items():
+        if uid in rows:
+            rows[uid]["median_seconds"] = round(statistics.median(values), 1)
+    for r in (
+        Annotation.objects.filter(assignment__project=project, condition=Assignment.Condition.AWARE,
+                                  prediction__isnull=False)
+        .values("assignment__annotator_id")
+        .annotate(decided=Count("pk"), accepted=Count("pk", filter=Q(origin=Origin.ACCEPTED)))
+    ):
+        row = rows.get(r["assignment__annotator_id"])
+        if row is not None and r["decided"]:
+            row["decided"] = r["decided"]
+            row["accept_rate"] = round(100 * r["accepted"] / r["decided"], 1)
+    return list(rows.values())

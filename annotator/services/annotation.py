@@ -1,0 +1,416 @@
+"""Writes of the annotation workspace: every span decision an annotator makes on one item.
+
+Each service locks the assignment row (``select_for_update``), checks the optimistic ``version``
+the page was rendered with, changes what it must, bumps the version, keeps an inverse for undo,
+and records an ``AuditEvent``. A stale version raises :class:`ConflictError` ("this item changed
+in another tab"), so a double submit or two tabs never duplicate or lose a span; the unique
+constraint on ``Annotation`` is the last line of defence.
+
+Every annotation stores the assignment's condition (blind or aware). Suggestions exist only for
+aware assignments: for a blind one a prediction id is answered exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotator.models import Annotation, Assignment, Prediction
+from annotator.selectors_workspace import pending_suggestions, suggestion_run_ids
+from annotator.services.audit import audit_record
+from pipeline.text import word_bounds
+
+UNDO_DEPTH = 50
+MAX_ACTIVE_REPORT = 300.0  # seconds of active time one request may add (the page reports every 30 s)
+
+Origin = Annotation.Origin
+
+
+class WorkspaceError(Exception):
+    """A refused action, with a message for the annotator and an HTTP status for the view."""
+
+    status = 400
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class ConflictError(WorkspaceError):
+    status = 409
+
+
+class OverlapError(WorkspaceError):
+    status = 422
+
+
+class NotFoundError(WorkspaceError):
+    status = 404
+
+
+CONFLICT_MESSAGE = "This item changed in another tab. Reload to see the latest version; nothing was saved."
+
+
+# ----------------------------------------------------------------------------------- helpers
+
+def _lock(assignment: Assignment, version: int | None) -> Assignment:
+    locked = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("project", "message")
+        .get(pk=assignment.pk)
+    )
+    if locked.annotator_id != assignment.annotator_id:
+        raise NotFoundError("No such item in your queue.")
+    if version is not None and locked.version != int(version):
+        raise ConflictError(CONFLICT_MESSAGE)
+    return locked
+
+
+def _save(a: Assignment, *, undo: dict | None = None, active: float = 0.0, fields: tuple[str, ...] = ()) -> None:
+    """Bump the version, push the undo entry, count active time, mark the item started."""
+    a.version += 1
+    update = {"version", *fields}
+    if undo is not None:
+        a.undo_log = [*(a.undo_log or []), undo][-UNDO_DEPTH:]
+        update.add("undo_log")
+    _add_time(a, active, update)
+    a.save(update_fields=sorted(update))
+
+
+def _add_time(a: Assignment, active: float, update: set[str]) -> None:
+    seconds = _clamp(active)
+    if seconds:
+        a.active_seconds = (a.active_seconds or 0) + seconds
+        update.add("active_seconds")
+    if a.started_at is None:
+        a.started_at = timezone.now()
+        update.add("started_at")
+    if a.status == Assignment.Status.PENDING:
+        a.status = Assignment.Status.IN_PROGRESS
+        update.add("status")
+
+
+def _clamp(active) -> float:
+    try:
+        seconds = float(active or 0)
+    except (TypeError, ValueError):
+        return 0.0
+    if seconds != seconds or seconds <= 0:  # NaN or nothing
+        return 0.0
+    return min(seconds, MAX_ACTIVE_REPORT)
+
+
+def _label(a: Assignment, label: str) -> str:
+    if label not in a.project.labels:
+        raise WorkspaceError(f"Unknown label {label!r}.")
+    return label
+
+
+def _own_spans(a: Assignment):
+    return list(a.annotations.exclude(origin=Origin.REJECTED).order_by("start"))
+
+
+def _check_overlap(a: Assignment, start: int, end: int, *, ignore: int | None = None) -> None:
+    for s in _own_spans(a):
+        if s.pk != ignore and s.start < end and start < s.end:
+            text = a.message.text
+            raise OverlapError(
+                f"That overlaps your {s.label} span “{text[s.start:s.end]}”. Delete or undo it first."
+            )
+
+
+def _suggestion(a: Assignment, prediction_id) -> Prediction:
+    """A pending suggestion of this aware item; anything else is 'no such suggestion'."""
+    if a.condition != Assignment.Condition.AWARE:
+        raise NotFoundError("No such suggestion.")
+    try:
+        pid = int(prediction_id)
+    except (TypeError, ValueError):
+        raise NotFoundError("No such suggestion.") from None
+    for p in pending_suggestions(a):
+        if p.pk == pid:
+            return p
+    raise NotFoundError("No such suggestion (it may already be decided).")
+
+
+def _snap(text: str, start: int, end: int) -> tuple[int, int]:
+    """Whole words, as the annotator meant; a possessive 's they did not select stays out."""
+    s, e = word_bounds(text, start, end)
+    tail = text[e - 2:e] if e - s > 2 else ""
+    if tail in ("'s", "’s", "'S", "’S") and end <= e - 2:
+        e -= 2
+    return s, e
+
+
+def _create(a: Assignment, **fields) -> Annotation:
+    try:
+        with transaction.atomic():
+            return Annotation.objects.create(assignment=a, condition=a.condition, **fields)
+    except IntegrityError:
+        raise ConflictError("That decision is already saved (double click or another tab).") from None
+
+
+def _audit(user, action: str, a: Assignment, **details) -> None:
+    audit_record(user=user, action=action, obj=a, project=a.project,
+                 message=a.message_id, condition=a.condition, **details)
+
+
+def _ann_dict(ann: Annotation) -> dict:
+    return {"start": ann.start, "end": ann.end, "label": ann.label, "origin": ann.origin,
+            "prediction": ann.prediction_id, "comment": ann.comment}
+
+
+# ----------------------------------------------------------------------------------- spans
+
+@transaction.atomic
+def span_add(*, assignment: Assignment, user, version: int | None, start: int, end: int, label: str,
+             exact: bool = False, active: float = 0.0) -> Annotation:
+    """Add a span from a selection, widened to whole words unless ``exact``.
+
+    In the aware condition a span that matches a pending suggestion accepts it, and one that
+    overlaps a suggestion records an edit of it, so the accept-without-edit rate stays honest.
+    """
+    a = _lock(assignment, version)
+    label = _label(a, label)
+    text = a.message.text
+    if not (0 <= start < end <= len(text)):
+        raise WorkspaceError(f"The selection {start}–{end} is outside the message.")
+    if not exact:
+        start, end = _snap(text, start, end)
+    if start >= end:
+        raise WorkspaceError("The selection holds no word.")
+    _check_overlap(a, start, end)
+    origin, prediction = Origin.ADDED, None
+    if a.condition == Assignment.Condition.AWARE:
+        best = 0
+        for p in pending_suggestions(a):
+            overlap = min(end, p.end) - max(start, p.start)
+            if overlap > best:
+                best, prediction = overlap, p
+        if prediction is not None:
+            same = (prediction.start, prediction.end, prediction.label) == (start, end, label)
+            origin = Origin.ACCEPTED if same else Origin.EDITED
+    ann = _create(a, start=start, end=end, label=label, origin=origin, prediction=prediction)
+    undo = {"op": "add", "id": ann.pk}
+    fields: tuple[str, ...] = ()
+    if a.no_pii:
+        undo["no_pii"] = True
+        a.no_pii = False
+        fields = ("no_pii",)
+    _save(a, undo=undo, active=active, fields=fields)
+    _audit(user, "annotation.add", a, annotation=ann.pk, start=start, end=end, label=label,
+           origin=origin, exact=bool(exact), prediction=ann.prediction_id)
+    return ann
+
+
+def _own(a: Assignment, annotation_id) -> Annotation:
+    try:
+        return a.annotations.exclude(origin=Origin.REJECTED).get(pk=int(annotation_id))
+    except (Annotation.DoesNotExist, TypeError, ValueError):
+        raise NotFoundError("No such span (it may already be deleted).") from None
+
+
+@transaction.atomic
+def span_delete(*, assignment: Assignment, user, version: int | None, annotation_id, active: float = 0.0) -> None:
+    a = _lock(assignment, version)
+    ann = _own(a, annotation_id)
+    data = _ann_dict(ann)
+    ann.delete()
+    _save(a, undo={"op": "delete", "ann": data}, active=active)
+    _audit(user, "annotation.delete", a, annotation=int(annotation_id), **data)
+
+
+@transaction.atomic
+def span_relabel(*, assignment: Assignment, user, version: int | None, annotation_id, label: str,
+                 active: float = 0.0) -> Annotation:
+    a = _lock(assignment, version)
+    label = _label(a, label)
+    ann = _own(a, annotation_id)
+    if ann.label == label:
+        raise WorkspaceError(f"That span is already {label}.")
+    undo = {"op": "relabel", "id": ann.pk, "label": ann.label, "origin": ann.origin}
+    old = ann.label
+    ann.label = label
+    if ann.origin == Origin.ACCEPTED:
+        ann.origin = Origin.EDITED
+    elif ann.origin == Origin.EDITED and ann.prediction is not None and (
+        (ann.start, ann.end, label) == (ann.prediction.start, ann.prediction.end, ann.prediction.label)
+    ):
+        ann.origin = Origin.ACCEPTED
+    try:
+        with transaction.atomic():
+            ann.save(update_fields=["label", "origin", "updated_at"])
+    except IntegrityError:
+        raise ConflictError("That decision is already saved (double click or another tab).") from None
+    _save(a, undo=undo, active=active)
+    _audit(user, "annotation.relabel", a, annotation=ann.pk, old=old, label=label, origin=ann.origin)
+    return ann
+
+
+# ----------------------------------------------------------------------------------- suggestions
+
+@transaction.atomic
+def suggestion_accept(*, assignment: Assignment, user, version: int | None, prediction_id,
+                      active: float = 0.0) -> Annotation:
+    a = _lock(assignment, version)
+    p = _suggestion(a, prediction_id)
+    _check_overlap(a, p.start, p.end)
+    ann = _create(a, start=p.start, end=p.end, label=p.label, origin=Origin.ACCEPTED, prediction=p)
+    _save(a, undo={"op": "add", "id": ann.pk}, active=active)
+    _audit(user, "annotation.accept", a, annotation=ann.pk, prediction=p.pk, label=p.label)
+    return ann
+
+
+@transaction.atomic
+def suggestion_reject(*, assignment: Assignment, user, version: int | None, prediction_id,
+                      active: float = 0.0) -> Annotation:
+    a = _lock(assignment, version)
+    p = _suggestion(a, prediction_id)
+    ann = _create(a, start=p.start, end=p.end, label=p.label, origin=Origin.REJECTED, prediction=p)
+    _save(a, undo={"op": "add", "id": ann.pk}, active=active)
+    _audit(user, "annotation.reject", a, annotation=ann.pk, prediction=p.pk, label=p.label)
+    return ann
+
+
+@transaction.atomic
+def suggestion_relabel(*, assignment: Assignment, user, version: int | None, prediction_id, label: str,
+                       active: float = 0.0) -> Annotation:
+    a = _lock(assignment, version)
+    label = _label(a, label)
+    p = _suggestion(a, prediction_id)
+    _check_overlap(a, p.start, p.end)
+    origin = Origin.ACCEPTED if label == p.label else Origin.EDITED
+    ann = _create(a, start=p.start, end=p.end, label=label, origin=origin, prediction=p)
+    _save(a, undo={"op": "add", "id": ann.pk}, active=active)
+    _audit(user, "annotation.relabel_suggestion", a, annotation=ann.pk, prediction=p.pk,
+           old=p.label, label=label)
+    return ann
+
+
+# ----------------------------------------------------------------------------------- item flags
+
+@transaction.atomic
+def no_pii_set(*, assignment: Assignment, user, version: int | None, value: bool = True,
+               active: float = 0.0) -> Assignment:
+    """'No PII here': refused while the item has spans; rejects the pending suggestions (aware)."""
+    a = _lock(assignment, version)
+    value = bool(value)
+    if value == a.no_pii:
+        _save(a, active=active)
+        return a
+    rejected: list[int] = []
+    if value:
+        if _own_spans(a):
+            raise WorkspaceError("This item has spans: delete them before marking it as having no PII.")
+        if a.condition == Assignment.Condition.AWARE:
+            for p in pending_suggestions(a):
+                rejected.append(_create(a, start=p.start, end=p.end, label=p.label,
+                                        origin=Origin.REJECTED, prediction=p).pk)
+    a.no_pii = value
+    _save(a, undo={"op": "no_pii", "value": not value, "rejected": rejected}, active=active, fields=("no_pii",))
+    _audit(user, "assignment.no_pii", a, value=value, rejected=len(rejected))
+    return a
+
+
+@transaction.atomic
+def flag_set(*, assignment: Assignment, user, version: int | None, uncertain: bool, comment: str,
+             active: float = 0.0) -> Assignment:
+    a = _lock(assignment, version)
+    comment = (comment or "").strip()[:4000]
+    if (a.uncertain, a.comment) == (bool(uncertain), comment):
+        _save(a, active=active)
+        return a
+    undo = {"op": "flag", "uncertain": a.uncertain, "comment": a.comment}
+    a.uncertain, a.comment = bool(uncertain), comment
+    _save(a, undo=undo, active=active, fields=("uncertain", "comment"))
+    _audit(user, "assignment.flag", a, uncertain=a.uncertain, comment=bool(comment))
+    return a
+
+
+@transaction.atomic
+def undo(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+    """Reverse the last edit of this item (spans, suggestion decisions, flags)."""
+    a = _lock(assignment, version)
+    if not a.undo_log:
+        raise WorkspaceError("Nothing to undo on this item.")
+    entry = a.undo_log[-1]
+    a.undo_log = a.undo_log[:-1]
+    op = entry.get("op")
+    fields = ["undo_log"]
+    if op == "add":
+        a.annotations.filter(pk=entry["id"]).delete()
+        if entry.get("no_pii"):
+            a.no_pii = True
+            fields.append("no_pii")
+    elif op == "delete":
+        d = entry["ann"]
+        _create(a, start=d["start"], end=d["end"], label=d["label"], origin=d["origin"],
+                prediction_id=d.get("prediction"), comment=d.get("comment", ""))
+    elif op == "relabel":
+        a.annotations.filter(pk=entry["id"]).update(label=entry["label"], origin=entry["origin"])
+    elif op == "no_pii":
+        a.annotations.filter(pk__in=entry.get("rejected", [])).delete()
+        a.no_pii = entry["value"]
+        fields.append("no_pii")
+    elif op == "flag":
+        a.uncertain, a.comment = entry["uncertain"], entry["comment"]
+        fields += ["uncertain", "comment"]
+    _save(a, active=active, fields=tuple(fields))
+    _audit(user, "annotation.undo", a, undone=op)
+    return a
+
+
+# ----------------------------------------------------------------------------------- item status
+
+@transaction.atomic
+def submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+    """Finish the item. A repeated submit of a finished item (double Enter, a second tab) is a no-op."""
+    try:
+        a = _lock(assignment, version)
+    except ConflictError:
+        current = Assignment.objects.get(pk=assignment.pk)
+        if current.status == Assignment.Status.DONE:
+            return current
+        raise
+    if not a.no_pii and not _own_spans(a):
+        raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
+    if a.condition == Assignment.Condition.AWARE:
+        left = len(pending_suggestions(a))
+        if left:
+            raise WorkspaceError(
+                f"{left} suggestion{'s' if left > 1 else ''} still undecided: accept (a) or reject (r) each."
+            )
+    first = a.status != Assignment.Status.DONE
+    a.status = Assignment.Status.DONE
+    a.submitted_at = timezone.now()
+    _save(a, active=active, fields=("status", "submitted_at"))
+    _audit(user, "assignment.submit", a, spans=len(_own_spans(a)), no_pii=a.no_pii,
+           uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=not first)
+    return a
+
+
+@transaction.atomic
+def skip(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+    a = _lock(assignment, version)
+    if a.status == Assignment.Status.DONE:
+        raise WorkspaceError("This item is already submitted.")
+    _add_time(a, 0, set())
+    a.status = Assignment.Status.SKIPPED
+    _save(a, active=active, fields=("status", "started_at"))
+    _audit(user, "assignment.skip", a)
+    return a
+
+
+def time_add(*, assignment: Assignment, active: float) -> None:
+    """Count active seconds without touching the version (a heartbeat must never cause a conflict)."""
+    seconds = _clamp(active)
+    if seconds:
+        Assignment.objects.filter(pk=assignment.pk).update(active_seconds=F("active_seconds") + seconds)
+
+
+__all__ = [
+    "ConflictError", "NotFoundError", "OverlapError", "WorkspaceError", "flag_set", "no_pii_set",
+    "skip", "span_add", "span_delete", "span_relabel", "submit", "suggestion_accept",
+    "suggestion_reject", "suggestion_relabel", "suggestion_run_ids", "time_add", "undo",
+]

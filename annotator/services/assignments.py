@@ -1,0 +1,199 @@
+"""Writes for who-labels-what: sampling plans and reassignment.
+
+The algorithms live in :mod:`pipeline.assignment` (pure, seeded); this module feeds them rows and
+stores what they decide, with the plan's parameters, seed and summary on an ``AssignmentPlan``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Count, Max
+
+from annotator.models import (
+    Annotation,
+    Assignment,
+    AssignmentPlan,
+    DetectorRun,
+    Membership,
+    Message,
+    Prediction,
+    Project,
+    Role,
+)
+from annotator.services.audit import audit_record
+from pipeline import assignment as algo
+
+UNFINISHED = (Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS, Assignment.Status.SKIPPED)
+
+
+class PlanError(algo.PlanError):
+    pass
+
+
+def project_annotators(project: Project):
+    """Members who label: the Annotator role (admins may add themselves explicitly)."""
+    User = get_user_model()
+    return User.objects.filter(
+        memberships__project=project, memberships__role=Role.ANNOTATOR
+    ).order_by("username")
+
+
+def plan_create(
+    *,
+    project: Project,
+    strategy: str,
+    annotators,
+    k: int | None = None,
+    seed: int | None = None,
+    runs=(),
+    audit_rate: float = 0.0,
+    n_dialogues: int = 0,
+    by=None,
+    dry_run: bool = False,
+) -> AssignmentPlan:
+    """Sample items, give each to ``k`` distinct annotators and store the queue entries.
+
+    Items that already have annotators count towards their ``k`` and never go to the same person
+    twice, so running the same plan again adds nothing.
+    """
+    annotators = list(annotators)
+    if not annotators:
+        raise PlanError("Choose at least one annotator.")
+    members = set(
+        Membership.objects.filter(project=project, user__in=annotators).values_list("user_id", flat=True)
+    )
+    outsiders = [u.username for u in annotators if u.pk not in members]
+    if outsiders:
+        raise PlanError(f"Not members of this project: {', '.join(outsiders)}.")
+    k = project.overlap_k if k is None else k
+    if k > len(annotators):
+        raise PlanError(f"Each item needs {k} distinct annotators but only {len(annotators)} were chosen.")
+    seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
+    run_ids = sorted({r.pk if isinstance(r, DetectorRun) else int(r) for r in runs})
+    if strategy in (algo.FLAGGED, algo.FLAGGED_AUDIT):
+        if not run_ids:
+            raise PlanError("Choose at least one detector run whose flagged messages to assign.")
+        found = set(DetectorRun.objects.filter(project=project, pk__in=run_ids).values_list("pk", flat=True))
+        if found != set(run_ids):
+            raise PlanError("A chosen run does not belong to this project.")
+
+    flagged = set(
+        Prediction.objects.filter(run_id__in=run_ids, message__project=project)
+        .values_list("message_id", flat=True).distinct()
+    ) if run_ids else set()
+    items = [
+        algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged)
+        for m, d, p in Message.objects.filter(project=project).values_list("pk", "dialogue_id", "position")
+    ]
+    existing: dict[int, list[int]] = defaultdict(list)
+    for m, a in Assignment.objects.filter(project=project).values_list("message_id", "annotator_id"):
+        existing[m].append(a)
+    user_ids = [u.pk for u in annotators]
+    load = dict(
+        Assignment.objects.filter(project=project, annotator_id__in=user_ids)
+        .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
+    )
+    result = algo.make_plan(
+        items, user_ids, strategy=strategy, k=k, seed=seed, mode=project.visibility_mode,
+        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load,
+    )
+    names = {u.pk: u.username for u in annotators}
+    summary = dict(result.summary)
+    summary["per_annotator"] = {names[int(a)]: row for a, row in summary["per_annotator"].items()}
+    params = {
+        "strategy": strategy, "k": k, "runs": run_ids, "audit_rate": audit_rate,
+        "n_dialogues": n_dialogues, "annotators": sorted(names.values()),
+        "visibility_mode": project.visibility_mode,
+    }
+    plan = AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
+    if dry_run:
+        return plan
+    with transaction.atomic():
+        plan.save()
+        next_order = dict(
+            Assignment.objects.filter(project=project, annotator_id__in=user_ids)
+            .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
+        )
+        rows = []
+        for pair in result.pairs:  # already in dialogue order
+            a = pair.annotator
+            order = next_order.get(a)
+            order = 0 if order is None else order + 1
+            next_order[a] = order
+            rows.append(Assignment(
+                project=project, plan=plan, annotator_id=a, message_id=pair.item.message_id,
+                condition=pair.condition, order=order,
+            ))
+        Assignment.objects.bulk_create(rows, batch_size=2000)
+        audit_record(user=by, action="assignment.plan", obj=plan, project=project,
+                     seed=seed, params=params, assignments=len(rows))
+    return plan
+
+
+def assignments_reassign(
+    *, project: Project, from_user, to_users=None, by=None, seed: int = 0
+) -> dict:
+    """Move ``from_user``'s unfinished items (to do, in progress, skipped) to others.
+
+    ``to_users`` defaults to every other annotator of the project; items go to the least-loaded
+    eligible one, never to someone who already has the message. Partial work on a moved item is
+    discarded (and audited): the new annotator starts it afresh. Finished items never move.
+    """
+    targets = [u for u in (to_users if to_users is not None else project_annotators(project)) if u.pk != from_user.pk]
+    if not targets:
+        raise PlanError("There is nobody else to give the work to.")
+    with transaction.atomic():
+        moving = list(
+            Assignment.objects.select_for_update()
+            .filter(project=project, annotator=from_user, status__in=UNFINISHED).order_by("order")
+        )
+        if not moving:
+            return {"moved": 0, "kept": 0}
+        mids = [a.message_id for a in moving]
+        existing: dict[int, list[int]] = defaultdict(list)
+        for m, a in Assignment.objects.filter(project=project, message_id__in=mids).values_list("message_id", "annotator_id"):
+            existing[m].append(a)
+        target_ids = [u.pk for u in targets]
+        load = dict(
+            Assignment.objects.filter(project=project, annotator_id__in=target_ids, status__in=UNFINISHED)
+            .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
+        )
+        decided = algo.rebalance(mids, target_ids, seed=seed, existing=existing, load=load)
+        next_order = dict(
+            Assignment.objects.filter(project=project, annotator_id__in=target_ids)
+            .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
+        )
+        moved, kept = 0, 0
+        per_target: dict[int, int] = defaultdict(int)
+        for a in moving:
+            to = decided.get(a.message_id)
+            if to is None:
+                kept += 1
+                continue
+            dropped = Annotation.objects.filter(assignment=a).delete()[0]
+            order = next_order.get(to)
+            next_order[to] = order = 0 if order is None else order + 1
+            a.annotator_id = to
+            a.order = order
+            a.status = Assignment.Status.PENDING
+            a.version += 1
+            a.no_pii = a.uncertain = False
+            a.comment = ""
+            a.undo_log = []
+            a.active_seconds = 0
+            a.started_at = a.submitted_at = None
+            a.save()
+            per_target[to] += 1
+            moved += 1
+            if dropped:
+                audit_record(user=by, action="assignment.reassign_dropped", obj=a, project=project,
+                             from_user=from_user.username, annotations=dropped)
+        names = {u.pk: u.username for u in targets}
+        summary = {"moved": moved, "kept": kept, "to": {names[t]: n for t, n in per_target.items()}}
+        audit_record(user=by, action="assignment.reassign", obj=project, project=project,
+                     from_user=from_user.username, **summary)
+    return summary

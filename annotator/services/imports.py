@@ -1,0 +1,199 @@
+"""Corpus import: all-or-nothing, fast, and honest about what it refused.
+
+Re-importing is *refused by default* when any dialogue id already exists in the project (the
+error lists them), because silently merging two versions of a transcript is how data gets lost.
+``skip_existing=True`` makes a re-run idempotent instead: existing dialogues are left untouched
+and only new ones are added.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from annotator.models import (
+    AdjudicationDecision,
+    DetectorRun,
+    Dialogue,
+    GoldSpan,
+    Message,
+    Prediction,
+    Project,
+)
+from annotator.services.audit import audit_record
+from pipeline import corpus as corpus_io
+from pipeline.corpus import CorpusError, CorpusProblem
+from pipeline.types import Dialogue as PDialogue
+
+BATCH = 5000
+SPANS_AS = ("run", "gold", "ignore")
+
+
+@dataclass
+class ImportResult:
+    dialogues: int = 0
+    messages: int = 0
+    spans: int = 0
+    skipped: list[str] = field(default_factory=list)
+    run_id: int | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "dialogues": self.dialogues,
+            "messages": self.messages,
+            "spans": self.spans,
+            "skipped": len(self.skipped),
+            "run_id": self.run_id,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def corpus_parse(*, project: Project, raw: bytes, name: str) -> list[PDialogue]:
+    """Parse an upload against the project's taxonomy; raises CorpusError with every problem."""
+    limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
+    if len(raw) > limit:
+        raise CorpusError(
+            [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
+        )
+    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels))
+
+
+def corpus_import_file(
+    *, project: Project, path: str | Path, user=None, spans_as: str = "run",
+    skip_existing: bool = False, progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    path = Path(path)
+    raw = path.read_bytes()
+    dialogues = corpus_parse(project=project, raw=raw, name=path.name)
+    return corpus_import(
+        project=project, dialogues=dialogues, source=path.name, user=user,
+        spans_as=spans_as, skip_existing=skip_existing, progress=progress,
+    )
+
+
+def corpus_import(
+    *, project: Project, dialogues: Sequence[PDialogue], source: str, user=None,
+    spans_as: str = "run", skip_existing: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    """Write parsed dialogues in one transaction; on any error nothing is written."""
+    if spans_as not in SPANS_AS:
+        raise ValueError(f"spans_as must be one of {SPANS_AS}")
+    t0 = time.perf_counter()
+    result = ImportResult()
+    ids = [d.id for d in dialogues]
+    existing = set(
+        Dialogue.objects.filter(project=project, external_id__in=ids).values_list("external_id", flat=True)
+    ) if len(ids) < 50_000 else _existing_ids(project, ids)
+    if existing and not skip_existing:
+        shown = ", ".join(sorted(existing)[:10]) + (" …" if len(existing) > 10 else "")
+        raise CorpusError(
+            [CorpusProblem(0, f"{len(existing)} dialogue id(s) already exist in project {project.slug}: "
+                              f"{shown}. Nothing was imported; use 'skip existing' to add only new dialogues.")]
+        )
+    todo = [d for d in dialogues if d.id not in existing]
+    result.skipped = sorted(existing)
+    total_messages = sum(len(d.messages) for d in todo)
+
+    with transaction.atomic():
+        rows = Dialogue.objects.bulk_create(
+            [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source)
+             for d in todo],
+            batch_size=BATCH,
+        )
+        if rows and rows[0].pk is None:  # backends without RETURNING
+            by_ext = dict(Dialogue.objects.filter(project=project, external_id__in=[d.id for d in todo])
+                          .values_list("external_id", "pk"))
+            for row in rows:
+                row.pk = by_ext[row.external_id]
+        messages: list[Message] = []
+        done = 0
+        for row, d in zip(rows, todo, strict=True):
+            for m in d.messages:
+                messages.append(Message(
+                    dialogue_id=row.pk, project=project, position=m.index, speaker_role=m.role,
+                    speaker=m.speaker[:200], text=m.text, ts=(m.ts or "")[:64], meta=dict(m.meta),
+                ))
+            if len(messages) >= BATCH:
+                done += _flush(messages)
+                if progress:
+                    progress(done, total_messages)
+        done += _flush(messages)
+        if progress:
+            progress(done, total_messages)
+        result.dialogues, result.messages = len(rows), done
+
+        span_count = sum(len(m.spans) for d in todo for m in d.messages)
+        if span_count and spans_as != "ignore":
+            result.spans = span_count
+            result.run_id = _import_spans(project, rows, todo, source, spans_as, user)
+        audit_record(user=user, action="corpus.import", obj=project, project=project,
+                     source=source, spans_as=spans_as, **result.to_dict())
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _existing_ids(project: Project, ids: list[str]) -> set[str]:
+    wanted = set(ids)
+    return {e for e in Dialogue.objects.filter(project=project).values_list("external_id", flat=True).iterator()
+            if e in wanted}
+
+
+def _flush(messages: list[Message]) -> int:
+    n = len(messages)
+    if n:
+        Message.objects.bulk_create(messages, batch_size=BATCH)
+        messages.clear()
+    return n
+
+
+def _message_ids(rows: list[Dialogue]) -> dict[tuple[int, int], int]:
+    out: dict[tuple[int, int], int] = {}
+    pks = [r.pk for r in rows]
+    for i in range(0, len(pks), BATCH):
+        for pk, did, pos in Message.objects.filter(dialogue_id__in=pks[i:i + BATCH]).values_list(
+            "pk", "dialogue_id", "position"
+        ):
+            out[(did, pos)] = pk
+    return out
+
+
+def _import_spans(project, rows, todo, source, spans_as, user) -> int | None:
+    """File-supplied spans become a DetectorRun named after the source (or gold, for demo/gold files)."""
+    msg_ids = _message_ids(rows)
+    if spans_as == "run":
+        run = DetectorRun.objects.create(
+            project=project, detector=f"import:{source}"[:64], source=DetectorRun.Source.IMPORT,
+            config={"file": source}, status=DetectorRun.Status.SUCCEEDED, created_by=user,
+            total_messages=len(msg_ids), done_messages=len(msg_ids), model_version=source[:300],
+        )
+        Prediction.objects.bulk_create(
+            [Prediction(run=run, message_id=msg_ids[(row.pk, m.index)], start=s.start, end=s.end,
+                        label=s.label, score=s.score, source_label=s.label)
+             for row, d in zip(rows, todo, strict=True) for m in d.messages for s in m.spans],
+            batch_size=BATCH, ignore_conflicts=True,
+        )
+        return run.pk
+    decisions = {}
+    gold = []
+    for row, d in zip(rows, todo, strict=True):
+        for m in d.messages:
+            mid = msg_ids[(row.pk, m.index)]
+            decisions[mid] = AdjudicationDecision(
+                message_id=mid, outcome=AdjudicationDecision.Outcome.IMPORTED, decided_by=user,
+                notes=f"imported from {source}",
+            )
+            gold.extend(
+                GoldSpan(message_id=mid, start=s.start, end=s.end, label=s.label,
+                         provenance=AdjudicationDecision.Outcome.IMPORTED)
+                for s in m.spans
+            )
+    AdjudicationDecision.objects.bulk_create(list(decisions.values()), batch_size=BATCH)
+    GoldSpan.objects.bulk_create(gold, batch_size=BATCH, ignore_conflicts=True)
+    return None

@@ -1,0 +1,39 @@
+"""Thin Celery tasks: take ids, call one service, retry only what can succeed on retry.
+
+Each area keeps its tasks in its own module; importing them here lets the worker find them all.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import transaction
+
+from annotator import tasks_agreement, tasks_exports, tasks_runs  # noqa: F401  (registers tasks)
+from annotator.models import BackgroundJob
+from annotator.services import jobs
+from annotator.services.imports import corpus_import_file
+from pipeline.corpus import CorpusError
+
+
+@shared_task(acks_late=True)
+def corpus_import_job(job_id: int) -> None:
+    """Import an uploaded file. The import and the job's success commit together, so a worker
+    that dies half-way leaves nothing behind and the redelivered task starts clean."""
+    job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.is_finished:
+        return
+    jobs.job_start(job)
+    try:
+        with transaction.atomic():
+            result = corpus_import_file(
+                project=job.project, path=job.params["path"], user=job.created_by,
+                spans_as=job.params.get("spans_as", "run"),
+                skip_existing=job.params.get("skip_existing", False),
+                progress=lambda done, total: jobs.job_cache_progress(job, done, total),
+            )
+            jobs.job_finish(job, result=result.to_dict())
+    except CorpusError as exc:
+        jobs.job_fail(job, exc)
+    except Exception as exc:  # recorded for the user; the upload is kept for a retry
+        jobs.job_fail(job, exc)
+        raise

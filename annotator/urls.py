@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from annotator.views import projects
+
+project_patterns = [
+    path("", projects.project_dashboard, name="project-dashboard"),
+    path("settings/", projects.project_settings, name="project-settings"),
+    path("members/", projects.project_members, name="project-members"),
+    path("import/", projects.corpus_upload, name="corpus-upload"),
+    path("jobs/<int:job_id>/", projects.job_detail, name="job-detail"),
+    path("dialogues/", projects.dialogue_list, name="dialogue-list"),
+    path("dialogues/<int:dialogue_id>/", projects.dialogue_detail, name="dialogue-detail"),
+    path("", include("annotator.urls_runs")),
+    path("", include("annotator.urls_workspace")),
+    path("", include("annotator.urls_adjudication")),
+    path("", include("annotator.urls_exports")),
+]
+
+urlpatterns = [
+    path("", projects.project_list, name="project-list"),
+    path("projects/new/", projects.project_new, name="project-new"),
+    path("p/<slug:slug>/", include(project_patterns)),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,3 @@
+"""URLs of this area, included under /p/<slug>/ by annotator.urls."""
+
+urlpatterns: list = []

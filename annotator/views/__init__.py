@@ -1,0 +1,1 @@
+"""Views, one module per screen area: parse with a form, check access, call a service, render."""

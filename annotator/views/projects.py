@@ -1,0 +1,153 @@
+from __future__ import annotations
+
+from pathlib import Path
+from uuid import uuid4
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from annotator import access, selectors
+from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
+from annotator.models import BackgroundJob, Dialogue, GoldSpan, Role
+from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.services import jobs
+from annotator.services.audit import audit_record
+from annotator.services.projects import membership_set, project_create
+from annotator.tasks import corpus_import_job
+
+
+@login_required
+def project_list(request: HttpRequest) -> HttpResponse:
+    projects = access.projects_for(request.user)
+    rows = [(p, access.role_in(request.user, p)) for p in projects]
+    return render(request, "projects/list.html", {"rows": rows})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_new(request: HttpRequest) -> HttpResponse:
+    if not (request.user.is_superuser or request.user.groups.filter(name="Admin").exists()):
+        raise access.PermissionDenied("Only admins can create projects.")
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        project = project_create(name=data.pop("name"), slug=data.pop("slug"), user=request.user, **data)
+        messages.success(request, f"Project {project.name} created. Import a corpus to begin.")
+        return redirect("project-dashboard", slug=project.slug)
+    return render(request, "projects/form.html", {"form": form, "project": None})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    form = ProjectForm(request.POST or None, instance=project)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            form.save()
+            audit_record(user=request.user, action="project.update", obj=project, project=project,
+                         fields=sorted(form.changed_data))
+        messages.success(request, "Settings saved.")
+        return redirect("project-dashboard", slug=project.slug)
+    return render(request, "projects/form.html", {"form": form, "project": project})
+
+
+@login_required
+def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ANNOTATOR)
+    role = access.role_in(request.user, project)
+    context = {
+        "project": project,
+        "role": role,
+        "is_admin": role == Role.ADMIN,
+        "is_adjudicator": role in (Role.ADMIN, Role.ADJUDICATOR),
+        "counts": selectors.project_counts(project),
+        "jobs": selectors.recent_jobs(project) if role == Role.ADMIN else [],
+    }
+    if request.htmx:
+        return render(request, "projects/_counts.html", context)
+    return render(request, "projects/dashboard.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_members(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    form = MemberForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        membership_set(project=project, user=form.cleaned_data["username"],
+                       role=form.cleaned_data["role"], by=request.user)
+        messages.success(request, f"{form.cleaned_data['username']} is now a {form.cleaned_data['role']}.")
+        return redirect("project-members", slug=slug)
+    members = project.memberships.select_related("user").order_by("role", "user__username")
+    return render(request, "projects/members.html", {"project": project, "form": form, "members": members})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > settings.BLINDSPOT_IMPORT_MAX_BYTES:
+            form.add_error("file", f"The file is {upload.size:,} bytes, over the "
+                                   f"{settings.BLINDSPOT_IMPORT_MAX_BYTES:,}-byte limit.")
+        else:
+            folder = Path(settings.BLINDSPOT_UPLOADS_DIR)
+            folder.mkdir(parents=True, exist_ok=True)
+            suffix = Path(upload.name).suffix.lower()[:10]
+            path = folder / f"{uuid4().hex}{suffix}"
+            with path.open("wb") as fh:
+                for chunk in upload.chunks():
+                    fh.write(chunk)
+            job = BackgroundJob.objects.create(
+                project=project, kind=BackgroundJob.Kind.IMPORT, created_by=request.user,
+                params={"path": str(path), "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
+                        "skip_existing": form.cleaned_data["skip_existing"]},
+            )
+            transaction.on_commit(lambda: corpus_import_job.delay(job.pk))
+            return redirect("job-detail", slug=slug, job_id=job.pk)
+    return render(request, "projects/upload.html", {"project": project, "form": form})
+
+
+@login_required
+def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    job = get_object_or_404(BackgroundJob, pk=job_id, project=project)
+    done, total = jobs.job_live_progress(job)
+    context = {"project": project, "job": job, "done": done, "total": total}
+    if request.htmx:
+        return render(request, "projects/_job.html", context)
+    return render(request, "projects/job.html", context)
+
+
+@login_required
+def dialogue_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    form = DialogueFilterForm(request.GET or None)
+    q, page = "", 1
+    if form.is_valid():
+        q, page = form.cleaned_data["q"] or "", form.cleaned_data["page"] or 1
+    rows, total = selectors.dialogue_page(project, q=q, page=page)
+    context = {"project": project, "rows": rows, "total": total, "q": q, "page": page,
+               "has_next": page * 50 < total, "has_prev": page > 1}
+    template = "projects/_dialogue_rows.html" if request.htmx else "projects/dialogues.html"
+    return render(request, template, context)
+
+
+@login_required
+def dialogue_detail(request: HttpRequest, slug: str, dialogue_id: int) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    dialogue = get_object_or_404(Dialogue, pk=dialogue_id, project=project)
+    colors = taxonomy_colors(project.taxonomy)
+    gold: dict[int, list[Mark]] = {}
+    for g in GoldSpan.objects.filter(message__dialogue=dialogue).values("message_id", "start", "end", "label"):
+        gold.setdefault(g["message_id"], []).append(Mark(g["start"], g["end"], g["label"], "gold"))
+    rows = [(m, highlight(m.text, gold.get(m.pk, []), colors)) for m in selectors.dialogue_messages(dialogue)]
+    return render(request, "projects/dialogue.html", {"project": project, "dialogue": dialogue, "rows": rows})

@@ -1,0 +1,1 @@
+"""Detectors: each one module, each registered by name in :mod:`pipeline.registry`."""

@@ -1,0 +1,298 @@
+"""High-precision patterns for contact data and identifiers that leave the maths alone.
+
+EMAIL, URL (personal pages and profiles, not the resources tutors share), PHONE (validated with
+``phonenumbers``), USERNAME (handles and "my username is …") and ID_NUMBER (digit strings with a
+cue word). Every number-like candidate passes :func:`pipeline.maths.in_math_context`, so
+"9351 / 7", "divide 4815162342 by 2", "3:45", "$4.50" and "pick a number 1234567890" never fire.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import phonenumbers
+
+from pipeline.detectors.base import BaseDetector, ConfigError
+from pipeline.maths import in_math_context, math_expression_spans
+from pipeline.registry import register
+from pipeline.types import Detection, Dialogue, Span
+
+
+def _words(block: str) -> frozenset[str]:
+    return frozenset(block.split())
+
+
+RULE_LABELS: tuple[str, ...] = ("EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER")
+
+# sites tutors point students at: a link to them identifies nobody unless it has a user path
+GENERIC_DOMAINS: frozenset[str] = _words(
+    """
+    google.com docs.google.com drive.google.com classroom.google.com forms.gle youtube.com
+    youtu.be wikipedia.org khanacademy.org desmos.com geogebra.org mathsisfun.com mathisfun.com
+    ixl.com quizlet.com kahoot.it kahoot.com zoom.us wolframalpha.com symbolab.com mathway.com
+    coolmathgames.com prodigygame.com brainpop.com edpuzzle.com nearpod.com padlet.com
+    microsoft.com office.com bing.com yahoo.com apple.com amazon.com pbs.org pbskids.org
+    nasa.gov ck12.org illustrativemathematics.org mathplayground.com splashlearn.com
+    brilliant.org chegg.com photomath.com openai.com chatgpt.com github.com example.com
+    example.org upchieve.org
+    """
+)
+
+# hosts where any path names a person
+SOCIAL_DOMAINS: frozenset[str] = _words(
+    """
+    facebook.com fb.com instagram.com twitter.com x.com tiktok.com snapchat.com linkedin.com
+    github.com gitlab.com reddit.com twitch.tv discord.gg discord.com pinterest.com tumblr.com
+    medium.com substack.com roblox.com steamcommunity.com soundcloud.com spotify.com vimeo.com
+    threads.net bsky.app mastodon.social linktr.ee venmo.com cash.app paypal.me patreon.com
+    """
+)
+PERSONAL_HOST_SUFFIXES: tuple[str, ...] = (
+    "github.io", "wordpress.com", "blogspot.com", "wixsite.com", "weebly.com", "carrd.co",
+    "neocities.org", "substack.com", "tumblr.com", "squarespace.com",
+)  # fmt: skip
+
+_TLDS = (
+    r"com|org|net|edu|gov|io|me|ly|co|us|uk|ca|au|in|de|fr|es|it|nl|app|dev|tv|gg|info|biz|"
+    r"xyz|site|online|blog|page|link|social|art|ai|so|to|cc|be"
+)
+_EMAIL_RE = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b"
+    r"|(?<![\w.])[A-Za-z0-9][\w.+-]{1,63}\s*[\[(]\s*at\s*[\])]\s*[\w-]+(?:\s*[\[(]\s*dot\s*[\])]\s*[A-Za-z]{2,6})+\b"
+    r"|(?<![\w.])[A-Za-z0-9][\w.+-]{0,63}(?:\s+dot\s+[\w+-]+)*\s+at\s+[\w-]+"
+    r"\s+dot\s+(?:com|org|net|edu)\b",
+    re.IGNORECASE,
+)
+_URL_RE = re.compile(
+    r"\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]+"
+    rf"|(?<![\w@.-])(?:[a-z0-9][a-z0-9-]*\.)+(?:{_TLDS})\b(?:/[^\s<>\"'()\[\]{{}}]*)?",
+    re.IGNORECASE,
+)
+_USER_PATH_RE = re.compile(
+    r"/(?:@|~)[\w.-]+|/(?:u|user|users|profile|profiles|people|member|members|in|channel|c|"
+    r"student|students|author|authors|pub)/[\w.%-]+|[?&](?:id|uid|user|userid|username|u|profile)=",
+    re.IGNORECASE,
+)
+_HANDLE_RE = re.compile(r"(?<![\w@./])@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?)(?![\w@])")
+_USERNAME_CUE_RE = re.compile(
+    r"\b(?:(?:my|his|her|their|your)\s+)?(?:user\s?name|user\s?id|login|screen\s?name|"
+    r"gamer\s?tag|ign|roblox\s+(?:name|username|user)|minecraft\s+(?:name|username)|"
+    r"discord(?:\s+(?:name|tag|username))?|insta(?:gram)?(?:\s+(?:name|handle))?|"
+    r"snap(?:chat)?(?:\s+(?:name|username))?|tiktok(?:\s+(?:name|handle))?|"
+    r"twitter(?:\s+handle)?|handle|xbox(?:\s+name)?|psn(?:\s+name)?|steam(?:\s+name)?)"
+    r"(?:\s+(?:is|was))?\s*(?::|=|-|is)?\s*@?([A-Za-z0-9_][A-Za-z0-9_.\-#]{1,31})",
+    re.IGNORECASE,
+)
+_STRONG_USERNAME_CUE = re.compile(
+    r"user\s?name|user\s?id|login|screen\s?name|gamer\s?tag|\bign\b", re.IGNORECASE
+)
+_NOT_A_HANDLE = _words(
+    """is was the a an my your his her their our it this that and or but not no yes to of in on
+    at for with so if then what which i me you he she they we are be been here there ok okay
+    please thanks thank name names same different too also just really very"""
+)
+_ID_CUE_RE = re.compile(
+    r"\b(?:(?:student|school|library|employee|member(?:ship)?|account|acct|badge|lunch|"
+    r"bank|routing|passport|case|roll|registration|driver'?s?|licen[cs]e|permit|insurance|"
+    r"medicaid|medicare|tax)\s*(?:id|i\.d\.|number|no\.?|num|#|code|card)?|id|i\.d\.|"
+    r"ssn|social\s+security(?:\s+number)?|licen[cs]e|account|badge|passport)"
+    r"\s*(?:number|no\.?|num|#)?\s*(?:is|was|:|=|-|#)?\s*(?:is\s+)?"
+    r"((?=[A-Z0-9-]*\d)[A-Z]{0,3}-?\d[\d -]{2,22}\d[A-Z]?|[A-Z]{1,3}\d{3,}[A-Z]?)\b",
+    re.IGNORECASE,
+)
+_PHONE_CUE_RE = re.compile(
+    r"\b(?:phone|cell|mobile|call|text|txt|sms|whats\s?app|number|num|no\.|tel|fax|reach|"
+    r"contact|dial|ring)\b",
+    re.IGNORECASE,
+)
+_SSN_RE = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
+
+
+def _host_path(url: str) -> tuple[str, str]:
+    rest = re.sub(r"^(?:https?://)?", "", url, flags=re.IGNORECASE)
+    host, _, path = rest.partition("/")
+    host = host.lower().split(":")[0].removeprefix("www.")
+    return host, ("/" + path) if path else ""
+
+
+def _on(host: str, domains: frozenset[str]) -> bool:
+    parts = host.split(".")
+    return any(".".join(parts[i:]) in domains for i in range(len(parts) - 1))
+
+
+def _digits(s: str) -> int:
+    return sum(c.isdigit() for c in s)
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while end > start and text[end - 1] in ".,;:!?)]}'\"":
+        end -= 1
+    return start, end
+
+
+class RulesDetector(BaseDetector):
+    """Pattern rules for EMAIL, URL, PHONE, USERNAME and ID_NUMBER that never fire on maths."""
+
+    name = "rules"
+    version = "1.0.0"
+    defaults: Mapping[str, Any] = {
+        "labels": list(RULE_LABELS),
+        "region": "US",  # phonenumbers default region for numbers without a country code
+        "math_filter": True,  # drop number-like candidates in maths context (off only to ablate)
+        "unknown_domains": True,  # flag links to unknown sites (likely personal), not just profiles
+        "generic_domains": [],  # extra resource sites never flagged without a user path
+        "min_id_digits": 4,
+    }
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config)
+        labels = self.config["labels"]
+        if isinstance(labels, str) or not set(labels) <= set(RULE_LABELS):
+            raise ConfigError(f"rules: 'labels' must be a subset of {', '.join(RULE_LABELS)}")
+        if not isinstance(self.config["region"], str) or len(self.config["region"]) != 2:
+            raise ConfigError("rules: 'region' must be a two-letter region code such as 'US'")
+        self._generic = GENERIC_DOMAINS | {d.lower() for d in self.config["generic_domains"]}
+        finders: dict[str, Callable[[str], Iterator[Span]]] = {
+            "EMAIL": self._emails,
+            "URL": self._urls,
+            "PHONE": self._phones,
+            "USERNAME": self._usernames,
+            "ID_NUMBER": self._ids,
+        }
+        self._finders = [finders[label] for label in RULE_LABELS if label in labels]
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def detect(self, dialogue: Dialogue) -> list[Detection]:
+        return [
+            Detection(dialogue.id, m.index, tuple(self.find(m.text))) for m in dialogue.messages
+        ]
+
+    def find(self, text: str) -> list[Span]:
+        """Non-overlapping spans of one text (the longest, most specific rule wins)."""
+        spans = [span for finder in self._finders for span in finder(text)]
+        if len(spans) < 2:
+            return spans
+        chosen: list[Span] = []
+        for span in sorted(spans, key=lambda s: (-(s.end - s.start), -s.score, s.start)):
+            if not any(span.overlaps(c) for c in chosen):
+                chosen.append(span)
+        return sorted(chosen)
+
+    # -- finders --------------------------------------------------------------------------------
+
+    def _span(self, start: int, end: int, label: str, score: float, rule: str) -> Span:
+        return Span(start, end, label, score, f"rules:{rule}")
+
+    def _is_maths(self, text: str, start: int, end: int) -> bool:
+        return bool(self.config["math_filter"]) and in_math_context(text, start, end)
+
+    def _emails(self, text: str) -> Iterator[Span]:
+        if "@" not in text and " at " not in text.lower() and "(at)" not in text.lower():
+            return
+        for m in _EMAIL_RE.finditer(text):
+            yield self._span(m.start(), m.end(), "EMAIL", 0.99, "email")
+
+    def _urls(self, text: str) -> Iterator[Span]:
+        if "." not in text:
+            return
+        for m in _URL_RE.finditer(text):
+            start, end = _trim(text, m.start(), m.end())
+            if end < len(text) and text[end] == "@" or start > 0 and text[start - 1] == "@":
+                continue  # the domain of an e-mail address
+            url = text[start:end]
+            host, path = _host_path(url)
+            if not host or "." not in host or re.fullmatch(r"[\d.]+", host):
+                continue
+            if _USER_PATH_RE.search(path):
+                yield self._span(start, end, "URL", 0.95, "url_profile")
+            elif _on(host, SOCIAL_DOMAINS) and path.strip("/"):
+                yield self._span(start, end, "URL", 0.95, "url_social")
+            elif host.endswith(PERSONAL_HOST_SUFFIXES) and host.count(".") >= 2:
+                yield self._span(start, end, "URL", 0.9, "url_personal_host")
+            elif (
+                self.config["unknown_domains"]
+                and not _on(host, self._generic)
+                and not _on(host, SOCIAL_DOMAINS)
+            ):
+                yield self._span(start, end, "URL", 0.7, "url_unknown_site")
+
+    def _phones(self, text: str) -> Iterator[Span]:
+        if _digits(text) < 7:
+            return
+        region = self.config["region"].upper()
+        leniency = phonenumbers.Leniency.POSSIBLE
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
+            start, end = m.start, m.end
+            raw = m.raw_string
+            nd = _digits(raw)
+            formatted = bool(
+                raw.lstrip().startswith("+")
+                or re.search(r"\(\d{2,4}\)", raw)
+                or re.fullmatch(r"\d{3}[\s.-]\d{3}[\s.-]\d{4}(?:\s*(?:x|ext\.?)\s*\d+)?", raw)
+                or re.fullmatch(r"\d{3}-\d{4}", raw)
+            )
+            cue = bool(_PHONE_CUE_RE.search(text[max(0, start - 32) : start])) or bool(
+                re.match(
+                    r"\s*(?:is|was|'s)?\s*(?:my|his|her|our)\s+(?:cell|phone|number)", text[end:]
+                )
+            )
+            valid = phonenumbers.is_valid_number(m.number)
+            if nd < 7 or not (formatted or cue or valid):
+                continue
+            if not cue and self._is_maths(text, start, end):
+                continue
+            if cue and self.config["math_filter"] and _inside_expression(text, start, end):
+                continue
+            score = 0.95 if (valid or cue) else 0.8
+            yield self._span(start, end, "PHONE", score, "phone")
+
+    def _usernames(self, text: str) -> Iterator[Span]:
+        if "@" in text:
+            for m in _HANDLE_RE.finditer(text):
+                handle = m.group(1)
+                if not re.search(r"[A-Za-z]", handle):
+                    continue  # "@5" is "at 5"
+                yield self._span(m.start(), m.end(), "USERNAME", 0.9, "handle")
+        for m in _USERNAME_CUE_RE.finditer(text):
+            token = m.group(1).rstrip(".-#")
+            cue = m.group(0)[: m.start(1) - m.start()]
+            if token.lower() in _NOT_A_HANDLE or len(token) < 2:
+                continue
+            strong = bool(_STRONG_USERNAME_CUE.search(cue))
+            handle_like = bool(re.search(r"[\d_.]|[a-z][A-Z]", token))
+            if not (strong and re.search(r"(?:is|:|=)\s*@?$", cue.rstrip()) or handle_like):
+                continue
+            start = m.start(1) - (1 if text[m.start(1) - 1] == "@" else 0)
+            yield self._span(start, m.start(1) + len(token), "USERNAME", 0.85, "username_cue")
+
+    def _ids(self, text: str) -> Iterator[Span]:
+        if _digits(text) < self.config["min_id_digits"]:
+            return
+        for m in _ID_CUE_RE.finditer(text):
+            start, end = m.span(1)
+            while end > start and text[end - 1] in " -":
+                end -= 1
+            if _digits(text[start:end]) < self.config["min_id_digits"]:
+                continue
+            if self.config["math_filter"] and _inside_expression(text, start, end):
+                continue
+            yield self._span(start, end, "ID_NUMBER", 0.97, "id_cue")
+        for m in _SSN_RE.finditer(text):
+            if not self._is_maths(text, m.start(), m.end()):
+                yield self._span(m.start(), m.end(), "ID_NUMBER", 0.8, "ssn_shape")
+
+
+def _inside_expression(text: str, start: int, end: int) -> bool:
+    """Is the range an operand of maths around it (cue or not): "id 4815 / 2" is arithmetic."""
+    return any(
+        s <= start and end <= e and (e - s) > (end - start) + 2
+        for s, e in math_expression_spans(text)
+    )
+
+
+@register("rules", "Maths-safe patterns for e-mail, URL, phone, username and ID numbers.")
+def build_rules(config: Mapping[str, Any]) -> RulesDetector:
+    return RulesDetector(config)

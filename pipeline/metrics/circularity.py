@@ -1,0 +1,352 @@
+"""The circularity check: does seeing the model's suggestions inflate the model's own score?
+
+A detector scored against gold that annotators built while looking at the detector's output is
+partly scored against itself. In randomized mode the same item is labelled blind by one annotator
+and aware by another, so the detector can be scored against both golds on the same items; the
+difference ``ΔF1 = F1(aware gold) − F1(blind gold)`` estimates the inflation. Everything is
+resampled by dialogue with the same weights, so the interval of ΔF1 is paired.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline.adjudication import SettledItem, model_favour
+from pipeline.metrics.agreement import (
+    AWARE,
+    BLIND,
+    CONDITIONS,
+    AnnotatedItem,
+    bootstrap_weights,
+    match_spans,
+    percentile_ci,
+)
+from pipeline.types import Span
+
+DEFAULT_THRESHOLD = 0.02
+
+Key = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    value: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {k: _clean(v) for k, v in asdict(self).items()}
+
+    def contains(self, x: float) -> bool:
+        return self.ci_low <= x <= self.ci_high
+
+    def __str__(self) -> str:
+        return f"{self.value:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}]"
+
+
+def _clean(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else round(float(x), 6)
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    precision: Estimate
+    recall: Estimate
+    f1: Estimate
+    n_pred: int
+    n_gold: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"precision": self.precision.to_dict(), "recall": self.recall.to_dict(),
+                "f1": self.f1.to_dict(), "n_pred": self.n_pred, "n_gold": self.n_gold}
+
+
+@dataclass
+class CircularityReport:
+    run: str
+    match: str
+    threshold: float
+    n_items: int
+    n_paired_items: int
+    n_dialogues: int
+    blind: Scores | None
+    aware: Scores | None
+    delta_f1: Estimate | None
+    delta_precision: Estimate | None
+    delta_recall: Estimate | None
+    flagged: bool
+    agreement_by_condition: dict[str, Estimate] = field(default_factory=dict)
+    accept_without_edit: dict[str, float | None] = field(default_factory=dict)
+    median_seconds: dict[str, float | None] = field(default_factory=dict)
+    adjudication: dict[str, float | int] = field(default_factory=dict)
+    n_boot: int = 1000
+    confidence: float = 0.95
+    summary: str = ""
+
+    @property
+    def significant(self) -> bool:
+        """The interval of ΔF1 lies above zero."""
+        return self.delta_f1 is not None and self.delta_f1.ci_low > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        def est(e):
+            return None if e is None else e.to_dict()
+
+        return {
+            "run": self.run, "match": self.match, "threshold": self.threshold,
+            "n_items": self.n_items, "n_paired_items": self.n_paired_items,
+            "n_dialogues": self.n_dialogues,
+            "blind_gold": None if self.blind is None else self.blind.to_dict(),
+            "aware_gold": None if self.aware is None else self.aware.to_dict(),
+            "delta_f1": est(self.delta_f1), "delta_precision": est(self.delta_precision),
+            "delta_recall": est(self.delta_recall), "flagged": self.flagged,
+            "significant": self.significant,
+            "agreement_by_condition": {k: v.to_dict()
+                                       for k, v in self.agreement_by_condition.items()},
+            "accept_without_edit": {k: _clean(v) if v is not None else None
+                                    for k, v in self.accept_without_edit.items()},
+            "median_seconds": dict(self.median_seconds),
+            "adjudication": {k: (_clean(v) if isinstance(v, float) else v)
+                             for k, v in self.adjudication.items()},
+            "n_boot": self.n_boot, "confidence": self.confidence, "summary": self.summary,
+        }
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+
+        def add(name: str, e: Estimate | None, n: int | str = "") -> None:
+            if e is not None:
+                rows.append({"figure": name, **e.to_dict(), "n": n})
+
+        for cond, sc in (("blind_gold", self.blind), ("aware_gold", self.aware)):
+            if sc is not None:
+                add(f"{cond}_precision", sc.precision, sc.n_pred)
+                add(f"{cond}_recall", sc.recall, sc.n_gold)
+                add(f"{cond}_f1", sc.f1, sc.n_gold)
+        add("delta_f1", self.delta_f1, self.n_paired_items)
+        add("delta_precision", self.delta_precision, self.n_paired_items)
+        add("delta_recall", self.delta_recall, self.n_paired_items)
+        for cond, e in self.agreement_by_condition.items():
+            add(f"annotator_model_f1_{cond}", e)
+        return rows
+
+
+# --------------------------------------------------------------------------- gold per condition
+
+
+def vote_gold(spans_by_annotator: Mapping[str, Sequence[Span]]) -> tuple[Span, ...]:
+    """Gold from same-condition annotators: spans marked by at least half of them.
+
+    A tie keeps the span (recall first: a doubtful span is kept, not leaked); overlapping
+    survivors are resolved by votes, then length.
+    """
+    k = len(spans_by_annotator)
+    votes: dict[tuple[int, int, str], int] = {}
+    for spans in spans_by_annotator.values():
+        for key in {s.key() for s in spans}:
+            votes[key] = votes.get(key, 0) + 1
+    kept = sorted((key for key, v in votes.items() if 2 * v >= k),
+                  key=lambda key: (-votes[key], key[0] - key[1], key))
+    chosen: list[Span] = []
+    for key in kept:
+        s = Span(*key)
+        if not any(s.overlaps(c) for c in chosen):
+            chosen.append(s)
+    return tuple(sorted(chosen))
+
+
+def condition_gold(item: AnnotatedItem, condition: str) -> tuple[Span, ...] | None:
+    """The gold of ``item`` from its ``condition`` annotations only; None when it has none."""
+    anns = {a: al.spans for a, al in item.annotations.items() if al.condition == condition}
+    if not anns:
+        return None
+    if len(anns) == 1:
+        return tuple(sorted(next(iter(anns.values()))))
+    return vote_gold(anns)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _counts(pred: Sequence[Span], gold: Sequence[Span], match: str) -> tuple[int, int, int, int]:
+    """``(n_pred, pred matched, n_gold, gold matched)``."""
+    g_hit, p_hit = match_spans(list(gold), list(pred), match=match)
+    return len(pred), p_hit, len(gold), g_hit
+
+
+def _prf(n_pred, tp_pred, n_gold, tp_gold) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n_pred, tp_pred, n_gold, tp_gold = (np.asarray(x, float) for x in
+                                        (n_pred, tp_pred, n_gold, tp_gold))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(n_pred > 0, tp_pred / n_pred, np.nan)
+        r = np.where(n_gold > 0, tp_gold / n_gold, np.nan)
+        f = np.where((p + r) > 0, 2 * p * r / (p + r), 0.0)
+        f = np.where(np.isnan(p) | np.isnan(r), np.where(n_pred + n_gold > 0, 0.0, np.nan), f)
+    return p, r, f
+
+
+def _estimate(point: np.ndarray, boot: np.ndarray, confidence: float) -> Estimate:
+    lo, hi = percentile_ci(np.asarray(boot).reshape(-1, 1), confidence)
+    return Estimate(float(point), float(lo[0]), float(hi[0]))
+
+
+def _median(xs: list[float]) -> float | None:
+    return round(statistics.median(xs), 3) if xs else None
+
+
+def circularity_report(
+    items: Sequence[AnnotatedItem],
+    model_predictions: Mapping[Key, Sequence[Span]],
+    *,
+    run: str = "",
+    match: str = "exact",
+    threshold: float = DEFAULT_THRESHOLD,
+    settled: Iterable[SettledItem] = (),
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> CircularityReport:
+    """Score the run against blind-only and aware-only gold on the same items, and more.
+
+    ``model_predictions`` maps ``(dialogue_id, index)`` to the run's spans (absent: none);
+    ``settled`` are the adjudicated items, to count decisions that went the model's way.
+    """
+    items = list(items)
+    d_index: dict[str, int] = {}
+    for it in items:
+        d_index.setdefault(it.dialogue_id, len(d_index))
+    n_d = len(d_index)
+    w = bootstrap_weights(n_d, n_boot, seed)
+
+    # Paired comparison: items with both a blind and an aware gold.
+    paired = np.zeros((n_d, 7))
+    n_paired = 0
+    # Annotator-model agreement per condition: (n_ann, ann matched, n_model, model matched).
+    agree = {c: np.zeros((n_d, 4)) for c in CONDITIONS}
+    accepted = {c: [0, 0] for c in CONDITIONS}
+    seconds: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    for it in items:
+        d = d_index[it.dialogue_id]
+        pred = tuple(model_predictions.get(it.key, ()))
+        for al in it.annotations.values():
+            if al.condition not in agree:
+                continue
+            np_, pm, ng, gm = _counts(pred, al.spans, match)
+            agree[al.condition][d] += (ng, gm, np_, pm)
+            if pred:
+                accepted[al.condition][1] += 1
+                accepted[al.condition][0] += {s.key() for s in al.spans} == {
+                    s.key() for s in pred}
+            if al.seconds is not None:
+                seconds[al.condition].append(float(al.seconds))
+        gb, ga = condition_gold(it, BLIND), condition_gold(it, AWARE)
+        if gb is None or ga is None:
+            continue
+        n_paired += 1
+        np_, pb, ngb, gbm = _counts(pred, gb, match)
+        _, pa, nga, gam = _counts(pred, ga, match)
+        paired[d] += (np_, pb, ngb, gbm, pa, nga, gam)
+
+    blind = aware = delta_f1 = delta_p = delta_r = None
+    if n_paired:
+        pt, bt = paired.sum(0), w @ paired
+        res = {}
+        for name, cols in (("blind", (0, 1, 2, 3)), ("aware", (0, 4, 5, 6))):
+            p0 = _prf(*(pt[c] for c in cols))
+            pb_ = _prf(*(bt[:, c] for c in cols))
+            res[name] = (p0, pb_)
+        blind, aware = (
+            Scores(*(_estimate(res[n][0][i], res[n][1][i], confidence) for i in range(3)),
+                   n_pred=int(pt[0]), n_gold=int(pt[2] if n == "blind" else pt[5]))
+            for n in ("blind", "aware")
+        )
+        delta_p, delta_r, delta_f1 = (
+            _estimate(res["aware"][0][i] - res["blind"][0][i],
+                      res["aware"][1][i] - res["blind"][1][i], confidence) for i in range(3))
+
+    agreement = {}
+    for c, arr in agree.items():
+        if arr[:, 0].sum() + arr[:, 2].sum() == 0:
+            continue
+        pt, bt = arr.sum(0), w @ arr
+        agreement[c] = _estimate(_prf(pt[2], pt[3], pt[0], pt[1])[2],
+                                 _prf(bt[:, 2], bt[:, 3], bt[:, 0], bt[:, 1])[2], confidence)
+    accept = {c: (v[0] / v[1] if v[1] else None) for c, v in accepted.items()}
+    medians = {c: _median(v) for c, v in seconds.items()}
+    adjud = model_favour(settled)
+    flagged = delta_f1 is not None and delta_f1.value > threshold
+    report = CircularityReport(
+        run=run, match=match, threshold=threshold, n_items=len(items),
+        n_paired_items=n_paired, n_dialogues=n_d, blind=blind, aware=aware,
+        delta_f1=delta_f1, delta_precision=delta_p, delta_recall=delta_r, flagged=flagged,
+        agreement_by_condition=agreement, accept_without_edit=accept, median_seconds=medians,
+        adjudication=adjud, n_boot=n_boot, confidence=confidence,
+    )
+    report.summary = explain(report)
+    return report
+
+
+def explain(r: CircularityReport) -> str:
+    """A plain-language paragraph on what the figures mean."""
+    pct = f"{100 * r.confidence:.0f}%"
+    if r.delta_f1 is None or r.blind is None or r.aware is None:
+        return (
+            f"No item was labelled both blind and aware ({r.n_items} items examined), so the "
+            "inflation cannot be measured. Use the randomized visibility mode, which gives each "
+            "item a blind and an aware annotator, and run the report again."
+        )
+    d = r.delta_f1
+    parts = [
+        f"On {r.n_paired_items} items labelled both blind and aware, the detector"
+        f"{' ' + r.run if r.run else ''} scores F1 {r.aware.f1.value:.3f} against gold built "
+        f"from annotators who saw its suggestions and {r.blind.f1.value:.3f} against gold from "
+        f"annotators who did not. The difference, {d.value:+.3f} ({pct} interval "
+        f"{d.ci_low:+.3f} to {d.ci_high:+.3f}),",
+    ]
+    if r.flagged and r.significant:
+        parts.append(
+            f"exceeds the {r.threshold:.2f} threshold and its interval excludes zero: seeing the "
+            "model's suggestions pulled the gold towards the model, so scores measured against "
+            "aware gold overstate the detector. Report the blind-gold figures."
+        )
+    elif r.flagged:
+        parts.append(
+            f"exceeds the {r.threshold:.2f} threshold, but its interval includes zero: the data "
+            "do not yet show inflation with confidence; label more items in randomized mode "
+            "before trusting aware-gold scores."
+        )
+    elif d.ci_high > r.threshold:
+        parts.append(
+            f"is below the {r.threshold:.2f} threshold, but the interval reaches above it, so an "
+            "inflation of that size cannot be ruled out yet."
+        )
+    else:
+        parts.append(
+            f"stays below the {r.threshold:.2f} threshold across its interval: no sign that the "
+            "suggestions shaped the gold."
+        )
+    acc = r.accept_without_edit.get(AWARE)
+    base = r.accept_without_edit.get(BLIND)
+    if acc is not None:
+        line = (f" Where the model suggested something, aware annotators kept its suggestions "
+                f"exactly as they were {100 * acc:.0f}% of the time")
+        if base is not None:
+            line += (f", against {100 * base:.0f}% of blind annotators who arrived at exactly the "
+                     "same spans on their own")
+        parts.append(line + ".")
+    ms_a, ms_b = r.median_seconds.get(AWARE), r.median_seconds.get(BLIND)
+    if ms_a is not None and ms_b is not None:
+        parts.append(f" Median decision time was {ms_a:.1f} s aware and {ms_b:.1f} s blind.")
+    disputed = r.adjudication.get("disputed", 0)
+    if disputed:
+        parts.append(
+            f" Of {disputed} disputed spans settled by an adjudicator, "
+            f"{r.adjudication['settled_for_model']} went the way the model had them."
+        )
+    return " ".join(p.strip() if i else p for i, p in enumerate(parts)).replace("  ", " ")

@@ -1,0 +1,41 @@
+"""Surrogates, tags or redaction for PII spans; the leak check and the utility report of a release.
+
+Pure Python (no Django). Entry points:
+
+- :class:`Deidentifier` / :func:`build_deidentifier` — one dialogue at a time;
+- :func:`deidentify_stream` — a stream of dialogues, memory flat;
+- :mod:`pipeline.surrogates.leaks` — :class:`LeakChecker`;
+- :mod:`pipeline.surrogates.utility` — :class:`UtilityReport`;
+- :mod:`pipeline.surrogates.llm` — :class:`LLMSurrogates` (optional, openai client).
+"""
+
+from pipeline.surrogates.engine import (
+    MODES,
+    SCOPES,
+    Deidentifier,
+    DeidResult,
+    ForbiddenIndex,
+    MappingEntry,
+    Replacement,
+    build_deidentifier,
+    deidentify_stream,
+    iter_spans,
+    tag_for,
+)
+from pipeline.surrogates.keyed import KeyedRandom, SurrogateKeyError
+
+__all__ = [
+    "MODES",
+    "SCOPES",
+    "DeidResult",
+    "Deidentifier",
+    "ForbiddenIndex",
+    "KeyedRandom",
+    "MappingEntry",
+    "Replacement",
+    "SurrogateKeyError",
+    "build_deidentifier",
+    "deidentify_stream",
+    "iter_spans",
+    "tag_for",
+]

@@ -1,0 +1,525 @@
+"""Replace the PII spans of a dialogue: surrogates, tags or redaction, consistently and safely.
+
+:class:`Deidentifier` turns one :class:`~pipeline.types.Dialogue` and its spans into a release
+dialogue, the replacements it made and the mapping table (kept apart from the release: it is the
+key to the originals). :func:`deidentify_stream` does it for a stream of dialogues, so memory stays
+flat on large corpora. The fallback chain is LLM → offline surrogate → tag; the original text is
+never a fallback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from pipeline.surrogates import pools
+from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
+from pipeline.surrogates.formats import (
+    age_surrogate,
+    course_surrogate,
+    date_surrogate,
+    email_surrogate,
+    generic_surrogate,
+    id_surrogate,
+    phone_surrogate,
+    shift_date,
+    url_surrogate,
+    username_surrogate,
+)
+from pipeline.surrogates.keyed import (
+    KeyedRandom,
+    apply_case,
+    case_pattern,
+    compact,
+    normalize,
+    strip_possessive,
+    within_one_edit,
+)
+from pipeline.surrogates.names import TITLE_RE, name_surrogate
+from pipeline.surrogates.places import location_surrogate, school_surrogate
+from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS, rule_error
+from pipeline.types import Detection, Dialogue, Message, Span, resolve_overlaps
+
+VERSION = "1"
+MODES = ("surrogate", "tag", "redact")
+SCOPES = ("dialogue", "corpus")
+REDACTED = "[REDACTED]"
+
+Generator = Callable[[str, GenContext], str]
+
+GENERATORS: dict[str, Generator] = {
+    "NAME": name_surrogate,
+    "SCHOOL": school_surrogate,
+    "LOCATION": location_surrogate,
+    "AGE": age_surrogate,
+    "DATE_OF_BIRTH": date_surrogate,
+    "DATE": date_surrogate,
+    "EMAIL": email_surrogate,
+    "PHONE": phone_surrogate,
+    "URL": url_surrogate,
+    "USERNAME": username_surrogate,
+    "ID_NUMBER": id_surrogate,
+    "COURSE": course_surrogate,
+    "OTHER_IDENTIFIER": generic_surrogate,
+}
+_POSSESSIVE_LABELS = frozenset({"NAME", "SCHOOL", "LOCATION", "OTHER_IDENTIFIER"})
+_DATE_OFFSETS = (30, 730)  # |days|
+
+
+def tag_for(label: str) -> str:
+    return f"<{label}>"
+
+
+@dataclass(frozen=True, slots=True)
+class MappingEntry:
+    """One row of the mapping table: admin-only, never part of the release."""
+
+    dialogue_id: str
+    label: str
+    original: str
+    surrogate: str
+    method: str  # llm | offline | tag | redact
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "dialogue_id": self.dialogue_id,
+            "label": self.label,
+            "original": self.original,
+            "surrogate": self.surrogate,
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """One replaced range: where it was, where its replacement is, and how it was chosen."""
+
+    index: int  # message index; -1 for the anchor text
+    start: int
+    end: int
+    label: str
+    new_start: int
+    new_end: int
+    method: str
+    propagated: bool = False  # found by the consistency sweep rather than given as a span
+
+
+@dataclass
+class DeidResult:
+    original: Dialogue
+    release: Dialogue
+    replacements: list[Replacement] = field(default_factory=list)
+    mapping: list[MappingEntry] = field(default_factory=list)
+
+    @property
+    def originals(self) -> list[tuple[str, str]]:
+        """``(label, original text)`` of every mapped value (for the leak check)."""
+        return [(m.label, m.original) for m in self.mapping]
+
+
+class SurrogateProposer(Protocol):
+    """Something that proposes surrogates for a whole dialogue at once (the LLM path)."""
+
+    version: str
+
+    def propose(
+        self,
+        dialogue: Dialogue,
+        items: Sequence[tuple[str, str]],
+        check: Callable[[str, str, str], str | None],
+    ) -> dict[tuple[str, str], str]: ...
+
+
+class ForbiddenIndex:
+    """Original PII strings of the corpus a surrogate must never be (nor contain as a word)."""
+
+    def __init__(self) -> None:
+        self.norms: set[str] = set()
+        self.compacts: set[str] = set()
+
+    def add(self, label: str, original: str) -> None:
+        if label in RELAXED_LABELS:
+            return
+        n = normalize(original)
+        if not n:
+            return
+        self.norms.add(n)
+        if label == "NAME":
+            m = TITLE_RE.match(n + " ")
+            rest = n[m.end() :] if m else n
+            self.norms.update(w for w in re.split(r"[\s\-.]+", rest) if len(w) >= 2 and w.isalpha())
+        if label in COMPACT_LABELS:
+            c = compact(n)
+            if len(c) >= 5:
+                self.compacts.add(c)
+
+    def __call__(self, norm: str) -> bool:
+        if norm in self.norms:
+            return True
+        if self.compacts and compact(norm) in self.compacts:
+            return True
+        words = re.split(r"[\s\-.@/_]+", norm)
+        return len(words) > 1 and any(w in self.norms for w in words if w)
+
+    def __len__(self) -> int:
+        return len(self.norms)
+
+
+class Deidentifier:
+    """Replace spans in one of three modes; build from config with :func:`build_deidentifier`.
+
+    ``key`` seeds every choice (HMAC-SHA256), so the same key, input and forbidden set reproduce a
+    release byte for byte. ``scope="corpus"`` keeps surrogates consistent across dialogues (a
+    student who appears in many); the default scope is one dialogue. ``propagate`` also replaces
+    unspanned occurrences of a mapped original (in messages and the anchor text); ages, dates,
+    short numbers and names that are common words ("Will") are only replaced where spanned.
+    """
+
+    name = "surrogates"
+    version = VERSION
+
+    def __init__(
+        self,
+        *,
+        key: str | bytes,
+        mode: str = "surrogate",
+        scope: str = "dialogue",
+        propagate: bool = True,
+        proposer: SurrogateProposer | None = None,
+        forbidden: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+        self.keyed = KeyedRandom(key)
+        self.mode = mode
+        self.scope_kind = scope
+        self.propagate = propagate
+        self.proposer = proposer
+        self.forbidden = ForbiddenIndex()
+        self._corpus_scope = Scope(seed="corpus")
+        self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
+        self.add_forbidden(forbidden)
+
+    @property
+    def strategy(self) -> str:
+        llm = f"+{self.proposer.version}" if (self.proposer and self.mode == "surrogate") else ""
+        return f"{self.mode}@{self.version}{llm}"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "mode": self.mode,
+            "scope": self.scope_kind,
+            "propagate": self.propagate,
+            "key_fingerprint": self.keyed.fingerprint(),
+        }
+
+    def add_forbidden(self, originals: Iterable[tuple[str, str]]) -> None:
+        """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
+        for label, text in originals:
+            self.forbidden.add(label, text)
+
+    # --- one dialogue --------------------------------------------------------------------
+
+    def deidentify(
+        self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None = None
+    ) -> DeidResult:
+        """The release of ``dialogue`` with ``spans`` (one list per message; default: its own spans)."""
+        if spans is None:
+            spans = [m.spans for m in dialogue.messages]
+        if len(spans) != len(dialogue.messages):
+            raise ValueError(f"{dialogue.id}: {len(spans)} span lists for {len(dialogue.messages)} messages")
+        chosen: list[list[Span]] = []
+        for msg, ss in zip(dialogue.messages, spans, strict=True):
+            kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
+            chosen.append(resolve_overlaps(kept))
+
+        # originals of this dialogue, in order of appearance, multi-word names first
+        items: dict[str, tuple[str, str]] = {}
+        for msg, ss in zip(dialogue.messages, chosen, strict=True):
+            for s in ss:
+                base = self._base(s.label, msg.text[s.start : s.end])
+                items.setdefault(normalize(base), (s.label, base))
+        for label, text in items.values():
+            self.forbidden.add(label, text)
+        scope = self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
+        table: dict[str, tuple[str, str, str]] = {}
+        if self.mode == "surrogate":
+            table = self._map(dialogue, scope, list(items.values()))
+        else:
+            for norm, (label, text) in items.items():
+                rep = tag_for(label) if self.mode == "tag" else REDACTED
+                table[norm] = (label, rep, self.mode)
+        return self._apply(dialogue, chosen, items, table)
+
+    @staticmethod
+    def _base(label: str, text: str) -> str:
+        text = text.strip()
+        if label in _POSSESSIVE_LABELS:
+            return strip_possessive(text)[0]
+        return text
+
+    def _map(
+        self, dialogue: Dialogue, scope: Scope, items: list[tuple[str, str]]
+    ) -> dict[str, tuple[str, str, str]]:
+        """``norm -> (label, surrogate, method)`` for every original of the dialogue."""
+        out: dict[str, tuple[str, str, str]] = {}
+        offset = self._date_offset(dialogue, [t for lab, t in items if lab in DATE_LABELS])
+        todo: list[tuple[str, str]] = []
+        for label, text in items:
+            norm = normalize(text)
+            hit = scope.values.get(norm) if label not in DATE_LABELS else None
+            if hit is not None:
+                out[norm] = hit
+            else:
+                todo.append((label, text))
+        proposed: dict[tuple[str, str], str] = {}
+        if self.proposer is not None and todo:
+            try:
+                proposed = self.proposer.propose(dialogue, todo, self._checker(scope))
+            except Exception:  # noqa: BLE001 - any LLM failure falls back to the offline surrogates
+                proposed = {}
+        # multi-word names first so "Fred Luther" decides that "Luther" is a surname
+        todo.sort(key=lambda it: (it[0] != "NAME", -len(it[1].split())))
+        for label, text in todo:
+            norm = normalize(text)
+            value = None
+            cand = proposed.get((label, text))
+            if cand is not None and self._checker(scope)(label, text, cand) is None:
+                value = (label, cand, "llm")
+            else:
+                if self.proposer is not None:
+                    self.fallbacks["llm_to_offline"] += 1
+                sur = self._offline(scope, label, text, offset)
+                if sur is not None:
+                    value = (label, sur, "offline")
+                else:
+                    self.fallbacks["offline_to_tag"] += 1
+                    value = (label, tag_for(label), "tag")
+            out[norm] = value
+            if value[2] != "tag":
+                scope.used_values.add(normalize(value[1]))
+            if label not in DATE_LABELS:
+                scope.values[norm] = value
+        return out
+
+    def _checker(self, scope: Scope) -> Callable[[str, str, str], str | None]:
+        def check(label: str, original: str, surrogate: str) -> str | None:
+            return rule_error(label, original, surrogate, forbidden=self.forbidden, used=scope.used_values)
+
+        return check
+
+    def _offline(self, scope: Scope, label: str, text: str, offset: int) -> str | None:
+        gen = GENERATORS.get(label, generic_surrogate)
+        check = self._checker(scope)
+        for attempt in range(MAX_ATTEMPTS // 4):
+            ctx = GenContext(self.keyed, scope, label, attempt, self.forbidden, offset)
+            try:
+                sur = gen(text, ctx)
+            except (SurrogateFailure, ValueError, IndexError):
+                return None
+            if check(label, text, sur) is None:
+                return sur
+        return None
+
+    def _date_offset(self, dialogue: Dialogue, dates: list[str]) -> int:
+        """One offset per dialogue, chosen so every one of its dates moves at least two edits."""
+        lo, hi = _DATE_OFFSETS
+        first = None
+        for k in range(MAX_ATTEMPTS):
+            rng = self.keyed.rng("date-offset", dialogue.id, k)
+            off = rng.randint(lo, hi) * rng.choice((-1, 1))
+            first = first if first is not None else off
+            ok = True
+            for d in dates:
+                new = shift_date(d, off)
+                if new is not None and (
+                    within_one_edit(normalize(new), normalize(d)) or self.forbidden(normalize(new))
+                ):
+                    ok = False
+                    break
+            if ok:
+                return off
+        return first or lo
+
+    # --- applying the table --------------------------------------------------------------
+
+    def _apply(
+        self,
+        dialogue: Dialogue,
+        chosen: list[list[Span]],
+        items: Mapping[str, tuple[str, str]],
+        table: Mapping[str, tuple[str, str, str]],
+    ) -> DeidResult:
+        sweep = self._sweep_regex(table) if self.propagate else None
+        replacements: list[Replacement] = []
+        messages = []
+        for msg, ss in zip(dialogue.messages, chosen, strict=True):
+            edits = [(s.start, s.end, s.label, False) for s in ss]
+            if sweep is not None:
+                edits += self._sweep(msg.text, sweep, ss, table)
+            text, new_spans, reps = self._rewrite(msg.text, msg.index, sorted(edits), table)
+            replacements.extend(reps)
+            messages.append(replace(msg, text=text, spans=tuple(new_spans)))
+        anchor = dialogue.anchor
+        if anchor and sweep is not None:
+            edits = self._sweep(anchor, sweep, [], table)
+            anchor, _, reps = self._rewrite(anchor, -1, sorted(edits), table)
+            replacements.extend(reps)
+        mapping = [
+            MappingEntry(dialogue.id, table[n][0], items[n][1], table[n][1], table[n][2])
+            for n in items
+            if n in table
+        ]
+        release = replace(dialogue, messages=tuple(messages), anchor=anchor)
+        return DeidResult(dialogue, release, replacements, mapping)
+
+    def _rewrite(
+        self,
+        text: str,
+        index: int,
+        edits: list[tuple[int, int, str, bool]],
+        table: Mapping[str, tuple[str, str, str]],
+    ) -> tuple[str, list[Span], list[Replacement]]:
+        out: list[str] = []
+        spans: list[Span] = []
+        reps: list[Replacement] = []
+        pos = 0
+        length = 0
+        for start, end, label, propagated in edits:
+            if start < pos:
+                continue
+            out.append(text[pos:start])
+            length += start - pos
+            raw = text[start:end]
+            lead = len(raw) - len(raw.lstrip())
+            trail = len(raw) - len(raw.rstrip())
+            core = raw.strip()
+            base = self._base(label, core)
+            suffix = core[len(base) :]
+            hit = table.get(normalize(base))
+            if hit is None:  # cannot happen for spans; guard against the original ever leaking
+                hit = (label, tag_for(label), "tag")
+            sur_label, sur, method = hit
+            if method in ("llm", "offline"):
+                pattern = case_pattern(base)
+                if pattern in ("lower", "upper", "title") and case_pattern(sur) != pattern:
+                    sur = apply_case(sur, pattern)
+                if suffix in ("'", "’") and not sur.lower().endswith("s"):
+                    suffix += "s"
+            rep = raw[:lead] + sur + suffix + (raw[len(raw) - trail :] if trail else "")
+            new_start = length + lead
+            new_end = new_start + len(sur) + len(suffix)
+            out.append(rep)
+            length += len(rep)
+            spans.append(Span(new_start, new_end, label))
+            reps.append(Replacement(index, start + lead, end - trail, label, new_start, new_end, method, propagated))
+            pos = end
+        out.append(text[pos:])
+        return "".join(out), spans, reps
+
+    def _sweep_regex(self, table: Mapping[str, tuple[str, str, str]]) -> re.Pattern[str] | None:
+        words = []
+        for norm, (label, _sur, _method) in table.items():
+            if label in RELAXED_LABELS or label in DATE_LABELS or len(norm) < 2:
+                continue
+            if norm.isdigit() and len(norm) < 5:
+                continue
+            if norm in pools.COMMON_WORD_NAMES:
+                continue
+            words.append(norm)
+        if not words:
+            return None
+        alt = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+        return re.compile(rf"(?<![\w@.])(?:{alt})(?![\w@]|\.\w)", re.IGNORECASE)
+
+    @staticmethod
+    def _sweep(
+        text: str, rx: re.Pattern[str], spans: Sequence[Span], table: Mapping[str, tuple[str, str, str]]
+    ) -> list[tuple[int, int, str, bool]]:
+        out = []
+        for m in rx.finditer(text):
+            if any(s.start < m.end() and m.start() < s.end for s in spans):
+                continue
+            hit = table.get(normalize(m.group()))
+            if hit is not None:
+                out.append((m.start(), m.end(), hit[0], True))
+        return out
+
+
+def build_deidentifier(config: Mapping[str, Any] | None = None, *, key: str | bytes, **extra: Any) -> Deidentifier:
+    """Build from a config dict: ``{"mode", "scope", "propagate"}`` (unknown keys are an error)."""
+    config = dict(config or {})
+    known = {"mode", "scope", "propagate"}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise ValueError(f"unknown surrogate config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return Deidentifier(key=key, **config, **extra)
+
+
+# --- streams ------------------------------------------------------------------------------
+
+SpansFor = Callable[[Dialogue], Sequence[Sequence[Span] | Detection]]
+
+
+def _as_span_lists(found: Sequence[Sequence[Span] | Detection]) -> list[list[Span]]:
+    return [list(f.spans) if isinstance(f, Detection) else list(f) for f in found]
+
+
+def iter_spans(
+    dialogues: Iterable[Dialogue], spans_for: SpansFor | Any | None, *, batch_size: int = 32
+) -> Iterator[tuple[Dialogue, list[list[Span]]]]:
+    """Pair each dialogue with its spans: its own (``None``), a callable's, or a detector's."""
+    if spans_for is None:
+        for d in dialogues:
+            yield d, [list(m.spans) for m in d.messages]
+        return
+    if hasattr(spans_for, "detect_many"):
+        batch: list[Dialogue] = []
+
+        def flush() -> Iterator[tuple[Dialogue, list[list[Span]]]]:
+            for d, dets in zip(batch, spans_for.detect_many(batch), strict=True):
+                yield d, _as_span_lists(dets)
+
+        for d in dialogues:
+            batch.append(d)
+            if len(batch) >= batch_size:
+                yield from flush()
+                batch = []
+        if batch:
+            yield from flush()
+        return
+    for d in dialogues:
+        yield d, _as_span_lists(spans_for(d))
+
+
+def deidentify_stream(
+    dialogues: Iterable[Dialogue],
+    spans_for: SpansFor | Any | None = None,
+    *,
+    key: str | bytes,
+    mode: str = "surrogate",
+    scope: str = "dialogue",
+    propagate: bool = True,
+    proposer: SurrogateProposer | None = None,
+    forbidden: Iterable[tuple[str, str]] = (),
+    deidentifier: Deidentifier | None = None,
+    batch_size: int = 32,
+) -> Iterator[DeidResult]:
+    """De-identify a stream of dialogues one at a time (memory stays flat).
+
+    ``spans_for`` is ``None`` (use each message's own spans, e.g. gold spans in the import
+    format), a callable ``dialogue -> [spans or Detection per message]``, or a detector (anything
+    with ``detect_many``), which is fed ``batch_size`` dialogues at a time. Pass ``forbidden``
+    (``(label, text)`` of every original of the corpus, from a first pass) so that no surrogate is
+    another dialogue's original; without it only originals seen so far are avoided.
+    """
+    deid = deidentifier or Deidentifier(
+        key=key, mode=mode, scope=scope, propagate=propagate, proposer=proposer, forbidden=forbidden
+    )
+    for dialogue, spans in iter_spans(dialogues, spans_for, batch_size=batch_size):
+        yield deid.deidentify(dialogue, spans)

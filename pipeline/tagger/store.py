@@ -1,0 +1,183 @@
+"""The model registry on disk: ``<root>/<name>/<version>/``.
+
+Each version directory holds the Hugging Face weights and tokenizer (``save_pretrained``) and
+``tagger.json``: the label map, window settings, thresholds, training-data hash, dev metrics,
+training time and the quantisation check. A version is ``YYYYmmdd-HHMMSS-<data hash>``, so
+versions sort by time and two models trained on the same data are recognisable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.tagger.encoding import WindowConfig
+from pipeline.tagger.labels import LabelMap
+from pipeline.tagger.model import TaggerModel, TaggerUnavailableError, import_torch, offline_env
+from pipeline.types import Dialogue
+
+META_FILE = "tagger.json"
+DEFAULT_ROOT = "var/models"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What ``tagger.json`` says about one trained version."""
+
+    name: str
+    version: str
+    path: str
+    base_model: str
+    scheme: str
+    labels: tuple[str, ...]
+    data_hash: str
+    created_at: str
+    training_seconds: float
+    window: dict[str, Any] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    f_beta: float = 2.0
+    dev_metrics: dict[str, Any] = field(default_factory=dict)
+    quantization: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # counts of dialogues/messages/spans
+    hyper: dict[str, Any] = field(default_factory=dict)  # epochs, lr, batch size, seed, ...
+    software: dict[str, str] = field(default_factory=dict)
+    use_token_types: bool = True
+    format: int = FORMAT
+
+    @property
+    def full_version(self) -> str:
+        """``name/version``: what a run records as its model version."""
+        return f"{self.name}/{self.version}"
+
+    @property
+    def label_map(self) -> LabelMap:
+        return LabelMap(self.scheme, self.labels)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["labels"] = list(self.labels)
+        out.pop("path")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: str | Path) -> ModelInfo:
+        known = {f for f in cls.__dataclass_fields__ if f != "path"}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["labels"] = tuple(kwargs.get("labels", ()))
+        return cls(path=str(path), **kwargs)
+
+
+class ModelNotFoundError(LookupError):
+    """No trained model where one was asked for."""
+
+
+def data_hash(dialogues: Iterable[Dialogue]) -> str:
+    """A stable hash of the training data: ids, anchors, roles, texts and gold spans."""
+    h = hashlib.sha256()
+    for d in dialogues:
+        row = [
+            d.id,
+            d.anchor,
+            [[m.role, m.text, [s.key() for s in sorted(m.spans)]] for m in d.messages],
+        ]
+        h.update(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def read_info(path: str | Path) -> ModelInfo:
+    path = Path(path)
+    meta = path / META_FILE
+    if not meta.is_file():
+        raise ModelNotFoundError(f"{path} is not a tagger model directory (no {META_FILE})")
+    return ModelInfo.from_dict(json.loads(meta.read_text(encoding="utf-8")), path)
+
+
+def write_model(target: Path, info: ModelInfo, model: Any, tokenizer: Any) -> ModelInfo:
+    """Save into ``target`` atomically (a temporary sibling directory renamed at the end)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    (tmp / META_FILE).write_text(
+        json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    tmp.rename(target)
+    return ModelInfo.from_dict(info.to_dict(), target)
+
+
+def list_models(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> list[ModelInfo]:
+    """Every saved version under ``root`` (optionally of one ``name``), oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    infos = []
+    for meta in sorted(root.glob(f"{name or '*'}/*/{META_FILE}")):
+        if meta.parent.name.startswith("."):
+            continue
+        try:
+            infos.append(read_info(meta.parent))
+        except (ValueError, KeyError, TypeError, ModelNotFoundError):
+            continue  # a damaged directory is skipped, not fatal for the listing
+    return sorted(infos, key=lambda i: (i.name, i.version))
+
+
+def latest(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> ModelInfo | None:
+    """The newest version (of ``name``, or of any model) under ``root``, or ``None``."""
+    infos = list_models(root, name)
+    return max(infos, key=lambda i: (i.version, i.name)) if infos else None
+
+
+def resolve(
+    model_path: str | Path | None = None,
+    *,
+    root: str | Path = DEFAULT_ROOT,
+    name: str | None = None,
+) -> ModelInfo:
+    """The model at ``model_path``, else the latest of ``name`` under ``root``."""
+    if model_path:
+        return read_info(model_path)
+    info = latest(root, name)
+    if info is None:
+        what = f"model {name!r}" if name else "model"
+        raise ModelNotFoundError(f"no trained tagger {what} under {root}; train one first")
+    return info
+
+
+def load_model(path: str | Path, *, quantize: bool | None = None) -> TaggerModel:
+    """Load a saved version. ``quantize=None`` quantises when training found it harmless."""
+    info = read_info(path)
+    offline_env()
+    import_torch()
+    try:
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise TaggerUnavailableError("the tagger needs transformers") from exc
+    hf_logging.set_verbosity_error()
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForTokenClassification.from_pretrained(str(path))
+    model.eval()
+    tagger = TaggerModel(
+        model,
+        tokenizer,
+        info.label_map,
+        WindowConfig.from_dict(info.window),
+        thresholds=info.thresholds,
+        use_token_types=info.use_token_types,
+        info=info,
+    )
+    if quantize is None:
+        quantize = bool(info.quantization.get("keep", False))
+    if quantize:
+        tagger.quantize()
+    return tagger

@@ -1,0 +1,45 @@
+"""Word tokens and number tokens: the units every token-level metric and utility figure counts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+# A word is a run of letters/digits that may contain inner apostrophes, dots or commas between
+# digits ("don't", "3.5", "1,000"); every other non-space character is a token of its own.
+_TOKEN_RE = re.compile(r"\d+(?:[.,:/]\d+)*|\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)
+_HAS_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    start: int
+    end: int
+    text: str
+
+    @property
+    def is_number(self) -> bool:
+        return bool(_HAS_DIGIT.search(self.text))
+
+
+def tokenize(text: str) -> list[Token]:
+    return [Token(m.start(), m.end(), m.group()) for m in _TOKEN_RE.finditer(text)]
+
+
+def iter_number_tokens(text: str) -> Iterator[Token]:
+    return (t for t in tokenize(text) if t.is_number)
+
+
+def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Widen ``start..end`` to whole word tokens (what an annotator's sloppy selection meant)."""
+    for tok in tokenize(text):
+        if tok.start < start < tok.end:
+            start = tok.start
+        if tok.start < end < tok.end:
+            end = tok.end
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

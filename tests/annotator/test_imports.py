@@ -1,0 +1,173 @@
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotator.models import AuditEvent, DetectorRun, Dialogue, GoldSpan, Message, Prediction
+from annotator.services.imports import corpus_import, corpus_parse
+from pipeline.corpus import CorpusError
+
+pytestmark = pytest.mark.django_db
+
+
+def _lines(*objs) -> bytes:
+    return "".join((o if isinstance(o, str) else json.dumps(o)) + "\n" for o in objs).encode()
+
+
+GOOD = {"id": "ok", "messages": [{"speaker": "Tutor", "text": "Hello there"}]}
+
+
+def _nothing_written():
+    assert Dialogue.objects.count() == 0
+    assert Message.objects.count() == 0
+    assert DetectorRun.objects.count() == 0
+
+
+def _import(project, raw: bytes, name="c.jsonl", **kw):
+    return corpus_import(project=project, dialogues=corpus_parse(project=project, raw=raw, name=name),
+                         source=name, **kw)
+
+
+BAD_INPUTS = {
+    "wrong encoding": ("c.jsonl", "{\"id\": \"a\", \"messages\": [{\"speaker\": \"T\", \"text\": \"caf\xe9\"}]}\n".encode("latin-1"), "not valid UTF-8"),
+    "malformed json": ("c.jsonl", _lines(GOOD, '{"id": "x", "messages": ['), "line 2: malformed JSON"),
+    "missing id": ("c.jsonl", _lines({"messages": [{"speaker": "T", "text": "hi"}]}), "missing or empty 'id'"),
+    "empty text": ("c.jsonl", _lines({"id": "a", "messages": [{"speaker": "T", "text": "  "}]}), "empty 'text'"),
+    "missing speaker": ("c.jsonl", _lines({"id": "a", "messages": [{"text": "hi"}]}), "empty 'speaker'"),
+    "no messages": ("c.jsonl", _lines({"id": "a", "messages": []}), "non-empty list"),
+    "duplicate ids": ("c.jsonl", _lines(GOOD, GOOD), "line 2: duplicate dialogue id 'ok' (first on line 1)"),
+    "span out of range": ("c.jsonl", _lines({"id": "a", "messages": [{"speaker": "T", "text": "hi",
+                          "spans": [{"start": 0, "end": 9, "label": "NAME"}]}]}), "runs past the end"),
+    "empty span": ("c.jsonl", _lines({"id": "a", "messages": [{"speaker": "T", "text": "hi",
+                   "spans": [{"start": 1, "end": 1, "label": "NAME"}]}]}), "empty or negative"),
+    "unknown label": ("c.jsonl", _lines({"id": "a", "messages": [{"speaker": "T", "text": "hi",
+                      "spans": [{"start": 0, "end": 2, "label": "PET"}]}]}), "unknown label 'PET'"),
+    "csv missing column": ("c.csv", b"dialogue_id,speaker,text\nd1,T,hi\n", "lacks column(s) seq"),
+    "csv bad seq": ("c.csv", b"dialogue_id,seq,speaker,text\nd1,one,T,hi\n", "line 2: 'seq' must be an integer"),
+    "csv empty text": ("c.csv", b"dialogue_id,seq,speaker,text\nd1,0,T,hi\nd1,1,S,\n", "line 3: message 1: missing or empty 'text'"),
+    "csv duplicate seq": ("c.csv", b"dialogue_id,seq,speaker,text\nd1,0,T,hi\nd1,0,S,yo\n", "'seq' 0 twice"),
+    "empty file": ("c.jsonl", b"\n\n", "no dialogues"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_named_and_nothing_is_written(project, case):
+    name, raw, expected = BAD_INPUTS[case]
+    with pytest.raises(CorpusError) as info:
+        _import(project, raw, name=name)
+    assert expected in str(info.value)
+    _nothing_written()
+
+
+def test_every_problem_is_reported_not_just_the_first(project):
+    raw = _lines({"id": "a", "messages": [{"speaker": "T", "text": ""}]}, "{oops", {"messages": []})
+    with pytest.raises(CorpusError) as info:
+        _import(project, raw)
+    assert sorted({p.line for p in info.value.problems}) == [1, 2, 3]
+
+
+def test_file_over_the_size_limit_is_refused(project, settings):
+    settings.BLINDSPOT_IMPORT_MAX_BYTES = 10
+    with pytest.raises(CorpusError, match="over the 10-byte import limit"):
+        _import(project, _lines(GOOD))
+    _nothing_written()
+
+
+def test_failure_mid_write_rolls_back_everything(project, corpus_bytes, monkeypatch):
+    from annotator.services import imports
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(imports, "_import_spans", boom)
+    with pytest.raises(RuntimeError):
+        _import(project, corpus_bytes)
+    _nothing_written()
+
+
+def test_jsonl_import_with_spans_as_run(project, corpus_bytes):
+    result = _import(project, corpus_bytes, name="upstream.jsonl")
+    assert (result.dialogues, result.messages, result.spans) == (2, 6, 2)
+    d1 = Dialogue.objects.get(external_id="d1")
+    assert d1.anchor.startswith("If Alex")
+    msgs = list(d1.messages.order_by("position"))
+    assert [m.speaker_role for m in msgs] == ["tutor", "student", "tutor", "student"]
+    run = DetectorRun.objects.get()
+    assert run.detector == "import:upstream.jsonl" and run.source == "import"
+    assert sorted(Prediction.objects.values_list("label", flat=True)) == ["EMAIL", "NAME"]
+    assert AuditEvent.objects.filter(action="corpus.import").count() == 1
+
+
+def test_spans_as_gold(project, corpus_bytes):
+    _import(project, corpus_bytes, spans_as="gold")
+    assert GoldSpan.objects.count() == 2
+    assert DetectorRun.objects.count() == 0
+
+
+def test_csv_import_orders_by_seq(project):
+    raw = b"dialogue_id,seq,speaker,text,ts\nd1,1,Student,second,00:02\nd1,0,Tutor,first,00:01\nd2,0,T,x,\n"
+    _import(project, raw, name="c.csv")
+    texts = list(Message.objects.filter(dialogue__external_id="d1").order_by("position").values_list("text", "ts"))
+    assert texts == [("first", "00:01"), ("second", "00:02")]
+
+
+def test_reimport_is_refused_by_default_and_idempotent_with_skip(project, corpus_bytes):
+    _import(project, corpus_bytes)
+    with pytest.raises(CorpusError, match="already exist"):
+        _import(project, corpus_bytes)
+    assert Message.objects.count() == 6
+    more = corpus_bytes + _lines({"id": "d3", "messages": [{"speaker": "T", "text": "new"}]})
+    result = _import(project, more, skip_existing=True)
+    assert (result.dialogues, len(result.skipped)) == (1, 2)
+    result = _import(project, more, skip_existing=True)
+    assert result.dialogues == 0
+    assert Message.objects.count() == 7
+
+
+def test_same_ids_in_another_project_are_fine(project, corpus_bytes):
+    from annotator.services.projects import project_create
+
+    other = project_create(name="Other", slug="other")
+    _import(project, corpus_bytes)
+    _import(other, corpus_bytes)
+    assert Dialogue.objects.count() == 4
+
+
+def test_import_command(project, tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_lines(GOOD))
+    call_command("import_corpus", str(path), project="test")
+    assert "Imported 1 dialogues" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        call_command("import_corpus", str(path), project="test")
+    with pytest.raises(CommandError, match="No project"):
+        call_command("import_corpus", str(path), project="nope")
+
+
+def test_upload_page_imports_through_a_job(client, members, corpus_bytes, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/import/", {
+            "file": SimpleUploadedFile("c.jsonl", corpus_bytes), "spans_as": "gold",
+        })
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert b"Succeeded" in page.content
+    assert Message.objects.count() == 6 and GoldSpan.objects.count() == 2
+
+
+def test_upload_with_errors_shows_them_and_writes_nothing(client, members, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/import/", {
+            "file": SimpleUploadedFile("c.jsonl", _lines(GOOD, "{bad")), "spans_as": "run",
+        })
+    response = client.get(response["Location"])
+    assert b"line 2: malformed JSON" in response.content
+    assert b"Nothing was written" in response.content
+    _nothing_written()

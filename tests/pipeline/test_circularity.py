@@ -1,0 +1,109 @@
+"""The circularity report on hand-made items and on a simulated study with known bias."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.adjudication import SettledItem
+from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
+from pipeline.metrics.circularity import circularity_report, condition_gold, vote_gold
+from pipeline.simulate import SimulatedAnnotator, StudyConfig, simulate_study
+from pipeline.types import Span
+
+MAYA = Span(0, 4, "NAME")
+ALEX = Span(9, 13, "NAME")
+TEXT = "Maya and Alex"
+
+
+def item(d, blind, aware, seconds=None):
+    return AnnotatedItem(d, 0, TEXT, annotations={
+        "b": AnnotatorLabels(tuple(blind), "blind", seconds),
+        "a": AnnotatorLabels(tuple(aware), "aware", seconds),
+    })
+
+
+def test_hand_made_inflation():
+    # The model predicts MAYA (right) and ALEX (wrong). Blind annotators mark MAYA only; aware
+    # annotators accept both suggestions.
+    items = [item(f"d{i}", [MAYA], [MAYA, ALEX], seconds=10) for i in range(5)]
+    preds = {it.key: (MAYA, ALEX) for it in items}
+    rep = circularity_report(items, preds, n_boot=50, run="rules@1")
+    assert rep.n_paired_items == 5
+    assert rep.blind.precision.value == pytest.approx(0.5)
+    assert rep.blind.recall.value == pytest.approx(1.0)
+    assert rep.blind.f1.value == pytest.approx(2 / 3)
+    assert rep.aware.f1.value == pytest.approx(1.0)
+    assert rep.delta_f1.value == pytest.approx(1 / 3)
+    assert rep.flagged and rep.significant
+    assert rep.accept_without_edit == {"blind": 0.0, "aware": 1.0}
+    assert rep.median_seconds == {"blind": 10.0, "aware": 10.0}
+    assert "rules@1" in rep.summary and "exceeds the 0.02 threshold" in rep.summary
+    d = rep.to_dict()
+    assert d["delta_f1"]["value"] == pytest.approx(1 / 3, abs=1e-6) and d["flagged"] is True
+    assert {r["figure"] for r in rep.csv_rows()} >= {"delta_f1", "blind_gold_f1"}
+
+
+def test_no_paired_items_says_so():
+    it = AnnotatedItem("d", 0, TEXT, annotations={"b": AnnotatorLabels((MAYA,), "blind")})
+    rep = circularity_report([it], {it.key: (MAYA,)}, n_boot=10)
+    assert rep.delta_f1 is None and not rep.flagged
+    assert "randomized" in rep.summary
+
+
+def test_settled_items_are_counted():
+    items = [item("d", [MAYA], [MAYA])]
+    settled = [SettledItem({"x": [MAYA], "y": []}, model_spans=[MAYA], gold=[MAYA])]
+    rep = circularity_report(items, {}, settled=settled, n_boot=10)
+    assert rep.adjudication["disputed"] == 1 and rep.adjudication["settled_for_model"] == 1
+    assert "went the way the model had them" in rep.summary
+
+
+def test_vote_gold_keeps_ties_and_resolves_overlaps():
+    assert vote_gold({"x": [MAYA], "y": []}) == (MAYA,)
+    assert vote_gold({"x": [MAYA], "y": [], "z": []}) == ()
+    longer = Span(0, 8, "NAME")
+    assert vote_gold({"x": [MAYA], "y": [MAYA], "z": [longer]}) == (MAYA,)
+    it = AnnotatedItem("d", 0, TEXT, annotations={"x": AnnotatorLabels((MAYA,), "aware")})
+    assert condition_gold(it, "blind") is None and condition_gold(it, "aware") == (MAYA,)
+
+
+def study(anchoring: float, seed: int):
+    annotators = (
+        SimulatedAnnotator("A1", miss_rate=0.10, false_alarm_rate=0.05, anchoring=anchoring),
+        SimulatedAnnotator("A2", miss_rate=0.15, false_alarm_rate=0.03, anchoring=anchoring),
+        SimulatedAnnotator("A3", miss_rate=0.05, false_alarm_rate=0.08, anchoring=anchoring),
+        SimulatedAnnotator("A4", miss_rate=0.10, false_alarm_rate=0.05, anchoring=anchoring),
+    )
+    return simulate_study(StudyConfig(n_dialogues=500, annotators=annotators, seed=seed))
+
+
+def test_simulated_study_recovers_injected_inflation():
+    sim = study(anchoring=0.4, seed=1)
+    assert sim.expected_delta_f1 > 0.05
+    rep = circularity_report(sim.items, sim.predictions, n_boot=400, seed=1)
+    assert rep.delta_f1.contains(sim.expected_delta_f1), (rep.delta_f1, sim.expected_delta_f1)
+    assert rep.blind.f1.contains(sim.expected["blind_f1"])
+    assert rep.aware.f1.contains(sim.expected["aware_f1"])
+    assert rep.flagged and rep.significant
+    assert rep.accept_without_edit["aware"] > rep.accept_without_edit["blind"]
+    assert rep.agreement_by_condition["aware"].value > rep.agreement_by_condition["blind"].value
+
+
+def test_simulated_study_without_bias_reports_no_inflation():
+    sim = study(anchoring=0.0, seed=1)
+    assert sim.expected_delta_f1 == pytest.approx(0.0, abs=0.005)  # annotators differ a little
+    rep = circularity_report(sim.items, sim.predictions, n_boot=400, seed=1)
+    assert rep.delta_f1.contains(0.0), rep.delta_f1
+    assert not rep.flagged and not rep.significant
+    assert "no sign" in rep.summary or "cannot be ruled out" in rep.summary
+
+
+def test_simulation_is_randomized_and_balanced():
+    sim = study(anchoring=0.0, seed=2)
+    per: dict[str, dict[str, int]] = {}
+    for it in sim.items:
+        assert len(it.annotations) == 2
+        for a, al in it.annotations.items():
+            per.setdefault(a, {"blind": 0, "aware": 0})[al.condition] += 1
+    for counts in per.values():
+        assert abs(counts["blind"] - counts["aware"]) <= 1

@@ -1,0 +1,515 @@
+"""Surrogates, tags and redaction; the leak check; the utility report (no database).
+
+The property tests build random dialogues full of names, schools, cities, e-mails, phones, ids,
+ages and dates (Faker's lists, the same pools the surrogates draw from, so collisions are tried
+often) around maths talk, and check every rule of issue 7 on the release.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.surrogates import Deidentifier, build_deidentifier, deidentify_stream, tag_for
+from pipeline.surrogates import pools
+from pipeline.surrogates.engine import GENERATORS, REDACTED
+from pipeline.surrogates.formats import age_band, shift_date
+from pipeline.surrogates.keyed import (
+    KeyedRandom,
+    SurrogateKeyError,
+    apply_case,
+    case_pattern,
+    normalize,
+    strip_possessive,
+    within_one_edit,
+)
+from pipeline.surrogates.leaks import LeakChecker
+from pipeline.surrogates.names import infer_gender
+from pipeline.surrogates.rules import rule_error, shape, type_error
+from pipeline.surrogates.utility import UtilityReport
+from pipeline.types import Detection, Dialogue, Message, Span
+
+KEY = "test-surrogate-key-0001"
+PROPS = settings(max_examples=int(__import__("os").environ.get("SURROGATE_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def make_dialogue(did: str, texts: list[tuple[str, list[tuple[str, str]]]], anchor: str = "") -> Dialogue:
+    """Messages from ``(text, [(pii substring, label)])``; each substring's first occurrence is spanned."""
+    msgs = []
+    for i, (text, pii) in enumerate(texts):
+        spans, pos = [], 0
+        for value, label in pii:
+            start = text.index(value, pos)
+            spans.append(Span(start, start + len(value), label))
+            pos = start + len(value)
+        msgs.append(Message(text=text, speaker="tutor" if i % 2 == 0 else "student", index=i, spans=tuple(spans)))
+    return Dialogue(did, tuple(msgs), anchor=anchor)
+
+
+def first_of(text: str) -> str:
+    return text.split()[0]
+
+
+# --- building blocks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "close"),
+    [
+        ("maria", "maria", True), ("maria", "marie", True), ("maria", "mria", True),
+        ("maria", "marias", True), ("maria", "sofia", False), ("ann", "anne", True),
+        ("12", "13", True), ("12", "9", False), ("", "a", True), ("ab", "ba", False),
+    ],
+)
+def test_within_one_edit(a, b, close):
+    assert within_one_edit(a, b) is close
+    assert within_one_edit(b, a) is close
+
+
+@pytest.mark.parametrize(
+    ("text", "base", "suffix"),
+    [("Maria's", "Maria", "'s"), ("Maria’s", "Maria", "’s"), ("Jones'", "Jones", "'"), ("Maria", "Maria", ""), ("Is", "Is", "")],
+)
+def test_strip_possessive(text, base, suffix):
+    assert strip_possessive(text) == (base, suffix)
+
+
+def test_normalize_is_the_consistency_key():
+    assert normalize(" MARIA's ") == normalize("maria") == "maria"
+    assert normalize("Fred   Luther") == "fred luther"
+
+
+@pytest.mark.parametrize(
+    ("original", "pattern", "surrogate", "restored"),
+    [("maria", "lower", "Sofia", "sofia"), ("MARIA", "upper", "Sofia", "SOFIA"),
+     ("Fred Luther", "title", "george fischer", "George Fischer"), ("McDonald", "title", "garcia", "Garcia"), ("iPhone", "mixed", "Garcia", "Garcia")],
+)
+def test_casing_is_restored(original, pattern, surrogate, restored):
+    assert case_pattern(original) == pattern
+    assert apply_case(surrogate, pattern) == restored
+
+
+def test_keyed_random_is_deterministic_and_key_dependent():
+    a, b = KeyedRandom(KEY), KeyedRandom(KEY + "x")
+    assert a.rng("x", 1).random() == KeyedRandom(KEY).rng("x", 1).random()
+    assert a.rng("x", 1).random() != b.rng("x", 1).random()
+    assert KEY not in repr(a)
+    with pytest.raises(SurrogateKeyError):
+        KeyedRandom("short")
+
+
+def test_gender_inference():
+    assert infer_gender("Mr. Smith") == "m"
+    assert infer_gender("Ms. Smith") == "f"
+    assert infer_gender("Robert") == "m"
+    assert infer_gender("Jennifer Lopez") == "f"
+    assert infer_gender("Zzyzx") == "u"
+
+
+# --- one dialogue, by example --------------------------------------------------------------
+
+
+@pytest.fixture
+def sample():
+    return make_dialogue(
+        "d1",
+        [
+            ("Hi Fred Luther, I'm Ms. Smith from Lincoln High in Springfield.",
+             [("Fred Luther", "NAME"), ("Ms. Smith", "NAME"), ("Lincoln High", "SCHOOL"), ("Springfield", "LOCATION")]),
+            ("Fred's email is fred.luther2009@gmail.com, phone (555) 201-3344, id ST-48213.",
+             [("Fred's", "NAME"), ("fred.luther2009@gmail.com", "EMAIL"), ("(555) 201-3344", "PHONE"), ("ST-48213", "ID_NUMBER")]),
+            ("fred is 12 and was born on March 3, 2012. Divide 4815162342 by 2 and add 3/4.",
+             [("fred", "NAME"), ("12", "AGE"), ("March 3, 2012", "DATE_OF_BIRTH")]),
+            ("Lincoln Elementary School is on 42 Oak Street. Ms. Smith says 12 x 3 = 36.",
+             [("Lincoln Elementary School", "SCHOOL"), ("42 Oak Street", "LOCATION")]),
+        ],
+        anchor="If Fred has 5 apples and Ms. Smith gives him 3 more, how many does he have?",
+    )
+
+
+def mapping_of(result):
+    return {e.original: e.surrogate for e in result.mapping}
+
+
+def test_surrogates_keep_type_form_and_consistency(sample):
+    result = Deidentifier(key=KEY).deidentify(sample)
+    m = mapping_of(result)
+    texts = [msg.text for msg in result.release.messages]
+    # first + last mapped part by part, consistent with the bare first name
+    first, last = m["Fred Luther"].split()
+    assert m["Fred"] == first
+    assert texts[2].startswith(f"{first.lower()} is ")
+    assert pools.gender_table().get(first.lower()) in ("m", "u")
+    assert texts[1].startswith(f"{first}'s email is {first.lower()}.")
+    assert last.lower() in m["fred.luther2009@gmail.com"]
+    assert m["fred.luther2009@gmail.com"].endswith("@gmail.com")
+    # title kept; possessive kept; stage word kept; the school's stem shared by both schools
+    assert m["Ms. Smith"].startswith("Ms. ") and m["Ms. Smith"] != "Ms. Smith"
+    stem = m["Lincoln High"].removesuffix(" High")
+    assert m["Lincoln High"].endswith(" High") and m["Lincoln Elementary School"] == f"{stem} Elementary School"
+    # formats
+    assert shape(m["(555) 201-3344"]) == "(999) 999-9999"
+    assert shape(m["ST-48213"]) == "aa-99999"
+    assert m["42 Oak Street"].endswith(" Street")
+    age = int(m["12"])
+    assert age != 12 and age_band(age) == age_band(12)
+    # the anchor text uses the same surrogates; "Ms. Smith" swept in the last message too
+    assert f"If {first} has 5 apples and {m['Ms. Smith']} gives" in result.release.anchor
+    assert f"{m['Ms. Smith']} says 12 x 3 = 36." in texts[3]
+    # maths untouched
+    assert "Divide 4815162342 by 2 and add 3/4." in texts[2]
+    # release spans point at the replacements
+    surrogates = {normalize(v) for v in m.values()}
+    for before, after in zip(sample.messages, result.release.messages, strict=True):
+        assert len(after.spans) >= len(before.spans)
+        for s in after.spans:
+            assert normalize(after.text[s.start : s.end]) in surrogates
+
+
+def test_similar_originals_get_similar_surrogates():
+    d = make_dialogue("d", [("Fred and Fred Luther and Luther", [("Fred", "NAME"), ("Fred Luther", "NAME"), ("Luther", "NAME")])])
+    m = mapping_of(Deidentifier(key=KEY).deidentify(d))
+    assert m["Fred Luther"] == f"{m['Fred']} {m['Luther']}"
+
+
+def test_dates_shift_by_one_offset_per_dialogue():
+    d = make_dialogue(
+        "dates",
+        [("born 2012-03-14 and on March 20, 2012 and 03/30/2012",
+          [("2012-03-14", "DATE_OF_BIRTH"), ("March 20, 2012", "DATE_OF_BIRTH"), ("03/30/2012", "DATE_OF_BIRTH")])],
+    )
+    m = mapping_of(Deidentifier(key=KEY).deidentify(d))
+    a = dt.date.fromisoformat(m["2012-03-14"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", m["2012-03-14"])
+    assert re.fullmatch(r"\d{2}/\d{2}/\d{4}", m["03/30/2012"])
+    offset = (a - dt.date(2012, 3, 14)).days
+    assert offset != 0
+    assert shift_date("March 20, 2012", offset) == m["March 20, 2012"]
+    assert shift_date("03/30/2012", offset) == m["03/30/2012"]
+
+
+@pytest.mark.parametrize(
+    ("text", "days", "expected"),
+    [("March 3", 14, "March 17"), ("3rd of March", 30, "2nd of April"), ("Mar. 3, 2012", -3, "Feb. 29, 2012"),
+     ("2012-03-14", 1, "2012-03-15"), ("14/03/2012", 1, "15/03/2012"), ("July 2011", 31, "August 2011"),
+     ("not a date", 3, None)],
+)
+def test_shift_date_keeps_the_format(text, days, expected):
+    assert shift_date(text, days) == expected
+
+
+@pytest.mark.parametrize(("mode", "rep"), [("tag", "<NAME>"), ("redact", REDACTED)])
+def test_tag_and_redact_modes(sample, mode, rep):
+    result = Deidentifier(key=KEY, mode=mode).deidentify(sample)
+    assert result.release.messages[0].text.startswith(f"Hi {rep}, I'm {rep} from ")
+    assert result.release.messages[1].text.startswith(f"{rep}'s email")
+    assert all(e.method == mode for e in result.mapping)
+    assert LeakChecker(result.originals).check_result(result) == []
+
+
+def test_case_insensitive_consistency_and_casing(sample):
+    result = Deidentifier(key=KEY).deidentify(sample)
+    m = mapping_of(result)
+    assert "fred" not in m  # one row per original, whatever its casing
+    assert result.release.messages[2].text.startswith(m["Fred"].lower() + " is ")
+
+
+def test_deterministic_under_key_and_unlinkable_without_it(sample):
+    one = Deidentifier(key=KEY).deidentify(sample).release
+    two = Deidentifier(key=KEY).deidentify(sample).release
+    other = Deidentifier(key="another-key-0002").deidentify(sample).release
+    assert one == two
+    assert one != other
+
+
+def test_corpus_scope_links_dialogues_and_dialogue_scope_does_not():
+    d1 = make_dialogue("a", [("Hi Jennifer", [("Jennifer", "NAME")])])
+    d2 = make_dialogue("b", [("Bye Jennifer", [("Jennifer", "NAME")])])
+    corpus = list(deidentify_stream([d1, d2], key=KEY, scope="corpus"))
+    assert corpus[0].mapping[0].surrogate == corpus[1].mapping[0].surrogate
+    per = [list(deidentify_stream([d], key=KEY))[0].mapping[0].surrogate for d in (d1, d2)]
+    assert all(normalize(p) != "jennifer" for p in per)
+
+
+def test_never_another_original_of_the_corpus():
+    # every female first name of the pool but one is an original: the surrogate must be that one
+    names = pools.first_names()["f"]
+    keep = names[len(names) // 2]
+    forbidden = [("NAME", n) for n in names if n != keep]
+    d = make_dialogue("x", [("Hi Mary", [("Mary", "NAME")])])
+    deid = Deidentifier(key=KEY, forbidden=forbidden)
+    sur = deid.deidentify(d).mapping[0].surrogate
+    assert normalize(sur) not in {normalize(n) for _, n in forbidden}
+    assert sur != "Mary"
+
+
+def test_offline_failure_falls_back_to_tag(monkeypatch, sample):
+    def broken(original, ctx):
+        raise ValueError("no surrogate")
+
+    monkeypatch.setitem(GENERATORS, "NAME", broken)
+    deid = Deidentifier(key=KEY)
+    result = deid.deidentify(sample)
+    assert result.release.messages[0].text.startswith("Hi <NAME>, I'm <NAME> from ")
+    assert deid.fallbacks["offline_to_tag"] >= 3
+    assert LeakChecker(result.originals).check_result(result) == []
+
+
+def test_build_from_config_rejects_unknown_keys():
+    deid = build_deidentifier({"mode": "tag", "scope": "corpus"}, key=KEY)
+    assert deid.strategy == "tag@1" and deid.describe()["scope"] == "corpus"
+    with pytest.raises(ValueError, match="unknown"):
+        build_deidentifier({"colour": "red"}, key=KEY)
+    with pytest.raises(ValueError, match="mode"):
+        Deidentifier(key=KEY, mode="shout")
+
+
+def test_stream_accepts_a_detector_or_a_callable(sample):
+    class Fake:
+        def detect_many(self, dialogues):
+            for d in dialogues:
+                yield [Detection(d.id, m.index, m.spans) for m in d.messages]
+
+    by_detector = [r.release for r in deidentify_stream([sample], Fake(), key=KEY)]
+    by_callable = [r.release for r in deidentify_stream([sample], lambda d: [m.spans for m in d.messages], key=KEY)]
+    by_gold = [r.release for r in deidentify_stream([sample], key=KEY)]
+    assert by_detector == by_callable == by_gold
+
+
+# --- the leak check -----------------------------------------------------------------------
+
+
+def test_leak_check_reports_each_hit_with_its_location():
+    d = make_dialogue("d9", [("nothing here", []), ("Call Maria at 555 201 3344 or MARIA's mom", [])], anchor="maria")
+    checker = LeakChecker([("NAME", "Maria"), ("PHONE", "(555) 201-3344"), ("AGE", "12"), ("NAME", "Will")])
+    hits = checker.check_dialogue(d)
+    found = sorted((h.index, h.start, h.found, h.how) for h in hits)
+    assert found == [(-1, 0, "maria", "text"), (1, 5, "Maria", "text"), (1, 14, "555 201 3344", "compact"), (1, 30, "MARIA", "text")]
+    assert checker.report.to_dict()["leaks"] == 4 and not checker.report.publishable
+
+
+def test_leak_check_is_word_bounded_and_keeps_common_words_case_sensitive():
+    checker = LeakChecker([("NAME", "Ann"), ("NAME", "Will"), ("AGE", "12")])
+    assert checker.scan_text("Annie will plan 12 apples; banner") == []
+    assert [t[3] for t in checker.scan_text("Will and ann")] == ["text", "text"]
+
+
+# --- utility ------------------------------------------------------------------------------
+
+
+def test_utility_report_counts_and_keeps_maths(sample):
+    report = UtilityReport()
+    report.add(Deidentifier(key=KEY).deidentify(sample))
+    out = report.to_dict()
+    assert out["maths_intact"] is True
+    assert out["number_tokens"]["share"] == 1.0 and out["number_tokens"]["outside_pii"] >= 5
+    assert out["math_expressions"]["preserved"] >= 1
+    assert out["replaced_by_label"]["NAME"] >= 4
+    assert out["before"]["turns"] == out["after"]["turns"] == 4
+    assert {"words_per_turn", "vocabulary", "entropy_1gram", "entropy_2gram", "entropy_3gram"} <= set(out["before"])
+    json.dumps(out)
+
+
+# --- LLM surrogates ----------------------------------------------------------------------
+
+
+fake_openai = pytest.importorskip("tests.fake_openai")
+
+
+def _llm(server, **kw):
+    from pipeline.surrogates.llm import LLMSurrogates
+
+    return LLMSurrogates(model="fake", base_url=server.base_url, api_key="k", timeout_s=5, **kw)
+
+
+def _llm_dialogue():
+    return make_dialogue("llm", [("Hi Maria, call (555) 201-3344", [("Maria", "NAME"), ("(555) 201-3344", "PHONE")])])
+
+
+def test_llm_surrogates_used_when_valid():
+    reply = {"surrogates": [{"original": "Maria", "label": "NAME", "surrogate": "Lucia"},
+                            {"original": "(555) 201-3344", "label": "PHONE", "surrogate": "(312) 448-9061"}]}
+    with fake_openai.FakeOpenAI(lambda req: fake_openai.ok(reply)) as server:
+        deid = Deidentifier(key=KEY, proposer=_llm(server))
+        result = deid.deidentify(_llm_dialogue())
+        assert len(server.requests) == 1
+    assert result.release.messages[0].text == "Hi Lucia, call (312) 448-9061"
+    assert {e.method for e in result.mapping} == {"llm"}
+    assert deid.strategy.startswith("surrogate@1+llm:fake:surrogates_v1#")
+
+
+def test_llm_invalid_surrogates_are_reasked_then_fall_back_offline():
+    bad = {"surrogates": [{"original": "Maria", "surrogate": "Marie"}, {"original": "(555) 201-3344", "surrogate": "call me"}]}
+    fixed = {"surrogates": [{"original": "Maria", "surrogate": "Lucia"}, {"original": "(555) 201-3344", "surrogate": "555"}]}
+    handler = fake_openai.scripted([fake_openai.ok(bad), fake_openai.ok(fixed)])
+    with fake_openai.FakeOpenAI(handler) as server:
+        deid = Deidentifier(key=KEY, proposer=_llm(server, max_rounds=2))
+        result = deid.deidentify(_llm_dialogue())
+        assert len(server.requests) == 2
+        reask = server.requests[1]["messages"][-1]["content"]
+        assert "within one edit" in reask and "keep the format" in reask
+    methods = {e.original: e.method for e in result.mapping}
+    assert methods == {"Maria": "llm", "(555) 201-3344": "offline"}
+    assert deid.fallbacks["llm_to_offline"] == 1
+    assert LeakChecker(result.originals).check_result(result) == []
+
+
+@pytest.mark.parametrize("reply", [fake_openai.error(500, "boom"), fake_openai.ok("not json at all")])
+def test_llm_failure_falls_back_to_offline(reply):
+    with fake_openai.FakeOpenAI(lambda req: reply) as server:
+        deid = Deidentifier(key=KEY, proposer=_llm(server, max_rounds=1))
+        result = deid.deidentify(_llm_dialogue())
+    assert {e.method for e in result.mapping} == {"offline"}
+    assert "Maria" not in result.release.messages[0].text
+
+
+# --- properties ---------------------------------------------------------------------------
+
+FIRST_M = pools.first_names()["m"]
+FIRST_F = pools.first_names()["f"]
+LAST = pools.last_names()
+FILLER = (
+    "ok so", "let's try", "great work", "now", "what is 3/4 + 1/2", "divide 4815162342 by 2",
+    "x = 12", "we have 12 apples", "the answer is 0.75", "at 3:45 we stop", "it costs $4.50",
+)
+CITIES = ("Denver", "Springfield", "Austin", "Portland", "Fresno", "Boise", "Tulsa", "Omaha")
+STAGES = ("High", "High School", "Middle School", "Elementary", "Academy", "Elementary School")
+
+
+def cased(draw, text: str) -> str:
+    return draw(st.sampled_from((text, text.lower(), text.upper())))
+
+
+@st.composite
+def pii_value(draw) -> tuple[str, str]:
+    kind = draw(st.sampled_from(("name1", "name2", "titled", "school", "city", "email", "phone", "id", "age", "date", "username", "url")))
+    first = draw(st.sampled_from(FIRST_M + FIRST_F))
+    last = draw(st.sampled_from(LAST))
+    digits = draw(st.text("0123456789", min_size=4, max_size=4))
+    if kind == "name1":
+        return cased(draw, first), "NAME"
+    if kind == "name2":
+        return cased(draw, f"{first} {last}"), "NAME"
+    if kind == "titled":
+        return f"{draw(st.sampled_from(('Mr.', 'Ms.', 'Mrs.', 'Dr.')))} {last}", "NAME"
+    if kind == "school":
+        return f"{draw(st.sampled_from(LAST + pools.SCHOOL_STEMS))} {draw(st.sampled_from(STAGES))}", "SCHOOL"
+    if kind == "city":
+        return draw(st.sampled_from(CITIES)), "LOCATION"
+    if kind == "email":
+        return f"{first.lower()}.{last.lower()}{digits[:2]}@{draw(st.sampled_from(('gmail.com', 'lincoln.k12.us')))}", "EMAIL"
+    if kind == "phone":
+        fmt = draw(st.sampled_from(("({a}) {b}-{c}", "{a}-{b}-{c}", "+1 {a} {b} {c}", "{a}.{b}.{c}")))
+        return fmt.format(a="5" + digits[:2], b=digits[1:] , c=digits), "PHONE"
+    if kind == "id":
+        return f"{draw(st.sampled_from(('ST', 'ID', 'A')))}-{digits}{digits[:2]}", "ID_NUMBER"
+    if kind == "age":
+        return str(draw(st.integers(5, 17))), "AGE"
+    if kind == "date":
+        y, mo, d = draw(st.integers(2005, 2015)), draw(st.integers(1, 12)), draw(st.integers(1, 28))
+        day = dt.date(y, mo, d)
+        fmt = draw(st.sampled_from(("%B %-d", "%B %-d, %Y", "%m/%d/%Y", "%Y-%m-%d")))
+        return day.strftime(fmt), "DATE_OF_BIRTH"
+    if kind == "username":
+        return f"@{last.lower()}_{digits}", "USERNAME"
+    return f"https://github.com/{last.lower()}{digits[:2]}", "URL"
+
+
+@st.composite
+def dialogue(draw, did: str = "p") -> Dialogue:
+    values = draw(st.lists(pii_value(), min_size=1, max_size=6))
+    texts = []
+    for i in range(draw(st.integers(1, 6))):
+        chosen = draw(st.lists(st.sampled_from(values), min_size=0, max_size=3, unique=True))
+        parts, pii = [draw(st.sampled_from(FILLER))], []
+        for value, label in chosen:
+            if any(normalize(value) in normalize(v) or normalize(v) in normalize(value) for v, _ in pii):
+                continue
+            possessive = label == "NAME" and draw(st.booleans())
+            shown = value + ("'s" if possessive else "")
+            parts += [shown, draw(st.sampled_from(FILLER))]
+            pii.append((shown, label))
+        texts.append((" ".join(parts), pii))
+    return make_dialogue(f"{did}{draw(st.integers(0, 10**6))}", texts)
+
+
+def originals_of(dialogues):
+    out = set()
+    for d in dialogues:
+        for m in d.messages:
+            for s in m.spans:
+                out.add((s.label, Deidentifier._base(s.label, m.text[s.start : s.end])))
+    return out
+
+
+@PROPS
+@given(st.lists(dialogue(), min_size=1, max_size=3, unique_by=lambda d: d.id), st.sampled_from(("surrogate", "tag", "redact")), st.sampled_from(("dialogue", "corpus")))
+def test_property_a_release_never_contains_an_original(dialogues, mode, scope):
+    originals = originals_of(dialogues)
+    checker = LeakChecker(originals)
+    results = list(deidentify_stream(dialogues, key=KEY, mode=mode, scope=scope, forbidden=originals))
+    for result in results:
+        hits = checker.check_result(result)
+        assert hits == [], [h.to_dict() for h in hits]
+    report = UtilityReport()
+    for result in results:
+        report.add(result)
+    assert report.to_dict()["maths_intact"]
+
+
+@PROPS
+@given(st.lists(dialogue(), min_size=1, max_size=3, unique_by=lambda d: d.id))
+def test_property_every_surrogate_rule_holds(dialogues):
+    originals = originals_of(dialogues)
+    forbidden_norms = {normalize(t) for lab, t in originals if lab != "AGE"}
+    deid = Deidentifier(key=KEY, forbidden=originals)
+    for d in dialogues:
+        result = deid.deidentify(d)
+        seen: dict[str, str] = {}
+        for e in result.mapping:
+            if e.method == "tag":
+                assert e.surrogate == tag_for(e.label)
+                continue
+            o, s = normalize(e.original), normalize(e.surrogate)
+            assert s != o
+            assert type_error(e.label, e.original, e.surrogate) is None
+            if e.label != "AGE":
+                assert not within_one_edit(s, o)
+                assert s not in forbidden_norms
+                assert rule_error(e.label, e.original, e.surrogate, forbidden=lambda n: False) is None
+            if e.label == "NAME":
+                assert len(e.surrogate.split()) == len(e.original.split())
+                g = infer_gender(e.original)
+                if g in ("m", "f") and not re.match(r"(?i)(mr|mrs|ms|dr)\b", e.original):
+                    assert pools.gender_table().get(first_of(e.surrogate).lower()) in (g, "u")
+                if case_pattern(e.original) in ("lower", "upper"):
+                    assert case_pattern(e.surrogate) == case_pattern(e.original)
+            if e.label in ("PHONE", "ID_NUMBER"):
+                assert shape(e.surrogate) == shape(e.original)
+            if e.label == "AGE":
+                assert age_band(int(e.surrogate)) == age_band(int(e.original))
+            # one original, one surrogate; two originals never share one
+            assert seen.setdefault(o, s) == s
+        if len({normalize(e.surrogate) for e in result.mapping if e.method != "tag" and e.label != "AGE"}) != len(
+            [e for e in result.mapping if e.method != "tag" and e.label != "AGE"]
+        ):
+            raise AssertionError("two originals share a surrogate")
+        # every spanned occurrence of an original became its surrogate (case restored)
+        by_norm = {normalize(e.original): e.surrogate for e in result.mapping}
+        for before, after in zip(d.messages, result.release.messages, strict=True):
+            for s in before.spans:
+                base = Deidentifier._base(s.label, before.text[s.start : s.end])
+                assert normalize(by_norm[normalize(base)]) in normalize(after.text)
+
+
+@PROPS
+@given(dialogue())
+def test_property_deterministic_rebuild(d):
+    a = Deidentifier(key=KEY).deidentify(d)
+    b = Deidentifier(key=KEY).deidentify(d)
+    assert a.release == b.release and a.mapping == b.mapping

@@ -145,6 +145,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+BLINDSPOT_EAGER_IN_THREAD = env_bool("BLINDSPOT_EAGER_IN_THREAD", True)
 
 # The cache carries live progress out of long transactions (an import is one transaction, so its
 # progress cannot be read from the database until it commits).
@@ -166,6 +167,8 @@ BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))
 BLINDSPOT_TAGGER_BASE = os.environ.get("BLINDSPOT_TAGGER_BASE", "")  # a local HF checkpoint path
 BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
+# Extra modules that register detectors with pipeline.registry (third-party or site-specific).
+BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
 BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 50)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -8,3 +8,4 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 from annotator.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+BLINDSPOT_EAGER_IN_THREAD = False

@@ -1,3 +1,21 @@
 """URLs of this area, included under /p/<slug>/ by annotator.urls."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from annotator.views import adjudication as adj
+from annotator.views import reports
+
+urlpatterns = [
+    path("adjudication/", adj.queue, name="adjudication-queue"),
+    path("adjudication/merge/", adj.merge, name="adjudication-merge"),
+    path("adjudication/next/", adj.next_item, name="adjudication-next"),
+    path("adjudication/<int:item_id>/", adj.item, name="adjudication-item"),
+    path("adjudication/<int:item_id>/decide/", adj.decide, name="adjudication-decide"),
+    path("reports/agreement/", reports.agreement, name="reports-agreement"),
+    path("reports/agreement.<str:fmt>", reports.agreement_download, name="reports-agreement-download"),
+    path("reports/detectors/", reports.detectors, name="reports-detectors"),
+    path("reports/detectors.<str:fmt>", reports.detectors_download, name="reports-detectors-download"),
+    path("reports/circularity/", reports.circularity, name="reports-circularity"),
+    path("reports/circularity/<int:job_id>.<str:fmt>", reports.circularity_download,
+         name="reports-circularity-download"),
+]

@@ -79,9 +79,14 @@ class Worker:
         self.proc, self.log = proc, log
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        """Kill the worker and its pool children (they share a process group)."""
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -113,7 +118,7 @@ def celery_worker(require_postgres, require_redis, settings, tmp_path):
             [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-Q", queue, "-P", "prefork",
              "-c", str(concurrency), "--without-gossip", "--without-mingle", "--without-heartbeat",
              "-l", "INFO", "-n", f"{queue}-{len(started)}@%h"],
-            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
         )
         worker = Worker(proc, log)
         started.append(worker)

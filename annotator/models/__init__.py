@@ -1,5 +1,6 @@
 """Blindspot's data model, one module per area."""
 
+from annotator.models.adjudication import AdjudicationItem
 from annotator.models.annotation import Annotation, Assignment, AssignmentPlan
 from annotator.models.audit import AuditEvent
 from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
@@ -10,6 +11,7 @@ from annotator.models.runs import DetectorRun, MessageSegment, Prediction, RunCh
 
 __all__ = [
     "AdjudicationDecision",
+    "AdjudicationItem",
     "Annotation",
     "Assignment",
     "AssignmentPlan",

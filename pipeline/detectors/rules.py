@@ -15,7 +15,7 @@ from typing import Any
 import phonenumbers
 
 from pipeline.detectors.base import BaseDetector, ConfigError
-from pipeline.maths import in_math_context, math_expression_spans
+from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
 
@@ -77,7 +77,9 @@ _USER_PATH_RE = re.compile(
 )
 _HANDLE_RE = re.compile(r"(?<![\w@./])@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?)(?![\w@])")
 _USERNAME_CUE_RE = re.compile(
-    r"\b(?:(?:my|his|her|their|your)\s+)?(?:user\s?name|user\s?id|login|screen\s?name|"
+    r"\b(?:(?:my|his|her|their|your)\s+)?(?:(?:user|usr|uesr|usre|uer)\s?name|user\s?id|login|"
+    r"my\s+user|"
+    r"screen\s?name|"
     r"gamer\s?tag|ign|roblox\s+(?:name|username|user)|minecraft\s+(?:name|username)|"
     r"discord(?:\s+(?:name|tag|username))?|insta(?:gram)?(?:\s+(?:name|handle))?|"
     r"snap(?:chat)?(?:\s+(?:name|username))?|tiktok(?:\s+(?:name|handle))?|"
@@ -86,25 +88,77 @@ _USERNAME_CUE_RE = re.compile(
     re.IGNORECASE,
 )
 _STRONG_USERNAME_CUE = re.compile(
-    r"user\s?name|user\s?id|login|screen\s?name|gamer\s?tag|\bign\b", re.IGNORECASE
+    r"(?:user|usr|uesr|usre|uer)\s?name|user\s?id|login|screen\s?name|gamer\s?tag|\bign\b|"
+    r"my\s+user\b",
+    re.IGNORECASE,
 )
 _NOT_A_HANDLE = _words(
     """is was the a an my your his her their our it this that and or but not no yes to of in on
     at for with so if then what which i me you he she they we are be been here there ok okay
     please thanks thank name names same different too also just really very"""
 )
-_ID_CUE_RE = re.compile(
-    r"\b(?:(?:student|school|library|employee|member(?:ship)?|account|acct|badge|lunch|"
-    r"bank|routing|passport|case|roll|registration|driver'?s?|licen[cs]e|permit|insurance|"
-    r"medicaid|medicare|tax)\s*(?:id|i\.d\.|number|no\.?|num|#|code|card)?|id|i\.d\.|"
-    r"ssn|social\s+security(?:\s+number)?|licen[cs]e|account|badge|passport)"
-    r"\s*(?:number|no\.?|num|#)?\s*(?:is|was|:|=|-|#)?\s*(?:is\s+)?"
-    r"((?=[A-Z0-9-]*\d)[A-Z]{0,3}-?\d[\d -]{2,22}\d[A-Z]?|[A-Z]{1,3}\d{3,}[A-Z]?)\b",
+_ID_WORDS = (
+    r"(?:student|school|library|employee|member(?:ship)?|bus|lunch|locker|login|account|acct|"
+    r"bank|routing|passport|case|roll|registration|driver'?s?|insurance|medicaid|medicare|tax)"
+    r"\s*(?:id|i\.d\.|number|nubmer|numbr|no\.?|num|#|code|card|pass|pin)"
+    r"(?:\s*(?:number|nubmer|numbr|no\.?|num|#))?"
+    r"|library\s+card|bus\s+pass|lunch\s+pin|\bid\b|\bi\.d\.|\bssn\b|social\s+security|"
+    r"licen[cs]e|badge|passport|account\s+(?:number|no|#)|card\s+(?:number|no|#)"
+)
+_ID_BEFORE_RE = re.compile(
+    rf"(?:{_ID_WORDS})\s*(?:number|no\.?|num|#)?\s*(?:is|was|:|=|-|#)?\s*(?:is\s+)?[:#]?\s*$",
+    re.IGNORECASE,
+)
+_ID_AFTER_RE = re.compile(
+    rf"^\s*(?:is|was|=|thats|that's|that\s+is)?\s*(?:my|his|her|their|the|our)?\s*(?:\w+'?s?\s+)?"
+    rf"(?:{_ID_WORDS})",
+    re.IGNORECASE,
+)
+_ID_TOKEN_RE = re.compile(
+    r"(?<![\w@./:$-])(?:[A-Za-z]{1,3}-?\d{3,12}[A-Za-z]?|\d{3,4}(?:[ -]\d{3,4}){1,3}|\d{4,14})"
+    r"(?![\w@/$%]|[.,]\d|:\d)"
+)
+_ID_QUESTION_RE = re.compile(
+    r"\b(?:student|school|library|login|member)\s*(?:id|#|number|card)|\bid\b|\bi\.d\.|"
+    r"library\s+card|bus\s+pass|lunch\s+(?:pin|number|code)",
+    re.IGNORECASE,
+)
+_USER_QUESTION_RE = re.compile(
+    r"user\s?name|log\s?in\s+with|login\s+name|gamer\s?tag|screen\s?name|\bhandle\b",
+    re.IGNORECASE,
+)
+_PHONE_QUESTION_RE = re.compile(
+    r"\b(?:phone|cell|mobile|text|call|reach|reschedule|contact)\b|"
+    r"\b(?:your|a|what|which)\s+(?:\w+\s+)?(?:number|numbr|#)\s+(?:\w+\s+)?(?:can|should|to|for|we|i)\b",
+    re.IGNORECASE,
+)
+_REPLY_LEAD = (
+    r"^\s*(?:(?:yeah|yes|yep|ok|okay|sure|um+|uh+)\W+)?"
+    r"(?:(?:it'?s|its|it\s+is|mine\s+is|that'?s|my\s+\w+(?:\s+\w+)?\s+is|id|login|user(?:name)?)"
+    r"\s*[:#]?\s*)?"
+)
+_REPLY_HANDLE_RE = re.compile(_REPLY_LEAD + r"@?([A-Za-z][\w.\-]{2,31})\b", re.IGNORECASE)
+_REPLY_ID_RE = re.compile(_REPLY_LEAD + r"[#:]?\s*(" + _ID_TOKEN_RE.pattern + r")", re.IGNORECASE)
+_GAME_SITES = (
+    r"roblox|minecraft|discord|twitch|steam|psn|xbox|fortnite|insta(?:gram)?|snap(?:chat)?|tiktok|"
+    r"youtube|scratch|twitter|reddit|github|epic|switch"
+)
+_USERNAME_AFTER_RE = re.compile(
+    r"(?<![\w@.])@?([A-Za-z0-9_][A-Za-z0-9_.\-]{1,31})\s+(?:is|thats|that's|=)\s+(?:my|his|her|our)\s+"
+    rf"(?:(?:{_GAME_SITES})\s*)?(?:user\s?name|user|login|gamer\s?tag|tag|handle|name|account|ign|"
+    rf"{_GAME_SITES})\b",
+    re.IGNORECASE,
+)
+_USERNAME_SITE_RE = re.compile(
+    rf"\b(?:my|his|her|add\s+me\s+on|follow\s+me\s+on|find\s+me\s+on)\s+(?:{_GAME_SITES})"
+    r"(?:\s+(?:name|username|user|tag|handle|account|id))?\s*(?:is|:|=|!|-)*\s*:?\s*"
+    r"@?([A-Za-z0-9_][A-Za-z0-9_.\-]{1,31})",
     re.IGNORECASE,
 )
 _PHONE_CUE_RE = re.compile(
-    r"\b(?:phone|cell|mobile|call|text|txt|sms|whats\s?app|number|num|no\.|tel|fax|reach|"
-    r"contact|dial|ring)\b",
+    r"\b(?:phone|cell|cellphone|mobile|call(?:\s+me)?|text(?:\s+me)?|txt|sms|whats\s?app|tel|fax|"
+    r"reach\s+me|contact|dial|ring\s+me|(?:my|his|her|your|mom'?s|dad'?s|mum'?s)\s+(?:\w+\s+)?"
+    r"(?:number|num|no\.?|#))\b",
     re.IGNORECASE,
 )
 _SSN_RE = re.compile(r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])")
@@ -154,7 +208,7 @@ class RulesDetector(BaseDetector):
         if not isinstance(self.config["region"], str) or len(self.config["region"]) != 2:
             raise ConfigError("rules: 'region' must be a two-letter region code such as 'US'")
         self._generic = GENERIC_DOMAINS | {d.lower() for d in self.config["generic_domains"]}
-        finders: dict[str, Callable[[str], Iterator[Span]]] = {
+        finders: dict[str, Callable[[str, str], Iterator[Span]]] = {
             "EMAIL": self._emails,
             "URL": self._urls,
             "PHONE": self._phones,
@@ -166,13 +220,20 @@ class RulesDetector(BaseDetector):
     # -- public ---------------------------------------------------------------------------------
 
     def detect(self, dialogue: Dialogue) -> list[Detection]:
-        return [
-            Detection(dialogue.id, m.index, tuple(self.find(m.text))) for m in dialogue.messages
-        ]
+        out = []
+        prev = ""
+        for m in dialogue.messages:
+            out.append(Detection(dialogue.id, m.index, tuple(self.find(m.text, prev=prev))))
+            prev = m.text
+        return out
 
-    def find(self, text: str) -> list[Span]:
-        """Non-overlapping spans of one text (the longest, most specific rule wins)."""
-        spans = [span for finder in self._finders for span in finder(text)]
+    def find(self, text: str, *, prev: str = "") -> list[Span]:
+        """Non-overlapping spans of one text (the longest, most specific rule wins).
+
+        ``prev`` is the message before it: a short reply to "What's your student ID?" or "What
+        name do you log in with?" is read as the answer.
+        """
+        spans = [span for finder in self._finders for span in finder(text, prev)]
         if len(spans) < 2:
             return spans
         chosen: list[Span] = []
@@ -189,13 +250,13 @@ class RulesDetector(BaseDetector):
     def _is_maths(self, text: str, start: int, end: int) -> bool:
         return bool(self.config["math_filter"]) and in_math_context(text, start, end)
 
-    def _emails(self, text: str) -> Iterator[Span]:
+    def _emails(self, text: str, prev: str = "") -> Iterator[Span]:
         if "@" not in text and " at " not in text.lower() and "(at)" not in text.lower():
             return
         for m in _EMAIL_RE.finditer(text):
             yield self._span(m.start(), m.end(), "EMAIL", 0.99, "email")
 
-    def _urls(self, text: str) -> Iterator[Span]:
+    def _urls(self, text: str, prev: str = "") -> Iterator[Span]:
         if "." not in text:
             return
         for m in _URL_RE.finditer(text):
@@ -219,7 +280,7 @@ class RulesDetector(BaseDetector):
             ):
                 yield self._span(start, end, "URL", 0.7, "url_unknown_site")
 
-    def _phones(self, text: str) -> Iterator[Span]:
+    def _phones(self, text: str, prev: str = "") -> Iterator[Span]:
         if _digits(text) < 7:
             return
         region = self.config["region"].upper()
@@ -240,8 +301,16 @@ class RulesDetector(BaseDetector):
                 )
             )
             valid = phonenumbers.is_valid_number(m.number)
-            if nd < 7 or not (formatted or cue or valid):
-                continue
+            if (
+                not cue
+                and "?" in prev
+                and len(text.split()) <= 8
+                and _PHONE_QUESTION_RE.search(prev)
+                and not in_math_context(prev, 0, len(prev))
+            ):
+                cue = nd >= 10 and not self._is_maths(text, start, end)
+            if nd < 7 or not (formatted or cue):
+                continue  # a bare digit string needs a cue: maths is full of them
             if not cue and self._is_maths(text, start, end):
                 continue
             if cue and self.config["math_filter"] and _inside_expression(text, start, end):
@@ -249,40 +318,71 @@ class RulesDetector(BaseDetector):
             score = 0.95 if (valid or cue) else 0.8
             yield self._span(start, end, "PHONE", score, "phone")
 
-    def _usernames(self, text: str) -> Iterator[Span]:
+    def _usernames(self, text: str, prev: str = "") -> Iterator[Span]:
         if "@" in text:
             for m in _HANDLE_RE.finditer(text):
                 handle = m.group(1)
                 if not re.search(r"[A-Za-z]", handle):
                     continue  # "@5" is "at 5"
                 yield self._span(m.start(), m.end(), "USERNAME", 0.9, "handle")
-        for m in _USERNAME_CUE_RE.finditer(text):
-            token = m.group(1).rstrip(".-#")
-            cue = m.group(0)[: m.start(1) - m.start()]
-            if token.lower() in _NOT_A_HANDLE or len(token) < 2:
-                continue
-            strong = bool(_STRONG_USERNAME_CUE.search(cue))
-            handle_like = bool(re.search(r"[\d_.]|[a-z][A-Z]", token))
-            if not (strong and re.search(r"(?:is|:|=)\s*@?$", cue.rstrip()) or handle_like):
-                continue
-            start = m.start(1) - (1 if text[m.start(1) - 1] == "@" else 0)
-            yield self._span(start, m.start(1) + len(token), "USERNAME", 0.85, "username_cue")
+        for pattern, rule in (
+            (_USERNAME_CUE_RE, "username_cue"),
+            (_USERNAME_SITE_RE, "username_site"),
+            (_USERNAME_AFTER_RE, "username_after"),
+        ):
+            for m in pattern.finditer(text):
+                token = m.group(1).rstrip(".-#")
+                if not _plausible_handle(token):
+                    continue
+                cue = m.group(0)[: m.start(1) - m.start()]
+                strong = rule != "username_cue" or bool(_STRONG_USERNAME_CUE.search(cue))
+                said = rule != "username_cue" or re.search(r"(?:is|:|=)\s*@?$", cue.rstrip())
+                if not (strong and said or _handle_like(token)):
+                    continue
+                start = m.start(1) - (1 if m.start(1) and text[m.start(1) - 1] == "@" else 0)
+                yield self._span(start, m.start(1) + len(token), "USERNAME", 0.85, rule)
+        if prev and _USER_QUESTION_RE.search(prev) and len(text.split()) <= 8:
+            m = _REPLY_HANDLE_RE.match(text)
+            if m:
+                token = m.group(1).rstrip(".-")
+                if _plausible_handle(token) and (_handle_like(token) or len(text.split()) <= 2):
+                    start = m.start(1) - (1 if m.start(1) and text[m.start(1) - 1] == "@" else 0)
+                    end = m.start(1) + len(token)
+                    yield self._span(start, end, "USERNAME", 0.8, "username_reply")
 
-    def _ids(self, text: str) -> Iterator[Span]:
-        if _digits(text) < self.config["min_id_digits"]:
+    def _ids(self, text: str, prev: str = "") -> Iterator[Span]:
+        min_digits = self.config["min_id_digits"]
+        if _digits(text) < min_digits:
             return
-        for m in _ID_CUE_RE.finditer(text):
-            start, end = m.span(1)
-            while end > start and text[end - 1] in " -":
-                end -= 1
-            if _digits(text[start:end]) < self.config["min_id_digits"]:
+        reply = bool(prev and _ID_QUESTION_RE.search(prev)) and len(text.split()) <= 12
+        for m in _ID_TOKEN_RE.finditer(text):
+            start, end = m.span()
+            if _digits(m.group()) < min_digits:
+                continue
+            before = text[max(0, start - 40) : start]
+            cue = bool(_ID_BEFORE_RE.search(before)) or bool(
+                _ID_AFTER_RE.match(text[end : end + 40])
+            )
+            if not cue and reply:
+                lead = _REPLY_ID_RE.match(text)
+                cue = bool(lead and lead.start(1) == start)
+            if not cue:
                 continue
             if self.config["math_filter"] and _inside_expression(text, start, end):
                 continue
-            yield self._span(start, end, "ID_NUMBER", 0.97, "id_cue")
+            yield self._span(start, end, "ID_NUMBER", 0.97, "id_cue" if not reply else "id_reply")
         for m in _SSN_RE.finditer(text):
             if not self._is_maths(text, m.start(), m.end()):
                 yield self._span(m.start(), m.end(), "ID_NUMBER", 0.8, "ssn_shape")
+
+
+def _handle_like(token: str) -> bool:
+    return bool(re.search(r"[\d_.]|[a-z][A-Z]", token))
+
+
+def _plausible_handle(token: str) -> bool:
+    low = token.lower()
+    return len(token) >= 3 and low not in _NOT_A_HANDLE and low not in MATH_WORDS
 
 
 def _inside_expression(text: str, start: int, end: int) -> bool:

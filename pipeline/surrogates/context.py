@@ -26,9 +26,15 @@ class Scope:
     """Everything mapped so far in one consistency scope."""
 
     seed: str
-    values: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # norm -> (label, surrogate, method)
-    parts: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, norm part) -> surrogate part
-    used_parts: dict[str, set[str]] = field(default_factory=dict)  # kind -> normalized surrogate parts
+    values: dict[str, tuple[str, str, str]] = field(
+        default_factory=dict
+    )  # norm -> (label, surrogate, method)
+    parts: dict[tuple[str, str], str] = field(
+        default_factory=dict
+    )  # (kind, norm part) -> surrogate part
+    used_parts: dict[str, set[str]] = field(
+        default_factory=dict
+    )  # kind -> normalized surrogate parts
     used_values: set[str] = field(default_factory=set)
 
 
@@ -42,6 +48,7 @@ class GenContext:
     attempt: int
     forbidden: Callable[[str], bool]
     date_offset: int = 0
+    created: list[tuple[str, str, str]] = field(default_factory=list)
 
     def rng(self, *parts: object) -> random.Random:
         return self.keyed.rng(self.scope.seed, self.label, *parts, self.attempt)
@@ -61,14 +68,25 @@ class GenContext:
             return hit
         used = self.scope.used_parts.setdefault(kind, set())
         for k in range(MAX_ATTEMPTS):
-            cand = propose(self.keyed.rng(self.scope.seed, "part", kind, key, k))
+            cand = propose(self.keyed.rng(self.scope.seed, "part", kind, key, self.attempt, k))
             ck = normalize(cand)
-            if not ck or within_one_edit(ck, key) or ck in used or self.forbidden(ck):
+            # a one- or two-character part (an initial, "7" in "lilpaul7") can only differ; the
+            # whole value it belongs to is still held to the edit-distance rule
+            close = ck == key if len(key) <= 2 else within_one_edit(ck, key)
+            if not ck or close or ck in used or self.forbidden(ck):
                 continue
             self.scope.parts[(kind, key)] = cand
             used.add(ck)
+            self.created.append((kind, key, ck))
             return cand
         raise SurrogateFailure(f"no {kind} surrogate for a part of length {len(key)}")
+
+    def rollback(self) -> None:
+        """Forget the parts this attempt created (its value was refused), so the next can differ."""
+        for kind, key, ck in self.created:
+            self.scope.parts.pop((kind, key), None)
+            self.scope.used_parts.get(kind, set()).discard(ck)
+        self.created.clear()
 
     def mapped_part(self, kind: str, original: str) -> str | None:
         return self.scope.parts.get((kind, normalize(original)))

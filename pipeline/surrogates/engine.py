@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from pipeline.surrogates import pools
 from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
 from pipeline.surrogates.formats import (
     age_surrogate,
@@ -35,12 +34,12 @@ from pipeline.surrogates.keyed import (
     compact,
     normalize,
     strip_possessive,
-    within_one_edit,
 )
 from pipeline.surrogates.names import TITLE_RE, name_surrogate
 from pipeline.surrogates.places import location_surrogate, school_surrogate
 from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS, rule_error
-from pipeline.types import Detection, Dialogue, Message, Span, resolve_overlaps
+from pipeline.surrogates.scanner import OriginalIndex, checked_in_place, is_common_word
+from pipeline.types import Detection, Dialogue, Span, resolve_overlaps
 
 VERSION = "1"
 MODES = ("surrogate", "tag", "redact")
@@ -140,7 +139,7 @@ class ForbiddenIndex:
         self.compacts: set[str] = set()
 
     def add(self, label: str, original: str) -> None:
-        if label in RELAXED_LABELS:
+        if label in RELAXED_LABELS or checked_in_place(original):
             return
         n = normalize(original)
         if not n:
@@ -149,19 +148,16 @@ class ForbiddenIndex:
         if label == "NAME":
             m = TITLE_RE.match(n + " ")
             rest = n[m.end() :] if m else n
-            self.norms.update(w for w in re.split(r"[\s\-.]+", rest) if len(w) >= 2 and w.isalpha())
+            self.norms.update(
+                w for w in re.split(r"[\s\-.]+", rest) if len(w) >= 2 and w.isalpha() and not is_common_word(w)
+            )
         if label in COMPACT_LABELS:
             c = compact(n)
             if len(c) >= 5:
                 self.compacts.add(c)
 
     def __call__(self, norm: str) -> bool:
-        if norm in self.norms:
-            return True
-        if self.compacts and compact(norm) in self.compacts:
-            return True
-        words = re.split(r"[\s\-.@/_]+", norm)
-        return len(words) > 1 and any(w in self.norms for w in words if w)
+        return norm in self.norms or (bool(self.compacts) and compact(norm) in self.compacts)
 
     def __len__(self) -> int:
         return len(self.norms)
@@ -189,6 +185,7 @@ class Deidentifier:
         propagate: bool = True,
         proposer: SurrogateProposer | None = None,
         forbidden: Iterable[tuple[str, str]] = (),
+        sweep_corpus: bool = True,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -200,6 +197,8 @@ class Deidentifier:
         self.propagate = propagate
         self.proposer = proposer
         self.forbidden = ForbiddenIndex()
+        self.sweep_corpus = sweep_corpus
+        self.index = OriginalIndex()  # the corpus's originals, to sweep unspanned text with
         self._corpus_scope = Scope(seed="corpus")
         self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
         self.add_forbidden(forbidden)
@@ -215,6 +214,7 @@ class Deidentifier:
             "mode": self.mode,
             "scope": self.scope_kind,
             "propagate": self.propagate,
+            "sweep_corpus": self.sweep_corpus,
             "key_fingerprint": self.keyed.fingerprint(),
         }
 
@@ -222,6 +222,8 @@ class Deidentifier:
         """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
         for label, text in originals:
             self.forbidden.add(label, text)
+            if self.sweep_corpus:
+                self.index.add(label, text)
 
     # --- one dialogue --------------------------------------------------------------------
 
@@ -232,29 +234,53 @@ class Deidentifier:
         if spans is None:
             spans = [m.spans for m in dialogue.messages]
         if len(spans) != len(dialogue.messages):
-            raise ValueError(f"{dialogue.id}: {len(spans)} span lists for {len(dialogue.messages)} messages")
+            raise ValueError(
+                f"{dialogue.id}: {len(spans)} span lists for {len(dialogue.messages)} messages"
+            )
         chosen: list[list[Span]] = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
             chosen.append(resolve_overlaps(kept))
+        # unspanned occurrences of any original of the corpus (a word-problem "Monique" when a
+        # student elsewhere is Monique): found with the leak check's own matcher
+        swept: set[tuple[int, int, int]] = set()
+        anchor_spans: list[Span] = []
+        if self.sweep_corpus and len(self.index):
+            for i, msg in enumerate(dialogue.messages):
+                extra = self._corpus_hits(msg.text, chosen[i])
+                swept.update((msg.index, sp.start, sp.end) for sp in extra)
+                chosen[i] = sorted(chosen[i] + extra)
+            if dialogue.anchor:
+                anchor_spans = self._corpus_hits(dialogue.anchor, [])
 
-        # originals of this dialogue, in order of appearance, multi-word names first
+        # originals of this dialogue, in order of appearance
         items: dict[str, tuple[str, str]] = {}
-        for msg, ss in zip(dialogue.messages, chosen, strict=True):
+        texts = [(msg.text, ss) for msg, ss in zip(dialogue.messages, chosen, strict=True)]
+        for text, ss in [*texts, (dialogue.anchor, anchor_spans)]:
             for s in ss:
-                base = self._base(s.label, msg.text[s.start : s.end])
+                base = self._base(s.label, text[s.start : s.end])
                 items.setdefault(normalize(base), (s.label, base))
         for label, text in items.values():
             self.forbidden.add(label, text)
-        scope = self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
+        scope = (
+            self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
+        )
         table: dict[str, tuple[str, str, str]] = {}
         if self.mode == "surrogate":
             table = self._map(dialogue, scope, list(items.values()))
         else:
-            for norm, (label, text) in items.items():
+            for norm, (label, _text) in items.items():
                 rep = tag_for(label) if self.mode == "tag" else REDACTED
                 table[norm] = (label, rep, self.mode)
-        return self._apply(dialogue, chosen, items, table)
+        return self._apply(dialogue, chosen, items, table, swept, anchor_spans)
+
+    def _corpus_hits(self, text: str, spans: Sequence[Span]) -> list[Span]:
+        out: list[Span] = []
+        for f in self.index.scan(text):
+            if any(f.start < s.end and s.start < f.end for s in (*spans, *out)):
+                continue
+            out.append(Span(f.start, f.end, f.original.label, source="sweep"))
+        return out
 
     @staticmethod
     def _base(label: str, text: str) -> str:
@@ -309,7 +335,9 @@ class Deidentifier:
 
     def _checker(self, scope: Scope) -> Callable[[str, str, str], str | None]:
         def check(label: str, original: str, surrogate: str) -> str | None:
-            return rule_error(label, original, surrogate, forbidden=self.forbidden, used=scope.used_values)
+            return rule_error(
+                label, original, surrogate, forbidden=self.forbidden, used=scope.used_values
+            )
 
         return check
 
@@ -321,9 +349,11 @@ class Deidentifier:
             try:
                 sur = gen(text, ctx)
             except (SurrogateFailure, ValueError, IndexError):
+                ctx.rollback()
                 return None
             if check(label, text, sur) is None:
                 return sur
+            ctx.rollback()
         return None
 
     def _date_offset(self, dialogue: Dialogue, dates: list[str]) -> int:
@@ -337,9 +367,7 @@ class Deidentifier:
             ok = True
             for d in dates:
                 new = shift_date(d, off)
-                if new is not None and (
-                    within_one_edit(normalize(new), normalize(d)) or self.forbidden(normalize(new))
-                ):
+                if new is not None and rule_error("DATE_OF_BIRTH", d, new, forbidden=self.forbidden):
                     ok = False
                     break
             if ok:
@@ -354,20 +382,24 @@ class Deidentifier:
         chosen: list[list[Span]],
         items: Mapping[str, tuple[str, str]],
         table: Mapping[str, tuple[str, str, str]],
+        swept: set[tuple[int, int, int]],
+        anchor_spans: list[Span],
     ) -> DeidResult:
         sweep = self._sweep_regex(table) if self.propagate else None
         replacements: list[Replacement] = []
         messages = []
         for msg, ss in zip(dialogue.messages, chosen, strict=True):
-            edits = [(s.start, s.end, s.label, False) for s in ss]
+            edits = [(s.start, s.end, s.label, (msg.index, s.start, s.end) in swept) for s in ss]
             if sweep is not None:
                 edits += self._sweep(msg.text, sweep, ss, table)
             text, new_spans, reps = self._rewrite(msg.text, msg.index, sorted(edits), table)
             replacements.extend(reps)
             messages.append(replace(msg, text=text, spans=tuple(new_spans)))
         anchor = dialogue.anchor
-        if anchor and sweep is not None:
-            edits = self._sweep(anchor, sweep, [], table)
+        if anchor and (sweep is not None or anchor_spans):
+            edits = [(s.start, s.end, s.label, True) for s in anchor_spans]
+            if sweep is not None:
+                edits += self._sweep(anchor, sweep, anchor_spans, table)
             anchor, _, reps = self._rewrite(anchor, -1, sorted(edits), table)
             replacements.extend(reps)
         mapping = [
@@ -417,7 +449,11 @@ class Deidentifier:
             out.append(rep)
             length += len(rep)
             spans.append(Span(new_start, new_end, label))
-            reps.append(Replacement(index, start + lead, end - trail, label, new_start, new_end, method, propagated))
+            reps.append(
+                Replacement(
+                    index, start + lead, end - trail, label, new_start, new_end, method, propagated
+                )
+            )
             pos = end
         out.append(text[pos:])
         return "".join(out), spans, reps
@@ -429,17 +465,22 @@ class Deidentifier:
                 continue
             if norm.isdigit() and len(norm) < 5:
                 continue
-            if norm in pools.COMMON_WORD_NAMES:
+            if is_common_word(norm):
                 continue
             words.append(norm)
         if not words:
             return None
-        alt = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+        alt = "|".join(
+            re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True)
+        )
         return re.compile(rf"(?<![\w@.])(?:{alt})(?![\w@]|\.\w)", re.IGNORECASE)
 
     @staticmethod
     def _sweep(
-        text: str, rx: re.Pattern[str], spans: Sequence[Span], table: Mapping[str, tuple[str, str, str]]
+        text: str,
+        rx: re.Pattern[str],
+        spans: Sequence[Span],
+        table: Mapping[str, tuple[str, str, str]],
     ) -> list[tuple[int, int, str, bool]]:
         out = []
         for m in rx.finditer(text):
@@ -451,13 +492,17 @@ class Deidentifier:
         return out
 
 
-def build_deidentifier(config: Mapping[str, Any] | None = None, *, key: str | bytes, **extra: Any) -> Deidentifier:
+def build_deidentifier(
+    config: Mapping[str, Any] | None = None, *, key: str | bytes, **extra: Any
+) -> Deidentifier:
     """Build from a config dict: ``{"mode", "scope", "propagate"}`` (unknown keys are an error)."""
     config = dict(config or {})
-    known = {"mode", "scope", "propagate"}
+    known = {"mode", "scope", "propagate", "sweep_corpus"}
     unknown = sorted(set(config) - known)
     if unknown:
-        raise ValueError(f"unknown surrogate config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise ValueError(
+            f"unknown surrogate config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     return Deidentifier(key=key, **config, **extra)
 
 

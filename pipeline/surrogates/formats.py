@@ -31,7 +31,9 @@ def _letters(ctx: GenContext, run: str) -> str:
     """A letter run: the scope's name surrogate when the run is a mapped name, else a same-length word."""
     mapped = ctx.mapped_part("name", run)
     if mapped is None and len(run) >= 3 and run.casefold() in pools.gender_table():
-        mapped = ctx.part("name", run, lambda r: r.choice(pools.first_names()["m" if r.random() < 0.5 else "f"]))
+        mapped = ctx.part(
+            "name", run, lambda r: r.choice(pools.first_names()["m" if r.random() < 0.5 else "f"])
+        )
     if mapped is None:
         mapped = ctx.part("word", run, lambda r: _word_of_length(r, len(run)))
     pattern = case_pattern(run)
@@ -72,7 +74,9 @@ def email_surrogate(original: str, ctx: GenContext) -> str:
     return f"{_handle(ctx, local)}@{_host(ctx, domain)}"
 
 
-_URL_RE = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)?(?P<host>[^/?#\s]+)(?P<rest>.*)$", re.IGNORECASE)
+_URL_RE = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9+.-]*://)?(?P<host>[^/?#\s]+)(?P<rest>.*)$", re.IGNORECASE
+)
 
 
 def url_surrogate(original: str, ctx: GenContext) -> str:
@@ -115,13 +119,34 @@ def id_surrogate(original: str, ctx: GenContext) -> str:
     return shape_copy(original.strip(), ctx.rng("id", original))
 
 
+_ROMAN = {"i": "III", "ii": "V", "iii": "I", "iv": "VI", "v": "III", "vi": "IV"}
+_ROMAN_RE = re.compile(r"\b(?:i{1,3}|iv|vi?)$", re.IGNORECASE)
+COURSE_NAMES = (
+    "Algebra", "Geometry", "Pre-Algebra", "Precalculus", "Calculus", "Statistics", "Trigonometry",
+    "Integrated Math", "Math Foundations", "Discrete Math", "Probability", "Number Theory",
+)
+
+
 def course_surrogate(original: str, ctx: GenContext) -> str:
-    """"Algebra 300" → "Algebra 417": the subject stays, the identifying number changes shape-for-shape."""
+    """"Algebra 300" → "Algebra 417", "Calc 8" → "Calc 27", "Algebra II" → "Algebra V".
+
+    The subject stays; the identifying number changes shape for shape (a one- or two-character
+    number grows by a digit, so it still moves two edits).
+    """
     text = original.strip()
-    if not any(c.isdigit() for c in text):
-        return _handle(ctx, text)
     rng = ctx.rng("course", text)
-    return re.sub(r"\d+", lambda m: shape_copy(m.group(), rng), text)
+
+    def number(m: re.Match[str]) -> str:
+        token = m.group()
+        new = shape_copy(token, rng)
+        return new + str(rng.randrange(10)) if len(token) <= 2 and token.isdigit() else new
+
+    if any(c.isdigit() for c in text):
+        return re.sub(r"\w*\d\w*", number, text)
+    m = _ROMAN_RE.search(text)
+    if m and m.start() > 0:
+        return text[: m.start()] + apply_case(_ROMAN[m.group().casefold()], case_pattern(m.group()))
+    return apply_case(rng.choice(COURSE_NAMES), case_pattern(text))
 
 
 def generic_surrogate(original: str, ctx: GenContext) -> str:
@@ -147,9 +172,11 @@ def _number_word(n: int) -> str:
     return pools.TENS_WORDS[tens] + (f"-{pools.NUMBER_WORDS[ones]}" if ones else "")
 
 
-_WORD_NUMBERS = {_number_word(n): n for n in range(100)}
+WORD_NUMBERS = {_number_word(n): n for n in range(100)}
 _AGE_WORD_RE = re.compile(
-    r"\b(" + "|".join(sorted((re.escape(w) for w in _WORD_NUMBERS), key=len, reverse=True)) + r")\b",
+    r"\b("
+    + "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
+    + r")\b",
     re.IGNORECASE,
 )
 
@@ -164,7 +191,7 @@ def age_surrogate(original: str, ctx: GenContext) -> str:
         spelled = True
         if m is None:
             raise SurrogateFailure("no age in the span")
-        age = _WORD_NUMBERS[m.group().casefold().replace(" ", "-")]
+        age = WORD_NUMBERS[m.group().casefold().replace(" ", "-")]
     else:
         age = int(m.group())
     lo, hi = age_band(age)
@@ -183,8 +210,19 @@ _ORD = r"(?P<ord>st|nd|rd|th)?"
 _DATE_PATTERNS = (
     ("iso", re.compile(r"^(?P<y>\d{4})(?P<s>[-/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})$")),
     ("num", re.compile(r"^(?P<a>\d{1,2})(?P<s>[/.-])(?P<b>\d{1,2})(?:(?P=s)(?P<y>\d{2}|\d{4}))?$")),
-    ("md", re.compile(rf"^{_MONTH_RE}\s+(?P<d>\d{{1,2}}){_ORD}(?P<ys>,?\s+(?P<y>\d{{4}}))?$", re.IGNORECASE)),
-    ("dm", re.compile(rf"^(?P<the>the\s+)?(?P<d>\d{{1,2}}){_ORD}\s+(?P<of>of\s+)?{_MONTH_RE}(?P<ys>,?\s+(?P<y>\d{{4}}))?$", re.IGNORECASE)),
+    (
+        "md",
+        re.compile(
+            rf"^{_MONTH_RE}\s+(?P<d>\d{{1,2}}){_ORD}(?P<ys>,?\s+(?P<y>\d{{4}}))?$", re.IGNORECASE
+        ),
+    ),
+    (
+        "dm",
+        re.compile(
+            rf"^(?P<the>the\s+)?(?P<d>\d{{1,2}}){_ORD}\s+(?P<of>of\s+)?{_MONTH_RE}(?P<ys>,?\s+(?P<y>\d{{4}}))?$",
+            re.IGNORECASE,
+        ),
+    ),
     ("my", re.compile(rf"^{_MONTH_RE}(?P<ys>,?\s+(?P<y>\d{{4}}))$", re.IGNORECASE)),
     ("y", re.compile(r"^(?P<y>(?:19|20)\d{2})$")),
 )
@@ -232,7 +270,15 @@ def shift_date(text: str, days: int) -> str | None:
             if kind == "num":
                 a, b = int(g["a"]), int(g["b"])
                 year = g["y"]
-                y = 2000 if year is None else (int(year) + (2000 if int(year) < 50 else 1900) if len(year) == 2 else int(year))
+                y = (
+                    2000
+                    if year is None
+                    else (
+                        int(year) + (2000 if int(year) < 50 else 1900)
+                        if len(year) == 2
+                        else int(year)
+                    )
+                )
                 day_first = a > 12
                 mon, day = (b, a) if day_first else (a, b)
                 new = _safe_date(y if year else 2000, mon, day) + delta
@@ -276,7 +322,9 @@ def date_surrogate(original: str, ctx: GenContext) -> str:
     rng = ctx.rng("date", original)
     month_re = re.compile(_MONTH_RE, re.IGNORECASE)
     text = month_re.sub(
-        lambda m: _month_name(rng.randrange(1, 13), m.group("month"), m.group("dot")) + m.group("dot"),
+        lambda m: (
+            _month_name(rng.randrange(1, 13), m.group("month"), m.group("dot")) + m.group("dot")
+        ),
         original.strip(),
     )
     return re.sub(r"\d", lambda m: str(rng.randrange(10)), text)

@@ -35,7 +35,9 @@ class KeyedRandom:
     def __init__(self, key: str | bytes) -> None:
         raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
         if len(raw) < 8:
-            raise SurrogateKeyError("the surrogate key must be at least 8 bytes; set BLINDSPOT_SURROGATE_KEY")
+            raise SurrogateKeyError(
+                "the surrogate key must be at least 8 bytes; set BLINDSPOT_SURROGATE_KEY"
+            )
         self._key = raw
 
     def digest(self, *parts: object) -> bytes:

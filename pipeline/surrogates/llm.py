@@ -61,7 +61,11 @@ def parse_mapping(content: str) -> dict[str, str]:
     if not isinstance(rows, list):
         raise SurrogateLLMError("the reply has no 'surrogates' list")
     for row in rows:
-        if isinstance(row, dict) and isinstance(row.get("original"), str) and isinstance(row.get("surrogate"), str):
+        if (
+            isinstance(row, dict)
+            and isinstance(row.get("original"), str)
+            and isinstance(row.get("surrogate"), str)
+        ):
             out[normalize(row["original"])] = row["surrogate"].strip()
     return out
 
@@ -176,7 +180,10 @@ class LLMSurrogates:
             self.usage["reasks"] += 1
             chat += [
                 {"role": "assistant", "content": content},
-                {"role": "user", "content": self.prompt["reask"].safe_substitute(problems="\n".join(problems))},
+                {
+                    "role": "user",
+                    "content": self.prompt["reask"].safe_substitute(problems="\n".join(problems)),
+                },
             ]
         self.usage["accepted"] += len(accepted)
         self.usage["rejected"] += len(pending)

@@ -21,9 +21,21 @@ TITLE_RE = re.compile(
     re.IGNORECASE,
 )
 _TITLE_GENDER = {
-    "mr": "m", "mister": "m", "sir": "m", "señor": "m", "senor": "m",
-    "mrs": "f", "ms": "f", "miss": "f", "missus": "f", "madam": "f", "madame": "f",
-    "señora": "f", "senora": "f", "mme": "f", "mlle": "f",
+    "mr": "m",
+    "mister": "m",
+    "sir": "m",
+    "señor": "m",
+    "senor": "m",
+    "mrs": "f",
+    "ms": "f",
+    "miss": "f",
+    "missus": "f",
+    "madam": "f",
+    "madame": "f",
+    "señora": "f",
+    "senora": "f",
+    "mme": "f",
+    "mlle": "f",
 }
 _SUFFIX_RE = re.compile(r"(?P<sep>,?\s+)(?P<suffix>jr\.?|sr\.?|ii|iii|iv)$", re.IGNORECASE)
 _TOKEN_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?|[^\s]")
@@ -78,7 +90,7 @@ def name_surrogate(original: str, ctx: GenContext) -> str:
     text = original.strip()
     title, sep = "", ""
     m = TITLE_RE.match(text + " ")
-    if m and m.end() <= len(text):
+    if m and m.end() < len(text):  # "MS" alone is a name (initials), not a title
         title, sep = m.group("title"), m.group("sep")
         text = text[m.end() :]
     suffix = ""

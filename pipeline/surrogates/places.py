@@ -79,13 +79,17 @@ def _place_piece(ctx: GenContext, piece: str) -> str:
         sur = ctx.part("state", core, lambda r: r.choice(abbrs))
     elif re.fullmatch(r"[A-Z]{2}\s+\d{5}(?:-\d{4})?", core):  # "CO 80202"
         st, zipc = core.split(None, 1)
-        sur = ctx.part("state", st, lambda r: r.choice(abbrs)) + " " + ctx.part(
-            "zip", zipc, lambda r: shape_copy(zipc, r)
+        sur = (
+            ctx.part("state", st, lambda r: r.choice(abbrs))
+            + " "
+            + ctx.part("zip", zipc, lambda r: shape_copy(zipc, r))
         )
     elif re.fullmatch(r"\d{5}(?:-\d{4})?", core):
         sur = ctx.part("zip", core, lambda r: shape_copy(core, r))
     elif (m := _ADDRESS_RE.match(core)) and any(c.isalpha() for c in m.group("street")):
-        sur = ctx.part("house", m.group("num"), lambda r: shape_copy(m.group("num"), r)) + m.group("sep")
+        sur = ctx.part("house", m.group("num"), lambda r: shape_copy(m.group("num"), r)) + m.group(
+            "sep"
+        )
         sur += _street(ctx, m.group("street"))
     else:
         sur = _cased_part(ctx, "city", core, _city)
@@ -95,8 +99,30 @@ def _place_piece(ctx: GenContext, piece: str) -> str:
 def _street(ctx: GenContext, street: str) -> str:
     words = street.split()
     suffixes = {s.casefold() for s in pools.street_suffixes()} | {
-        "st", "st.", "ave", "ave.", "rd", "rd.", "blvd", "blvd.", "dr", "dr.", "ln", "ln.", "ct",
-        "ct.", "pl", "pl.", "apt", "apt.", "way", "street", "road", "drive", "lane", "court",
+        "st",
+        "st.",
+        "ave",
+        "ave.",
+        "rd",
+        "rd.",
+        "blvd",
+        "blvd.",
+        "dr",
+        "dr.",
+        "ln",
+        "ln.",
+        "ct",
+        "ct.",
+        "pl",
+        "pl.",
+        "apt",
+        "apt.",
+        "way",
+        "street",
+        "road",
+        "drive",
+        "lane",
+        "court",
     }
     keep_from = len(words)
     while keep_from > 1 and words[keep_from - 1].casefold() in suffixes | {"n", "s", "e", "w"}:

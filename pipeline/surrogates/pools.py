@@ -11,9 +11,14 @@ import importlib
 from collections import defaultdict
 from functools import cache
 
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 _PERSON_LOCALES = ("en_US", "en_GB", "en_CA", "en_AU", "en_IE", "en_NZ")
 
-SCHOOL_STEMS: tuple[str, ...] = tuple(
+SCHOOL_STEMS: tuple[str, ...] = _words(
     """
     Oakridge Riverside Maplewood Hillcrest Lakeview Westfield Brookside Fairview Pinecrest
     Greenwood Ridgeview Meadowbrook Stonebridge Clearwater Highland Northwood Southgate Eastwood
@@ -23,30 +28,36 @@ SCHOOL_STEMS: tuple[str, ...] = tuple(
     Willowbrook Sunnyside Oakmont Birchwood Aspen Sycamore Magnolia Cypress Hawthorne Sterling
     Bridgewater Chesterfield Lakewood Mountainview Brighton Carver Franklin Jefferson Madison
     Monroe Emerson Whitman Thoreau Edison Marshall Bradford Hamilton Clifton Dalton Preston
-    """.split()
+    """
 )
 
 PUBLIC_EMAIL_DOMAINS: frozenset[str] = frozenset(
-    """
+    _words(
+        """
     gmail.com yahoo.com hotmail.com outlook.com icloud.com aol.com protonmail.com live.com
     msn.com me.com mail.com gmx.com yandex.com zoho.com
-    """.split()
+    """
+    )
 )
 
 PUBLIC_HOSTS: frozenset[str] = frozenset(
-    """
+    _words(
+        """
     youtube.com youtu.be facebook.com instagram.com twitter.com x.com tiktok.com github.com
     linkedin.com reddit.com twitch.tv discord.gg discord.com snapchat.com pinterest.com
     medium.com wordpress.com blogspot.com google.com docs.google.com drive.google.com
     sites.google.com khanacademy.org scratch.mit.edu tumblr.com soundcloud.com vimeo.com
-    """.split()
+    """
+    )
 )
 
 URL_PATH_WORDS: frozenset[str] = frozenset(
-    """
+    _words(
+        """
     watch user users u channel c profile profiles in p projects project pages page blog posts
     post home index html htm php about me portfolio com www status photos videos video play
-    """.split()
+    """
+    )
 )
 
 
@@ -114,7 +125,18 @@ def street_suffixes() -> tuple[str, ...]:
     return tuple(prov.street_suffixes)
 
 
-CITY_SUFFIXES = ("ton", "ville", "field", "wood", "burg", "ford", "port", "dale", " Springs", " Heights")
+CITY_SUFFIXES = (
+    "ton",
+    "ville",
+    "field",
+    "wood",
+    "burg",
+    "ford",
+    "port",
+    "dale",
+    " Springs",
+    " Heights",
+)
 CITY_PREFIXES = ("North", "South", "East", "West", "New", "Lake", "Port", "Fort", "Mount")
 
 
@@ -130,12 +152,39 @@ def words_by_length() -> dict[int, tuple[str, ...]]:
 
 
 MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 NUMBER_WORDS = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
     "nineteen",
 )
 TENS_WORDS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
@@ -143,12 +192,14 @@ TENS_WORDS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", 
 # Words that are both English words and first names: never propagated through unspanned text
 # and matched only in their original capitalised form by the leak check.
 COMMON_WORD_NAMES: frozenset[str] = frozenset(
-    """
+    _words(
+        """
     will may mark bill june april august rose hope joy faith grace art jack frank hunter summer
     autumn dawn ray sky chase case max pat sue gene rich penny ruby amber crystal pearl iris
     lily daisy holly ivy jasmine heather violet olive robin jay drew lane dale glen wade bob
     rob don sam ken hank nick guy earl miles love star honey angel sunny faye carol joy
     reed page hall banks bell brown green white black young king bishop price rice long
     an the a i is it in on at to of and or be by we he she me my no so do go up us
-    """.split()
+    """
+    )
 )

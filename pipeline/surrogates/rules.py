@@ -22,6 +22,7 @@ RELAXED_LABELS = frozenset({"AGE"})
 COMPACT_LABELS = frozenset({"PHONE", "EMAIL", "ID_NUMBER", "URL", "USERNAME"})
 DATE_LABELS = frozenset({"DATE_OF_BIRTH", "DATE"})
 
+_WORDS_RE = re.compile(r"[\s\-.@/_,]+")
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -36,7 +37,7 @@ def type_error(label: str, original: str, surrogate: str) -> str | None:
         return "empty surrogate"
     if label == "NAME":
         mo, ms = TITLE_RE.match(o + " "), TITLE_RE.match(s + " ")
-        if mo and (not ms or ms.group("title").casefold() != mo.group("title").casefold()):
+        if mo and mo.end() <= len(o) and (not ms or ms.group("title").casefold() != mo.group("title").casefold()):
             return f"keep the title {mo.group('title')!r}"
         if len(o.split()) != len(s.split()):
             return f"use {len(o.split())} word(s), like the original"
@@ -76,7 +77,8 @@ def rule_error(
     if label not in RELAXED_LABELS:
         if within_one_edit(sn, on):
             return "within one edit of the original"
-        if forbidden(sn):
+        own = set(_WORDS_RE.split(on))
+        if forbidden(sn) or any(forbidden(w) for w in _WORDS_RE.split(sn) if len(w) >= 2 and w not in own):
             return "is, or contains, another original PII string"
         if sn in used:
             return "already the surrogate of another original"

@@ -114,10 +114,20 @@ class UtilityReport:
             reps = sorted(by_msg.get(before.index, []), key=lambda r: r.start)
             units = [(t.start, t.end) for t in tokenize(before.text) if t.is_number]
             self._check(self.numbers, units, before.text, after.text, reps, result, before.index)
-            self._check(self.maths, math_expression_spans(before.text), before.text, after.text, reps, result, before.index)
+            self._check(
+                self.maths,
+                math_expression_spans(before.text),
+                before.text,
+                after.text,
+                reps,
+                result,
+                before.index,
+            )
 
     @staticmethod
-    def _check(acc: Preserved, units, before: str, after: str, reps, result: DeidResult, index: int) -> None:
+    def _check(
+        acc: Preserved, units, before: str, after: str, reps, result: DeidResult, index: int
+    ) -> None:
         for start, end in units:
             where = _shifted(start, end, reps)
             if where is None:
@@ -127,7 +137,9 @@ class UtilityReport:
             if after[where[0] : where[1]] == before[start:end]:
                 acc.kept += 1
             elif len(acc.examples) < 20:
-                acc.examples.append({"dialogue_id": result.original.id, "index": index, "text": before[start:end]})
+                acc.examples.append(
+                    {"dialogue_id": result.original.id, "index": index, "text": before[start:end]}
+                )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,7 +148,8 @@ class UtilityReport:
             "after": self.after.to_dict(),
             "number_tokens": self.numbers.to_dict(),
             "math_expressions": self.maths.to_dict(),
-            "maths_intact": self.numbers.kept == self.numbers.total and self.maths.kept == self.maths.total,
+            "maths_intact": self.numbers.kept == self.numbers.total
+            and self.maths.kept == self.maths.total,
             "replaced_by_label": dict(sorted(self.replaced.items())),
             "replaced_by_method": dict(sorted(self.methods.items())),
             "propagated_by_label": dict(sorted(self.propagated.items())),

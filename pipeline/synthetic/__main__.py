@@ -11,6 +11,10 @@ from pathlib import Path
 from pipeline.corpus import write_jsonl
 from pipeline.synthetic.generator import POLICIES, corpus_stats, dialogue_to_row, generate_corpus
 
+# The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``.
+DEMO_PATH = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "demo_corpus.jsonl"
+DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": 36}
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.synthetic", description=__doc__)
@@ -23,7 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-trap-meta", action="store_true", help="omit per-message trap records")
     parser.add_argument("--out", type=Path, help="output JSONL (default: standard output)")
     parser.add_argument("--stats", action="store_true", help="print corpus statistics to stderr")
+    parser.add_argument("--demo", action="store_true",
+                        help=f"write the demo corpus with its fixed settings {DEMO_ARGS} to {DEMO_PATH}")
     args = parser.parse_args(argv)
+    if args.demo:
+        for key, value in DEMO_ARGS.items():
+            setattr(args, key, value)
+        args.policy, args.out = "strict", args.out or DEMO_PATH
     if args.dialogues < 1 or not 1 <= args.min_messages <= args.max_messages:
         parser.error("need --dialogues >= 1 and 1 <= --min-messages <= --max-messages")
 

@@ -40,17 +40,25 @@ STUDENT_GREET = (
 )
 TUTOR_INTRO = (
     "{=I'm|I am} {tfull} and I {=teach|tutor} math {=at|for} {=the center|this program|online}.",
-    "{=Nice to meet you|Great to meet you}{=, |! }{=I'm|My name is} {tfirst}.",
+    "{=Nice to meet you|Great to meet you}{=, I'm|! I'm|! My name is|. My name is} {tfirst}.",
     "You can call me {tfirst}{=, everyone does| if you like|}.",
     "Before we start, can you tell me your {=full name|first and last name|name} {=for my notes|for the attendance sheet|please}?",
     "{=Just|Quick} {=to confirm|check}, your name is {sfull}, {=right|correct}?",
+    "{=A little about me|About me}: I'm a {=junior|senior|sophomore|grad student} at {college}{=, studying {=math|engineering|education|physics}|}.",
+    "I {=study|go to school} at {college}{=, but I grew up in {tcity}|}. {=What about you?|Where do you go to school?}",
+    "I'm {tfull}{=, your tutor for today|, nice to meet you}. I used to teach at {school2}.",
 )
 STUDENT_INTRO = (
     "{=my name is|my names|im|I'm|it's} {sfull}",
     "{sfull}",
-    "{=I'm|im} {sfirst}{=| but my friends call me {nick}}",
+    "{=I'm|im} {sfirst}",
+    "{=I'm|im} {sfirst} but {=my friends call me|everyone calls me|u can call me} {nick}",
     "{=yes|yeah} {=it's|its} {sfull}",
-    "{=My|my} name is {sfirst} and {=I'm|im} in {=fifth|sixth|seventh|eighth|ninth|4th|5th|6th|7th|8th} grade",
+    "{=My|my} name is {sfirst} and {=I'm|im} in {grade} grade",
+    "{=Hi|hi}, {=I'm|im} {sfull}, {=I'm|im} {age} and I go to {school}{=| in {city}}.",
+    "{sfull}, {grade} grade, {school}",
+    "{=its|it's} {sfirst}{=! |. }{=I'm|im} {age}{=| and in {grade} grade}",
+    "{=my|My} name is {sfirst} {=but|and} {=everyone calls me|my friends call me} {nick}{=| lol}",
 )
 
 # ---- chit-chat: (tutor asks, student answers) pairs, tightly matched ----------------------
@@ -365,7 +373,8 @@ PLACEHOLDER_LINES = (
     "{ph} {=said|thinks} the answer {=was|is} {phnum}{=.|, do you agree?}",
     "{=Can|Could} {ph} {=read|explain} {=the next one|their answer|what they did}?",
     "{=Let's|Let us} hear from {ph}{=.|!}",
-    "{=I agree with|What} {ph} {=said|got}{=.|?}",
+    "I agree with {ph}{=.|!| on this one.}",
+    "What did {ph} get{=?| for number {phnum}?}",
 )
 PLACEHOLDERS = (
     "[STUDENT]", "[STUDENT]", "Student A", "Student B", "Student C", "Student D", "Student K",
@@ -382,6 +391,7 @@ STUDENT_ASIDE = (
     "{=can|could} {friend} join next time? {=shes|hes|they're} in my class",
     "{=sorry|sry} {=im|I'm} at my {=grandma|aunt|cousin}{=s|'s} in {city} today",
     "{=lol|haha} {sib} says hi",
+    "{=sorry|sry} i was at my locker{=,|.} {othercue} {other}{= lol|}",
 )
 TUTOR_MATH_TALK = (
     "{=What do you notice?|What do you see first?|What is the question asking?}",
@@ -418,9 +428,15 @@ SOCIAL_TOPICS = (
     (ASK_FAMILY, ANSWER_FAMILY), (ASK_SIBLINGS, ANSWER_SIBLINGS), (ASK_FRIENDS, ANSWER_FRIENDS),
     (ASK_GAMES, ANSWER_GAMES), (ASK_ONLINE, ANSWER_ONLINE), (ASK_SPORTS, ANSWER_SPORTS),
 )
-SOCIAL_WEIGHTS = (10, 7, 8, 2, 7, 5, 5, 5, 4, 6, 3, 3)
+SOCIAL_WEIGHTS = (10, 7, 8, 3, 7, 6, 5, 5, 4, 6, 6, 5)
 CONTACT_TOPICS = ((ASK_EMAIL, ANSWER_EMAIL), (ASK_PHONE, ANSWER_PHONE), (ASK_ID, ANSWER_ID), (ASK_LOGIN, ANSWER_LOGIN))
 CONTACT_WEIGHTS = (5, 3, 3, 2)
+
+COLLEGES = (
+    "UT Austin", "Texas A&M", "Arizona State", "Georgia Tech", "Rutgers", "Penn State", "UCLA", "UC Davis",
+    "Michigan State", "Ohio State", "the University of Florida", "Temple", "CUNY Hunter", "Howard",
+    "Purdue", "Boston University", "NYU", "San Diego State", "Florida International University",
+)
 
 ALL_BANKS = (
     TUTOR_GREET, STUDENT_GREET, TUTOR_INTRO, STUDENT_INTRO,

@@ -50,7 +50,7 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
     user = P.username(student, rng)
     other_cue, other_val = P.other_identifier(rng)
     year = rng.randint(2007, 2018)
-    nick = student.first[:4] if len(student.first) > 5 and rng.random() < 0.5 else student.first.lower()
+    nick = _nickname(student, rng)
     ctx: dict[str, Any] = {
         "sname": lambda r: P.name_address_student(student, r),
         "sfirst": P.name_first(student),
@@ -78,6 +78,9 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
         "friend": lambda r: P.name_first(friend) if r.random() < 0.8 else P.name_full(friend),
         "teacher": lambda r: P.name_titled(teacher, r),
         "school": [pii(school, "SCHOOL")],
+        "school2": [pii(P.school(pools, rng), "SCHOOL")],
+        "college": _college(rng),
+        "tcity": [pii(P.city(pools, rng), "LOCATION")],
         "city": [pii(P.city(pools, rng), "LOCATION")],
         "city2": [pii(P.city(pools, rng), "LOCATION")],
         "hood": _hood(rng),
@@ -109,6 +112,32 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
     }
     names = frozenset(taken | {nick})
     return Cast(ctx, names)
+
+
+NICKNAMES = {"Alexander": "Alex", "Alexandra": "Alex", "Benjamin": "Ben", "Christopher": "Chris",
+             "Daniel": "Dan", "Elizabeth": "Liz", "Gabriel": "Gabe", "Isabella": "Bella", "Jacob": "Jake",
+             "Jennifer": "Jen", "Jonathan": "Jon", "Joseph": "Joe", "Katherine": "Kate", "Matthew": "Matt",
+             "Michael": "Mike", "Nicholas": "Nick", "Rebecca": "Becca", "Robert": "Rob", "Samantha": "Sam",
+             "Samuel": "Sam", "Stephanie": "Steph", "Thomas": "Tom", "Victoria": "Tori", "William": "Will",
+             "Zachary": "Zach", "Alejandro": "Alex", "Francisco": "Paco", "Guadalupe": "Lupe", "José": "Pepe",
+             "Jessica": "Jess", "Anthony": "Tony", "Timothy": "Tim", "Margaret": "Maggie", "Patricia": "Patty"}
+
+
+def _nickname(person: P.Person, rng: random.Random) -> str:
+    """"Alex" for Alexander, "Kris" for Kristopher, initials ("MG") otherwise."""
+    first = person.first
+    if first in NICKNAMES:
+        return NICKNAMES[first]
+    if len(first) >= 7 and first[:4].isalpha():
+        return first[:4]
+    return (first[0] + person.last[0]).upper()
+
+
+def _college(rng: random.Random) -> list[Seg]:
+    college = rng.choice(chat.COLLEGES)
+    if college.startswith("the "):
+        return [lit("the "), pii(college[4:], "SCHOOL")]
+    return [pii(college, "SCHOOL")]
 
 
 def _hood(rng: random.Random) -> list[Seg]:
@@ -190,7 +219,7 @@ def _extras(ctx, rng) -> list[list[Turn]]:
         blocks.append(block)
     if rng.random() < 0.18:
         block = [("P", pick(chat.PARENT_LINES[:2], ctx, rng)), ("T", pick(chat.TUTOR_TO_PARENT, ctx, rng))]
-        block += [("P", pick(chat.PARENT_LINES[2:], ctx, rng)) for _ in range(rng.randint(1, 2))]
+        block += [("P", render(line, ctx, rng)) for line in rng.sample(chat.PARENT_LINES[2:], rng.randint(1, 2))]
         blocks.append(block)
     if rng.random() < 0.3:
         blocks.append([("T", pick(chat.PLACEHOLDER_LINES, ctx, rng)) for _ in range(rng.randint(1, 2))])

@@ -22,7 +22,7 @@ TRAP_KINDS = (
     "problem_character", "fraction", "equation", "long_number", "calculation", "time", "problem_date",
     "money", "measurement", "year", "pick_number", "percent", "problem_age", "coordinate",
     "number_list", "famous_name", "plain_course", "session_date", "session_time", "section_number",
-    "placeholder", "grade_level", "name_like_word",
+    "placeholder", "grade_level", "name_like_word", "problem_place",
 )
 
 
@@ -37,6 +37,11 @@ class Problem:
 
 def t(text: object, kind: str) -> list[Seg]:
     return [lit(str(text), kind)]
+
+
+def num(n: int, fmt: str = "{}") -> list[Seg]:
+    """A number in a calculation: ``long_number`` from four digits up, ``calculation`` below."""
+    return t(fmt.format(n), "long_number" if abs(n) >= 1000 else "calculation")
 
 
 def _char(name: str) -> list[Seg]:
@@ -78,13 +83,17 @@ def share_items(rng: random.Random, names: list[str]) -> Problem:
 
 def fraction_add(rng: random.Random, names: list[str]) -> Problem:
     a, b = names[:2]
-    d1, d2 = rng.choice(((4, 8), (3, 6), (2, 5), (3, 4), (6, 12), (5, 10), (2, 3), (4, 6)))
-    f1, f2 = Fraction(rng.randint(1, d1 - 1), d1), Fraction(rng.randint(1, d2 - 1), d2)
-    lcd = f1.denominator * f2.denominator // _gcd(f1.denominator, f2.denominator)
-    e1, e2 = f"{f1.numerator * (lcd // f1.denominator)}/{lcd}", f"{f2.numerator * (lcd // f2.denominator)}/{lcd}"
-    ctx = {"A": _char(a), "B": _char(b), "f1": t(_frac(f1), "fraction"), "f2": t(_frac(f2), "fraction"),
+    d1, d2 = rng.choice(((4, 8), (3, 6), (2, 5), (3, 4), (6, 12), (5, 10), (2, 3), (4, 6), (3, 5), (8, 4)))
+    while True:
+        n1, n2 = rng.randint(1, d1 - 1), rng.randint(1, d2 - 1)
+        total = Fraction(n1, d1) + Fraction(n2, d2)
+        if total.denominator != 1:
+            break
+    lcd = d1 * d2 // _gcd(d1, d2)
+    e1, e2 = f"{n1 * (lcd // d1)}/{lcd}", f"{n2 * (lcd // d2)}/{lcd}"
+    ctx = {"A": _char(a), "B": _char(b), "f1": t(f"{n1}/{d1}", "fraction"), "f2": t(f"{n2}/{d2}", "fraction"),
            "lcd": t(lcd, "calculation"), "e1": t(e1, "fraction"), "e2": t(e2, "fraction"),
-           "sum": t(_frac(f1 + f2), "fraction"), "wrong": t(f"{f1.numerator + f2.numerator}/{f1.denominator + f2.denominator}", "fraction"),
+           "sum": t(_frac(total), "fraction"), "wrong": t(f"{n1 + n2}/{d1 + d2}", "fraction"),
            "thing": [lit(rng.choice(("pizza", "pie", "cake", "chocolate bar", "lasagna", "garden")))]}
     anchor = "{A} ate {f1} of a {thing} and {B} ate {f2} of the same {thing}. How much of the {thing} did they eat altogether?"
     lines = [
@@ -113,9 +122,9 @@ def long_division(rng: random.Random, names: list[str]) -> Problem:
     q = big // d
     small_d = rng.randint(1000, 9999)
     small = rng.choice((3, 7, 9, 11, 13))
-    ctx = {"big": t(big, "long_number"), "d": t(d, "calculation"), "q": t(q, "long_number"),
+    ctx = {"big": t(big, "long_number"), "d": t(d, "calculation"), "q": num(q),
            "bigc": t(_group(big), "long_number"), "sd": t(small_d, "long_number"), "sm": t(small, "calculation"),
-           "sq": t(small_d // small, "calculation"), "sr": t(small_d % small, "calculation"),
+           "sq": num(small_d // small), "sr": t(small_d % small, "calculation"),
            "expr": t(f"{small_d} / {small}", "long_number")}
     lines = [
         ("T", "{=Let's warm up|Warm-up question|First one}: divide {big} by {d}."),
@@ -133,9 +142,9 @@ def multiply(rng: random.Random, names: list[str]) -> Problem:
     a, b = rng.choice(((1024, 768), (1920, 1080), (256, 256), (365, 24), (1440, 7))) if rng.random() < 0.3 else (
         rng.randint(100, 9999), rng.randint(12, 999))
     op = rng.choice(("*", "x", "×", "times"))
-    ctx = {"a": t(a, "long_number"), "b": t(b, "calculation"), "p": t(a * b, "long_number"),
-           "pc": t(_group(a * b), "long_number"), "expr": t(f"{a} {op} {b}", "long_number"),
-           "part": t(a * (b % 10), "long_number"), "wrong": t(a * b + rng.choice((-10, 10, 100, -100)), "long_number")}
+    ctx = {"a": num(a), "b": num(b), "p": num(a * b), "pc": num(a * b, "{:,}"),
+           "expr": t(f"{a} {op} {b}", "long_number" if a >= 1000 else "calculation"),
+           "part": num(a * (b % 10)), "wrong": num(a * b + rng.choice((-10, 10, 100, -100)))}
     lines = [
         ("T", "What is {expr}?"),
         ("S", "{=can i use a calculator|do i have to do it by hand|ugh}{=?|}"),
@@ -261,8 +270,7 @@ def population_years(rng: random.Random, names: list[str]) -> Problem:
     p1 = rng.randint(1200, 98000)
     p2 = p1 + rng.randint(300, 40000)
     ctx = {"y1": t(y1, "year"), "y2": t(y2, "year"), "p1": t(_group(p1), "long_number"), "p2": t(_group(p2), "long_number"),
-           "diff": t(_group(p2 - p1), "long_number"), "yrs": t(y2 - y1, "calculation"),
-           "raw": t(p2 - p1, "long_number")}
+           "diff": num(p2 - p1, "{:,}"), "yrs": t(y2 - y1, "calculation"), "raw": num(p2 - p1)}
     anchor = "In {y1} a town had {p1} people. In {y2} it had {p2}. By how much did it grow?"
     lines = [
         ("T", "In {y1} the town had {p1} people and in {y2} it had {p2}. How much did it grow?"),
@@ -280,7 +288,7 @@ def place_value(rng: random.Random, names: list[str]) -> Problem:
     pos = rng.randint(1, min(6, len(digits) - 1))
     place = ("ones", "tens", "hundreds", "thousands", "ten thousands", "hundred thousands", "millions")[pos]
     ctx = {"n": t(n, "pick_number"), "nc": t(_group(n), "pick_number"), "digit": t(digits[-1 - pos], "calculation"),
-           "place": [lit(place)], "round": t(_group(round(n, -3)), "long_number"),
+           "place": [lit(place)], "round": num(round(n, -3), "{:,}"),
            "len": t(len(digits), "calculation")}
     lines = [
         ("T", "{=Pick a number|Let's use a big number}, {=like|say} {n}."),
@@ -403,10 +411,157 @@ def speed_distance(rng: random.Random, names: list[str]) -> Problem:
     return Problem("speed_distance", anchor, ctx, lines, [a])
 
 
+PLACES = ("Austin", "Dallas", "Chicago", "Denver", "Boston", "Miami", "Phoenix", "Seattle", "Atlanta",
+          "Houston", "Orlando", "Portland", "San Diego", "Nashville", "Memphis", "Tulsa", "Omaha", "Reno")
+
+
+def road_trip(rng: random.Random, names: list[str]) -> Problem:
+    a = names[0]
+    p1, p2 = rng.sample(PLACES, 2)
+    miles = rng.randint(120, 980)
+    mpg = rng.choice((20, 24, 25, 28, 30, 32))
+    ctx = {"A": _char(a), "P1": t(p1, "problem_place"), "P2": t(p2, "problem_place"),
+           "d": t(f"{miles} miles", "measurement"), "mpg": t(f"{mpg} miles per gallon", "measurement"),
+           "gal": t(round(miles / mpg, 1), "calculation"), "miles": t(miles, "calculation"), "mpgn": t(mpg, "calculation")}
+    anchor = "{A:poss} family drives from {P1} to {P2}, which is {d}. Their car gets {mpg}. How many gallons do they need?"
+    lines = [
+        ("T", "{A:poss} family drives {d} from {P1} to {P2}. Their car gets {mpg}. How much gas?"),
+        ("S", "{=multiply?|divide?|do we divide {miles} by {mpgn}}"),
+        ("T", "{=Right|Yes}, divide {miles} by {mpgn}."),
+        ("S", "{gal}"),
+        ("T", "{=About|So about} {gal} gallons. {=Nice estimating|Good}!"),
+    ]
+    return Problem("road_trip", anchor, ctx, lines, [a])
+
+
+def born_in_year(rng: random.Random, names: list[str]) -> Problem:
+    a = names[0]
+    y = rng.randint(1985, 2016)
+    later = y + rng.randint(9, 40)
+    m, d = rng.randint(1, 12), rng.randint(1, 28)
+    ctx = {"A": _char(a), "y": t(y, "problem_date"), "later": t(later, "year"), "age": t(later - y, "problem_age"),
+           "bday": t(f"{MONTHS[m - 1]} {d}", "problem_date"), "bdayn": t(f"{m}/{d}/{y}", "problem_date")}
+    anchor = "{A} was born on {bday}, {y}. How old will {A} be on {A:poss} birthday in {later}?"
+    lines = [
+        ("T", "{A} was born on {bdayn}. How old will {A} be on {A:poss} birthday in {later}?"),
+        ("S", "{=subtract?|{later} - {y}}"),
+        ("T", "{=Yes|Exactly}, {later} minus {y}."),
+        ("S", "{age}"),
+        ("T", "{=Right|Correct}, {A} turns {age} on {bday}, {later}."),
+    ]
+    return Problem("born_in_year", anchor, ctx, lines, [a])
+
+
+def divide_fractions(rng: random.Random, names: list[str]) -> Problem:
+    a = names[0]
+    n1, d1 = rng.choice(((3, 4), (2, 3), (5, 6), (7, 8), (1, 2), (4, 5)))
+    n2, d2 = rng.choice(((1, 2), (1, 3), (1, 4), (1, 8), (2, 3), (3, 4)))
+    q = Fraction(n1, d1) / Fraction(n2, d2)
+    whole, rem = divmod(q.numerator, q.denominator)
+    mixed = f"{whole} {rem}/{q.denominator}" if whole and rem else _frac(q)
+    ctx = {"A": _char(a), "f1": t(f"{n1}/{d1}", "fraction"), "f2": t(f"{n2}/{d2}", "fraction"),
+           "flip": t(f"{d2}/{n2}", "fraction"), "prod": t(f"{n1 * d2}/{d1 * n2}", "fraction"),
+           "mixed": t(mixed, "fraction"), "unit": [lit(rng.choice(("cup", "pound", "yard", "liter")))]}
+    anchor = "{A} has {f1} of a {unit} of trail mix and puts {f2} {unit} in each bag. How many bags can {A} fill?"
+    lines = [
+        ("T", "{A} has {f1} {unit} of trail mix and each bag gets {f2} {unit}. How many bags?"),
+        ("S", "{=do we divide|is it {f1} divided by {f2}}{=?|}"),
+        ("T", "Yes! Remember: keep, change, flip. So {f1} ÷ {f2} becomes {f1} × {flip}, which is {prod}. "
+              "{=Can you simplify that?|What is that as a mixed number?}"),
+        ("S", "{mixed}"),
+        ("T", "{=Great|Perfect}, {A} can fill {mixed} bags."),
+    ]
+    return Problem("divide_fractions", anchor, ctx, lines, [a])
+
+
+def probability(rng: random.Random, names: list[str]) -> Problem:
+    a = names[0]
+    r, b = rng.randint(2, 9), rng.randint(2, 9)
+    colour1, colour2 = rng.sample(("red", "blue", "green", "yellow", "purple"), 2)
+    total = r + b
+    ctx = {"A": _char(a), "r": t(r, "calculation"), "b": t(b, "calculation"), "tot": t(total, "calculation"),
+           "p": t(f"{r}/{total}", "fraction"), "pct": t(f"{round(100 * r / total)}%", "percent"),
+           "c1": [lit(colour1)], "c2": [lit(colour2)]}
+    anchor = "{A:poss} bag has {r} {c1} marbles and {b} {c2} marbles. What is the probability of picking a {c1} one?"
+    lines = [
+        ("T", "{A:poss} bag has {r} {c1} and {b} {c2} marbles. What's the chance of a {c1} one?"),
+        ("S", "{={r} out of {tot}|{p}|{r}/{b}}"),
+        ("T", "{=Careful|Think}: how many marbles are there in total?"),
+        ("S", "{tot}"),
+        ("T", "{=Right|Yes}! So it's {p}, about {pct}."),
+    ]
+    return Problem("probability", anchor, ctx, lines, [a])
+
+
+def order_of_operations(rng: random.Random, names: list[str]) -> Problem:
+    x, y, z, w = rng.randint(2, 9), rng.randint(2, 9), rng.randint(2, 6), rng.randint(1, 5)
+    value = x + y * (z - w) if z > w else x + y * (w - z)
+    expr = f"{x} + {y} × ({z} - {w})" if z > w else f"{x} + {y} × ({w} - {z})"
+    wrong = (x + y) * abs(z - w)
+    ctx = {"expr": t(expr, "equation"), "val": t(value, "calculation"),
+           "wrong": t(wrong if wrong != value else value + y, "calculation"), "pow": t(rng.choice(("2^10 = 1024", "3^4 = 81", "10^6 = 1,000,000", "5^3 = 125")), "equation")}
+    lines = [
+        ("T", "What is {expr}?"),
+        ("S", "{wrong}"),
+        ("T", "{=Remember|Don't forget} PEMDAS: parentheses first, then multiply, then add."),
+        ("S", "{=oh |oh so |}{val}"),
+        ("T", "{=Yes|Correct}! {=And exponents come before multiplying|Quick exponent check}: {pow}."),
+    ]
+    return Problem("order_of_operations", None, ctx, lines)
+
+
+def daily_schedule(rng: random.Random, names: list[str]) -> Problem:
+    a = names[0]
+    h, m = rng.randint(5, 7), rng.choice((0, 10, 15, 20, 30, 40, 45, 50))
+    mins = rng.choice((35, 50, 65, 80, 95))
+    eh, em = h + (m + mins) // 60, (m + mins) % 60
+    ctx = {"A": _char(a), "t1": t(f"{h}:{m:02d} a.m.", "time"), "t2": t(f"{eh}:{em:02d}", "time"),
+           "mins": t(f"{mins} minutes", "time"), "n": t(mins, "calculation")}
+    anchor = "{A} wakes up at {t1} and gets to school {mins} later. What time does {A} get to school?"
+    lines = [
+        ("T", "{A} wakes up at {t1} and needs {mins} to get to school. When does {A} arrive?"),
+        ("S", "{=is it |}{t2}"),
+        ("T", "{=Correct|Yes}! How did you add the {n} minutes?"),
+        ("S", "{=i counted up to the hour first|i added 60 then took some away|idk i just did it}"),
+    ]
+    return Problem("daily_schedule", anchor, ctx, lines, [a])
+
+
+def volume_box(rng: random.Random, names: list[str]) -> Problem:
+    unit = rng.choice(("in", "cm", "ft"))
+    x, y, z = rng.randint(2, 15), rng.randint(2, 12), rng.randint(2, 10)
+    ctx = {"dims": t(f"{x} {unit} × {y} {unit} × {z} {unit}", "measurement"), "v": t(f"{x * y * z} cubic {unit}", "measurement"),
+           "base": t(x * y, "calculation"), "z": t(z, "calculation"), "vn": t(x * y * z, "calculation")}
+    lines = [
+        ("T", "A box is {dims}. What's its volume?"),
+        ("S", "{=multiply all of them?|length times width times height}"),
+        ("T", "{=Yes|Right}. The base is {base}, times {z}."),
+        ("S", "{vn}"),
+        ("T", "{=Perfect|Great}: {v}."),
+    ]
+    return Problem("volume_box", None, ctx, lines)
+
+
+def temperature_change(rng: random.Random, names: list[str]) -> Problem:
+    lo, hi = rng.randint(-15, 5), rng.randint(6, 40)
+    scale = rng.choice(("°F", "°C", " degrees"))
+    ctx = {"lo": t(f"{lo}{scale}", "measurement"), "hi": t(f"{hi}{scale}", "measurement"),
+           "diff": t(hi - lo, "calculation"), "expr": t(f"{hi} - ({lo}) = {hi - lo}", "equation"),
+           "wrong": t(hi + lo, "calculation")}
+    lines = [
+        ("T", "In the morning it was {lo} and by noon it was {hi}. How much did it rise?"),
+        ("S", "{wrong}"),
+        ("T", "Subtracting a negative is like adding: {expr}."),
+        ("S", "{=oh ok|ohh} {diff}"),
+    ]
+    return Problem("temperature_change", None, ctx, lines)
+
+
 PROBLEMS: tuple[Callable[[random.Random, list[str]], Problem], ...] = (
     share_items, fraction_add, long_division, multiply, linear_equation, elapsed_time, calendar_days,
     money_change, rectangle_area, population_years, place_value, percent_of, ages_problem, mean_median,
-    slope_points, famous_theorem, speed_distance,
+    slope_points, famous_theorem, speed_distance, road_trip, born_in_year, divide_fractions, probability,
+    order_of_operations, daily_schedule, volume_box, temperature_change,
 )
 
 

@@ -131,6 +131,9 @@ def ascii_fold(text: str) -> str:
 
 def _usable_name(name: str) -> bool:
     core = name.replace("-", "").replace("'", "").replace(" ", "")
+    inner_caps = [i for i, c in enumerate(name) if i and c.isupper() and name[i - 1] not in " -'"]
+    if any(not (name[:i].endswith(("Mc", "Mac", "De", "Di", "La", "Le"))) for i in inner_caps):
+        return False  # "SimphiweyiNkosi": two names run together
     return (
         core.isalpha()
         and len(name.lower()) == len(name)
@@ -204,10 +207,11 @@ class Person:
     def full(self) -> str:
         return f"{self.first} {self.last}"
 
-    def title(self, rng: random.Random) -> str:
+    def title(self, rng: random.Random, *, adult: bool = True) -> str:
+        """A courtesy title; ``adult=False`` leaves out "Dr." and "Coach" (for students)."""
         if self.gender == "f":
-            return rng.choice(("Ms.", "Ms.", "Mrs.", "Miss", "Ms", "Mrs", "ms.", "miss", "Dr."))
-        return rng.choice(("Mr.", "Mr.", "Mr", "mr.", "mr", "Dr.", "Coach"))
+            return rng.choice(("Ms.", "Ms.", "Mrs.", "Miss", "Ms", "Mrs", "ms.", "miss") + (("Dr.",) if adult else ()))
+        return rng.choice(("Mr.", "Mr.", "Mr", "mr.", "mr") + (("Dr.", "Coach") if adult else ()))
 
 
 def make_person(pools: Pools, rng: random.Random, *, exclude: set[str] = frozenset()) -> Person:
@@ -369,7 +373,7 @@ def school(pools: Pools, rng: random.Random) -> str:
 
 
 def city(pools: Pools, rng: random.Random) -> str:
-    return rng.choice(pools.fake_cities) if rng.random() < 0.12 else rng.choice(CITIES)
+    return rng.choice(pools.fake_cities) if rng.random() < 0.06 else rng.choice(CITIES)
 
 
 def street_address(pools: Pools, rng: random.Random) -> str:

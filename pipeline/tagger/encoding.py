@@ -26,17 +26,17 @@ from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Message
 
 IGNORE = -100
-DEFAULT_MARKERS = {"anchor": "[ANCHOR]", "prev": "[PREV]", "next": "[NEXT]"}
+DEFAULT_MARKERS = {"anchor": "[ANCHOR]", "prev": "[PREVIOUS]", "next": "[NEXT]"}
 
 
 @dataclass(frozen=True, slots=True)
 class WindowConfig:
     """How windows are cut; saved with every model so inference cuts them the same way."""
 
-    max_length: int = 128
-    prev_tokens: int = 16
-    next_tokens: int = 16
-    anchor_tokens: int = 24
+    max_length: int = 256
+    prev_tokens: int = 12
+    next_tokens: int = 12
+    anchor_tokens: int = 20
     pack: bool = True
     markers: tuple[tuple[str, str], ...] = tuple(DEFAULT_MARKERS.items())
 
@@ -192,19 +192,22 @@ class WindowEncoder:
             pieces.extend((i, lo, hi) for lo, hi in self._pieces(msg, cap))
 
         groups: list[list[tuple[int, int, int]]] = []
+        limits: list[int] = []
         for piece in pieces:
-            if groups:
+            if groups and cfg.pack:
                 last = groups[-1]
                 li, _, lhi = last[-1]
                 contiguous = starts[li] + lhi == starts[piece[0]] + piece[1]
                 size = sum(hi - lo for _, lo, hi in last)
-                limit = cap
-                if rng is not None and len(last) == 1 and rng.random() < 0.35:
-                    limit = 0
-                if cfg.pack and contiguous and size + piece[2] - piece[1] <= limit:
+                if contiguous and size + piece[2] - piece[1] <= limits[-1]:
                     last.append(piece)
                     continue
             groups.append([piece])
+            limit = cap
+            if rng is not None:
+                # training: packed windows of varied size and a few single messages (PIIvot's)
+                limit = 0 if rng.random() < 0.05 else int(cap * rng.uniform(0.25, 1.0))
+            limits.append(limit)
 
         windows = []
         for group in groups:

@@ -31,6 +31,7 @@ from pipeline.types import Dialogue, Span
 POLICIES = ("strict", "recall_first")
 TEXTUAL_LABELS = frozenset({"EMAIL", "URL", "USERNAME"})
 _DIGIT = re.compile(r"\d")
+_AGE_UNIT = re.compile(r"\s*-?\s*(?:years?|yrs?|y/?o|months?)\b", re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"^[\s$£€]*[\d.,:/%\s-]+[a-zA-Z]{0,3}[\s.!?]*$")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _OPERATOR = re.compile(r"[+*/×÷=^<>]|\d\s*[xX-]\s*\d")
@@ -75,7 +76,7 @@ def is_math_number(
     if label in TEXTUAL_LABELS or not _DIGIT.search(text[start:end]):
         return False
     if in_math_context(text, start, end):
-        if label != "AGE":
+        if label != "AGE" or not _AGE_UNIT.match(text, end):
             return True
         rest = text[:start] + " " + text[end:]
         return bool(_DIGIT.search(rest) or _OPERATOR.search(text))

@@ -38,16 +38,28 @@ from pipeline.detectors.llm.replies import (
 )
 from pipeline.registry import register
 
-__all__ = ["PROMPTS_DIR", "STRATEGIES", "LLMDetector", "Prompt", "Unparsable", "locate",
-           "make_llm", "normalise_label", "parse_reply"]
+__all__ = [
+    "PROMPTS_DIR",
+    "STRATEGIES",
+    "LLMDetector",
+    "Prompt",
+    "Unparsable",
+    "locate",
+    "make_llm",
+    "normalise_label",
+    "parse_reply",
+]
 
 
 @register("llm", "PII spans from a chat model behind an OpenAI-compatible endpoint")
 def make_llm(config: Mapping[str, Any]) -> LLMDetector:
     """Build from ``config``; only missing endpoint settings fall back to the environment."""
     config = dict(config)
-    for key, var in (("base_url", "OPENAI_BASE_URL"), ("api_key", "OPENAI_API_KEY"),
-                     ("model", "BLINDSPOT_LLM_MODEL")):
+    for key, var in (
+        ("base_url", "OPENAI_BASE_URL"),
+        ("api_key", "OPENAI_API_KEY"),
+        ("model", "BLINDSPOT_LLM_MODEL"),
+    ):
         if not config.get(key) and os.environ.get(var):
             config[key] = os.environ[var]
     return LLMDetector(config)

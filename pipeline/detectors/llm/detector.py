@@ -78,8 +78,15 @@ class LLMDetector(BaseDetector):
         for key, low in (("concurrency", 1), ("max_retries", 0)):
             if not isinstance(c[key], int) or c[key] < low:
                 raise ConfigError(f"llm: {key} must be an integer >= {low}")
-        for key in ("timeout_s", "backoff_base_s", "backoff_max_s", "jitter",
-                    "price_per_1k_input", "price_per_1k_output", "temperature"):
+        for key in (
+            "timeout_s",
+            "backoff_base_s",
+            "backoff_max_s",
+            "jitter",
+            "price_per_1k_input",
+            "price_per_1k_output",
+            "temperature",
+        ):
             if not isinstance(c[key], int | float) or c[key] < 0:
                 raise ConfigError(f"llm: {key} must be a number >= 0")
         self.labels = _label_table(c["labels"])
@@ -89,8 +96,19 @@ class LLMDetector(BaseDetector):
         self.prompt = Prompt(path)
         self.problems: list[dict[str, Any]] = []
         self._usage = dict.fromkeys(
-            ("prompt_tokens", "completion_tokens", "requests", "retries", "reasks",
-             "messages", "unlocatable", "unknown_labels", "failed_messages"), 0)
+            (
+                "prompt_tokens",
+                "completion_tokens",
+                "requests",
+                "retries",
+                "reasks",
+                "messages",
+                "unlocatable",
+                "unknown_labels",
+                "failed_messages",
+            ),
+            0,
+        )
         self._lock = threading.Lock()
         self._client: Any = None
         self._segmenter: Any = None
@@ -108,7 +126,9 @@ class LLMDetector(BaseDetector):
             out: dict[str, Any] = dict(self._usage)
         out["cost_usd"] = round(
             out["prompt_tokens"] / 1000 * self.config["price_per_1k_input"]
-            + out["completion_tokens"] / 1000 * self.config["price_per_1k_output"], 6)
+            + out["completion_tokens"] / 1000 * self.config["price_per_1k_output"],
+            6,
+        )
         return out
 
     def detect(self, dialogue: Dialogue) -> list[Detection]:
@@ -128,8 +148,10 @@ class LLMDetector(BaseDetector):
             try:
                 for dialogue in dialogues:
                     segments = self._segments(dialogue)
-                    futures = [pool.submit(self._detect_message, dialogue, i, segments, abort)
-                               for i in range(len(dialogue.messages))]
+                    futures = [
+                        pool.submit(self._detect_message, dialogue, i, segments, abort)
+                        for i in range(len(dialogue.messages))
+                    ]
                     pending.append((dialogue, segments, futures))
                     in_flight += len(futures)
                     # keep the pool busy: hand back the oldest dialogue once enough follow it
@@ -155,16 +177,23 @@ class LLMDetector(BaseDetector):
     # -- one message -------------------------------------------------------------------------
 
     def _collect(self, dialogue: Dialogue, segments: list[str | None], futures: list[Future]):
-        return [Detection(dialogue.id, m.index, f.result(), segment=seg)
-                for m, seg, f in zip(dialogue.messages, segments, futures, strict=True)]
+        return [
+            Detection(dialogue.id, m.index, f.result(), segment=seg)
+            for m, seg, f in zip(dialogue.messages, segments, futures, strict=True)
+        ]
 
-    def _detect_message(self, dialogue: Dialogue, i: int, segments: list[str | None],
-                        abort: threading.Event) -> tuple[Span, ...]:
+    def _detect_message(
+        self, dialogue: Dialogue, i: int, segments: list[str | None], abort: threading.Event
+    ) -> tuple[Span, ...]:
         target = dialogue.messages[i]
         where = f"dialogue {dialogue.id} message {target.index}"
-        chat = [{"role": "system", "content": self.prompt.system.safe_substitute(
-                    labels=self._label_lines())},
-                {"role": "user", "content": self._user_content(dialogue, i, segments)}]
+        chat = [
+            {
+                "role": "system",
+                "content": self.prompt.system.safe_substitute(labels=self._label_lines()),
+            },
+            {"role": "user", "content": self._user_content(dialogue, i, segments)},
+        ]
         self._count("messages")
         for attempt in range(2):  # the answer, then one re-ask
             content = self._complete(chat, where, abort)
@@ -174,9 +203,13 @@ class LLMDetector(BaseDetector):
             except Unparsable as exc:
                 if attempt == 0:
                     self._count("reasks")
-                    chat += [{"role": "assistant", "content": content},
-                             {"role": "user", "content": self.prompt.reask.safe_substitute(
-                                 problem=str(exc))}]
+                    chat += [
+                        {"role": "assistant", "content": content},
+                        {
+                            "role": "user",
+                            "content": self.prompt.reask.safe_substitute(problem=str(exc)),
+                        },
+                    ]
                     continue
                 self._count("failed_messages")
                 self._problem(dialogue, target, "unparsable", f"{exc}; reply: {content[:200]!r}")
@@ -184,7 +217,8 @@ class LLMDetector(BaseDetector):
                     return ()
                 raise DetectorError(
                     f"llm: {where}: the model's reply is not the JSON asked for, even when "
-                    f"re-asked: {exc}") from None
+                    f"re-asked: {exc}"
+                ) from None
         return self._spans(dialogue, target, pairs)
 
     def _spans(self, dialogue: Dialogue, target: Message, pairs) -> tuple[Span, ...]:
@@ -226,16 +260,22 @@ class LLMDetector(BaseDetector):
                 except ImportError as exc:  # pragma: no cover - a declared dependency
                     raise DetectorError("llm: the 'openai' package is not installed") from exc
                 self._client = openai.OpenAI(
-                    base_url=self.config["base_url"], api_key=self._api_key,
-                    timeout=float(self.config["timeout_s"]), max_retries=0)
+                    base_url=self.config["base_url"],
+                    api_key=self._api_key,
+                    timeout=float(self.config["timeout_s"]),
+                    max_retries=0,
+                )
             return self._client
 
     def _complete(self, chat: list[dict[str, str]], where: str, abort: threading.Event) -> str:
         import openai
 
         c = self.config
-        kwargs: dict[str, Any] = {"model": c["model"], "messages": chat,
-                                  "temperature": c["temperature"]}
+        kwargs: dict[str, Any] = {
+            "model": c["model"],
+            "messages": chat,
+            "temperature": c["temperature"],
+        }
         if c["json_mode"]:
             kwargs["response_format"] = {"type": "json_object"}
         if c["max_tokens"]:
@@ -263,8 +303,10 @@ class LLMDetector(BaseDetector):
                 choices = getattr(reply, "choices", None)
                 message = getattr(choices[0], "message", None) if choices else None
                 if message is None:
-                    raise DetectorError(f"llm: {where}: {endpoint} answered with something that "
-                                        f"is not a chat completion: {str(reply)[:200]!r}")
+                    raise DetectorError(
+                        f"llm: {where}: {endpoint} answered with something that "
+                        f"is not a chat completion: {str(reply)[:200]!r}"
+                    )
                 return getattr(message, "content", None) or ""
             if not retry:
                 raise DetectorError(f"llm: {where}: {endpoint} refused the request: {error}")
@@ -276,7 +318,8 @@ class LLMDetector(BaseDetector):
                 delay = max(delay, min(wait, c["backoff_max_s"]))
             abort.wait(delay * (1 + c["jitter"] * random.random()))
         raise DetectorError(
-            f"llm: {where}: {endpoint} failed {c['max_retries'] + 1} time(s); last error: {error}")
+            f"llm: {where}: {endpoint} failed {c['max_retries'] + 1} time(s); last error: {error}"
+        )
 
     def _record(self, reply: Any) -> None:
         usage = getattr(reply, "usage", None)
@@ -291,8 +334,14 @@ class LLMDetector(BaseDetector):
     def _problem(self, dialogue: Dialogue, target: Message, kind: str, detail: str) -> None:
         with self._lock:
             if len(self.problems) < MAX_PROBLEMS:
-                self.problems.append({"dialogue_id": dialogue.id, "index": target.index,
-                                      "kind": kind, "detail": detail})
+                self.problems.append(
+                    {
+                        "dialogue_id": dialogue.id,
+                        "index": target.index,
+                        "kind": kind,
+                        "detail": detail,
+                    }
+                )
 
     # -- segments ----------------------------------------------------------------------------
 
@@ -308,10 +357,12 @@ class LLMDetector(BaseDetector):
             except (UnknownDetectorError, ImportError, ConfigError) as exc:
                 raise DetectorError(
                     "llm: segment_aware needs message.meta['segment'] or the math_segments "
-                    f"detector, which is unavailable: {exc}") from exc
+                    f"detector, which is unavailable: {exc}"
+                ) from exc
         computed = self._segmenter.detect(dialogue)
-        out = [g if g in (MATH, NON_MATH) else d.segment
-               for g, d in zip(given, computed, strict=True)]
+        out = [
+            g if g in (MATH, NON_MATH) else d.segment for g, d in zip(given, computed, strict=True)
+        ]
         if any(s not in (MATH, NON_MATH) for s in out):
             raise DetectorError(f"llm: math_segments gave no segment for dialogue {dialogue.id}")
         return out

@@ -15,15 +15,34 @@ PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 
 # What models say instead of the project's labels; used only when the target label is configured.
 LABEL_ALIASES = {
-    "PERSON": "NAME", "PER": "NAME", "FIRST_NAME": "NAME", "LAST_NAME": "NAME",
-    "FULL_NAME": "NAME", "STUDENT_NAME": "NAME", "TUTOR_NAME": "NAME",
-    "SCHOOL_NAME": "SCHOOL", "ADDRESS": "LOCATION", "STREET_ADDRESS": "LOCATION",
-    "CITY": "LOCATION", "GPE": "LOCATION", "LOC": "LOCATION",
-    "DOB": "DATE_OF_BIRTH", "BIRTHDAY": "DATE_OF_BIRTH", "BIRTH_DATE": "DATE_OF_BIRTH",
-    "EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "TELEPHONE": "PHONE",
-    "WEBSITE": "URL", "LINK": "URL", "HANDLE": "USERNAME", "USER_NAME": "USERNAME",
-    "SOCIAL_MEDIA_HANDLE": "USERNAME", "ID": "ID_NUMBER", "STUDENT_ID": "ID_NUMBER",
-    "ID_NUM": "ID_NUMBER", "COURSE_CODE": "COURSE",
+    "PERSON": "NAME",
+    "PER": "NAME",
+    "FIRST_NAME": "NAME",
+    "LAST_NAME": "NAME",
+    "FULL_NAME": "NAME",
+    "STUDENT_NAME": "NAME",
+    "TUTOR_NAME": "NAME",
+    "SCHOOL_NAME": "SCHOOL",
+    "ADDRESS": "LOCATION",
+    "STREET_ADDRESS": "LOCATION",
+    "CITY": "LOCATION",
+    "GPE": "LOCATION",
+    "LOC": "LOCATION",
+    "DOB": "DATE_OF_BIRTH",
+    "BIRTHDAY": "DATE_OF_BIRTH",
+    "BIRTH_DATE": "DATE_OF_BIRTH",
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "TELEPHONE": "PHONE",
+    "WEBSITE": "URL",
+    "LINK": "URL",
+    "HANDLE": "USERNAME",
+    "USER_NAME": "USERNAME",
+    "SOCIAL_MEDIA_HANDLE": "USERNAME",
+    "ID": "ID_NUMBER",
+    "STUDENT_ID": "ID_NUMBER",
+    "ID_NUM": "ID_NUMBER",
+    "COURSE_CODE": "COURSE",
 }
 
 
@@ -47,7 +66,9 @@ class Prompt:
                 current.append(line)
         missing = {"system", "user", "reask"} - set(sections)
         if missing:
-            raise ConfigError(f"llm: prompt {path.name} lacks section(s) {', '.join(sorted(missing))}")
+            raise ConfigError(
+                f"llm: prompt {path.name} lacks section(s) {', '.join(sorted(missing))}"
+            )
         self.system, self.user, self.reask = (
             Template("\n".join(sections[k]).strip()) for k in ("system", "user", "reask")
         )

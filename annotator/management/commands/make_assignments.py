@@ -1,0 +1,57 @@
+"""Generate assignments from a sampling plan: ``manage.py make_assignments --project SLUG ...``."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.models import Project
+from annotator.services.assignments import PlanError, plan_create, project_annotators
+from pipeline import assignment as algo
+
+
+class Command(BaseCommand):
+    help = ("Assign messages to annotators: every flagged message of the chosen runs, plus an optional "
+            "random audit sample of unflagged ones, or a random sample of whole dialogues; each item to "
+            "k distinct annotators, balanced and reproducible from the seed.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--strategy", choices=algo.STRATEGIES, required=True)
+        parser.add_argument("--runs", default="", help="Comma-separated detector run ids (flagged strategies).")
+        parser.add_argument("--audit-rate", type=float, default=0.0, help="Share of unflagged messages to audit.")
+        parser.add_argument("--dialogues", type=int, default=0, help="Dialogues to sample (dialogues strategy).")
+        parser.add_argument("--annotators", default="", help="Comma-separated usernames (default: every annotator).")
+        parser.add_argument("--k", type=int, default=None, help="Annotators per item (default: the project's overlap).")
+        parser.add_argument("--seed", type=int, default=None, help="Seed (default: a fresh random one, printed).")
+        parser.add_argument("--dry-run", action="store_true", help="Print the summary, write nothing.")
+
+    def handle(self, *args, **opts):
+        project = Project.objects.filter(slug=opts["project"]).first()
+        if project is None:
+            raise CommandError(f"No project with slug {opts['project']!r}.")
+        if opts["annotators"]:
+            names = [n.strip() for n in opts["annotators"].split(",") if n.strip()]
+            users = list(get_user_model().objects.filter(username__in=names))
+            missing = sorted(set(names) - {u.username for u in users})
+            if missing:
+                raise CommandError(f"No such users: {', '.join(missing)}.")
+        else:
+            users = list(project_annotators(project))
+        try:
+            runs = [int(r) for r in opts["runs"].split(",") if r.strip()]
+        except ValueError:
+            raise CommandError("--runs takes run ids separated by commas, e.g. 3,5.") from None
+        try:
+            plan = plan_create(
+                project=project, strategy=opts["strategy"], annotators=users, k=opts["k"], seed=opts["seed"],
+                runs=runs, audit_rate=opts["audit_rate"], n_dialogues=opts["dialogues"],
+                dry_run=opts["dry_run"],
+            )
+        except PlanError as exc:
+            raise CommandError(str(exc)) from None
+        head = "Dry run, nothing written" if opts["dry_run"] else f"Plan #{plan.pk}"
+        self.stdout.write(f"{head}: seed {plan.seed}")
+        self.stdout.write(json.dumps(plan.summary, indent=1, sort_keys=True))

@@ -1,0 +1,39 @@
+"""The adjudication queue: finished items whose annotators disagree, ordered by risk."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class AdjudicationItem(models.Model):
+    """One message a person must settle. ``risk`` follows :mod:`pipeline.adjudication`:
+    3 possible leak, 2 label, 1 boundary, 0 none; ``risk_weight`` orders within a level."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Waiting for an adjudicator"
+        SETTLED = "settled", "Settled"
+
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="adjudication_items")
+    message = models.OneToOneField("annotator.Message", on_delete=models.CASCADE, related_name="adjudication_item")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    risk = models.PositiveSmallIntegerField(default=0)
+    risk_weight = models.PositiveIntegerField(default=0)
+    risk_details = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0, help_text="Optimistic lock: bumped on every decision.")
+    decision = models.OneToOneField(
+        "annotator.AdjudicationDecision", null=True, blank=True, on_delete=models.SET_NULL, related_name="item"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-risk", "-risk_weight", "message_id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(risk__lte=3), name="adjudication_item_risk_range"),
+        ]
+        indexes = [
+            models.Index(fields=["project", "status", "-risk", "-risk_weight"], name="adjudication_queue"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.get_status_display()}, risk {self.risk})"

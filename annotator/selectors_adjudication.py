@@ -1,0 +1,343 @@
+"""Reads of adjudication and the reports: the queue, one item's evidence, and the inputs of the
+agreement, circularity and detectors-versus-gold computations (as :mod:`pipeline` dataclasses).
+
+Annotators appear here only under pseudonyms: the project's ``Membership.pseudonym`` in reports
+and provenance, "Annotator 1, 2, 3" (per item) in the adjudication workspace. Model predictions
+reach the workspace only when the project shows them to adjudicators.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q
+
+from annotator.models import (
+    AdjudicationDecision,
+    AdjudicationItem,
+    Annotation,
+    Assignment,
+    BackgroundJob,
+    DetectorRun,
+    GoldSpan,
+    Membership,
+    Message,
+    MessageSegment,
+    Prediction,
+    Project,
+)
+from annotator.rendering import Mark, highlight, taxonomy_colors
+from pipeline.adjudication import SettledItem
+from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
+from pipeline.types import Span
+
+Key = tuple[str, int]
+DONE = Assignment.Status.DONE
+
+
+# ----------------------------------------------------------------------------------- people
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """user id -> the project's pseudonym for them (never the username)."""
+    out = {}
+    for uid, pseudo, pk in Membership.objects.filter(project=project).values_list(
+        "user_id", "pseudonym", "pk"
+    ):
+        out[uid] = pseudo or f"A{pk:02d}"
+    return out
+
+
+# ----------------------------------------------------------------------------------- spans
+
+
+def spans_by_assignment(assignment_ids) -> dict[int, list[Span]]:
+    """Each finished assignment's spans (rejections are decisions, not spans)."""
+    out: dict[int, list[Span]] = defaultdict(list)
+    rows = (
+        Annotation.objects.filter(assignment_id__in=assignment_ids)
+        .exclude(origin=Annotation.Origin.REJECTED)
+        .values_list("assignment_id", "start", "end", "label")
+    )
+    for aid, start, end, label in rows.iterator(chunk_size=5000):
+        out[aid].append(Span(start, end, label))
+    return out
+
+
+def model_run_ids(project: Project) -> list[int]:
+    """Runs whose output counts as "the model" for provenance: the suggestion runs, else every
+    succeeded detector run (imported spans are not a model)."""
+    ids = list(project.suggestion_runs.values_list("pk", flat=True))
+    if not ids:
+        ids = list(
+            DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED,
+                                       source=DetectorRun.Source.DETECTOR).values_list("pk", flat=True)
+        )
+    return ids
+
+
+def predictions_by_message(message_ids, run_ids) -> dict[int, dict[tuple, list[int]]]:
+    """message id -> {(start, end, label): [run ids that predicted it]}."""
+    out: dict[int, dict[tuple, list[int]]] = defaultdict(lambda: defaultdict(list))
+    if not run_ids:
+        return out
+    rows = Prediction.objects.filter(message_id__in=message_ids, run_id__in=run_ids).values_list(
+        "message_id", "start", "end", "label", "run_id"
+    )
+    for mid, start, end, label, rid in rows.iterator(chunk_size=5000):
+        out[mid][(start, end, label)].append(rid)
+    return out
+
+
+# ----------------------------------------------------------------------------------- merging inputs
+
+
+def messages_ready_to_merge(project: Project, message_ids=None):
+    """Messages whose every assignment is finished, with at least ``overlap_k`` done, and that
+    have neither gold nor a place in the adjudication queue."""
+    qs = Message.objects.filter(project=project, decision__isnull=True, adjudication_item__isnull=True)
+    if message_ids is not None:
+        qs = qs.filter(pk__in=message_ids)
+    return (
+        qs.annotate(
+            n_done=Count("assignments", filter=Q(assignments__status=DONE)),
+            n_open=Count("assignments", filter=Q(assignments__status__in=[
+                Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS])),
+        )
+        .filter(n_done__gte=max(project.overlap_k, 1), n_open=0)
+        .order_by("pk")
+    )
+
+
+@dataclass
+class ItemEvidence:
+    """What annotators did on one message, keyed by their project pseudonym."""
+
+    message: Message
+    spans: dict[str, list[Span]] = field(default_factory=dict)
+    conditions: dict[str, str] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # pseudonyms in assignment order
+    model: dict[tuple, list[int]] = field(default_factory=dict)
+
+
+def evidence_for(project: Project, messages: list[Message]) -> list[ItemEvidence]:
+    names = pseudonyms(project)
+    ids = [m.pk for m in messages]
+    assignments = list(
+        Assignment.objects.filter(message_id__in=ids, status=DONE)
+        .order_by("message_id", "pk").values_list("pk", "message_id", "annotator_id", "condition")
+    )
+    spans = spans_by_assignment([a[0] for a in assignments])
+    preds = predictions_by_message(ids, model_run_ids(project))
+    by_msg = {m.pk: ItemEvidence(message=m, model=dict(preds.get(m.pk, {}))) for m in messages}
+    for aid, mid, uid, cond in assignments:
+        ev = by_msg[mid]
+        name = names.get(uid, f"user{uid}")
+        ev.spans[name] = sorted(spans.get(aid, []))
+        ev.conditions[name] = cond
+        ev.order.append(name)
+    return [by_msg[m.pk] for m in messages]
+
+
+# ----------------------------------------------------------------------------------- the queue
+
+
+def queue_counts(project: Project) -> dict[str, int]:
+    agg = AdjudicationItem.objects.filter(project=project).aggregate(
+        open=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN)),
+        leaks=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN, risk=3)),
+        settled=Count("pk", filter=Q(status=AdjudicationItem.Status.SETTLED)),
+    )
+    agg["gold"] = AdjudicationDecision.objects.filter(message__project=project).count()
+    agg["ready"] = messages_ready_to_merge(project).count()
+    return agg
+
+
+def queue_page(project: Project, *, status: str = "open", page: int = 1, per_page: int = 50):
+    qs = AdjudicationItem.objects.filter(project=project, status=status).select_related(
+        "message", "message__dialogue"
+    ).order_by("-risk", "-risk_weight", "message__dialogue_id", "message__position")
+    total = qs.count()
+    page = max(1, page)
+    return list(qs[(page - 1) * per_page: page * per_page]), total
+
+
+def next_open_item(project: Project, *, exclude: int | None = None) -> AdjudicationItem | None:
+    qs = AdjudicationItem.objects.filter(project=project, status=AdjudicationItem.Status.OPEN)
+    if exclude is not None:
+        qs = qs.exclude(pk=exclude)
+    return qs.order_by("-risk", "-risk_weight", "message__dialogue_id", "message__position").first()
+
+
+def _window(message: Message, size: int) -> list[Message]:
+    half = max(size, 1) // 2
+    return list(
+        Message.objects.filter(dialogue_id=message.dialogue_id, position__gte=max(0, message.position - half),
+                               position__lte=message.position + half)
+        .only("pk", "position", "speaker", "speaker_role", "text").order_by("position")
+    )
+
+
+def item_context(item: AdjudicationItem) -> dict:
+    """The adjudication workspace for one item: anonymised annotators, candidate spans, and the
+    model's predictions only when the project shows them to adjudicators."""
+    project = item.project
+    message = item.message
+    ev = evidence_for(project, [message])[0]
+    colors = taxonomy_colors(project.taxonomy)
+    number = {name: i + 1 for i, name in enumerate(ev.order)}  # Annotator 1, 2, 3 on this item
+    rows = []
+    for name in ev.order:
+        marks = [Mark(s.start, s.end, s.label) for s in ev.spans[name]]
+        rows.append({"n": number[name], "html": highlight(message.text, marks, colors),
+                     "count": len(ev.spans[name])})
+    who: dict[tuple, list[int]] = defaultdict(list)
+    for name in ev.order:
+        for s in ev.spans[name]:
+            who[s.key()].append(number[name])
+    k = len(ev.order)
+    current = None
+    if item.decision_id:
+        current = {g.key() for g in _gold_spans(message)}
+    candidates = []
+    show_model = project.show_predictions_to_adjudicators
+    keys = set(who)
+    if current:
+        keys |= current
+    for i, key in enumerate(sorted(keys)):
+        start, end, label = key
+        marked = who.get(key, [])
+        checked = (key in current) if current is not None else (2 * len(marked) > k)
+        candidates.append({
+            "i": i + 1, "value": f"{start}:{end}:{label}", "start": start, "end": end, "label": label,
+            "text": message.text[start:end], "annotators": marked, "checked": checked,
+            "model": show_model and key in ev.model, "color": colors.get(label, "#fde68a"),
+        })
+    model_html = None
+    if show_model:
+        model_html = highlight(message.text, [Mark(s, e, lab, css="suggestion") for (s, e, lab) in ev.model],
+                               colors)
+    return {
+        "item": item, "project": project, "message": message,
+        "window": _window(message, project.context_window),
+        "annotator_rows": rows, "candidates": candidates, "show_model": show_model,
+        "model_html": model_html, "risk": item.risk_details,
+        "target_html": highlight(message.text, [], colors),
+    }
+
+
+def _gold_spans(message: Message) -> list[Span]:
+    return [Span(s, e, lab) for s, e, lab in
+            GoldSpan.objects.filter(message=message).values_list("start", "end", "label")]
+
+
+# ----------------------------------------------------------------------------------- report inputs
+
+
+def segment_run(project: Project) -> DetectorRun | None:
+    """The newest finished run that labelled MATH / NON-MATH segments."""
+    return (
+        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
+        .order_by("-created_at").distinct().first()
+    )
+
+
+def agreement_items(project: Project) -> list[AnnotatedItem]:
+    """Every message with finished assignments, as the agreement functions take it."""
+    names = pseudonyms(project)
+    assignments = list(
+        Assignment.objects.filter(project=project, status=DONE)
+        .values_list("pk", "message_id", "annotator_id", "condition", "active_seconds")
+        .iterator(chunk_size=5000)
+    )
+    spans = spans_by_assignment([a[0] for a in assignments])
+    by_msg: dict[int, dict[str, AnnotatorLabels]] = defaultdict(dict)
+    for aid, mid, uid, cond, secs in assignments:
+        by_msg[mid][names.get(uid, f"user{uid}")] = AnnotatorLabels(
+            tuple(sorted(spans.get(aid, ()))), cond, secs or None)
+    seg_run = segment_run(project)
+    segments = {}
+    if seg_run is not None:
+        segments = dict(MessageSegment.objects.filter(run=seg_run).values_list("message_id", "segment"))
+    items = []
+    rows = (Message.objects.filter(pk__in=list(by_msg)).order_by("dialogue_id", "position")
+            .values_list("pk", "dialogue__external_id", "position", "text", "speaker_role"))
+    for mid, did, pos, text, role in rows.iterator(chunk_size=5000):
+        items.append(AnnotatedItem(did, pos, text, role, segments.get(mid), by_msg[mid]))
+    return items
+
+
+def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
+    out: dict[Key, list[Span]] = defaultdict(list)
+    rows = Prediction.objects.filter(run=run).values_list(
+        "message__dialogue__external_id", "message__position", "start", "end", "label", "score")
+    for did, pos, start, end, label, score in rows.iterator(chunk_size=5000):
+        out[(did, pos)].append(Span(start, end, label, score))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def settled_items(project: Project, run: DetectorRun | None = None) -> list[SettledItem]:
+    """Adjudicated items with each annotator's spans, the model's spans and the final gold."""
+    decisions = list(
+        AdjudicationDecision.objects.filter(message__project=project,
+                                            outcome=AdjudicationDecision.Outcome.ADJUDICATED)
+        .values_list("message_id", flat=True)
+    )
+    if not decisions:
+        return []
+    messages = list(Message.objects.filter(pk__in=decisions))
+    evidence = evidence_for(project, messages)
+    run_ids = [run.pk] if run is not None else model_run_ids(project)
+    preds = predictions_by_message(decisions, run_ids)
+    gold: dict[int, list[Span]] = defaultdict(list)
+    for mid, s, e, lab in GoldSpan.objects.filter(message_id__in=decisions).values_list(
+            "message_id", "start", "end", "label"):
+        gold[mid].append(Span(s, e, lab))
+    return [
+        SettledItem(annotations=ev.spans, model_spans=[Span(*k) for k in preds.get(ev.message.pk, {})],
+                    gold=gold.get(ev.message.pk, []))
+        for ev in evidence
+    ]
+
+
+def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
+    """The current gold set: every message with a decision, spans or not."""
+    out: dict[Key, list[Span]] = {}
+    for did, pos in AdjudicationDecision.objects.filter(message__project=project).values_list(
+            "message__dialogue__external_id", "message__position").iterator(chunk_size=5000):
+        out[(did, pos)] = []
+    rows = GoldSpan.objects.filter(message__project=project).values_list(
+        "message__dialogue__external_id", "message__position", "start", "end", "label")
+    for did, pos, s, e, lab in rows.iterator(chunk_size=5000):
+        out.setdefault((did, pos), []).append(Span(s, e, lab))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def scorable_runs(project: Project):
+    return list(DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED)
+                .order_by("-created_at"))
+
+
+def latest_job(project: Project, kind: str, **params) -> BackgroundJob | None:
+    qs = BackgroundJob.objects.filter(project=project, kind=kind)
+    for k, v in params.items():
+        qs = qs.filter(**{f"params__{k}": v})
+    return qs.order_by("-created_at").first()
+
+
+def latest_result(project: Project, kind: str, **params) -> BackgroundJob | None:
+    qs = BackgroundJob.objects.filter(project=project, kind=kind, status=BackgroundJob.Status.SUCCEEDED)
+    for k, v in params.items():
+        qs = qs.filter(**{f"params__{k}": v})
+    return qs.order_by("-finished_at", "-pk").first()
+
+
+def texts_by_key(project: Project, keys) -> dict[Key, str]:
+    wanted = set(keys)
+    out = {}
+    rows = Message.objects.filter(project=project).values_list("dialogue__external_id", "position", "text")
+    for did, pos, text in rows.iterator(chunk_size=5000):
+        if (did, pos) in wanted:
+            out[(did, pos)] = text
+    return out

@@ -1,0 +1,211 @@
+"""Writes of adjudication: finished items become gold automatically when annotators agree; the
+rest enter a queue ordered by risk, and an adjudicator's decision becomes gold with provenance.
+
+Every gold span records how it was reached (unanimous / majority / adjudicated), which annotators
+had it (pseudonyms) under which condition, and whether a model prediction matched it. Every merge,
+queueing and decision leaves an ``AuditEvent``. The merging rules themselves are pure functions in
+:mod:`pipeline.adjudication`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator import selectors_adjudication as sel
+from annotator.models import (
+    AdjudicationDecision,
+    AdjudicationItem,
+    AuditEvent,
+    GoldSpan,
+    Message,
+    Project,
+)
+from pipeline.adjudication import (
+    ADJUDICATED,
+    LEAK,
+    MAJORITY,
+    UNANIMOUS,
+    SettledItem,
+    assess_risk,
+    merge_candidates,
+    model_favour,
+)
+from pipeline.types import Span, SpanError
+
+Outcome = AdjudicationDecision.Outcome
+BATCH = 500
+
+
+class AdjudicationError(Exception):
+    """A refused decision, with a message for the adjudicator and an HTTP status for the view."""
+
+    status = 400
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+def decision_risk(level: int) -> int:
+    """``AdjudicationDecision.risk`` keeps the coarse scale: 2 possible leak, 1 label/boundary."""
+    return 2 if level >= LEAK else (1 if level > 0 else 0)
+
+
+def _who(key: tuple, ev: sel.ItemEvidence) -> list[dict]:
+    return [{"annotator": name, "condition": ev.conditions[name]}
+            for name in ev.order if any(s.key() == key for s in ev.spans[name])]
+
+
+def _audit(user, project, action: str, obj, **details) -> AuditEvent:
+    return AuditEvent(
+        user=user if getattr(user, "is_authenticated", False) else None, project=project,
+        action=action, object_type=type(obj).__name__, object_id=str(obj.pk), details=details,
+    )
+
+
+# ----------------------------------------------------------------------------------- auto-merge
+
+
+def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] | None = None) -> dict:
+    """Merge every finished item: agreement (by the project's rule) becomes gold, disagreement
+    goes to the queue. Idempotent: merged or queued messages are not looked at again."""
+    rule = project.merge_rule
+    merged = queued = 0
+    ids = list(sel.messages_ready_to_merge(project, message_ids).values_list("pk", flat=True))
+    for i in range(0, len(ids), BATCH):
+        messages = list(Message.objects.filter(pk__in=ids[i:i + BATCH]).order_by("pk"))
+        with transaction.atomic():
+            m, q = _merge_batch(project, rule, sel.evidence_for(project, messages), user)
+        merged, queued = merged + m, queued + q
+    return {"merged": merged, "queued": queued}
+
+
+def gold_merge_message(*, message: Message, user=None) -> dict:
+    """Merge one message if all its annotators are done (call after an assignment is submitted)."""
+    return gold_merge_ready(project=message.project, user=user, message_ids=[message.pk])
+
+
+def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple[int, int]:
+    events: list[AuditEvent] = []
+    gold: list[GoldSpan] = []
+    merged = queued = 0
+    for ev in evidence:
+        risk = assess_risk(ev.spans)
+        cands = merge_candidates(ev.spans, rule)
+        if cands is None:
+            item = AdjudicationItem.objects.create(
+                project=project, message=ev.message, risk=risk.level, risk_weight=risk.weight,
+                risk_details=risk.to_dict(),
+            )
+            events.append(_audit(user, project, "adjudication.queue", item, message=ev.message.pk,
+                                 risk=risk.kind, annotators=len(ev.order)))
+            queued += 1
+            continue
+        outcome = Outcome.MAJORITY if any(c.provenance == MAJORITY for c in cands) else Outcome.UNANIMOUS
+        if outcome == Outcome.UNANIMOUS and risk.level:  # majority rule settled a disagreement
+            outcome = Outcome.MAJORITY
+        decision = AdjudicationDecision.objects.create(
+            message=ev.message, outcome=outcome, risk=decision_risk(risk.level),
+            details={"rule": rule, "risk": risk.to_dict(), "annotators": [
+                {"annotator": n, "condition": ev.conditions[n]} for n in ev.order]},
+        )
+        for c in cands:
+            gold.append(GoldSpan(
+                message=ev.message, start=c.span.start, end=c.span.end, label=c.span.label,
+                provenance=UNANIMOUS if c.provenance == UNANIMOUS else MAJORITY,
+                annotators=_who(c.span.key(), ev), model_matched=c.span.key() in ev.model,
+                decision=decision,
+            ))
+        events.append(_audit(user, project, "gold.merge", decision, message=ev.message.pk,
+                             outcome=outcome, spans=len(cands)))
+        merged += 1
+    GoldSpan.objects.bulk_create(gold)
+    AuditEvent.objects.bulk_create(events)
+    return merged, queued
+
+
+# ----------------------------------------------------------------------------------- deciding
+
+
+def parse_span_values(values: Iterable[str]) -> list[tuple[int, int, str]]:
+    """``"start:end:LABEL"`` strings from the workspace form."""
+    out = []
+    for v in values:
+        try:
+            start, end, label = v.split(":", 2)
+            out.append((int(start), int(end), label))
+        except ValueError:
+            raise AdjudicationError(f"Cannot read span {v!r}; reload the page.") from None
+    return out
+
+
+def _validate(project: Project, text: str, spans: Sequence[tuple[int, int, str]]) -> list[Span]:
+    labels = set(project.labels)
+    out: list[Span] = []
+    for start, end, label in spans:
+        if label not in labels:
+            raise AdjudicationError(f"Unknown label {label!r}.")
+        try:
+            span = Span(start, end, label).check(text)
+        except SpanError as exc:
+            raise AdjudicationError(f"Span {start}..{end} does not fit the message: {exc}.") from None
+        out.append(span)
+    out = sorted(set(out))
+    for a, b in zip(out, out[1:], strict=False):
+        if a.overlaps(b):
+            raise AdjudicationError(
+                f"“{text[a.start:a.end]}” ({a.label}) and “{text[b.start:b.end]}” ({b.label}) overlap: "
+                "keep one.", 422)
+    return out
+
+
+@transaction.atomic
+def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[int, int, str]],
+                        version: int | None, notes: str = "") -> AdjudicationDecision:
+    """Record the adjudicator's gold for one item (a second decision revises the first)."""
+    locked = AdjudicationItem.objects.select_for_update().select_related("project", "message").get(pk=item.pk)
+    if version is not None and locked.version != version:
+        raise AdjudicationError(
+            "Someone decided this item while you were looking at it. Reload to see their decision.", 409)
+    project, message = locked.project, locked.message
+    gold = _validate(project, message.text, spans)
+    ev = sel.evidence_for(project, [message])[0]
+    favour = model_favour([SettledItem(ev.spans, [Span(*k) for k in ev.model], gold)])
+    model_favoured = (favour["settled_for_model"] == favour["disputed"]) if favour["disputed"] else None
+    revised = locked.decision_id is not None
+    details = {
+        "risk": locked.risk_details, "model_favour": favour,
+        "annotators": [{"annotator": n, "condition": ev.conditions[n]} for n in ev.order],
+    }
+    if revised:
+        decision = locked.decision
+        GoldSpan.objects.filter(message=message).delete()
+        decision.decided_by, decision.notes, decision.model_favoured = user, notes, model_favoured
+        decision.details = details
+        decision.save()
+    else:
+        decision = AdjudicationDecision.objects.create(
+            message=message, outcome=Outcome.ADJUDICATED, risk=decision_risk(locked.risk),
+            decided_by=user, model_favoured=model_favoured, notes=notes, details=details,
+        )
+    GoldSpan.objects.bulk_create([
+        GoldSpan(message=message, start=s.start, end=s.end, label=s.label, provenance=ADJUDICATED,
+                 annotators=_who(s.key(), ev), model_matched=s.key() in ev.model, decision=decision)
+        for s in gold
+    ])
+    locked.status = AdjudicationItem.Status.SETTLED
+    locked.settled_at = timezone.now()
+    locked.version += 1
+    locked.decision = decision
+    locked.save(update_fields=["status", "settled_at", "version", "decision"])
+    _audit(user, project, "adjudication.revise" if revised else "adjudication.submit", decision,
+           message=message.pk, spans=[s.to_dict(with_score=False) for s in gold],
+           risk=locked.risk_details.get("kind", ""), model_favoured=model_favoured,
+           notes=notes[:500]).save()
+    item.version, item.status, item.decision = locked.version, locked.status, decision
+    return decision

@@ -1,0 +1,164 @@
+"""Writes of the reports: agreement (with detectors against gold) and the circularity check are
+computed as background jobs; the latest succeeded job's ``result`` is the cache the pages read.
+
+The figures themselves come from :mod:`pipeline.metrics`; this module only gathers inputs through
+the selectors, runs the computation and stores the result.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator import selectors_adjudication as sel
+from annotator.models import BackgroundJob, DetectorRun, Project
+from annotator.services import jobs
+from annotator.services.audit import audit_record
+from pipeline.metrics.agreement import agreement_report
+from pipeline.metrics.circularity import DEFAULT_THRESHOLD, CircularityReport, circularity_report
+from pipeline.metrics.detector_gold import score_run
+
+Kind = BackgroundJob.Kind
+DEFAULT_BOOT = 1000
+
+
+class ReportError(ValueError):
+    """The report cannot be computed with these inputs (shown to the user as is)."""
+
+
+# ----------------------------------------------------------------------------------- requests
+
+
+def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
+    """Queue a recomputation of the agreement report (and detectors against gold)."""
+    from annotator.tasks_agreement import agreement_job
+
+    job = BackgroundJob.objects.create(project=project, kind=Kind.AGREEMENT, created_by=user,
+                                       params={"n_boot": n_boot, "seed": seed})
+    audit_record(user=user, action="report.agreement.request", obj=job, project=project, n_boot=n_boot)
+    transaction.on_commit(lambda: agreement_job.delay(job.pk))
+    return job
+
+
+def circularity_request(*, project: Project, user, run: DetectorRun, threshold: float = DEFAULT_THRESHOLD,
+                        match: str = "exact", n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
+    from annotator.tasks_agreement import circularity_job
+
+    if run.project_id != project.pk:
+        raise ReportError("That run belongs to another project.")
+    job = BackgroundJob.objects.create(
+        project=project, kind=Kind.CIRCULARITY, created_by=user,
+        params={"run": run.pk, "threshold": threshold, "match": match, "n_boot": n_boot, "seed": seed},
+    )
+    audit_record(user=user, action="report.circularity.request", obj=job, project=project, run=run.pk)
+    transaction.on_commit(lambda: circularity_job.delay(job.pk))
+    return job
+
+
+# ----------------------------------------------------------------------------------- computing
+
+
+def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> dict[str, Any]:
+    items = sel.agreement_items(project)
+    report = agreement_report(items, labels=project.labels, n_boot=n_boot, seed=seed)
+    return {
+        "computed_at": timezone.now().isoformat(),
+        "agreement": report.to_dict(),
+        "detectors": detectors_against_gold(project=project, n_boot=n_boot, seed=seed),
+    }
+
+
+def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
+    """Every succeeded run scored against the current gold set."""
+    gold = sel.gold_by_key(project)
+    if not gold:
+        return []
+    texts = sel.texts_by_key(project, gold)
+    out = []
+    for run in sel.scorable_runs(project):
+        scores = score_run(sel.run_predictions(run), gold, texts=texts, labels=project.labels,
+                           n_boot=n_boot, seed=seed)
+        out.append({"run": run.pk, "name": run.label, "detector": run.detector,
+                    "version": run.detector_version or run.model_version, **scores})
+    return out
+
+
+def circularity_compute(*, project: Project, run: DetectorRun, threshold: float = DEFAULT_THRESHOLD,
+                        match: str = "exact", n_boot: int = DEFAULT_BOOT, seed: int = 0) -> CircularityReport:
+    if run.project_id != project.pk:
+        raise ReportError("That run belongs to another project.")
+    return circularity_report(
+        sel.agreement_items(project), sel.run_predictions(run), run=run.label, match=match,
+        threshold=threshold, settled=sel.settled_items(project, run), n_boot=n_boot, seed=seed,
+    )
+
+
+def job_run(*, job: BackgroundJob) -> None:
+    """Run a report job and store its result (the cache); failures are recorded on the job."""
+    if job.is_finished:
+        return
+    jobs.job_start(job)
+    p = job.params
+    try:
+        if job.kind == Kind.AGREEMENT:
+            result = agreement_compute(project=job.project, n_boot=p.get("n_boot", DEFAULT_BOOT),
+                                       seed=p.get("seed", 0))
+        elif job.kind == Kind.CIRCULARITY:
+            run = DetectorRun.objects.filter(pk=p["run"], project=job.project).first()
+            if run is None:
+                raise ReportError("The run no longer exists.")
+            report = circularity_compute(
+                project=job.project, run=run, threshold=p.get("threshold", DEFAULT_THRESHOLD),
+                match=p.get("match", "exact"), n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
+            result = {"computed_at": timezone.now().isoformat(), "run": run.pk, "run_name": run.label,
+                      **report.to_dict(), "rows": report.csv_rows()}
+        else:
+            raise ReportError(f"Not a report job: {job.kind}.")
+    except ReportError as exc:
+        jobs.job_fail(job, exc)
+        return
+    except Exception as exc:
+        jobs.job_fail(job, exc)
+        raise
+    jobs.job_finish(job, result=json.loads(json.dumps(result, default=str)))
+
+
+# ----------------------------------------------------------------------------------- downloads
+
+
+def _csv(rows: list[dict], fields: list[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def agreement_csv(result: dict) -> str:
+    rows = result.get("agreement", {}).get("figures", [])
+    return _csv(rows, ["metric", "level", "scheme", "pair", "by", "group", "value", "ci_low", "ci_high", "n"])
+
+
+def detectors_csv(result: dict) -> str:
+    rows = []
+    for run in result.get("detectors", []):
+        for r in run["rows"]:
+            row = {"run": run["run"], "detector": run["name"], "version": run["version"],
+                   "level": r["level"], "label": r["label"], "n_pred": r["n_pred"], "n_gold": r["n_gold"]}
+            for m in ("precision", "recall", "f1", "f2"):
+                row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = (
+                    r[m]["value"], r[m]["ci_low"], r[m]["ci_high"])
+            rows.append(row)
+    fields = ["run", "detector", "version", "level", "label", "n_pred", "n_gold"]
+    for m in ("precision", "recall", "f1", "f2"):
+        fields += [m, f"{m}_ci_low", f"{m}_ci_high"]
+    return _csv(rows, fields)
+
+
+def circularity_csv(result: dict) -> str:
+    return _csv(result.get("rows", []), ["figure", "value", "ci_low", "ci_high", "n"])

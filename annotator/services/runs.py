@@ -1,0 +1,259 @@
+"""Detector runs: split into chunks of dialogues, each chunk idempotent and retry-safe.
+
+A chunk task may run twice (a worker killed after writing but before acking, a redelivery after a
+visibility timeout). Writing a chunk therefore *replaces* that chunk's predictions inside one
+transaction that also marks the chunk done, under a row lock, so a second run of the same chunk
+either finds it done or overwrites identical rows — never duplicates.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F
+from django.utils import timezone
+
+from annotator.adapters import dialogues_from_db
+from annotator.models import (
+    DetectorRun,
+    Dialogue,
+    Message,
+    MessageSegment,
+    Prediction,
+    Project,
+    RunChunk,
+)
+from annotator.services.audit import audit_record
+from pipeline import registry
+from pipeline.detectors.base import ConfigError, Detector
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "rules": {},
+    "presidio vanilla": {"preset": "vanilla"},
+    "presidio tuned": {"preset": "tuned"},
+    "math_segments": {},
+    "tagger": {},
+    "llm basic": {"strategy": "basic"},
+    "llm math_aware": {"strategy": "math_aware"},
+    "llm segment_aware": {"strategy": "segment_aware"},
+    "ensemble": {"mode": "union", "members": [{"name": "rules", "config": {}},
+                                              {"name": "presidio", "config": {"preset": "tuned"}}]},
+}
+
+
+class RunError(ValueError):
+    """A run cannot be started as asked; the message is for the admin."""
+
+
+def detector_config(*, project: Project, detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config a run records: the admin's, plus what the project and settings decide."""
+    cfg = dict(config)
+    if detector == "tagger":
+        cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
+        cfg.setdefault("policy", project.labelling_policy)
+        if project.active_tagger and "model_path" not in cfg:
+            cfg.setdefault("version", project.active_tagger)
+    if detector == "llm":
+        cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
+        if settings.OPENAI_BASE_URL:
+            cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
+        cfg.setdefault("labels", project.labels)
+    return cfg
+
+
+@lru_cache(maxsize=8)
+def _cached_detector(name: str, config_json: str) -> Detector:
+    """One detector per (name, config) per worker process: models load once, not per chunk."""
+    return registry.build(name, json.loads(config_json))
+
+
+def detector_for(run: DetectorRun) -> Detector:
+    return _cached_detector(run.detector, json.dumps(run.config, sort_keys=True))
+
+
+def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | None = None,
+              user=None, chunk_dialogues: int | None = None) -> DetectorRun:
+    """Create a queued run and its chunks; the caller enqueues them (``run_enqueue``)."""
+    if detector not in registry.available():
+        raise RunError(f"Unknown detector {detector!r}; choose one of {', '.join(registry.available())}.")
+    cfg = detector_config(project=project, detector=detector, config=config or {})
+    try:
+        probe = registry.build(detector, cfg)  # validates the config; models load lazily
+    except (ConfigError, ValueError, ImportError) as exc:
+        raise RunError(f"{detector}: {exc}") from None
+    size = chunk_dialogues or settings.BLINDSPOT_RUN_CHUNK_DIALOGUES
+    dialogue_ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+    if not dialogue_ids:
+        raise RunError("The project has no dialogues yet: import a corpus first.")
+    counts = dict(
+        Message.objects.filter(project=project).values("dialogue_id").annotate(n=Count("pk"))
+        .values_list("dialogue_id", "n")
+    )
+    with transaction.atomic():
+        run = DetectorRun.objects.create(
+            project=project, detector=detector, config=cfg, created_by=user,
+            detector_version=str(getattr(probe, "version", "")),
+            total_messages=sum(counts.values()),
+        )
+        chunks = [dialogue_ids[i:i + size] for i in range(0, len(dialogue_ids), size)]
+        RunChunk.objects.bulk_create([
+            RunChunk(run=run, index=i, dialogue_ids=ids, message_count=sum(counts.get(d, 0) for d in ids))
+            for i, ids in enumerate(chunks)
+        ])
+        run.total_chunks = len(chunks)
+        run.save(update_fields=["total_chunks"])
+        audit_record(user=user, action="run.start", obj=run, project=project, detector=detector, config=cfg)
+    return run
+
+
+def run_enqueue(run: DetectorRun, *, only_unfinished: bool = True) -> int:
+    """Queue every chunk not yet done (after commit). Returns how many were queued."""
+    from annotator.dispatch import enqueue
+    from annotator.tasks_runs import run_chunk_task
+
+    chunks = run.chunks.all()
+    if only_unfinished:
+        chunks = chunks.exclude(status=RunChunk.Status.DONE)
+    ids = list(chunks.values_list("pk", flat=True))
+    for chunk_id in ids:
+        enqueue(run_chunk_task, chunk_id)
+    return len(ids)
+
+
+def run_cancel(*, run: DetectorRun, user=None) -> DetectorRun:
+    with transaction.atomic():
+        run = DetectorRun.objects.select_for_update().get(pk=run.pk)
+        if not run.is_finished:
+            run.status = DetectorRun.Status.CANCELLED
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "finished_at"])
+            audit_record(user=user, action="run.cancel", obj=run, project=run.project)
+    return run
+
+
+def run_resume(*, run: DetectorRun, user=None) -> int:
+    """Re-queue the unfinished chunks of a failed or cancelled run; finished chunks are kept."""
+    with transaction.atomic():
+        run = DetectorRun.objects.select_for_update().get(pk=run.pk)
+        run.chunks.filter(status=RunChunk.Status.FAILED).update(status=RunChunk.Status.PENDING, error="")
+        run.status, run.error, run.finished_at = DetectorRun.Status.QUEUED, "", None
+        run.save(update_fields=["status", "error", "finished_at"])
+        audit_record(user=user, action="run.resume", obj=run, project=run.project)
+        return run_enqueue(run)
+
+
+def chunk_process(*, chunk_id: int) -> str:
+    """Detect over one chunk and replace its predictions; returns what happened (for logs/tests)."""
+    chunk = RunChunk.objects.select_related("run").get(pk=chunk_id)
+    run = chunk.run
+    if chunk.status == RunChunk.Status.DONE:
+        return "already done"
+    if run.status in (DetectorRun.Status.CANCELLED, DetectorRun.Status.FAILED):
+        return f"run {run.status}"
+    DetectorRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=timezone.now())
+    DetectorRun.objects.filter(pk=run.pk, status=DetectorRun.Status.QUEUED).update(
+        status=DetectorRun.Status.RUNNING
+    )
+    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    t0 = time.perf_counter()
+    try:
+        detector = detector_for(run)
+        pairs = dialogues_from_db(chunk.dialogue_ids)
+        detections = list(detector.detect_many([d for d, _ in pairs]))
+    except Exception as exc:
+        chunk_fail(chunk=chunk, error=f"{type(exc).__name__}: {exc}")
+        raise
+    predictions, segments = [], []
+    message_ids: list[int] = []
+    for (dialogue, pks), dets in zip(pairs, detections, strict=True):
+        message_ids.extend(pks)
+        for det in dets:
+            message_id = pks[det.index]
+            text_len = len(dialogue.messages[det.index].text)
+            for s in det.spans:
+                if s.end <= text_len:
+                    predictions.append(Prediction(
+                        run=run, message_id=message_id, start=s.start, end=s.end, label=s.label,
+                        score=float(s.score), source_label=(s.source or s.label)[:80],
+                    ))
+            if det.segment is not None:
+                segments.append(MessageSegment(run=run, message_id=message_id, segment=det.segment,
+                                               score=det.segment_score))
+    usage = dict(getattr(detector, "usage", {}) or {})
+    with transaction.atomic():
+        locked = RunChunk.objects.select_for_update().get(pk=chunk.pk)
+        current = DetectorRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status == RunChunk.Status.DONE:
+            return "already done"
+        if current.status == DetectorRun.Status.CANCELLED:
+            return "run cancelled"
+        Prediction.objects.filter(run=run, message_id__in=message_ids).delete()
+        MessageSegment.objects.filter(run=run, message_id__in=message_ids).delete()
+        Prediction.objects.bulk_create(predictions, batch_size=5000)
+        MessageSegment.objects.bulk_create(segments, batch_size=5000)
+        locked.status, locked.error = RunChunk.Status.DONE, ""
+        locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
+        locked.save(update_fields=["status", "error", "seconds", "finished_at"])
+        current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
+        current.done_messages = sum(
+            current.chunks.filter(status=RunChunk.Status.DONE).values_list("message_count", flat=True)
+        )
+        current.model_version = str(getattr(detector, "model_version", ""))[:300]
+        if usage:
+            current.usage = usage
+        fields = ["done_chunks", "done_messages", "model_version", "usage"]
+        if current.done_chunks == current.total_chunks:
+            current.status, current.finished_at = DetectorRun.Status.SUCCEEDED, timezone.now()
+            fields += ["status", "finished_at"]
+            audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
+                         messages=current.done_messages)
+        current.save(update_fields=fields)
+    return "done"
+
+
+def chunk_fail(*, chunk: RunChunk, error: str) -> None:
+    """A chunk failed for good: the run is marked failed with the error; finished chunks stay."""
+    with transaction.atomic():
+        RunChunk.objects.filter(pk=chunk.pk).update(status=RunChunk.Status.FAILED, error=error[:20000])
+        updated = DetectorRun.objects.filter(
+            pk=chunk.run_id, status__in=[DetectorRun.Status.QUEUED, DetectorRun.Status.RUNNING]
+        ).update(status=DetectorRun.Status.FAILED, error=f"chunk {chunk.index}: {error}"[:20000],
+                 finished_at=timezone.now())
+        if updated:
+            audit_record(user=None, action="run.failed", obj=chunk.run, project=chunk.run.project, error=error[:500])
+
+
+def run_progress(run: DetectorRun) -> dict[str, Any]:
+    """Messages done/total, rate and ETA for the progress bar."""
+    elapsed = ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0
+    rate = run.done_messages / elapsed if elapsed > 0 else 0.0
+    remaining = run.total_messages - run.done_messages
+    return {
+        "done": run.done_messages, "total": run.total_messages,
+        "percent": int(100 * run.done_messages / run.total_messages) if run.total_messages else 0,
+        "rate": rate, "elapsed": elapsed,
+        "eta": remaining / rate if rate > 0 and not run.is_finished else None,
+    }
+
+
+def run_label_counts(run: DetectorRun) -> list[tuple[str, int]]:
+    return list(
+        Prediction.objects.filter(run=run).values_list("label").annotate(n=Count("pk")).order_by("-n")
+    )
+
+
+def run_segment_counts(run: DetectorRun) -> dict[str, int]:
+    return dict(MessageSegment.objects.filter(run=run).values_list("segment").annotate(n=Count("pk")))
+
+
+def run_evaluation(run: DetectorRun) -> dict[str, Any] | None:
+    """Scores against the project's gold set, once one exists (None otherwise)."""
+    from annotator.services.evaluation import evaluate_run
+
+    return evaluate_run(run)

@@ -1,0 +1,113 @@
+"""Adjudication: the risk-ordered queue, the keyboard-first workspace, and auto-merging.
+
+Adjudicators and admins only (annotators get 403, outsiders 404, through ``access.project_for``).
+Annotators appear as Annotator 1, 2, 3; the model's predictions only when the project shows them
+to adjudicators.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from annotator import access
+from annotator import selectors_adjudication as sel
+from annotator.forms_adjudication import DecisionForm, QueueFilterForm
+from annotator.models import AdjudicationItem, Role
+from annotator.services.adjudication import AdjudicationError, adjudication_submit
+from annotator.tasks_agreement import gold_merge_job
+
+
+def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    return get_object_or_404(
+        AdjudicationItem.objects.select_related("project", "message", "message__dialogue"),
+        pk=item_id, project=project,
+    )
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    form = QueueFilterForm(request.GET or None)
+    status, page = AdjudicationItem.Status.OPEN, 1
+    if form.is_valid():
+        status, page = form.cleaned_data["status"] or status, form.cleaned_data["page"] or 1
+    rows, total = sel.queue_page(project, status=status, page=page)
+    context = {"project": project, "rows": rows, "total": total, "status": status, "page": page,
+               "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project),
+               "is_admin": access.role_in(request.user, project) == Role.ADMIN}
+    template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def merge(request: HttpRequest, slug: str) -> HttpResponse:
+    """Merge every finished item now (agreement -> gold, disagreement -> queue)."""
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    transaction.on_commit(lambda: gold_merge_job.delay(project.pk))
+    messages.success(request, "Finished items are being merged; disagreements join the queue.")
+    return redirect("adjudication-queue", slug=slug)
+
+
+@login_required
+@require_GET
+def next_item(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    item = sel.next_open_item(project)
+    if item is None:
+        messages.success(request, "Nothing waits for adjudication.")
+        return redirect("adjudication-queue", slug=slug)
+    return redirect("adjudication-item", slug=slug, item_id=item.pk)
+
+
+@login_required
+@require_GET
+def item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
+    it = _item_for(request, slug, item_id)
+    context = sel.item_context(it)
+    context["labels"] = [{"label": d["label"], "key": d["key"].lower(), "color": d.get("color", "#fde68a")}
+                         for d in it.project.taxonomy]
+    template = "adjudication/_item.html" if request.htmx else "adjudication/item.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def decide(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
+    it = _item_for(request, slug, item_id)
+    form = DecisionForm(request.POST)
+    url = reverse("adjudication-item", kwargs={"slug": slug, "item_id": it.pk})
+    if not form.is_valid():
+        error = "; ".join(e for errs in form.errors.values() for e in errs)
+        return _refuse(request, url, f"Bad request: {error}", 400)
+    d = form.cleaned_data
+    try:
+        adjudication_submit(item=it, user=request.user, spans=d["span"], version=d["version"],
+                            notes=d.get("notes") or "")
+    except AdjudicationError as exc:
+        return _refuse(request, url, exc.message, exc.status)
+    nxt = sel.next_open_item(it.project, exclude=it.pk)
+    target = (reverse("adjudication-item", kwargs={"slug": slug, "item_id": nxt.pk}) if nxt
+              else reverse("adjudication-queue", kwargs={"slug": slug}))
+    if request.htmx:
+        return HttpResponseClientRedirect(target)
+    messages.success(request, "Decision saved.")
+    return redirect(target)
+
+
+def _refuse(request: HttpRequest, url: str, message: str, status: int) -> HttpResponse:
+    if request.htmx:
+        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+        response["X-Blindspot-Error"] = message.encode("latin-1", "replace").decode("latin-1")
+        return response
+    messages.error(request, message)
+    return redirect(url)

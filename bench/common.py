@@ -1,0 +1,47 @@
+"""Shared set-up for benchmarks: a dedicated PostgreSQL database and honest memory figures."""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_BENCH_DB = "postgres://postgres@127.0.0.1:5432/blindspot_bench"
+
+
+def setup_django(*, fresh: bool = True) -> str:
+    """Point Django at the bench database (``BENCH_DATABASE_URL``), recreate it if asked, migrate."""
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_BENCH_DB)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    parsed = urlparse(url)
+    if parsed.scheme.startswith("postgres"):
+        import psycopg
+
+        name = parsed.path.lstrip("/")
+        admin = parsed._replace(path="/postgres").geturl()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            if fresh:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{name}"')
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return url
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,153 @@
+"""Find original PII strings in a text: the one matcher the leak check and the sweep share.
+
+An original is found case-insensitively and word-bounded; phones, e-mails, ids, URLs and
+usernames also with spaces and punctuation removed ("555 201 3344" finds "(555) 201-3344").
+Originals that would match ordinary text everywhere are *checked in place* instead (the text that
+replaced them must differ), and are reported as such:
+
+- numbers of at most three digits or spelled out (ages, "42", "twelve" — "12 apples" is maths);
+- common English or maths words ("math", "will") written in lower case; in capitalised form
+  ("Will", "May") they are found case-sensitively, except at the start of a sentence ("May I go?").
+
+Scanning is linear in the text: candidates are found through a dict keyed by their first word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache
+
+from pipeline.maths import MATH_WORDS
+from pipeline.surrogates.formats import WORD_NUMBERS
+from pipeline.surrogates.keyed import compact, normalize
+from pipeline.surrogates.pools import COMMON_WORD_NAMES
+from pipeline.surrogates.rules import COMPACT_LABELS
+
+_WORD_RE = re.compile(r"\w+")
+_RUN_RE = re.compile(r"[^\W_]+")
+_SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$")
+_COMPACT_PREFIX = 6
+
+
+@cache
+def common_words() -> frozenset[str]:
+    return COMMON_WORD_NAMES | MATH_WORDS
+
+
+def is_common_word(norm: str) -> bool:
+    return norm in common_words()
+
+
+def checked_in_place(text: str) -> bool:
+    """Originals the corpus-wide scan skips (short numbers, lower-case common words)."""
+    core = text.strip()
+    if (core.isdigit() and len(core) <= 3) or core.casefold() in WORD_NUMBERS:
+        return True
+    return is_common_word(normalize(core)) and not any(c.isupper() for c in core)
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    label: str
+    text: str  # as first registered
+    pattern: re.Pattern[str]
+    case_sensitive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    start: int
+    end: int
+    original: Original
+    how: str  # text | compact
+
+
+class OriginalIndex:
+    """Originals by first word (and by compact prefix) for a linear scan of any text."""
+
+    def __init__(self) -> None:
+        self._by_word: dict[str, list[Original]] = defaultdict(list)
+        self._by_compact: dict[str, list[tuple[str, Original]]] = defaultdict(list)
+        self._seen: set[tuple[str, str]] = set()
+        self.scanned = 0
+        self.in_place = 0
+
+    def add(self, label: str, text: str) -> bool:
+        """Register one original; ``False`` when it is checked in place (or already known)."""
+        needle = re.sub(r"\s+", " ", text.strip().lower())
+        needle = re.sub(r"^[\W_]+|[\W_]+$", "", needle)
+        if not needle or (label, needle) in self._seen:
+            return False
+        self._seen.add((label, needle))
+        if checked_in_place(text):
+            self.in_place += 1
+            return False
+        self.scanned += 1
+        case_sensitive = is_common_word(normalize(text))
+        source = re.sub(r"^[\W_]+|[\W_]+$", "", text.strip()) if case_sensitive else needle
+        body = re.escape(source).replace(r"\ ", r"\s+")
+        pattern = re.compile(rf"{body}(?!\w)", 0 if case_sensitive else re.IGNORECASE)
+        orig = Original(label, text.strip(), pattern, case_sensitive)
+        first = _WORD_RE.search(needle)
+        if first is not None:
+            self._by_word[first.group()].append(orig)
+        if label in COMPACT_LABELS:
+            c = compact(needle)
+            if len(c) >= _COMPACT_PREFIX:
+                self._by_compact[c[:_COMPACT_PREFIX]].append((c, orig))
+        return True
+
+    def __len__(self) -> int:
+        return self.scanned
+
+    def scan(self, text: str) -> list[Found]:
+        """Every registered original found in ``text``, in order of position."""
+        if not self._by_word:
+            return []
+        found: list[Found] = []
+        low = text.lower()
+        source = low if len(low) == len(text) else text
+        for m in _WORD_RE.finditer(source):
+            cands = self._by_word.get(m.group().lower())
+            if not cands:
+                continue
+            s = m.start()
+            if s > 0 and (text[s - 1].isalnum() or text[s - 1] == "_"):
+                continue
+            for orig in cands:
+                hit = orig.pattern.match(text, s)
+                if hit is None:
+                    continue
+                if orig.case_sensitive and _SENTENCE_START_RE.search(text[max(0, s - 3) : s]):
+                    continue
+                found.append(Found(hit.start(), hit.end(), orig, "text"))
+        if self._by_compact:
+            found.extend(self._scan_compact(text, found))
+        found.sort(key=lambda f: (f.start, -f.end))
+        return found
+
+    def _scan_compact(self, text: str, already: list[Found]) -> list[Found]:
+        runs = list(_RUN_RE.finditer(text))
+        if not runs:
+            return []
+        ctext = "".join(r.group().lower() for r in runs)
+        starts: list[int] = []
+        pos = 0
+        for r in runs:
+            starts.append(pos)
+            pos += len(r.group())
+        ends = {s + len(r.group()): k for k, (s, r) in enumerate(zip(starts, runs, strict=True))}
+        out = []
+        for k, cs in enumerate(starts):
+            cands = self._by_compact.get(ctext[cs : cs + _COMPACT_PREFIX])
+            if not cands:
+                continue
+            for c, orig in cands:
+                ce = cs + len(c)
+                if ctext.startswith(c, cs) and ce in ends:
+                    s, e = runs[k].start(), runs[ends[ce]].end()
+                    if not any(f.start <= s and e <= f.end for f in already):
+                        out.append(Found(s, e, orig, "compact"))
+        return out

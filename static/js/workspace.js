@@ -1,0 +1,398 @@
+// The annotation workspace: keyboard shortcuts, selection → character offsets, one queued round
+// trip per action (the server answers with the item fragment, swapped in by htmx), a visible
+// saving state, failed requests that keep the annotator's work, and active-time tracking.
+(function () {
+  "use strict";
+  var ws = document.getElementById("ws");
+  if (!ws) return;
+
+  var IDLE_MS = 60000;        // no input for a minute: the annotator is away, stop counting
+  var HEARTBEAT_MS = 30000;   // report active time even when nothing else is sent
+  var WORD = /[\p{L}\p{N}_]+(?:['’.,:/][\p{L}\p{N}_]+)*/gu;
+
+  var st = {
+    chain: Promise.resolve(), busy: 0, blocked: false, leaving: false,
+    exact: false, relabel: null, focus: null, unsentMs: 0, itemMs: 0,
+    lastInput: Date.now(), lastTick: Date.now()
+  };
+
+  function item() { return document.getElementById("item"); }
+  function target() { return document.getElementById("target-text"); }
+  function url(name) { return ws.dataset["url" + name]; }
+  function csrf() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
+  }
+  function toast(msg, ok) { if (window.blindspotToast) window.blindspotToast(msg, ok); }
+  function labels() {
+    var out = {};
+    document.querySelectorAll("#ws-labels [data-key]").forEach(function (b) { out[b.dataset.key.toLowerCase()] = b.dataset.label; });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ saving state
+  function setState(state, text) {
+    var el = document.getElementById("ws-state");
+    if (!el) return;
+    el.dataset.state = state;
+    el.textContent = text;
+  }
+  function setMode() {
+    var el = document.getElementById("ws-mode");
+    if (!el) return;
+    el.textContent = st.relabel ? "Press a label key for the new label (Esc cancels)" : st.exact ? "Exact characters for the next span" : "";
+  }
+
+  // ------------------------------------------------------------------ active time
+  function activity() { st.lastInput = Date.now(); }
+  ["keydown", "mousedown", "mousemove", "wheel", "touchstart", "scroll"].forEach(function (e) {
+    document.addEventListener(e, activity, { passive: true, capture: true });
+  });
+  setInterval(function () {
+    var now = Date.now(), dt = now - st.lastTick;
+    st.lastTick = now;
+    // Count only while the page is visible, the annotator did something within the idle limit,
+    // and the clock did not jump (a sleeping laptop).
+    if (document.visibilityState === "visible" && now - st.lastInput < IDLE_MS && dt < 5000 && !st.leaving) {
+      st.unsentMs += dt;
+      st.itemMs += dt;
+    }
+    var t = document.getElementById("ws-timer");
+    if (t) t.textContent = Math.round(st.itemMs / 1000) + " s active";
+  }, 1000);
+  function takeActive() { var s = st.unsentMs / 1000; st.unsentMs = 0; return s; }
+  function giveBack(s) { st.unsentMs += s * 1000; }
+  setInterval(function () {
+    if (st.busy || st.blocked || st.unsentMs < 1000) return;
+    var s = takeActive(), body = new URLSearchParams({ active: s.toFixed(2) });
+    fetch(url("Time"), { method: "POST", body: body, credentials: "same-origin", headers: { "X-CSRFToken": csrf() } })
+      .then(function (r) { if (!r.ok) giveBack(s); }, function () { giveBack(s); });
+  }, HEARTBEAT_MS);
+  window.addEventListener("pagehide", function () {
+    if (st.unsentMs < 500 || !navigator.sendBeacon) return;
+    var fd = new FormData();
+    fd.append("csrfmiddlewaretoken", csrf());
+    fd.append("active", takeActive().toFixed(2));
+    navigator.sendBeacon(url("Time"), fd);
+  });
+
+  // ------------------------------------------------------------------ requests
+  // Actions run one after another, each with the version the page holds when it is sent, so a
+  // quick sequence of keys never conflicts with itself; a real conflict (another tab) stops the
+  // queue and says so.
+  function act(path, values, onFail) {
+    if (st.blocked) {
+      toast("This item changed in another tab. Reload the page to see the latest version.");
+      return Promise.resolve(false);
+    }
+    st.busy++;
+    setState("saving", "Saving…");
+    st.chain = st.chain.then(function () { return send(path, values || {}, onFail); });
+    return st.chain;
+  }
+
+  function send(path, values, onFail) {
+    var active = takeActive();
+    var body = new URLSearchParams();
+    Object.keys(values).forEach(function (k) { body.append(k, values[k]); });
+    body.set("version", item().dataset.version);
+    body.set("active", active.toFixed(2));
+    return fetch(path, {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: { "X-CSRFToken": csrf(), "HX-Request": "true", "HX-Current-URL": location.href }
+    }).then(function (r) {
+      return r.text().then(function (text) {
+        st.busy--;
+        var redirect = r.headers.get("HX-Redirect");
+        if (r.ok && redirect) {
+          st.leaving = true;
+          setState("saving", "Saved · opening the next item…");
+          window.location.assign(redirect);
+          return true;
+        }
+        if (r.ok) {
+          var focus = st.focus;
+          htmx.swap(item(), text, { swapStyle: "outerHTML" });
+          clearSelection();
+          st.exact = false;
+          setMode();
+          restoreFocus(focus);
+          setState("saved", "Saved");
+          return true;
+        }
+        giveBack(active);
+        var plain = (r.headers.get("Content-Type") || "").indexOf("text/plain") === 0;
+        var msg = plain && text ? text : (r.headers.get("X-Blindspot-Error") ||
+          "The server answered " + r.status + ". Your work on this page is kept; try again.");
+        if (r.status === 409) {
+          st.blocked = true;
+          setState("error", "Changed in another tab — reload");
+        } else {
+          setState(st.busy ? "saving" : "error", st.busy ? "Saving…" : "Not saved");
+        }
+        toast(msg, false);
+        if (onFail) onFail();
+        return false;
+      });
+    }, function () {
+      st.busy--;
+      giveBack(active);
+      setState("error", "Offline — not saved");
+      toast("Cannot reach the server. Your work on this page is kept; try again when you are back online.", false);
+      if (onFail) onFail();
+      return false;
+    });
+  }
+
+  // Every button of the fragment is a real form (it works without JavaScript); here it becomes
+  // one queued request that swaps the fragment.
+  document.addEventListener("submit", function (e) {
+    var f = e.target;
+    if (!f.matches || !f.matches("#ws form[data-act]")) return;
+    e.preventDefault();
+    var values = {};
+    new FormData(f).forEach(function (v, k) { if (k !== "csrfmiddlewaretoken" && k !== "version") values[k] = v; });
+    if (f.dataset.cmd === "flag") {
+      var ta = f.querySelector("textarea");
+      act(f.action, values).then(function (ok) { if (ok && ta) sessionStorage.removeItem(draftKey()); });
+      return;
+    }
+    act(f.action, values);
+  });
+  function command(cmd, forKey) {
+    var sel = "#item form[data-cmd='" + cmd + "']" + (forKey ? "[data-for='" + forKey + "']" : "");
+    var f = document.querySelector(sel);
+    if (!f) return false;
+    var b = f.querySelector("button");
+    if (b && b.disabled) return false;
+    f.requestSubmit();
+    return true;
+  }
+
+  // ------------------------------------------------------------------ selection ↔ offsets
+  // Offsets are counted over the message's own text: the label tags inside highlights are not
+  // part of it. The server counts code points, JavaScript UTF-16 units: convert at the edge.
+  function textNodes(root) {
+    return document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (n) { return n.parentElement.closest(".tag") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; }
+    });
+  }
+  function fullText(root) {
+    var w = textNodes(root), t, s = "";
+    while ((t = w.nextNode())) s += t.data;
+    return s;
+  }
+  function unitsBefore(root, node, offset) {
+    var pre = document.createRange();
+    pre.selectNodeContents(root);
+    pre.setEnd(node, offset);
+    var w = textNodes(root), t, n = 0;
+    while ((t = w.nextNode())) {
+      if (t === node) return n + offset;
+      if (!pre.intersectsNode(t)) break;
+      n += t.data.length;
+    }
+    return n;
+  }
+  function toCodePoints(text, units) { return Array.from(text.slice(0, units)).length; }
+  function toUnits(text, cps) { return Array.from(text).slice(0, cps).join("").length; }
+
+  function selectionOffsets() {
+    var root = target(), sel = window.getSelection();
+    if (!root || !sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+    var r = sel.getRangeAt(0);
+    if (!r.intersectsNode(root)) return null;
+    var text = fullText(root);
+    var s = root.contains(r.startContainer) ? unitsBefore(root, r.startContainer, r.startOffset) : 0;
+    var e = root.contains(r.endContainer) ? unitsBefore(root, r.endContainer, r.endOffset) : text.length;
+    if (e <= s) return null;
+    return { start: toCodePoints(text, s), end: toCodePoints(text, e), text: text };
+  }
+  function pointAt(root, units) {
+    var w = textNodes(root), t, n = 0, last = null;
+    while ((t = w.nextNode())) {
+      if (units <= n + t.data.length) return { node: t, offset: units - n };
+      n += t.data.length;
+      last = t;
+    }
+    return last ? { node: last, offset: last.data.length } : { node: root, offset: 0 };
+  }
+  function selectUnits(s, e) {
+    var root = target();
+    if (!root) return;
+    var a = pointAt(root, s), b = pointAt(root, e), r = document.createRange();
+    r.setStart(a.node, a.offset);
+    r.setEnd(b.node, b.offset);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(r);
+  }
+  function clearSelection() {
+    var sel = window.getSelection();
+    if (sel && !sel.isCollapsed && target() && sel.rangeCount && sel.getRangeAt(0).intersectsNode(target())) sel.removeAllRanges();
+    st.kb = null;
+  }
+
+  // Keyboard selection: → / ← select the next / previous word; Shift extends.
+  function words() {
+    var text = fullText(target()), out = [], m;
+    WORD.lastIndex = 0;
+    while ((m = WORD.exec(text))) out.push({ s: m.index, e: m.index + m[0].length });
+    return out;
+  }
+  function moveWord(dir, extend) {
+    var ws_ = words();
+    if (!ws_.length) return;
+    if (!st.kb) { st.kb = { a: dir > 0 ? 0 : ws_.length - 1, b: dir > 0 ? 0 : ws_.length - 1 }; }
+    else if (extend) { st.kb.b = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); }
+    else { var i = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); st.kb = { a: i, b: i }; }
+    var lo = Math.min(st.kb.a, st.kb.b), hi = Math.max(st.kb.a, st.kb.b);
+    selectUnits(ws_[lo].s, ws_[hi].e);
+  }
+
+  // ------------------------------------------------------------------ actions
+  function addSpan(label, exact) {
+    var off = selectionOffsets();
+    if (!off) { toast("Select some text of the highlighted message first.", false); return; }
+    var keep = { s: toUnits(off.text, off.start), e: toUnits(off.text, off.end) };
+    act(url("SpanAdd"), { start: off.start, end: off.end, label: label, exact: exact || st.exact ? "on" : "" }, function () {
+      // The request failed: the fragment was not swapped, so put the selection back.
+      selectUnits(keep.s, keep.e);
+    });
+  }
+  function focusables() { return Array.prototype.slice.call(document.querySelectorAll("#item [data-focus]")); }
+  function setFocus(key) {
+    st.focus = key;
+    document.querySelectorAll("#item .focused").forEach(function (el) { el.classList.remove("focused"); });
+    if (!key) return;
+    var entry = document.querySelector("#item [data-focus='" + key + "']");
+    if (!entry) { st.focus = null; return; }
+    entry.classList.add("focused");
+    var kind = key.charAt(0), id = key.slice(1);
+    var mark = document.querySelector(kind === "s" ? "#target-text mark[data-suggestion='" + id + "']" : "#target-text mark[data-id='" + id + "']");
+    if (mark) mark.classList.add("focused");
+    entry.scrollIntoView({ block: "nearest" });
+  }
+  function restoreFocus(key) {
+    if (key && document.querySelector("#item [data-focus='" + key + "']")) return setFocus(key);
+    var first = document.querySelector("#item [data-focus].pending");
+    setFocus(first ? first.dataset.focus : null);
+  }
+  function moveFocus(dir) {
+    var all = focusables();
+    if (!all.length) return;
+    var i = all.findIndex(function (el) { return el.dataset.focus === st.focus; });
+    i = i < 0 ? (dir > 0 ? 0 : all.length - 1) : (i + dir + all.length) % all.length;
+    setFocus(all[i].dataset.focus);
+  }
+  function focusedOr(kind) {
+    if (st.focus && st.focus.charAt(0) === kind) return st.focus;
+    if (kind === "s") { var p = document.querySelector("#item [data-focus].pending"); return p ? p.dataset.focus : null; }
+    return null;
+  }
+  function relabel(key, label) {
+    var id = key.slice(1);
+    if (key.charAt(0) === "a") act(url("SpanRelabel"), { annotation: id, label: label });
+    else if (url("ModelRelabel")) act(url("ModelRelabel"), { prediction: id, label: label });
+  }
+  function openDialog(id) {
+    var d = document.getElementById(id);
+    if (d && !d.open) d.showModal();
+  }
+
+  // ------------------------------------------------------------------ keyboard
+  document.addEventListener("keydown", function (e) {
+    if (e.defaultPrevented || e.isComposing) return;
+    var el = document.activeElement, typing = el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT" || el.tagName === "SELECT");
+    if (document.querySelector("dialog[open]")) return;  // the dialog's own keys (Esc closes it)
+    if (typing) {
+      if (el.id === "ws-comment" && e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); el.form.requestSubmit(); }
+      else if (e.key === "Escape") el.blur();
+      return;
+    }
+    if (e.key === "Enter" && el && (el.tagName === "BUTTON" || el.tagName === "A" || el.tagName === "SUMMARY")) return;
+    if (e.altKey || ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() !== "z")) return;
+    var key = e.key, lower = key.length === 1 ? key.toLowerCase() : key, map = labels();
+
+    if (st.relabel) {
+      if (key === "Escape") { st.relabel = null; setMode(); e.preventDefault(); return; }
+      if (map[lower]) { e.preventDefault(); var k = st.relabel; st.relabel = null; setMode(); relabel(k, map[lower]); }
+      return;
+    }
+    if (selectionOffsets()) {
+      if (map[lower] && !e.ctrlKey) { e.preventDefault(); addSpan(map[lower], e.shiftKey); return; }
+      if (lower === "x") { e.preventDefault(); st.exact = !st.exact; setMode(); return; }
+      if (key === "Escape") { e.preventDefault(); clearSelection(); return; }
+    }
+    var handled = true;
+    switch (key) {
+      case "ArrowRight": moveWord(1, e.shiftKey); break;
+      case "ArrowLeft": moveWord(-1, e.shiftKey); break;
+      case "ArrowDown": case "j": moveFocus(1); break;
+      case "ArrowUp": case "k": moveFocus(-1); break;
+      case "a": if (!command("accept", focusedOr("s"))) toast("No suggestion to accept.", false); break;
+      case "r": if (!command("reject", focusedOr("s"))) toast("No suggestion to reject.", false); break;
+      case "e":
+        if (st.focus) { st.relabel = st.focus; setMode(); } else toast("Focus a span first (j / k or a click).", false);
+        break;
+      case "d": case "Delete": case "Backspace":
+        if (!(st.focus && st.focus.charAt(0) === "a" && command("delete", st.focus))) toast("Focus one of your spans first (j / k).", false);
+        break;
+      case "n": command("no-pii"); break;
+      case "m": var cb = document.getElementById("ws-uncertain"); if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); } break;
+      case "c": var ta = document.getElementById("ws-comment"); if (ta) ta.focus(); break;
+      case "u": command("undo"); break;
+      case "z": if (e.ctrlKey || e.metaKey) command("undo"); else handled = false; break;
+      case "Enter": command("submit"); break;
+      case "s": command("skip"); break;
+      case "x": st.exact = !st.exact; setMode(); break;
+      case "g": openDialog("ws-guidelines"); break;
+      case "?": openDialog("ws-help"); break;
+      case "Escape": clearSelection(); setFocus(null); st.exact = false; setMode(); break;
+      default: handled = false;
+    }
+    if (handled) e.preventDefault();
+  });
+
+  // ------------------------------------------------------------------ mouse
+  document.addEventListener("mousedown", function (e) {
+    // Keep the text selection when a label button is pressed.
+    if (e.target.closest && e.target.closest(".label-btn")) e.preventDefault();
+  });
+  document.addEventListener("click", function (e) {
+    var t = e.target;
+    var btn = t.closest && t.closest(".label-btn");
+    if (btn) {
+      if (selectionOffsets()) addSpan(btn.dataset.label, e.shiftKey);
+      else if (st.focus) relabel(st.focus, btn.dataset.label);
+      else toast("Select text first, or focus a span to change its label.", false);
+      return;
+    }
+    var opener = t.closest && t.closest("[data-open]");
+    if (opener) { openDialog(opener.dataset.open); return; }
+    var mark = t.closest && t.closest("#target-text mark");
+    if (mark && window.getSelection().isCollapsed) {
+      setFocus(mark.dataset.suggestion ? "s" + mark.dataset.suggestion : "a" + mark.dataset.id);
+      return;
+    }
+    var entry = t.closest && t.closest("#item [data-focus]");
+    if (entry && !t.closest("form")) setFocus(entry.dataset.focus);
+  });
+
+  // ------------------------------------------------------------------ unsaved comment drafts
+  function draftKey() { return "blindspot:draft:" + ws.dataset.publicId; }
+  document.addEventListener("input", function (e) {
+    if (e.target.id === "ws-comment") sessionStorage.setItem(draftKey(), e.target.value);
+  });
+  function restoreDraft() {
+    var ta = document.getElementById("ws-comment"), draft = sessionStorage.getItem(draftKey());
+    if (ta && draft !== null && draft !== ta.dataset.saved && draft !== ta.value) {
+      ta.value = draft;
+      toast("Your unsaved comment was restored; press Ctrl+Enter to save it.", true);
+    }
+  }
+
+  restoreFocus(null);
+  restoreDraft();
+  var t0 = target();
+  if (t0) t0.focus({ preventScroll: true });
+})();

@@ -1,0 +1,154 @@
+import json
+import os
+import signal
+
+import pytest
+
+from annotator.models import DetectorRun, Prediction, RunChunk
+from annotator.services import runs
+from tests.conftest import wait_for
+
+import tests.slow_detector  # noqa: F401  (registers slow_test)
+
+
+def _corpus(project, n=12):
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    lines = [json.dumps({"id": f"d{i:02d}", "messages": [
+        {"speaker": "Tutor", "text": f"Hello student{i}, mail me at t{i}@example.org"},
+        {"speaker": "Student", "text": "what is 9351 / 7 ?"},
+    ]}) for i in range(n)]
+    corpus_import(project=project, dialogues=parse_corpus("\n".join(lines).encode()), source="t.jsonl")
+
+
+@pytest.mark.django_db
+def test_rules_run_end_to_end_in_process(project, django_capture_on_commit_callbacks):
+    _corpus(project)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = runs.run_start(project=project, detector="rules", config={}, chunk_dialogues=5)
+        runs.run_enqueue(run)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert (run.total_chunks, run.done_chunks, run.done_messages) == (3, 3, 24)
+    assert set(Prediction.objects.filter(run=run).values_list("label", flat=True)) == {"EMAIL"}
+    assert Prediction.objects.filter(run=run).count() == 12
+    assert run.model_version
+
+
+@pytest.mark.django_db
+def test_rerunning_a_chunk_replaces_never_duplicates(project):
+    _corpus(project, n=4)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0})
+    chunk = run.chunks.get()
+    assert runs.chunk_process(chunk_id=chunk.pk) == "done"
+    n = Prediction.objects.filter(run=run).count()
+    assert n == 8
+    # a redelivered task after a crash between write and ack
+    RunChunk.objects.filter(pk=chunk.pk).update(status="pending")
+    assert runs.chunk_process(chunk_id=chunk.pk) == "done"
+    assert Prediction.objects.filter(run=run).count() == n
+    assert runs.chunk_process(chunk_id=chunk.pk) == "already done"
+
+
+@pytest.mark.django_db
+def test_failing_chunk_fails_the_run_and_keeps_finished_chunks(project, django_capture_on_commit_callbacks):
+    from annotator.celery import app
+
+    app.conf.task_eager_propagates = False
+    _corpus(project, n=6)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = runs.run_start(project=project, detector="slow_test",
+                             config={"seconds_per_dialogue": 0, "fail_on": "d04"}, chunk_dialogues=2)
+        runs.run_enqueue(run)
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "boom on d04" in run.error and "chunk 2" in run.error
+    assert run.chunks.filter(status="done").count() == 2
+    assert Prediction.objects.filter(run=run).count() == 8
+
+
+@pytest.mark.django_db
+def test_cancelled_run_stops_writing(project):
+    _corpus(project, n=4)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0},
+                         chunk_dialogues=2)
+    runs.run_cancel(run=run)
+    for chunk in run.chunks.all():
+        assert runs.chunk_process(chunk_id=chunk.pk) == "run cancelled"
+    assert Prediction.objects.filter(run=run).count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("detector,config,message", [
+    ("nope", {}, "Unknown detector"),
+    ("rules", {"bogus": 1}, "unknown config key"),
+])
+def test_bad_run_requests_are_refused(project, detector, config, message):
+    _corpus(project, n=1)
+    with pytest.raises(runs.RunError, match=message):
+        runs.run_start(project=project, detector=detector, config=config)
+    assert DetectorRun.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_run_pages_are_admin_only_and_show_progress(client, members, django_capture_on_commit_callbacks):
+    project = members["admin"].memberships.get().project
+    _corpus(project, n=3)
+    client.force_login(members["annotator"])
+    assert client.get("/p/test/runs/").status_code == 403
+    client.force_login(members["adjudicator"])
+    assert client.get("/p/test/runs/").status_code == 403
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/runs/", {"preset": "rules", "config": ""})
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert "Succeeded" in page and "6 / 6 messages" in page
+    fragment = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in fragment and "run-progress" in fragment
+    bad = client.post("/p/test/runs/", {"preset": "rules", "config": "{nope"})
+    assert b"Not valid JSON" in bad.content
+
+
+WORKER_ENV = {"BLINDSPOT_DETECTOR_PLUGINS": "tests.slow_detector", "CELERY_VISIBILITY_TIMEOUT": "3"}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+def test_real_worker_processes_a_run(celery_worker, project):
+    _corpus(project, n=6)
+    worker = celery_worker(concurrency=2, extra_env=WORKER_ENV)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0.05},
+                         chunk_dialogues=2)
+    runs.run_enqueue(run)
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=90,
+             what=f"the run to finish\n{worker.output()[-3000:]}")
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert Prediction.objects.filter(run=run).count() == 12
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+def test_worker_killed_mid_run_completes_after_restart_without_duplicates(celery_worker, project):
+    _corpus(project, n=16)
+    first = celery_worker(concurrency=1, extra_env=WORKER_ENV)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0.4},
+                         chunk_dialogues=1)
+    runs.run_enqueue(run)
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).done_chunks >= 3, timeout=90,
+             what=f"three chunks\n{first.output()[-3000:]}")
+    os.killpg(first.proc.pid, signal.SIGKILL)
+    first.proc.wait(10)
+    run.refresh_from_db()
+    assert run.status == "running" and run.done_chunks < run.total_chunks
+    second = celery_worker(concurrency=1, extra_env=WORKER_ENV)
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
+             what=f"the run to finish after restart\n{second.output()[-3000:]}")
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert run.done_messages == run.total_messages == 32
+    assert Prediction.objects.filter(run=run).count() == 32
+    assert (Prediction.objects.filter(run=run).values("message_id", "start", "end", "label").distinct().count()
+            == 32)

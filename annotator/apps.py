@@ -10,6 +10,19 @@ class AnnotatorConfig(AppConfig):
         import importlib
 
         from django.conf import settings
+        from django.core import checks
+
+        checks.register(_secret_key_check)
 
         for module in settings.BLINDSPOT_DETECTOR_PLUGINS:
             importlib.import_module(module)
+
+
+def _secret_key_check(app_configs, **kwargs):
+    from django.conf import settings
+    from django.core import checks
+
+    if not settings.SECRET_KEY:
+        return [checks.Error("SECRET_KEY is not set.", hint="Set SECRET_KEY in the environment "
+                             "(or DEBUG=1 for a local demo).", id="blindspot.E001")]
+    return []

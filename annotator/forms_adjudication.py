@@ -33,6 +33,7 @@ class DecisionForm(forms.Form):
     add_start = forms.IntegerField(required=False, min_value=0)
     add_end = forms.IntegerField(required=False, min_value=1)
     add_label = forms.CharField(required=False, max_length=64)
+    confirm_drop = forms.BooleanField(required=False)
 
     def clean(self):
         data = super().clean()

@@ -166,8 +166,12 @@ def _validate(project: Project, text: str, spans: Sequence[tuple[int, int, str]]
 
 @transaction.atomic
 def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[int, int, str]],
-                        version: int | None, notes: str = "") -> AdjudicationDecision:
-    """Record the adjudicator's gold for one item (a second decision revises the first)."""
+                        version: int | None, notes: str = "", confirm_drop: bool = False) -> AdjudicationDecision:
+    """Record the adjudicator's gold for one item (a second decision revises the first).
+
+    Text an annotator marked that no gold span covers is a possible leak: it is refused unless
+    ``confirm_drop`` says the adjudicator dropped it on purpose.
+    """
     locked = AdjudicationItem.objects.select_for_update().select_related("project", "message").get(pk=item.pk)
     if version is not None and locked.version != version:
         raise AdjudicationError(
@@ -175,11 +179,18 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
     project, message = locked.project, locked.message
     gold = _validate(project, message.text, spans)
     ev = sel.evidence_for(project, [message])[0]
+    dropped = sorted({s for name in ev.order for s in ev.spans[name] if not any(s.overlaps(g) for g in gold)})
+    if dropped and not confirm_drop:
+        shown = ", ".join(f"“{message.text[s.start:s.end]}” ({s.label})" for s in dropped[:3])
+        raise AdjudicationError(
+            f"{shown} {'was' if len(dropped) == 1 else 'were'} marked by an annotator and no gold span covers "
+            f"{'it' if len(dropped) == 1 else 'them'}. If that is not PII, confirm the drop (Shift+Enter).", 422)
     favour = model_favour([SettledItem(ev.spans, [Span(*k) for k in ev.model], gold)])
     model_favoured = (favour["settled_for_model"] == favour["disputed"]) if favour["disputed"] else None
     revised = locked.decision_id is not None
     details = {
         "risk": locked.risk_details, "model_favour": favour,
+        "dropped": [s.to_dict(with_score=False) for s in dropped],
         "annotators": [{"annotator": n, "condition": ev.conditions[n]} for n in ev.order],
     }
     if revised:
@@ -206,6 +217,7 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
     _audit(user, project, "adjudication.revise" if revised else "adjudication.submit", decision,
            message=message.pk, spans=[s.to_dict(with_score=False) for s in gold],
            risk=locked.risk_details.get("kind", ""), model_favoured=model_favoured,
+           dropped=[s.to_dict(with_score=False) for s in dropped],
            notes=notes[:500]).save()
     item.version, item.status, item.decision = locked.version, locked.status, decision
     return decision

@@ -12,12 +12,13 @@ import io
 import json
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from annotator import selectors_adjudication as sel
+from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.services import jobs
+from annotator.services.adjudication import gold_merge_ready
 from annotator.services.audit import audit_record
 from pipeline.metrics.agreement import agreement_report
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD, CircularityReport, circularity_report
@@ -41,7 +42,7 @@ def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, see
     job = BackgroundJob.objects.create(project=project, kind=Kind.AGREEMENT, created_by=user,
                                        params={"n_boot": n_boot, "seed": seed})
     audit_record(user=user, action="report.agreement.request", obj=job, project=project, n_boot=n_boot)
-    transaction.on_commit(lambda: agreement_job.delay(job.pk))
+    enqueue(agreement_job, job.pk)
     return job
 
 
@@ -56,7 +57,7 @@ def circularity_request(*, project: Project, user, run: DetectorRun, threshold: 
         params={"run": run.pk, "threshold": threshold, "match": match, "n_boot": n_boot, "seed": seed},
     )
     audit_record(user=user, action="report.circularity.request", obj=job, project=project, run=run.pk)
-    transaction.on_commit(lambda: circularity_job.delay(job.pk))
+    enqueue(circularity_job, job.pk)
     return job
 
 
@@ -106,6 +107,7 @@ def job_run(*, job: BackgroundJob) -> None:
     p = job.params
     try:
         if job.kind == Kind.AGREEMENT:
+            gold_merge_ready(project=job.project)  # score detectors against up-to-date gold
             result = agreement_compute(project=job.project, n_boot=p.get("n_boot", DEFAULT_BOOT),
                                        seed=p.get("seed", 0))
         elif job.kind == Kind.CIRCULARITY:

@@ -123,7 +123,7 @@ def _check_overlap(a: Assignment, start: int, end: int, *, ignore: int | None = 
 def _suggestion(a: Assignment, prediction_id) -> Prediction:
     """A pending suggestion of this aware item; anything else is 'no such suggestion'."""
     if a.condition != Assignment.Condition.AWARE:
-        raise NotFoundError("No such suggestion.")
+        raise NotFoundError("Not found.")  # a blind item: not even the word "suggestion"
     try:
         pid = int(prediction_id)
     except (TypeError, ValueError):

@@ -30,8 +30,7 @@ from pipeline import assignment as algo
 UNFINISHED = (Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS, Assignment.Status.SKIPPED)
 
 
-class PlanError(algo.PlanError):
-    pass
+PlanError = algo.PlanError
 
 
 def project_annotators(project: Project):

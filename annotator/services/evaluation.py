@@ -47,3 +47,32 @@ def evaluate_run(run: DetectorRun, *, n_boot: int = 1000) -> dict[str, Any] | No
     report = evaluate(texts=texts, gold=gold, pred=pred, segments=latest_segments(run.project, keys),
                       n_boot=n_boot, seed=0)
     return report.to_dict()
+
+
+LEVEL_NAMES = {"token": "Token (IO)", "span_exact": "Span, exact", "span_overlap": "Span, overlap",
+               "span_overlap_untyped": "Span, overlap, any label"}
+
+
+def evaluation_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flatten an evaluation report into table rows (overall first, then per label)."""
+    rows = []
+    for level in ("token", "span_exact", "span_overlap", "span_overlap_untyped"):
+        if level not in report:
+            continue
+        items = [("ALL", report[level])] + sorted(report.get(f"{level}_by_label", {}).items())
+        for label, score in items:
+            ci = score.get("ci", {})
+            rows.append({
+                "level": LEVEL_NAMES[level], "label": label, "overall": label == "ALL",
+                **{m: score.get(m) for m in ("precision", "recall", "f1", "f2", "tp", "fp", "fn")},
+                **{f"{m}_ci": ci.get(m) for m in ("precision", "recall", "f1", "f2")},
+            })
+    return rows
+
+
+def ambiguity_rows(report: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """False positives by the detector's own label, with how many contain a number."""
+    amb = report.get("ambiguity", {})
+    numeric = amb.get("numeric_fp_by_source", {})
+    return sorted(((src, n, numeric.get(src, 0)) for src, n in amb.get("fp_by_source", {}).items()),
+                  key=lambda r: -r[1])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotator import access
 from annotator import selectors_adjudication as sel
+from annotator.dispatch import enqueue
 from annotator.forms_adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.services.adjudication import AdjudicationError, adjudication_submit
@@ -53,7 +53,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def merge(request: HttpRequest, slug: str) -> HttpResponse:
     """Merge every finished item now (agreement -> gold, disagreement -> queue)."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
-    transaction.on_commit(lambda: gold_merge_job.delay(project.pk))
+    enqueue(gold_merge_job, project.pk)
     messages.success(request, "Finished items are being merged; disagreements join the queue.")
     return redirect("adjudication-queue", slug=slug)
 
@@ -92,7 +92,7 @@ def decide(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
     d = form.cleaned_data
     try:
         adjudication_submit(item=it, user=request.user, spans=d["span"], version=d["version"],
-                            notes=d.get("notes") or "")
+                            notes=d.get("notes") or "", confirm_drop=d["confirm_drop"])
     except AdjudicationError as exc:
         return _refuse(request, url, exc.message, exc.status)
     nxt = sel.next_open_item(it.project, exclude=it.pk)

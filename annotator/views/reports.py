@@ -96,8 +96,8 @@ def _refresh() -> HttpResponse:
     return response
 
 
-def _failed(project, kind, done_job) -> BackgroundJob | None:
-    last = sel.latest_job(project, kind)
+def _failed(project, kind, done_job, **params) -> BackgroundJob | None:
+    last = sel.latest_job(project, kind, **params)
     if last is not None and last.status == BackgroundJob.Status.FAILED and (
             done_job is None or last.created_at > done_job.created_at):
         return last
@@ -168,7 +168,7 @@ def circularity(request: HttpRequest, slug: str) -> HttpResponse:
         return _refresh()
     job = sel.latest_result(project, Kind.CIRCULARITY, **params)
     context = {"project": project, "form": form, "job": job, "r": job.result if job else None,
-               "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job)}
+               "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job, **params)}
     if request.htmx:
         return render(request, "reports/_circularity_status.html", context)
     if job is not None:

@@ -10,6 +10,7 @@ from annotator import access
 from annotator.forms_runs import RunForm
 from annotator.models import DetectorRun, Role
 from annotator.services import runs as run_services
+from annotator.services.evaluation import ambiguity_rows, evaluation_rows
 
 
 @login_required
@@ -36,7 +37,11 @@ def _run_context(project, run) -> dict:
     if run.is_finished:
         context["label_counts"] = run_services.run_label_counts(run)
         context["segments"] = run_services.run_segment_counts(run)
-        context["evaluation"] = run_services.run_evaluation(run)
+        evaluation = run_services.run_evaluation(run)
+        if evaluation:
+            context["evaluation"] = evaluation
+            context["evaluation_rows"] = evaluation_rows(evaluation)
+            context["ambiguity_rows"] = ambiguity_rows(evaluation)
     return context
 
 

@@ -36,7 +36,12 @@ from annotator.forms_workspace import (
 )
 from annotator.models import Assignment, AssignmentPlan, Role
 from annotator.services import annotation as svc
-from annotator.services.assignments import PlanError, assignments_reassign, plan_create, project_annotators
+from annotator.services.assignments import (
+    PlanError,
+    assignments_reassign,
+    plan_create,
+    project_annotators,
+)
 
 
 def _item_for(request: HttpRequest, slug: str, public_id) -> Assignment:

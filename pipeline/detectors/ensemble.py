@@ -31,13 +31,16 @@ def combine_spans(
     *,
     mode: str = "union",
     min_votes: int | None = None,
-    resolution: str = "hull",
+    resolution: str | None = None,
 ) -> list[Span]:
     """Combine the spans several members found in one message into non-overlapping spans.
 
     ``member_spans[i]`` holds member ``i``'s spans. ``min_votes`` (majority mode) defaults to
-    more than half of the members.
+    more than half of the members; ``resolution`` to ``"hull"`` for union, ``"best"`` for
+    majority.
     """
+    if resolution is None:
+        resolution = "hull" if mode == "union" else "best"
     if mode not in MODES:
         raise ConfigError(f"ensemble: unknown mode {mode!r}; known: {', '.join(MODES)}")
     n_members = len(member_spans)

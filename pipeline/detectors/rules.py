@@ -1,8 +1,9 @@
 """High-precision patterns for contact data and identifiers that leave the maths alone.
 
 EMAIL, URL (personal pages and profiles, not the resources tutors share), PHONE (validated with
-``phonenumbers``), USERNAME (handles and "my username is …") and ID_NUMBER (digit strings with a
-cue word). Every number-like candidate passes :func:`pipeline.maths.in_math_context`, so
+``phonenumbers``), USERNAME (handles and "my username is …"), ID_NUMBER (digit strings with a
+cue word), and, gated by cues (see :mod:`pipeline.detectors.rules_personal`), DATE_OF_BIRTH and
+AGE. A short reply to a question ("What's your student ID?" → "its 3356") counts as cued. Every number-like candidate passes :func:`pipeline.maths.in_math_context`, so
 "9351 / 7", "divide 4815162342 by 2", "3:45", "$4.50" and "pick a number 1234567890" never fire.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 import phonenumbers
 
 from pipeline.detectors.base import BaseDetector, ConfigError
+from pipeline.detectors.rules_personal import find_ages, find_birthdays
 from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
@@ -24,7 +26,9 @@ def _words(block: str) -> frozenset[str]:
     return frozenset(block.split())
 
 
-RULE_LABELS: tuple[str, ...] = ("EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER")
+RULE_LABELS: tuple[str, ...] = (
+    "EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER", "DATE_OF_BIRTH", "AGE",
+)  # fmt: skip
 
 # sites tutors point students at: a link to them identifies nobody unless it has a user path
 GENERIC_DOMAINS: frozenset[str] = _words(
@@ -214,6 +218,8 @@ class RulesDetector(BaseDetector):
             "PHONE": self._phones,
             "USERNAME": self._usernames,
             "ID_NUMBER": self._ids,
+            "DATE_OF_BIRTH": self._birthdays,
+            "AGE": self._ages,
         }
         self._finders = [finders[label] for label in RULE_LABELS if label in labels]
 
@@ -374,6 +380,19 @@ class RulesDetector(BaseDetector):
         for m in _SSN_RE.finditer(text):
             if not self._is_maths(text, m.start(), m.end()):
                 yield self._span(m.start(), m.end(), "ID_NUMBER", 0.8, "ssn_shape")
+
+    def _birthdays(self, text: str, prev: str = "") -> Iterator[Span]:
+        if not any(c.isdigit() for c in text) and not _MONTH_HINT_RE.search(text):
+            return
+        for start, end, score, rule in find_birthdays(text, prev):
+            yield self._span(start, end, "DATE_OF_BIRTH", score, rule)
+
+    def _ages(self, text: str, prev: str = "") -> Iterator[Span]:
+        for start, end, score, rule in find_ages(text, prev):
+            yield self._span(start, end, "AGE", score, rule)
+
+
+_MONTH_HINT_RE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.IGNORECASE)
 
 
 def _handle_like(token: str) -> bool:

@@ -30,6 +30,7 @@ from pipeline.metrics.agreement import (
 from pipeline.types import Span
 
 DEFAULT_THRESHOLD = 0.02
+MIN_DIALOGUES = 20  # fewer paired dialogues than this: say the interval is not trustworthy
 
 Key = tuple[str, int]
 
@@ -88,6 +89,7 @@ class CircularityReport:
     n_boot: int = 1000
     confidence: float = 0.95
     summary: str = ""
+    n_paired_dialogues: int = 0
 
     @property
     def significant(self) -> bool:
@@ -101,7 +103,7 @@ class CircularityReport:
         return {
             "run": self.run, "match": self.match, "threshold": self.threshold,
             "n_items": self.n_items, "n_paired_items": self.n_paired_items,
-            "n_dialogues": self.n_dialogues,
+            "n_dialogues": self.n_dialogues, "n_paired_dialogues": self.n_paired_dialogues,
             "blind_gold": None if self.blind is None else self.blind.to_dict(),
             "aware_gold": None if self.aware is None else self.aware.to_dict(),
             "delta_f1": est(self.delta_f1), "delta_precision": est(self.delta_precision),
@@ -227,6 +229,7 @@ def circularity_report(
     # Paired comparison: items with both a blind and an aware gold.
     paired = np.zeros((n_d, 7))
     n_paired = 0
+    paired_dialogues: set[int] = set()
     # Annotator-model agreement per condition: (n_ann, ann matched, n_model, model matched).
     agree = {c: np.zeros((n_d, 4)) for c in CONDITIONS}
     accepted = {c: [0, 0] for c in CONDITIONS}
@@ -249,6 +252,7 @@ def circularity_report(
         if gb is None or ga is None:
             continue
         n_paired += 1
+        paired_dialogues.add(d)
         np_, pb, ngb, gbm = _counts(pred, gb, match)
         _, pa, nga, gam = _counts(pred, ga, match)
         paired[d] += (np_, pb, ngb, gbm, pa, nga, gam)
@@ -287,6 +291,7 @@ def circularity_report(
         delta_f1=delta_f1, delta_precision=delta_p, delta_recall=delta_r, flagged=flagged,
         agreement_by_condition=agreement, accept_without_edit=accept, median_seconds=medians,
         adjudication=adjud, n_boot=n_boot, confidence=confidence,
+        n_paired_dialogues=len(paired_dialogues),
     )
     report.summary = explain(report)
     return report
@@ -331,6 +336,12 @@ def explain(r: CircularityReport) -> str:
             f"stays below the {r.threshold:.2f} threshold across its interval: no sign that the "
             "suggestions shaped the gold."
         )
+    if r.n_paired_dialogues < MIN_DIALOGUES:
+        parts.append(
+            f" These items come from only {r.n_paired_dialogues} dialogue"
+            f"{'' if r.n_paired_dialogues == 1 else 's'}; the interval resamples whole dialogues and "
+            "is not trustworthy until more are labelled in randomized mode."
+        )
     acc = r.accept_without_edit.get(AWARE)
     base = r.accept_without_edit.get(BLIND)
     if acc is not None:
@@ -346,7 +357,7 @@ def explain(r: CircularityReport) -> str:
     disputed = r.adjudication.get("disputed", 0)
     if disputed:
         parts.append(
-            f" Of {disputed} disputed spans settled by an adjudicator, "
+            f" Of {disputed} disputed span{'' if disputed == 1 else 's'} settled by an adjudicator, "
             f"{r.adjudication['settled_for_model']} went the way the model had them."
         )
     return " ".join(p.strip() if i else p for i, p in enumerate(parts)).replace("  ", " ")

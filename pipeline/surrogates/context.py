@@ -73,7 +73,7 @@ class GenContext:
             # a one- or two-character part (an initial, "7" in "lilpaul7") can only differ; the
             # whole value it belongs to is still held to the edit-distance rule
             close = ck == key if len(key) <= 2 else within_one_edit(ck, key)
-            if not ck or close or ck in used or self.forbidden(ck):
+            if not ck or close or ck in used or self.forbidden(cand):
                 continue
             self.scope.parts[(kind, key)] = cand
             used.add(ck)

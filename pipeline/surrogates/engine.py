@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pipeline.maths import math_expression_spans
 from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
 from pipeline.surrogates.formats import (
     age_surrogate,
@@ -132,19 +133,25 @@ class SurrogateProposer(Protocol):
 
 
 class ForbiddenIndex:
-    """Original PII strings of the corpus a surrogate must never be (nor contain as a word)."""
+    """Original PII strings of the corpus a surrogate must never be, nor contain.
+
+    Containment is decided by the leak check's own matcher (:class:`OriginalIndex`), so a
+    surrogate that passes here can never be reported as a leak later.
+    """
 
     def __init__(self) -> None:
         self.norms: set[str] = set()
         self.compacts: set[str] = set()
+        self.index = OriginalIndex()
 
     def add(self, label: str, original: str) -> None:
-        if label in RELAXED_LABELS or checked_in_place(original):
+        if label in RELAXED_LABELS or checked_in_place(original, label):
             return
         n = normalize(original)
         if not n:
             return
         self.norms.add(n)
+        self.index.add(label, original)
         if label == "NAME":
             m = TITLE_RE.match(n + " ")
             rest = n[m.end() :] if m else n
@@ -156,8 +163,10 @@ class ForbiddenIndex:
             if len(c) >= 5:
                 self.compacts.add(c)
 
-    def __call__(self, norm: str) -> bool:
-        return norm in self.norms or (bool(self.compacts) and compact(norm) in self.compacts)
+    def __call__(self, text: str) -> bool:
+        if normalize(text) in self.norms or (self.compacts and compact(text) in self.compacts):
+            return True
+        return bool(self.index.scan(text, sentence_starts=False))
 
     def __len__(self) -> int:
         return len(self.norms)
@@ -198,7 +207,6 @@ class Deidentifier:
         self.proposer = proposer
         self.forbidden = ForbiddenIndex()
         self.sweep_corpus = sweep_corpus
-        self.index = OriginalIndex()  # the corpus's originals, to sweep unspanned text with
         self._corpus_scope = Scope(seed="corpus")
         self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
         self.add_forbidden(forbidden)
@@ -222,8 +230,6 @@ class Deidentifier:
         """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
         for label, text in originals:
             self.forbidden.add(label, text)
-            if self.sweep_corpus:
-                self.index.add(label, text)
 
     # --- one dialogue --------------------------------------------------------------------
 
@@ -245,7 +251,7 @@ class Deidentifier:
         # student elsewhere is Monique): found with the leak check's own matcher
         swept: set[tuple[int, int, int]] = set()
         anchor_spans: list[Span] = []
-        if self.sweep_corpus and len(self.index):
+        if self.sweep_corpus and len(self.forbidden.index):
             for i, msg in enumerate(dialogue.messages):
                 extra = self._corpus_hits(msg.text, chosen[i])
                 swept.update((msg.index, sp.start, sp.end) for sp in extra)
@@ -275,9 +281,16 @@ class Deidentifier:
         return self._apply(dialogue, chosen, items, table, swept, anchor_spans)
 
     def _corpus_hits(self, text: str, spans: Sequence[Span]) -> list[Span]:
+        """Unspanned originals of the corpus in ``text``, except inside maths (left for the leak report)."""
         out: list[Span] = []
-        for f in self.index.scan(text):
+        found = self.forbidden.index.scan(text)
+        if not found:
+            return out
+        maths = math_expression_spans(text)
+        for f in found:
             if any(f.start < s.end and s.start < f.end for s in (*spans, *out)):
+                continue
+            if any(f.start < e and s < f.end for s, e in maths):
                 continue
             out.append(Span(f.start, f.end, f.original.label, source="sweep"))
         return out

@@ -116,7 +116,7 @@ class LeakChecker:
     def check_result(self, result: DeidResult) -> list[LeakHit]:
         """Scan a release dialogue, and check in place the originals the scan skips."""
         hits = self.check_dialogue(result.release)
-        if not any(checked_in_place(e.original) for e in result.mapping):
+        if not any(checked_in_place(e.original, e.label) for e in result.mapping):
             return hits
         texts = {m.index: m.text for m in result.release.messages}
         source = {m.index: m.text for m in result.original.messages}
@@ -125,7 +125,7 @@ class LeakChecker:
         for r in result.replacements:
             before = source.get(r.index, "")[r.start : r.end].strip()
             after = texts.get(r.index, "")[r.new_start : r.new_end]
-            if checked_in_place(before) and re.search(rf"(?<!\w){re.escape(before)}(?!\w)", after, re.IGNORECASE):
+            if checked_in_place(before, r.label) and re.search(rf"(?<!\w){re.escape(before)}(?!\w)", after, re.IGNORECASE):
                 hit = LeakHit(result.release.id, r.index, r.new_start, r.new_end, r.label, before, after, "in_place")
                 self.report.add(hit)
                 hits.append(hit)

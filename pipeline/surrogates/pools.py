@@ -199,6 +199,8 @@ COMMON_WORD_NAMES: frozenset[str] = frozenset(
     lily daisy holly ivy jasmine heather violet olive robin jay drew lane dale glen wade bob
     rob don sam ken hank nick guy earl miles love star honey angel sunny faye carol joy
     reed page hall banks bell brown green white black young king bishop price rice long
+    park wood woods stone hill hills field fields lake west east north south street way hall ford
+    church marsh rivers moss gray grey little short strong best cross golden small sharp wise
     an the a i is it in on at to of and or be by we he she me my no so do go up us
     """
     )

@@ -22,7 +22,6 @@ RELAXED_LABELS = frozenset({"AGE"})
 COMPACT_LABELS = frozenset({"PHONE", "EMAIL", "ID_NUMBER", "URL", "USERNAME"})
 DATE_LABELS = frozenset({"DATE_OF_BIRTH", "DATE"})
 
-_WORDS_RE = re.compile(r"[\s\-.@/_,]+")
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -77,8 +76,7 @@ def rule_error(
     if label not in RELAXED_LABELS:
         if within_one_edit(sn, on):
             return "within one edit of the original"
-        own = set(_WORDS_RE.split(on))
-        if forbidden(sn) or any(forbidden(w) for w in _WORDS_RE.split(sn) if len(w) >= 2 and w not in own):
+        if forbidden(surrogate):
             return "is, or contains, another original PII string"
         if sn in used:
             return "already the surrogate of another original"

@@ -6,8 +6,11 @@ Originals that would match ordinary text everywhere are *checked in place* inste
 replaced them must differ), and are reported as such:
 
 - numbers of at most three digits or spelled out (ages, "42", "twelve" — "12 apples" is maths);
-- common English or maths words ("math", "will") written in lower case; in capitalised form
-  ("Will", "May") they are found case-sensitively, except at the start of a sentence ("May I go?").
+- dates without a year ("July 18": word problems are full of them; one day in 365 identifies
+  nobody), while a full date of birth ("July 18, 2012") is looked for everywhere;
+- originals made only of common English or maths words and small numbers ("math", "will",
+  "is 16") written in lower case; with a capital ("Will", "IS 16") they are found
+  case-sensitively, and a single word not at the start of a sentence ("May I go?").
 
 Scanning is linear in the text: candidates are found through a dict keyed by their first word.
 """
@@ -23,12 +26,13 @@ from pipeline.maths import MATH_WORDS
 from pipeline.surrogates.formats import WORD_NUMBERS
 from pipeline.surrogates.keyed import compact, normalize
 from pipeline.surrogates.pools import COMMON_WORD_NAMES
-from pipeline.surrogates.rules import COMPACT_LABELS
+from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS
 
 _WORD_RE = re.compile(r"\w+")
 _RUN_RE = re.compile(r"[^\W_]+")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$")
 _COMPACT_PREFIX = 6
+_YEAR_RE = re.compile(r"\b(?:1[89]|20)\d\d\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2}\b")
 
 
 @cache
@@ -40,12 +44,24 @@ def is_common_word(norm: str) -> bool:
     return norm in common_words()
 
 
-def checked_in_place(text: str) -> bool:
-    """Originals the corpus-wide scan skips (short numbers, lower-case common words)."""
+def _weak_word(word: str) -> bool:
+    return is_common_word(word) or (word.isdigit() and len(word) <= 3) or word in WORD_NUMBERS
+
+
+def is_weak(text: str) -> bool:
+    """Made only of common words and small numbers ("Will", "is 16", "twelve"): ordinary text."""
+    words = normalize(text).split()
+    return bool(words) and all(_weak_word(w) for w in words)
+
+
+def checked_in_place(text: str, label: str = "") -> bool:
+    """Originals the corpus-wide scan skips: weak ones written without a capital letter."""
     core = text.strip()
-    if (core.isdigit() and len(core) <= 3) or core.casefold() in WORD_NUMBERS:
+    if core.isdigit() and len(core) <= 3:
         return True
-    return is_common_word(normalize(core)) and not any(c.isupper() for c in core)
+    if label in DATE_LABELS and not _YEAR_RE.search(core):
+        return True
+    return is_weak(core) and not any(c.isupper() for c in core)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +70,7 @@ class Original:
     text: str  # as first registered
     pattern: re.Pattern[str]
     case_sensitive: bool
+    single_word: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +98,15 @@ class OriginalIndex:
         if not needle or (label, needle) in self._seen:
             return False
         self._seen.add((label, needle))
-        if checked_in_place(text):
+        if checked_in_place(text, label):
             self.in_place += 1
             return False
         self.scanned += 1
-        case_sensitive = is_common_word(normalize(text))
+        case_sensitive = is_weak(text)
         source = re.sub(r"^[\W_]+|[\W_]+$", "", text.strip()) if case_sensitive else needle
         body = re.escape(source).replace(r"\ ", r"\s+")
         pattern = re.compile(rf"{body}(?!\w)", 0 if case_sensitive else re.IGNORECASE)
-        orig = Original(label, text.strip(), pattern, case_sensitive)
+        orig = Original(label, text.strip(), pattern, case_sensitive, " " not in needle)
         first = _WORD_RE.search(needle)
         if first is not None:
             self._by_word[first.group()].append(orig)
@@ -102,8 +119,12 @@ class OriginalIndex:
     def __len__(self) -> int:
         return self.scanned
 
-    def scan(self, text: str) -> list[Found]:
-        """Every registered original found in ``text``, in order of position."""
+    def scan(self, text: str, *, sentence_starts: bool = True) -> list[Found]:
+        """Every registered original found in ``text``, in order of position.
+
+        ``sentence_starts=False`` also reports a capitalised common word at the start of a
+        sentence (for checking a surrogate, which may be placed mid-sentence).
+        """
         if not self._by_word:
             return []
         found: list[Found] = []
@@ -120,7 +141,7 @@ class OriginalIndex:
                 hit = orig.pattern.match(text, s)
                 if hit is None:
                     continue
-                if orig.case_sensitive and _SENTENCE_START_RE.search(text[max(0, s - 3) : s]):
+                if sentence_starts and orig.case_sensitive and orig.single_word and _SENTENCE_START_RE.search(text[max(0, s - 3) : s]):
                     continue
                 found.append(Found(hit.start(), hit.end(), orig, "text"))
         if self._by_compact:

@@ -343,6 +343,7 @@ STUDENT_FILLER = (
     "{=wait|hold on|one sec|1 sec|brb}", "{=oh|ohh|oooh} {=ok|i see|i get it|that makes sense}", "{=what|huh|wdym}?",
     "{=can you|can u} {=explain|repeat} {=that|it} {=again|}{=?|}", "{=my|My} {=internet|wifi|computer} is {=slow|lagging}{=| sorry}",
     "{=hold on|wait} my {=brother|sister|dog|mom} {=is talking|is calling me|is being loud}",
+    "{=sorry|sory|srry} {=it typed that|typo|wrong one|i pressed enter}", "{=is that right|right?|did i get it}",
 )
 TUTOR_FILLER = (
     "{=Okay|Alright|Great|Sure}{=.|!}", "{=Take your time|No rush}.", "{=Are you still there|Can you see my screen}?",

@@ -262,7 +262,8 @@ def generate_dialogue(
     problems: list[list[Turn]] = []
     while budget > 0 or not problems:
         names = problem_names(pools, rng, set(cast.names) | set(characters))
-        problem = rng.choice(PROBLEMS)(rng, names)
+        fresh = [p for p in PROBLEMS if p.__name__ not in kinds] or list(PROBLEMS)
+        problem = rng.choice(fresh)(rng, names)
         kinds.append(problem.kind)
         characters += [c for c in problem.characters if c not in characters]
         if not anchor and problem.anchor and rng.random() < 0.6:
@@ -283,7 +284,7 @@ def generate_dialogue(
     messages = []
     for i, (role, segs) in enumerate(turns):
         level = noise if role == "S" else (0.03 if role == "T" else 0.05)
-        text, spans, traps = assemble(_tidy(chat_noise(segs, rng, level)), keep=keep)
+        text, spans, traps = assemble(_tidy(chat_noise(segs, rng, level, words=role != "T")), keep=keep)
         messages.append(
             Message(text=text, speaker=SPEAKERS[role], role=ROLES[role], index=i, spans=spans,
                     meta={"traps": traps} if traps else {})

@@ -255,16 +255,29 @@ def name_address_student(p: Person, rng: random.Random) -> list[Seg]:
 
 
 def name_address_tutor(p: Person, rng: random.Random) -> list[Seg]:
-    """How a student addresses a tutor: "Mr. Chen", "ms lopez", "David", "mr chen"."""
+    """How a student addresses a tutor: "Mr. Chen", "ms lopez", "David", "mr chen", "ms lopes"."""
     r = rng.random()
     if r < 0.55:
         segs = name_titled(p, rng)
         if rng.random() < 0.3:
             segs = [(t.lower(), lab, tag) for t, lab, tag in segs]
-        return segs
-    if r < 0.85:
-        return [pii(p.first, "NAME")]
-    return [pii(p.first.lower(), "NAME")]
+    elif r < 0.85:
+        segs = [pii(p.first, "NAME")]
+    else:
+        segs = [pii(p.first.lower(), "NAME")]
+    if rng.random() < 0.06:  # students misspell their tutor's name; it is still the name
+        title, (name, label, tag) = segs[:-1], segs[-1]
+        segs = [*title, (misspell_name(name, rng), label, tag)]
+    return segs
+
+
+def misspell_name(name: str, rng: random.Random) -> str:
+    if len(name) < 4 or " " in name:
+        return name
+    i = rng.randrange(1, len(name) - 1)
+    if rng.random() < 0.5:
+        return name[:i] + name[i + 1 :]  # drop a letter
+    return name[:i] + name[i] + name[i:]  # double a letter
 
 
 # --------------------------------------------------------------------------------------------

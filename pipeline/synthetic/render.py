@@ -190,17 +190,18 @@ _MISSPELL_RE = re.compile(
 )
 
 
-def chat_noise(segs: list[Seg], rng: random.Random, level: float) -> list[Seg]:
+def chat_noise(segs: list[Seg], rng: random.Random, level: float, *, words: bool = True) -> list[Seg]:
     """Misspell words, drop capitals and punctuation the way hurried students type.
 
     Only untagged literal segments are touched; a segment that carries a gold label or a trap tag
     keeps its exact text (but may be lower-cased with the whole message, as real chat is).
+    ``words=False`` keeps the spelling (tutors type carefully but not always with capitals).
     """
     if level <= 0:
         return segs
     out: list[Seg] = []
     for text, label, tag in segs:
-        if label is None and tag is None and text:
+        if words and label is None and tag is None and text:
             def swap(m: re.Match, _rng=rng) -> str:
                 word = m.group()
                 alts = _MISSPELL.get(word) or _MISSPELL.get(word.lower())

@@ -16,7 +16,13 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, Prediction
 from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import RUN_DETECTOR, RUN_MODEL, RUN_PRESET, SCORES, post_action
+from tests.annotator.workspace_fixtures import (
+    RUN_DETECTOR,
+    RUN_MODEL,
+    RUN_PRESET,
+    SCORES,
+    post_action,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +46,7 @@ def candidate_kwargs(params, *, project, assignment, ints):
     free = [p for p in params if p not in fixed]
     combos = [{}]
     for p in free:
-        values = ints if p.endswith("id") or p in ("pk", "n", "index") else ["x", "annotator", "1"]
+        values = ints if p.endswith("id") or p in ("pk", "n", "index") else ["csv", "json", "jsonl", "x", "1"]
         combos = [{**c, p: v} for c in combos for v in values]
     return [{**{k: v for k, v in fixed.items() if k in params}, **c} for c in combos]
 
@@ -74,10 +80,9 @@ def scan(body: str, forbidden: list[str], where: str) -> None:
 
 
 def scan_everything(client, project, assignment, *, forbidden):
-    ints = sorted({1, 2, 3, *AssignmentPlan.objects.values_list("pk", flat=True),
-                   *Prediction.objects.values_list("run_id", flat=True),
-                   *Prediction.objects.values_list("pk", flat=True),
-                   *Assignment.objects.values_list("message__dialogue_id", flat=True)})
+    first = Prediction.objects.filter(message=assignment.message).first() or Prediction.objects.first()
+    ints = sorted({1, first.pk, first.run_id, assignment.message_id, assignment.message.dialogue_id,
+                   *AssignmentPlan.objects.values_list("pk", flat=True)})
     urls = reachable_urls(project, assignment, ints)
     assert any(name == "workspace-item" for name, _ in urls)
     assert len(urls) > 20

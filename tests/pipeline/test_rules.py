@@ -65,7 +65,10 @@ def test_no_spans_on_maths(rules, text: str) -> None:
     [
         ("my email is maria.lopez@gmail.com", [("maria.lopez@gmail.com", "EMAIL")]),
         ("maria (at) gmail (dot) com", [("maria (at) gmail (dot) com", "EMAIL")]),
-        ("email me at maria dot lopez at gmail dot com", [("maria dot lopez at gmail dot com", "EMAIL")]),
+        (
+            "email me at maria dot lopez at gmail dot com",
+            [("maria dot lopez at gmail dot com", "EMAIL")],
+        ),
         ("Call me at 555-123-4567", [("555-123-4567", "PHONE")]),
         ("my cell is (212) 555-0123", [("(212) 555-0123", "PHONE")]),
         ("text me 917 555 2368", [("917 555 2368", "PHONE")]),
@@ -83,11 +86,17 @@ def test_no_spans_on_maths(rules, text: str) -> None:
         ("A29137938 is my school id", [("A29137938", "ID_NUMBER")]),
         ("my library card number is 4058 1566 5366", [("4058 1566 5366", "ID_NUMBER")]),
         ("ssn 123-45-6789", [("123-45-6789", "ID_NUMBER")]),
-        ("https://www.instagram.com/maria.lopez", [("https://www.instagram.com/maria.lopez", "URL")]),
+        (
+            "https://www.instagram.com/maria.lopez",
+            [("https://www.instagram.com/maria.lopez", "URL")],
+        ),
         ("go to https://github.com/mlopez", [("https://github.com/mlopez", "URL")]),
         ("check tiktok.com/@shadowghost lol", [("tiktok.com/@shadowghost", "URL")]),
         ("yeah ana-k.github.io", [("ana-k.github.io", "URL")]),
-        ("see https://scratch.mit.edu/users/ana2014", [("https://scratch.mit.edu/users/ana2014", "URL")]),
+        (
+            "see https://scratch.mit.edu/users/ana2014",
+            [("https://scratch.mit.edu/users/ana2014", "URL")],
+        ),
         ("my site is www.analopez.com", [("www.analopez.com", "URL")]),
     ],
 )
@@ -101,7 +110,11 @@ def test_finds_pii(rules, text: str, expected: list[tuple[str, str]]) -> None:
         ("What's your student ID so I can log the session?", "its 3356", [("3356", "ID_NUMBER")]),
         ("What name do you log in with?", "dragonwolf", [("dragonwolf", "USERNAME")]),
         ("What's your username on the site?", "its anh_xo", [("anh_xo", "USERNAME")]),
-        ("What number should I text the schedule to?", "8684608790 thats my mums", [("8684608790", "PHONE")]),
+        (
+            "What number should I text the schedule to?",
+            "8684608790 thats my mums",
+            [("8684608790", "PHONE")],
+        ),
         ("Let's use a big number, like 4815162342.", "ok 4815162342", []),
         ("What is 9351 divided by 7?", "1335.857", []),
     ],

@@ -1,0 +1,137 @@
+"""Cue-gated patterns for a participant's birthday and age, shared by ``rules`` and ``presidio``.
+
+Dates and small numbers are everywhere in maths ("the 3rd of May is a Tuesday; how many days
+until June?", "Sam is 12 years old"), so a date counts as a DATE_OF_BIRTH only next to a
+birthday cue ("born", "my birthday", "bday") or as the reply to a birthday question, and a number
+counts as an AGE only when someone says it of themselves ("I'm 11", "I turn 12 next month") or
+answers "how old are you?". Candidates in a maths context are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
+
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:19|20)\d{2}"
+DATE_RE = re.compile(
+    rf"\b(?:{_MONTHS}\s+{_DAY}(?:,?\s+{_YEAR})?"  # March 3, 2012 / oct 4 / November 28th
+    rf"|{_DAY}\s+(?:of\s+)?{_MONTHS}(?:,?\s+{_YEAR})?"  # 27 February 2011 / 12th of November
+    rf"|{_YEAR}-\d{{1,2}}-\d{{1,2}}"  # 2016-07-01
+    r"|\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2}))\b",  # 11-28-12, 05/03/2010
+    re.IGNORECASE,
+)
+BIRTH_CUE_RE = re.compile(
+    r"\b(?:born|birthday|birth\s*day|birtdhay|bday|b-day|dob|d\.o\.b|date\s+of\s+birth|"
+    r"birth\s*date)\b",
+    re.IGNORECASE,
+)
+_BIRTH_AFTER_RE = re.compile(
+    r"^\W{0,3}(?:is|was|'s)?\s*(?:my|his|her|our)\s+(?:birthday|birth\s*day|bday|b-day|dob)",
+    re.IGNORECASE,
+)
+BIRTHDAY_QUESTION_RE = re.compile(
+    r"\b(?:when(?:'s|\s+is|\s+was)\s+(?:your|ur)\s+(?:birthday|bday|b-day)|"
+    r"(?:your|ur|a)\s+(?:birthday|bday|b-day)|when\s+were\s+(?:you|u)\s+born|date\s+of\s+birth)",
+    re.IGNORECASE,
+)
+
+_NUMBER_WORDS = {
+    "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+    "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+}  # fmt: skip
+_AGE_NUM = r"(?:\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
+_SELF_AGE_RE = re.compile(
+    r"\b(?:i'?m|i\s+am|im|i\s+turn(?:ed)?|i'?m\s+turning|im\s+t\w*ning|i\s+will\s+be|"
+    r"i'?ll\s+be|turning|i\s+just\s+turned)\s+(?:almost\s+|nearly\s+|only\s+)?"
+    rf"({_AGE_NUM})(?!\s*(?:[/:.,]\d|%))\b",
+    re.IGNORECASE,
+)
+_YEARS_OLD_RE = re.compile(rf"\b({_AGE_NUM})\s*(?:years?|yrs?|y/?o)(?:\s*old)?\b", re.IGNORECASE)
+AGE_QUESTION_RE = re.compile(
+    r"\bhow\s+old\s+(?:are|r)\s+(?:you|u)\b|\b(?:your|ur)\s+age\b", re.IGNORECASE
+)
+_REPLY_AGE_RE = re.compile(
+    rf"^\W*(?:(?:i'?m|im|i\s+am|i\s+turn(?:ed)?|almost|just|only|like|um+|uh+|oh)\s+)*({_AGE_NUM})"
+    r"(?:\s*(?:years?|yrs?)(?:\s*old)?)?\W*(?:$|[!.?,]|lol|and\b|but\b|in\b|going\b)",
+    re.IGNORECASE,
+)
+_NOT_AGE_AFTER_RE = re.compile(r"^\s*(?:[a-z]+)", re.IGNORECASE)
+_ALLOWED_AFTER_AGE = frozenset(
+    """years year yrs yr y o old and but lol haha now too already soon next in on this going
+    turning tho though so i im i'm my a""".split()  # noqa: SIM905
+)
+
+
+def _age_value(token: str) -> int | None:
+    low = token.lower()
+    if low.isdigit():
+        return int(low)
+    return _NUMBER_WORDS.get(low)
+
+
+def _inside_expression(text: str, start: int, end: int) -> bool:
+    return any(
+        s <= start and end <= e and (e - s) > (end - start) + 2
+        for s, e in math_expression_spans(text)
+    )
+
+
+def find_birthdays(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]]:
+    """``(start, end, score, rule)`` for dates said to be someone's birthday."""
+    asked = bool(prev and BIRTHDAY_QUESTION_RE.search(prev)) and len(text.split()) <= 14
+    for m in DATE_RE.finditer(text):
+        start, end = m.span()
+        before = text[max(0, start - 40) : start]
+        cue = bool(BIRTH_CUE_RE.search(before)) or bool(_BIRTH_AFTER_RE.match(text[end : end + 30]))
+        if not (cue or asked):
+            continue
+        if _inside_expression(text, start, end):
+            continue
+        if not cue and in_math_context(text, start, end):
+            continue
+        yield start, end, 0.9 if cue else 0.8, "birthday_cue" if cue else "birthday_reply"
+
+
+def find_ages(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]]:
+    """``(start, end, score, rule)`` for a participant's own age ("I'm 11", "turning ten")."""
+    seen: set[int] = set()
+    for m in _SELF_AGE_RE.finditer(text):
+        start, end = m.span(1)
+        value = _age_value(m.group(1))
+        if value is None or not 4 <= value <= 99 or start in seen:
+            continue
+        after = _NOT_AGE_AFTER_RE.match(text[end : end + 20])
+        if after and after.group().strip().lower() not in _ALLOWED_AFTER_AGE:
+            continue  # "I'm 5 points away", "I'm 3 steps in"
+        if _inside_expression(text, start, end):
+            continue
+        seen.add(start)
+        yield start, end, 0.85, "age_self"
+    asked = bool(prev and AGE_QUESTION_RE.search(prev)) and len(text.split()) <= 12
+    for m in _YEARS_OLD_RE.finditer(text):
+        start, end = m.span(1)
+        value = _age_value(m.group(1))
+        if value is None or start in seen or not 4 <= value <= 99:
+            continue
+        near_self = re.search(
+            r"\b(?:i'?m|im|i\s+am|i\s+turn|my\s+age)\b", text[max(0, start - 25) : start], re.I
+        )
+        if not (asked or near_self) or in_math_context(text, start, end) and not near_self:
+            continue
+        seen.add(start)
+        yield start, end, 0.85, "age_years_old"
+    if asked:
+        m = _REPLY_AGE_RE.match(text)
+        if m and m.start(1) not in seen:
+            value = _age_value(m.group(1))
+            words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+            if value is not None and 4 <= value <= 99 and not (words & MATH_WORDS - {"old"}):
+                yield m.start(1), m.end(1), 0.8, "age_reply"

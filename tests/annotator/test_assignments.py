@@ -1,0 +1,130 @@
+"""Assignment plans and reassignment, stored: reproducible, balanced, never the same item twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from annotator.models import Assignment, AssignmentPlan, AuditEvent
+from annotator.services import annotation as svc
+from annotator.services.assignments import PlanError, assignments_reassign, plan_create
+from tests.annotator.workspace_fixtures import *  # noqa: F403
+
+pytestmark = pytest.mark.django_db
+
+
+def rows():
+    return sorted(Assignment.objects.values_list("annotator__username", "message_id", "condition", "order"))
+
+
+def test_plan_is_stored_and_reproducible(members, ws_project, run):
+    people = [members["annotator"], members["annotator2"], members["adjudicator"]]
+    plan = plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=2,
+                       seed=42, annotators=people, by=members["admin"])
+    first = rows()
+    assert plan.seed == 42 and plan.summary["assignments"] == len(first) == 10
+    assert plan.params["runs"] == [run.pk] and plan.params["annotators"] == ["adjudicator", "annotator", "annotator2"]
+    assert AuditEvent.objects.filter(action="assignment.plan").count() == 1
+    Assignment.objects.all().delete()
+    plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=2, seed=42,
+                annotators=people)
+    assert rows() == first
+    load = Counter(a for a, *_ in first)
+    assert max(load.values()) - min(load.values()) <= 1
+
+
+def test_a_rerun_adds_nothing_and_nobody_gets_an_item_twice(members, ws_project, planned):
+    planned("blind")
+    before = Assignment.objects.count()
+    plan = planned("blind", seed=8)
+    assert Assignment.objects.count() == before == 12 and plan.summary["items_already_covered"] == 6
+
+
+def test_queue_order_follows_the_dialogues(members, ws_project, planned):
+    planned("blind")
+    for who in ("annotator", "annotator2"):
+        seq = list(Assignment.objects.filter(annotator=members[who]).order_by("order")
+                   .values_list("message__dialogue__external_id", "message__position"))
+        assert seq == sorted(seq)
+
+
+def test_a_second_plan_appends_to_the_queue(members, ws_project, run):
+    plan_create(project=ws_project, strategy="dialogues", n_dialogues=1, k=1, seed=1,
+                annotators=[members["annotator"]])
+    n = Assignment.objects.count()
+    plan_create(project=ws_project, strategy="dialogues", n_dialogues=2, k=1, seed=1,
+                annotators=[members["annotator"]])
+    orders = list(Assignment.objects.order_by("order").values_list("order", flat=True))
+    assert orders == list(range(6)) and n < 6
+
+
+def test_randomized_plan_balances_conditions_per_annotator(members, ws_project, planned):
+    plan = planned("randomized")
+    for who in ("annotator", "annotator2"):
+        c = Counter(Assignment.objects.filter(annotator=members[who]).values_list("condition", flat=True))
+        assert c["blind"] == c["aware"] == 3
+        assert plan.summary["per_annotator"][who] == {"items": 6, "blind": 3, "aware": 3}
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"strategy": "flagged", "runs": []}, "at least one detector run"),
+    ({"strategy": "dialogues", "n_dialogues": 1, "k": 3}, "3 distinct annotators"),
+    ({"strategy": "dialogues", "n_dialogues": 9}, "Only 2 dialogues"),
+])
+def test_plan_errors(members, ws_project, kwargs, match):
+    with pytest.raises(PlanError, match=match):
+        plan_create(project=ws_project, annotators=[members["annotator"], members["annotator2"]],
+                    **{"k": 2, "seed": 1, **kwargs})
+    assert not AssignmentPlan.objects.exists()
+
+
+def test_outsiders_cannot_be_assigned(members, ws_project):
+    with pytest.raises(PlanError, match="Not members"):
+        plan_create(project=ws_project, strategy="dialogues", n_dialogues=1, k=1, seed=1,
+                    annotators=[members["outsider"]])
+
+
+def test_run_of_another_project_is_refused(members, ws_project, run):
+    from annotator.models import DetectorRun
+    from annotator.services.projects import project_create
+
+    other = project_create(name="Other", slug="other")
+    foreign = DetectorRun.objects.create(project=other, detector="x")
+    with pytest.raises(PlanError, match="does not belong"):
+        plan_create(project=ws_project, strategy="flagged", runs=[foreign.pk], k=1, seed=1,
+                    annotators=[members["annotator"]])
+
+
+def test_dry_run_writes_nothing(members, ws_project):
+    plan = plan_create(project=ws_project, strategy="dialogues", n_dialogues=2, k=2, seed=3, dry_run=True,
+                       annotators=[members["annotator"], members["annotator2"]])
+    assert plan.pk is None and plan.summary["assignments"] == 12 and not Assignment.objects.exists()
+
+
+def test_reassign_moves_unfinished_work_and_resets_it(members, ws_project, planned, make_user):
+    from annotator.services.projects import membership_set
+
+    planned("blind")
+    third = make_user("annotator3")
+    membership_set(project=ws_project, user=third, role="annotator")
+    who = members["annotator"]
+    items = list(Assignment.objects.filter(annotator=who).order_by("order"))
+    svc.no_pii_set(assignment=items[0], user=who, version=None, value=True)
+    svc.submit(assignment=items[0], user=who, version=None)
+    svc.span_add(assignment=items[1], user=who, version=None, start=0, end=3, label="NAME")
+    summary = assignments_reassign(project=ws_project, from_user=who, to_users=[members["annotator2"], third])
+    assert summary == {"moved": 5, "kept": 0, "to": {"annotator3": 5}}
+    moved = Assignment.objects.get(pk=items[1].pk)
+    assert moved.annotator == third and moved.status == "pending" and not moved.annotations.exists()
+    assert Assignment.objects.get(pk=items[0].pk).annotator == who
+    assert AuditEvent.objects.filter(action="assignment.reassign_dropped").count() == 1
+
+
+def test_reassign_with_nobody_eligible_keeps_the_work(members, ws_project, planned):
+    planned("blind")
+    summary = assignments_reassign(project=ws_project, from_user=members["annotator"],
+                                   to_users=[members["annotator2"]])
+    assert summary["moved"] == 0 and summary["kept"] == 6
+    with pytest.raises(PlanError):
+        assignments_reassign(project=ws_project, from_user=members["annotator"], to_users=[members["annotator"]])

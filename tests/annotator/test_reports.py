@@ -1,0 +1,173 @@
+"""Agreement, circularity and detectors-versus-gold: computed as jobs, cached, shown, downloaded."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
+from annotator.services.adjudication import adjudication_submit, gold_merge_ready
+from annotator.services.agreement import agreement_request, circularity_request
+from tests.annotator.adjudication_fixtures import model_project, study  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+Kind = BackgroundJob.Kind
+
+
+@pytest.fixture
+def computed(study, members, django_capture_on_commit_callbacks):
+    """Gold merged and one item adjudicated; agreement and circularity computed (eagerly)."""
+    gold_merge_ready(project=study)
+    item = AdjudicationItem.objects.filter(project=study).order_by("-risk").first()
+    adjudication_submit(item=item, user=members["adjudicator"], spans=[(12, 35, "EMAIL")], version=0)
+    run = DetectorRun.objects.get(project=study)
+    with django_capture_on_commit_callbacks(execute=True):
+        agreement_request(project=study, user=members["adjudicator"], n_boot=50)
+        job = circularity_request(project=study, user=members["adjudicator"], run=run, n_boot=50)
+    return {"project": study, "run": run, "circularity": job}
+
+
+def urls(c) -> list[str]:
+    job = c["circularity"]
+    return [
+        "/p/test/reports/agreement/", "/p/test/reports/agreement.csv", "/p/test/reports/agreement.json",
+        "/p/test/reports/detectors/", "/p/test/reports/detectors.csv", "/p/test/reports/detectors.json",
+        "/p/test/reports/circularity/", f"/p/test/reports/circularity/?run={c['run'].pk}",
+        f"/p/test/reports/circularity/{job.pk}.csv", f"/p/test/reports/circularity/{job.pk}.json",
+    ]
+
+
+@pytest.mark.parametrize("who", ["adjudicator", "admin"])
+def test_owners_reach_every_report(client, members, computed, who):
+    client.force_login(members[who])
+    for url in urls(computed):
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("who,status", [("annotator", 403), ("outsider", 404)])
+def test_colleagues_and_outsiders_are_refused(client, members, computed, who, status):
+    client.force_login(members[who])
+    for url in urls(computed):
+        assert client.get(url).status_code == status, url
+    before = BackgroundJob.objects.count()
+    assert client.post("/p/test/reports/agreement/", {"n_boot": 10}).status_code == status
+    assert client.post("/p/test/reports/circularity/", {"run": computed["run"].pk}).status_code == status
+    assert BackgroundJob.objects.count() == before
+
+
+def test_anonymous_is_sent_to_login(client, computed):
+    for url in urls(computed):
+        assert client.get(url)["Location"].startswith("/accounts/login/"), url
+
+
+def test_agreement_job_caches_a_report(computed):
+    job = BackgroundJob.objects.get(kind=Kind.AGREEMENT)
+    assert job.status == "succeeded", job.error
+    ag = job.result["agreement"]
+    assert ag["n_items"] == 6 and ag["n_boot"] == 50
+    kappa = next(f for f in ag["figures"] if f["metric"] == "cohen_kappa" and f["by"] == "all"
+                 and f["scheme"] == "typed")
+    assert -1 <= kappa["value"] <= 1 and kappa["ci_low"] <= kappa["ci_high"]
+
+
+def test_agreement_page_shows_tables_charts_and_no_usernames(client, members, computed):
+    client.force_login(members["adjudicator"])
+    page = client.get("/p/test/reports/agreement/").content.decode()
+    assert "cohen_kappa" in page and "krippendorff_alpha" in page and "<svg" in page
+    assert "annotator2" not in page  # pseudonyms only
+    rows = list(csv.DictReader(io.StringIO(client.get("/p/test/reports/agreement.csv").content.decode())))
+    assert rows and {"metric", "value", "ci_low", "ci_high", "by", "group"} <= set(rows[0])
+    data = json.loads(client.get("/p/test/reports/agreement.json").content)
+    assert data["figures"] and "annotator2" not in json.dumps(data)
+
+
+def test_recompute_from_the_page(client, members, computed, django_capture_on_commit_callbacks):
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/reports/agreement/", {"n_boot": 20})
+    assert response.status_code == 302
+    latest = BackgroundJob.objects.filter(kind=Kind.AGREEMENT).order_by("-pk").first()
+    assert latest.status == "succeeded" and latest.result["agreement"]["n_boot"] == 20
+
+
+def test_polling_a_finished_job_refreshes_the_page(client, members, computed):
+    client.force_login(members["adjudicator"])
+    response = client.get("/p/test/reports/agreement/", HTTP_HX_REQUEST="true")
+    assert response["HX-Refresh"] == "true"
+
+
+def test_detectors_against_gold(client, members, computed):
+    client.force_login(members["adjudicator"])
+    page = client.get("/p/test/reports/detectors/").content.decode()
+    assert "span_exact" in page and "import:small.jsonl" in page
+    rows = list(csv.DictReader(io.StringIO(client.get("/p/test/reports/detectors.csv").content.decode())))
+    overall = [r for r in rows if r["label"] == "ALL" and r["level"] == "span_exact"]
+    assert overall and float(overall[0]["precision"]) <= 1
+
+
+def test_circularity_report_page_and_downloads(client, members, computed):
+    job = computed["circularity"]
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    r = job.result
+    assert r["n_paired_items"] == 3  # d1#0, d1#1, d1#2 have one blind and one aware annotation
+    assert r["adjudication"]["disputed"] == 1 and r["adjudication"]["settled_for_model"] == 1
+    client.force_login(members["adjudicator"])
+    page = client.get(f"/p/test/reports/circularity/?run={computed['run'].pk}").content.decode()
+    assert r["summary"][:40] in page and "ΔF1" in page
+    data = json.loads(client.get(f"/p/test/reports/circularity/{job.pk}.json").content)
+    assert data["threshold"] == 0.02
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/p/test/reports/circularity/{job.pk}.csv").content.decode())))
+    assert any(row["figure"] == "delta_f1" for row in rows)
+
+
+def test_circularity_post_queues_a_job(client, members, computed, django_capture_on_commit_callbacks):
+    client.force_login(members["adjudicator"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/reports/circularity/", {
+            "run": computed["run"].pk, "threshold": 0.05, "match": "overlap", "n_boot": 20})
+    assert response.status_code == 302 and f"run={computed['run'].pk}" in response["Location"]
+    latest = BackgroundJob.objects.filter(kind=Kind.CIRCULARITY).order_by("-pk").first()
+    assert latest.status == "succeeded" and latest.result["match"] == "overlap"
+
+
+def test_circularity_refuses_another_projects_run(client, members, computed):
+    from annotator.services.projects import project_create
+
+    other = project_create(name="Other", slug="other")
+    foreign = DetectorRun.objects.create(project=other, detector="x", status="succeeded")
+    client.force_login(members["adjudicator"])
+    response = client.post("/p/test/reports/circularity/", {"run": foreign.pk})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+
+
+def test_empty_project_pages_say_so(client, members, model_project):
+    client.force_login(members["adjudicator"])
+    assert "No agreement report yet" in client.get("/p/test/reports/agreement/").content.decode()
+    assert "Nothing computed yet" in client.get("/p/test/reports/detectors/").content.decode()
+    assert "No circularity report yet" in client.get("/p/test/reports/circularity/").content.decode()
+    assert client.get("/p/test/reports/agreement.csv").status_code == 404
+
+
+def test_management_command(study, capsys):
+    run = DetectorRun.objects.get(project=study)
+    call_command("circularity_report", "--project", "test", "--run", str(run.pk), "--boot", "30", "--merge")
+    out = capsys.readouterr().out
+    assert "labelled both blind and aware: 3" in out and "ΔF1" in out
+    call_command("circularity_report", "--project", "test", "--run", str(run.pk), "--boot", "10", "--json")
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_paired_items"] == 3 and "summary" in data
+
+
+def test_management_command_errors(study):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="No project"):
+        call_command("circularity_report", "--project", "nope", "--run", "1")
+    with pytest.raises(CommandError, match="has no run"):
+        call_command("circularity_report", "--project", "test", "--run", "99999")

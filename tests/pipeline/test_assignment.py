@@ -1,0 +1,114 @@
+"""Sampling plans and overlap assignment (pure: no database)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pipeline import assignment as algo
+
+
+def corpus(n_dialogues=20, per=10, flag_every=3):
+    return [algo.Item(dialogue_id=d, position=p, message_id=d * 100 + p, flagged=(d * per + p) % flag_every == 0)
+            for d in range(n_dialogues) for p in range(per)]
+
+
+def test_flagged_takes_every_flagged_item_in_dialogue_order():
+    items = corpus()
+    selected, summary = algo.select_items(reversed(items), strategy="flagged", seed=1)
+    assert selected == sorted(it for it in items if it.flagged)
+    assert summary["flagged"] == len(selected) and summary["unflagged_pool"] == len(items) - len(selected)
+
+
+def test_audit_sample_is_the_stated_share_and_reproducible():
+    items = corpus()
+    unflagged = sum(not it.flagged for it in items)
+    a, summary = algo.select_items(items, strategy="flagged_audit", seed=3, audit_rate=0.1)
+    b, _ = algo.select_items(items, strategy="flagged_audit", seed=3, audit_rate=0.1)
+    c, _ = algo.select_items(items, strategy="flagged_audit", seed=4, audit_rate=0.1)
+    assert a == b and a != c
+    assert summary["audit_sampled"] == round(0.1 * unflagged) == sum(not it.flagged for it in a)
+    assert a == sorted(a)
+
+
+def test_dialogue_sample_takes_whole_dialogues():
+    items = corpus()
+    selected, summary = algo.select_items(items, strategy="dialogues", seed=2, n_dialogues=5)
+    assert summary["dialogues"] == 5 and len(selected) == 50
+    assert all(c == 10 for c in Counter(it.dialogue_id for it in selected).values())
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"strategy": "nope"}, "Unknown strategy"),
+    ({"strategy": "dialogues", "n_dialogues": 0}, "number of dialogues"),
+    ({"strategy": "dialogues", "n_dialogues": 99}, "Only 20"),
+    ({"strategy": "flagged_audit", "audit_rate": 0}, "audit rate"),
+    ({"strategy": "flagged_audit", "audit_rate": 1.5}, "audit rate"),
+])
+def test_bad_plans_say_why(kwargs, match):
+    with pytest.raises(algo.PlanError, match=match):
+        algo.select_items(corpus(), seed=1, **kwargs)
+
+
+@pytest.mark.parametrize("k,people", [(1, 3), (2, 3), (2, 5), (3, 4)])
+def test_each_item_goes_to_k_distinct_annotators_balanced(k, people):
+    items = corpus()
+    annotators = [f"a{i}" for i in range(people)]
+    pairs, summary = algo.distribute(items, annotators, k=k, seed=9)
+    per_item = Counter(it.message_id for it, _ in pairs)
+    assert set(per_item.values()) == {k}
+    assert all(len({a for it2, a in pairs if it2 == it}) == k for it in items[:30])
+    load = Counter(a for _, a in pairs)
+    assert max(load.values()) - min(load.values()) <= 1
+    assert summary["assignments"] == k * len(items) and summary["items_short_of_k"] == 0
+
+
+def test_distribution_is_reproducible_and_depends_on_the_seed():
+    items, people = corpus(), ["x", "y", "z"]
+    assert algo.distribute(items, people, k=2, seed=1) == algo.distribute(items, people, k=2, seed=1)
+    assert algo.distribute(items, people, k=2, seed=1)[0] != algo.distribute(items, people, k=2, seed=2)[0]
+
+
+def test_existing_annotators_count_and_are_never_repeated():
+    items = corpus(2, 5)
+    existing = {items[0].message_id: ["x"], items[1].message_id: ["x", "y"]}
+    pairs, summary = algo.distribute(items, ["x", "y", "z"], k=2, seed=1, existing=existing)
+    got = {it.message_id: [] for it in items}
+    for it, a in pairs:
+        got[it.message_id].append(a)
+    assert "x" not in got[items[0].message_id] and len(got[items[0].message_id]) == 1
+    assert got[items[1].message_id] == [] and summary["items_already_covered"] == 1
+
+
+def test_too_few_annotators_is_reported():
+    pairs, summary = algo.distribute(corpus(1, 4), ["x"], k=2, seed=1)
+    assert len(pairs) == 4 and summary["items_short_of_k"] == 4
+
+
+def test_load_from_earlier_plans_is_balanced_out():
+    pairs, _ = algo.distribute(corpus(1, 10), ["x", "y"], k=1, seed=1, load={"x": 6})
+    load = Counter(a for _, a in pairs)
+    assert load == {"y": 8, "x": 2}
+
+
+def test_randomized_conditions_are_balanced_per_annotator():
+    items = corpus()
+    pairs, _ = algo.distribute(items, ["x", "y", "z"], k=2, seed=5)
+    result = algo.assign_conditions(pairs, mode="randomized", seed=5)
+    for who in "xyz":
+        c = Counter(p.condition for p in result if p.annotator == who)
+        assert abs(c["blind"] - c["aware"]) <= 1
+    assert result == algo.assign_conditions(pairs, mode="randomized", seed=5)
+    assert {p.condition for p in algo.assign_conditions(pairs, mode="aware", seed=5)} == {"aware"}
+
+
+def test_make_plan_summarises_per_annotator():
+    result = algo.make_plan(corpus(), ["x", "y"], strategy="dialogues", n_dialogues=3, k=2, seed=1, mode="randomized")
+    assert result.summary["per_annotator"]["x"]["items"] == 30
+    assert result.summary["seed"] == 1 and result.summary["mode"] == "randomized"
+
+
+def test_rebalance_never_gives_an_item_to_someone_who_has_it():
+    out = algo.rebalance([1, 2, 3], ["y", "z"], seed=0, existing={1: ["y"], 2: ["y", "z"]})
+    assert out[1] == "z" and out[2] is None and out[3] in ("y", "z")

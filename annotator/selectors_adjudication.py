@@ -341,3 +341,14 @@ def texts_by_key(project: Project, keys) -> dict[Key, str]:
         if (did, pos) in wanted:
             out[(did, pos)] = text
     return out
+
+
+def segments_by_key(project: Project, keys) -> dict[Key, str] | None:
+    """MATH / NON-MATH of the given messages from the newest segment run; None without one."""
+    run = segment_run(project)
+    if run is None:
+        return None
+    wanted = set(keys)
+    rows = MessageSegment.objects.filter(run=run).values_list(
+        "message__dialogue__external_id", "message__position", "segment")
+    return {(d, p): seg for d, p, seg in rows.iterator(chunk_size=5000) if (d, p) in wanted}

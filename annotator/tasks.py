@@ -37,3 +37,14 @@ def corpus_import_job(job_id: int) -> None:
     except Exception as exc:  # recorded for the user; the upload is kept for a retry
         jobs.job_fail(job, exc)
         raise
+
+
+@shared_task(acks_late=True)
+def tagger_train_job(job_id: int) -> None:
+    """Train a tagger. A redelivered job whose training already finished does nothing."""
+    from annotator.services.tagger import tagger_train_job_run
+
+    job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.is_finished:
+        return
+    tagger_train_job_run(job)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.corpus import CorpusError, CorpusProblem, gold_from_dialogues, read_corpus, read_predictions
+from pipeline.corpus import (
+    CorpusError,
+    CorpusProblem,
+    gold_from_dialogues,
+    read_corpus,
+    read_predictions,
+)
 from pipeline.metrics.evaluation import EvaluationReport, evaluate
 
 

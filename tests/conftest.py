@@ -7,6 +7,7 @@ skipping them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -82,10 +83,8 @@ class Worker:
         """Kill the worker and its pool children (they share a process group)."""
         import signal
 
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.proc.wait(10)
 
     def output(self) -> str:

@@ -30,6 +30,9 @@ class AssignmentPlan(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"plan #{self.pk} (seed {self.seed})"
+
 
 class Assignment(models.Model):
     class Status(models.TextChoices):

@@ -43,3 +43,6 @@ class Export(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "kind", "version"], name="export_unique_version")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} v{self.version}"

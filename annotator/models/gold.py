@@ -29,6 +29,9 @@ class AdjudicationDecision(models.Model):
     class Meta:
         ordering = ["-decided_at"]
 
+    def __str__(self) -> str:
+        return f"{self.message_id}: {self.outcome}"
+
 
 class GoldSpan(SpanFields):
     Provenance = AdjudicationDecision.Outcome

@@ -86,6 +86,9 @@ class RunChunk(models.Model):
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_index")]
 
+    def __str__(self) -> str:
+        return f"run {self.run_id} chunk {self.index}"
+
 
 class Prediction(SpanFields):
     run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="predictions")
@@ -113,3 +116,6 @@ class MessageSegment(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "message"], name="segment_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.message_id}: {self.segment}"

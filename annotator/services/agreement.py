@@ -22,7 +22,7 @@ from annotator.services.adjudication import gold_merge_ready
 from annotator.services.audit import audit_record
 from pipeline.metrics.agreement import agreement_report
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD, CircularityReport, circularity_report
-from pipeline.metrics.detector_gold import score_run
+from pipeline.metrics.evaluation import EvaluationError, evaluate
 
 Kind = BackgroundJob.Kind
 DEFAULT_BOOT = 1000
@@ -75,17 +75,37 @@ def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int
 
 
 def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
-    """Every succeeded run scored against the current gold set."""
+    """Every succeeded run scored against the current gold set with the evaluation metrics
+    (:func:`pipeline.metrics.evaluation.evaluate`): rows for the table, the full report for JSON."""
     gold = sel.gold_by_key(project)
     if not gold:
         return []
     texts = sel.texts_by_key(project, gold)
+    segments = sel.segments_by_key(project, texts)
     out = []
     for run in sel.scorable_runs(project):
-        scores = score_run(sel.run_predictions(run), gold, texts=texts, labels=project.labels,
-                           n_boot=n_boot, seed=seed)
+        pred = {k: v for k, v in sel.run_predictions(run).items() if k in texts}
+        try:
+            report = evaluate(texts=texts, gold=gold, pred=pred, segments=segments, n_boot=n_boot,
+                              seed=seed, labels=project.labels)
+        except EvaluationError as exc:
+            out.append({"run": run.pk, "name": run.label, "error": str(exc)})
+            continue
+        rows = []
+        for level, label, score in report.scores():
+            if score.n_pred + score.n_gold == 0:
+                continue
+            d = score.to_dict()
+            row = {"level": level, "label": label, "n_pred": d["n_pred"], "n_gold": d["n_gold"]}
+            for m in ("precision", "recall", "f1", "f2"):
+                lo, hi = d["ci"].get(m, [None, None])
+                row[m] = {"value": d[m], "ci_low": lo, "ci_high": hi}
+            rows.append(row)
+        full = report.to_dict()
         out.append({"run": run.pk, "name": run.label, "detector": run.detector,
-                    "version": run.detector_version or run.model_version, **scores})
+                    "version": run.detector_version or run.model_version, "rows": rows,
+                    "n_messages": report.n_messages, "n_dialogues": report.n_dialogues, "n_boot": n_boot,
+                    "ambiguity": full["ambiguity"], "utility": full["utility"], "evaluation": full})
     return out
 
 
@@ -149,7 +169,7 @@ def agreement_csv(result: dict) -> str:
 def detectors_csv(result: dict) -> str:
     rows = []
     for run in result.get("detectors", []):
-        for r in run["rows"]:
+        for r in run.get("rows", []):
             row = {"run": run["run"], "detector": run["name"], "version": run["version"],
                    "level": r["level"], "label": r["label"], "n_pred": r["n_pred"], "n_gold": r["n_gold"]}
             for m in ("precision", "recall", "f1", "f2"):

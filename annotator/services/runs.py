@@ -57,8 +57,8 @@ def detector_config(*, project: Project, detector: str, config: Mapping[str, Any
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)
-        if project.active_tagger and "model_path" not in cfg:
-            cfg.setdefault("version", project.active_tagger)
+        if project.active_tagger and not cfg.get("model_path"):
+            cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / project.active_tagger)
     if detector == "llm":
         cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
         if settings.OPENAI_BASE_URL:

@@ -12,9 +12,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotator import access, selectors
+from annotator.dispatch import enqueue
 from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, Dialogue, GoldSpan, Role
-from annotator.dispatch import enqueue
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.services import jobs
 from annotator.services.audit import audit_record

@@ -7,9 +7,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms_runs import RunForm
+from annotator.forms_runs import RunForm, TrainForm
 from annotator.models import DetectorRun, Role
 from annotator.services import runs as run_services
+from annotator.services import tagger as tagger_services
 from annotator.services.evaluation import ambiguity_rows, evaluation_rows
 
 
@@ -72,3 +73,27 @@ def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     n = run_services.run_resume(run=run, user=request.user)
     messages.success(request, f"Re-queued {n} unfinished chunk(s).")
     return redirect("run-detail", slug=slug, run_id=run.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Trained versions (the active one marked), training as a background job, activation."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    form = TrainForm(request.POST or None)
+    if request.method == "POST":
+        if "activate" in request.POST:
+            try:
+                tagger_services.tagger_activate(project=project, version=request.POST["activate"], user=request.user)
+                messages.success(request, f"{request.POST['activate']} is now the active tagger.")
+            except tagger_services.TaggerError as exc:
+                messages.error(request, str(exc))
+            return redirect("tagger", slug=slug)
+        if form.is_valid():
+            job = tagger_services.tagger_train_job_start(
+                project=project, user=request.user, synthetic=form.cleaned_data["synthetic"],
+                use_gold=form.cleaned_data["use_gold"],
+            )
+            return redirect("job-detail", slug=slug, job_id=job.pk)
+    versions = tagger_services.tagger_versions(project)
+    return render(request, "runs/tagger.html", {"project": project, "form": form, "versions": versions})

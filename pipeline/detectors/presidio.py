@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
+from pipeline.detectors.rules import has_id_cue, is_personal_url
+from pipeline.detectors.rules_personal import is_birthday_mention
 from pipeline.maths import MATH_WORDS, in_math_context, is_placeholder
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
@@ -68,6 +70,18 @@ TUNED_ENTITIES: tuple[str, ...] = (
     "CREDIT_CARD",
     "IP_ADDRESS",
     "DATE_TIME",
+    "US_DRIVER_LICENSE",
+    "US_BANK_NUMBER",
+    "US_PASSPORT",
+)
+# number-shaped entities that misfire on maths: kept only next to an identifier cue
+ID_CUE_ENTITIES: tuple[str, ...] = (
+    "US_DRIVER_LICENSE",
+    "US_BANK_NUMBER",
+    "US_PASSPORT",
+    "US_ITIN",
+    "CREDIT_CARD",
+    "US_SSN",
 )
 TUNED_THRESHOLDS: Mapping[str, float] = {
     "default": 0.5,
@@ -103,16 +117,15 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "proper_noun_filter": False,
         "word_problem_filter": False,
         "date_needs_birth_cue": False,
+        "id_needs_cue": False,
+        "url_needs_person": False,
         "context": [],
     },
     "tuned": {
         "score_threshold": 0.4,
         "entities": list(TUNED_ENTITIES),
         "drop_recognizers": [
-            "UsLicenseRecognizer",
-            "UsBankRecognizer",
             "UsItinRecognizer",
-            "UsPassportRecognizer",
             "MedicalLicenseRecognizer",
             "CryptoRecognizer",
             "IbanRecognizer",
@@ -124,6 +137,8 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "proper_noun_filter": True,
         "word_problem_filter": True,
         "date_needs_birth_cue": True,
+        "id_needs_cue": True,
+        "url_needs_person": True,
         "context": list(TUTORING_CONTEXT),
     },
 }
@@ -271,6 +286,7 @@ class PresidioDetector(BaseDetector):
         for dialogue in dialogues:
             out = []
             characters: set[str] = set()
+            prev = ""
             for message in dialogue.messages:
                 text, nlp_artifacts = next(analysed)
                 results = engine.analyze(
@@ -282,8 +298,9 @@ class PresidioDetector(BaseDetector):
                     nlp_artifacts=nlp_artifacts,
                 )
                 spans = self._to_spans(
-                    text, results, dialogue.anchor, nlp_artifacts.tokens, characters
+                    text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev
                 )
+                prev = text
                 out.append(Detection(dialogue.id, message.index, tuple(spans)))
             if characters:
                 out = [
@@ -299,6 +316,7 @@ class PresidioDetector(BaseDetector):
         anchor: str,
         doc: Any = None,
         characters: set[str] | None = None,
+        prev: str = "",
     ) -> list[Span]:
         """Presidio results -> project spans through the preset's filters; names found to be
         word-problem characters are added to ``characters`` (the dialogue drops them everywhere)."""
@@ -326,8 +344,16 @@ class PresidioDetector(BaseDetector):
             if (
                 cfg["date_needs_birth_cue"]
                 and entity == "DATE_TIME"
-                and not _BIRTH_CUE_RE.search(text[max(0, start - 40) : start])
+                and not is_birthday_mention(text, start, end, prev)
             ):
+                continue
+            if (
+                cfg["id_needs_cue"]
+                and entity in ID_CUE_ENTITIES
+                and not has_id_cue(text, start, end, prev)
+            ):
+                continue
+            if cfg["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
             if entity in ("PERSON", "LOCATION", "NRP"):
                 if cfg["placeholder_filter"] and (
@@ -349,6 +375,20 @@ class PresidioDetector(BaseDetector):
             label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
             spans.append(Span(start, end, label, score, f"presidio:{entity}"))
         return _dedupe(spans)
+
+
+def _personal_url(text: str, start: int, end: int) -> bool:
+    """Presidio's URL pattern also matches "today.Please" and "done...yes": keep a URL only when
+    it has a scheme or www, or a path, and is not a resource site (rules' URL policy)."""
+    chunk = text[start:end]
+    if "@" in text[max(0, start - 1) : end + 1]:
+        return False  # the domain of an e-mail address
+    if not re.match(r"(?i)(?:https?://|www\.)|[\w.-]+\.[a-z]{2,}/", chunk):
+        if not re.fullmatch(
+            r"(?i)[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|edu|io|me|co|us)", chunk
+        ):
+            return False
+    return is_personal_url(chunk)
 
 
 def _not_a_name(chunk: str) -> bool:

@@ -149,7 +149,8 @@ _GAME_SITES = (
 )
 _USERNAME_AFTER_RE = re.compile(
     r"(?<![\w@.])@?([A-Za-z0-9_][A-Za-z0-9_.\-]{1,31})\s+(?:is|thats|that's|=)\s+(?:my|his|her|our)\s+"
-    rf"(?:(?:{_GAME_SITES})\s*)?(?:user\s?name|user|login|gamer\s?tag|tag|handle|name|account|ign|"
+    rf"(?:(?:{_GAME_SITES}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*)?"
+    rf"(?:user\s?name|user|login|gamer\s?tag|tag|handle|name|account|ign|"
     rf"{_GAME_SITES})\b",
     re.IGNORECASE,
 )
@@ -180,8 +181,11 @@ def _on(host: str, domains: frozenset[str]) -> bool:
     return any(".".join(parts[i:]) in domains for i in range(len(parts) - 1))
 
 
+_DIGIT_RE = re.compile(r"\d")
+
+
 def _digits(s: str) -> int:
-    return sum(c.isdigit() for c in s)
+    return len(_DIGIT_RE.findall(s))
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -269,22 +273,9 @@ class RulesDetector(BaseDetector):
             start, end = _trim(text, m.start(), m.end())
             if end < len(text) and text[end] == "@" or start > 0 and text[start - 1] == "@":
                 continue  # the domain of an e-mail address
-            url = text[start:end]
-            host, path = _host_path(url)
-            if not host or "." not in host or re.fullmatch(r"[\d.]+", host):
-                continue
-            if _USER_PATH_RE.search(path):
-                yield self._span(start, end, "URL", 0.95, "url_profile")
-            elif _on(host, SOCIAL_DOMAINS) and path.strip("/"):
-                yield self._span(start, end, "URL", 0.95, "url_social")
-            elif host.endswith(PERSONAL_HOST_SUFFIXES) and host.count(".") >= 2:
-                yield self._span(start, end, "URL", 0.9, "url_personal_host")
-            elif (
-                self.config["unknown_domains"]
-                and not _on(host, self._generic)
-                and not _on(host, SOCIAL_DOMAINS)
-            ):
-                yield self._span(start, end, "URL", 0.7, "url_unknown_site")
+            kind = url_kind(text[start:end], self._generic, self.config["unknown_domains"])
+            if kind:
+                yield self._span(start, end, "URL", _URL_SCORES[kind], f"url_{kind}")
 
     def _phones(self, text: str, prev: str = "") -> Iterator[Span]:
         if _digits(text) < 7:
@@ -382,7 +373,7 @@ class RulesDetector(BaseDetector):
                 yield self._span(m.start(), m.end(), "ID_NUMBER", 0.8, "ssn_shape")
 
     def _birthdays(self, text: str, prev: str = "") -> Iterator[Span]:
-        if not any(c.isdigit() for c in text) and not _MONTH_HINT_RE.search(text):
+        if not _DIGIT_RE.search(text) and not _MONTH_HINT_RE.search(text):
             return
         for start, end, score, rule in find_birthdays(text, prev):
             yield self._span(start, end, "DATE_OF_BIRTH", score, rule)
@@ -393,6 +384,46 @@ class RulesDetector(BaseDetector):
 
 
 _MONTH_HINT_RE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.IGNORECASE)
+
+
+_URL_SCORES = {"profile": 0.95, "social": 0.95, "personal_host": 0.9, "unknown_site": 0.7}
+
+
+def url_kind(
+    url: str, generic: frozenset[str] = GENERIC_DOMAINS, unknown_domains: bool = True
+) -> str:
+    """Why ``url`` identifies someone: ``"profile"`` (a user path), ``"social"`` (a social site
+    with a path), ``"personal_host"`` (github.io, wordpress…), ``"unknown_site"`` (a site that is
+    not a known resource), or ``""`` for a link that identifies nobody (khanacademy.org)."""
+    host, path = _host_path(url)
+    if not host or "." not in host or re.fullmatch(r"[\d.]+", host):
+        return ""
+    if _USER_PATH_RE.search(path):
+        return "profile"
+    if _on(host, SOCIAL_DOMAINS):
+        return "social" if path.strip("/") else ""
+    if host.endswith(PERSONAL_HOST_SUFFIXES) and host.count(".") >= 2:
+        return "personal_host"
+    if unknown_domains and not _on(host, generic):
+        return "unknown_site"
+    return ""
+
+
+def is_personal_url(url: str) -> bool:
+    return bool(url_kind(url))
+
+
+def has_id_cue(text: str, start: int, end: int, prev: str = "") -> bool:
+    """Is the number at ``start..end`` introduced as an identifier ("student id 4815", "A29 is my
+    school id", or a short reply to "What's your student ID?") and not part of a maths
+    expression? Shared with the tuned Presidio preset."""
+    if _inside_expression(text, start, end):
+        return False
+    if _ID_BEFORE_RE.search(text[max(0, start - 40) : start]) or _ID_AFTER_RE.match(
+        text[end : end + 40]
+    ):
+        return True
+    return bool(prev and _ID_QUESTION_RE.search(prev)) and len(text.split()) <= 12
 
 
 def _handle_like(token: str) -> bool:

@@ -42,6 +42,8 @@ BIRTHDAY_QUESTION_RE = re.compile(
     re.IGNORECASE,
 )
 
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'?m|im|my|mine|me)\b", re.IGNORECASE)
+
 _NUMBER_WORDS = {
     "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
     "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
@@ -89,15 +91,29 @@ def find_birthdays(text: str, prev: str = "") -> Iterator[tuple[int, int, float,
     asked = bool(prev and BIRTHDAY_QUESTION_RE.search(prev)) and len(text.split()) <= 14
     for m in DATE_RE.finditer(text):
         start, end = m.span()
-        before = text[max(0, start - 40) : start]
-        cue = bool(BIRTH_CUE_RE.search(before)) or bool(_BIRTH_AFTER_RE.match(text[end : end + 30]))
-        if not (cue or asked):
-            continue
-        if _inside_expression(text, start, end):
-            continue
-        if not cue and in_math_context(text, start, end):
-            continue
-        yield start, end, 0.9 if cue else 0.8, "birthday_cue" if cue else "birthday_reply"
+        verdict = _birthday_verdict(text, start, end, asked)
+        if verdict:
+            yield start, end, 0.9 if verdict == "cue" else 0.8, f"birthday_{verdict}"
+
+
+def _birthday_verdict(text: str, start: int, end: int, asked: bool) -> str:
+    """``"cue"``, ``"reply"`` or ``""`` (not a birthday) for the date at ``start..end``."""
+    before = text[max(0, start - 40) : start]
+    after = text[end : end + 30]
+    cue = bool(BIRTH_CUE_RE.search(before)) or bool(_BIRTH_AFTER_RE.match(after))
+    if not (cue or asked) or _inside_expression(text, start, end):
+        return ""
+    first_person = bool(_FIRST_PERSON_RE.search(before) or _FIRST_PERSON_RE.search(after))
+    if not (asked or first_person) and in_math_context(text, start, end):
+        return ""  # "Pilar was born on 2/12/2004. How old will she be in 2021?"
+    return "cue" if cue else "reply"
+
+
+def is_birthday_mention(text: str, start: int, end: int, prev: str = "") -> bool:
+    """Is the date at ``start..end`` someone's birthday (a cue nearby, or the reply to a birthday
+    question) rather than a date in a word problem?"""
+    asked = bool(prev and BIRTHDAY_QUESTION_RE.search(prev)) and len(text.split()) <= 14
+    return bool(_birthday_verdict(text, start, end, asked))
 
 
 def find_ages(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]]:

@@ -46,11 +46,10 @@ DENSITY_WEIGHTS: Mapping[str, float] = {
 MIN_WORDS = 3
 """Density divides by ``max(words, MIN_WORDS)``: a bare "12" is an anchor, "times" alone is not."""
 
-NUMBER_WORDS = frozenset(
-    """zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety
-    hundred thousand million billion""".split()
-)  # "one" is left out: "this one", "no one"
+_NUMBER_WORDS_TEXT = """zero two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+    eighty ninety hundred thousand million billion"""
+NUMBER_WORDS = frozenset(_NUMBER_WORDS_TEXT.split())  # not "one": "this one", "no one"
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
 _ALPHA_WORD_RE = re.compile(r"[a-z]+")

@@ -310,7 +310,7 @@ def explain(r: CircularityReport) -> str:
     parts = [
         f"On {r.n_paired_items} items labelled both blind and aware, the detector"
         f"{' ' + r.run if r.run else ''} scores F1 {r.aware.f1.value:.3f} against gold built "
-        f"from annotators who saw its suggestions and {r.blind.f1.value:.3f} against gold from "
+        f"by annotators who saw its suggestions and {r.blind.f1.value:.3f} against gold built by "
         f"annotators who did not. The difference, {d.value:+.3f} ({pct} interval "
         f"{d.ci_low:+.3f} to {d.ci_high:+.3f}),",
     ]

@@ -229,6 +229,7 @@ class EvaluationReport:
     n_boot: int = 1000
     seed: int = 0
     confidence: float = 0.95
+    notes: tuple[str, ...] = ()  # what the caller left out or could not use
 
     def scores(self) -> list[tuple[str, str, Score]]:
         """``(level, label, score)`` rows in table order; label ``ALL`` is the overall row."""
@@ -243,7 +244,7 @@ class EvaluationReport:
         out: dict[str, Any] = {
             "n_dialogues": self.n_dialogues, "n_messages": self.n_messages,
             "labels": list(self.labels), "n_boot": self.n_boot, "seed": self.seed,
-            "confidence": self.confidence,
+            "confidence": self.confidence, "notes": list(self.notes),
         }
         for level in LEVELS:
             out[level] = getattr(self, level).to_dict()
@@ -344,29 +345,32 @@ def _count_message(
         col = idx.get(("token", lab))
         if col is not None:
             _add(row, col, lt, lp, lt, lg)
-    # span level
+    # span level (gold and pred are deduplicated: one span per (start, end, label))
     gold_keys = {s.key() for s in gold}
-    pred_keys = {s.key() for s in pred}
-    exact = gold_keys & pred_keys
-    _add(row, idx[("span_exact", None)], len(exact), len(pred_keys), len(exact), len(gold_keys))
-    ov_pred = [overlaps_any(p, gold, label=p.label) for p in pred]
-    ov_gold = [overlaps_any(g, pred, label=g.label) for g in gold]
+    exact = [s.key() in gold_keys for s in pred]
+    ov_pred = [overlaps_any(s, gold, label=s.label) for s in pred]
+    ov_gold = [overlaps_any(s, pred, label=s.label) for s in gold]
+    n_exact = sum(exact)
+    _add(row, idx[("span_exact", None)], n_exact, len(pred), n_exact, len(gold))
     _add(row, idx[("span_overlap", None)], sum(ov_pred), len(pred), sum(ov_gold), len(gold))
-    any_pred = sum(overlaps_any(p, gold) for p in pred)
-    any_gold = sum(overlaps_any(g, pred) for g in gold)
-    _add(row, idx[(UNTYPED, None)], any_pred, len(pred), any_gold, len(gold))
-    for lab in {s.label for s in gold} | {s.label for s in pred}:
-        ce, co = idx.get(("span_exact", lab)), idx.get(("span_overlap", lab))
-        if ce is None:
-            continue
-        ng = sum(1 for k in gold_keys if k[2] == lab)
-        np_ = sum(1 for k in pred_keys if k[2] == lab)
-        ne = sum(1 for k in exact if k[2] == lab)
-        _add(row, ce, ne, np_, ne, ng)
-        _add(row, co, sum(h for h, p in zip(ov_pred, pred, strict=True) if p.label == lab),
-             sum(1 for p in pred if p.label == lab),
-             sum(h for h, g in zip(ov_gold, gold, strict=True) if g.label == lab),
-             sum(1 for g in gold if g.label == lab))
+    _add(row, idx[(UNTYPED, None)], sum(overlaps_any(s, gold) for s in pred), len(pred),
+         sum(overlaps_any(s, pred) for s in gold), len(gold))
+    # per label: exact hits, predicted, overlap hits (pred), gold, overlap hits (gold)
+    acc: dict[str, list[int]] = {}
+    for s, e, o in zip(pred, exact, ov_pred, strict=True):
+        a = acc.setdefault(s.label, [0, 0, 0, 0, 0])
+        a[0] += e
+        a[1] += 1
+        a[2] += o
+    for s, o in zip(gold, ov_gold, strict=True):
+        a = acc.setdefault(s.label, [0, 0, 0, 0, 0])
+        a[3] += 1
+        a[4] += o
+    for lab, (ne, np_, op, ng, og) in acc.items():
+        col = idx.get(("span_exact", lab))
+        if col is not None:
+            _add(row, col, ne, np_, ne, ng)
+            _add(row, idx[("span_overlap", lab)], op, np_, og, ng)
 
 
 def _metrics(sums: np.ndarray) -> np.ndarray:
@@ -425,9 +429,10 @@ def _ordered_labels(seen: Iterable[str]) -> tuple[str, ...]:
 def _check(texts: Mapping[Key, str], spans: Mapping[Key, Sequence[Span]], what: str) -> None:
     problems = []
     for key, ss in spans.items():
+        if not ss:
+            continue
         if key not in texts:
-            if ss:
-                problems.append(f"{what} for unknown message {key[0]!r} #{key[1]}")
+            problems.append(f"{what} for unknown message {key[0]!r} #{key[1]}")
             continue
         n = len(texts[key])
         problems.extend(f"{what} span {s.start}..{s.end} runs past the end of {key[0]!r} #{key[1]} "

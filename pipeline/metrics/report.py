@@ -53,6 +53,7 @@ def format_report(report: EvaluationReport) -> str:
     out = [
         f"{report.n_messages:,} messages in {report.n_dialogues:,} dialogues; "
         f"[{conf} CI]: bootstrap over dialogues, {report.n_boot:,} resamples, seed {report.seed}",
+        *(f"note: {n}" for n in report.notes),
         "",
     ]
     rows = []

@@ -156,7 +156,9 @@ class ForbiddenIndex:
             m = TITLE_RE.match(n + " ")
             rest = n[m.end() :] if m else n
             self.norms.update(
-                w for w in re.split(r"[\s\-.]+", rest) if len(w) >= 2 and w.isalpha() and not is_common_word(w)
+                w
+                for w in re.split(r"[\s\-.]+", rest)
+                if len(w) >= 2 and w.isalpha() and not is_common_word(w)
             )
         if label in COMPACT_LABELS:
             c = compact(n)
@@ -178,8 +180,10 @@ class Deidentifier:
     ``key`` seeds every choice (HMAC-SHA256), so the same key, input and forbidden set reproduce a
     release byte for byte. ``scope="corpus"`` keeps surrogates consistent across dialogues (a
     student who appears in many); the default scope is one dialogue. ``propagate`` also replaces
-    unspanned occurrences of a mapped original (in messages and the anchor text); ages, dates,
-    short numbers and names that are common words ("Will") are only replaced where spanned.
+    unspanned occurrences of the dialogue's originals (messages and anchor text), and
+    ``sweep_corpus`` those of every original registered so far (pass ``forbidden`` from a first
+    pass over the corpus to register them all). Both use the leak check's matcher and leave maths
+    expressions, short numbers, dates without a year and lower-case common words alone.
     """
 
     name = "surrogates"
@@ -247,27 +251,38 @@ class Deidentifier:
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
             chosen.append(resolve_overlaps(kept))
-        # unspanned occurrences of any original of the corpus (a word-problem "Monique" when a
-        # student elsewhere is Monique): found with the leak check's own matcher
-        swept: set[tuple[int, int, int]] = set()
-        anchor_spans: list[Span] = []
-        if self.sweep_corpus and len(self.forbidden.index):
-            for i, msg in enumerate(dialogue.messages):
-                extra = self._corpus_hits(msg.text, chosen[i])
-                swept.update((msg.index, sp.start, sp.end) for sp in extra)
-                chosen[i] = sorted(chosen[i] + extra)
-            if dialogue.anchor:
-                anchor_spans = self._corpus_hits(dialogue.anchor, [])
-
-        # originals of this dialogue, in order of appearance
-        items: dict[str, tuple[str, str]] = {}
-        texts = [(msg.text, ss) for msg, ss in zip(dialogue.messages, chosen, strict=True)]
-        for text, ss in [*texts, (dialogue.anchor, anchor_spans)]:
-            for s in ss:
-                base = self._base(s.label, text[s.start : s.end])
-                items.setdefault(normalize(base), (s.label, base))
+        items: dict[str, tuple[str, str]] = {}  # norm -> (label, original), in order of appearance
+        self._collect(
+            items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
+        )
         for label, text in items.values():
             self.forbidden.add(label, text)
+
+        # unspanned occurrences of an original — of this dialogue ("propagate") or of any dialogue
+        # of the corpus ("sweep_corpus": a word-problem "Monique" when a student elsewhere is
+        # Monique) — found with the leak check's own matcher, maths left alone
+        index = None
+        if self.sweep_corpus:
+            index = self.forbidden.index
+        elif self.propagate:
+            index = OriginalIndex()
+            for label, text in items.values():
+                index.add(label, text)
+        swept: set[tuple[int, int, int]] = set()
+        anchor_spans: list[Span] = []
+        if index is not None and len(index):
+            for i, msg in enumerate(dialogue.messages):
+                extra = self._hits(index, msg.text, chosen[i])
+                if extra:
+                    swept.update((msg.index, sp.start, sp.end) for sp in extra)
+                    chosen[i] = sorted(chosen[i] + extra)
+            if dialogue.anchor:
+                anchor_spans = self._hits(index, dialogue.anchor, [])
+            self._collect(
+                items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
+            )
+            self._collect(items, [(dialogue.anchor, anchor_spans)])
+
         scope = (
             self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
         )
@@ -280,10 +295,19 @@ class Deidentifier:
                 table[norm] = (label, rep, self.mode)
         return self._apply(dialogue, chosen, items, table, swept, anchor_spans)
 
-    def _corpus_hits(self, text: str, spans: Sequence[Span]) -> list[Span]:
-        """Unspanned originals of the corpus in ``text``, except inside maths (left for the leak report)."""
+    def _collect(
+        self, items: dict[str, tuple[str, str]], texts: list[tuple[str, Sequence[Span]]]
+    ) -> None:
+        for text, ss in texts:
+            for s in ss:
+                base = self._base(s.label, text[s.start : s.end])
+                items.setdefault(normalize(base), (s.label, base))
+
+    @staticmethod
+    def _hits(index: OriginalIndex, text: str, spans: Sequence[Span]) -> list[Span]:
+        """Unspanned originals in ``text``, except inside maths (left for the leak report)."""
         out: list[Span] = []
-        found = self.forbidden.index.scan(text)
+        found = index.scan(text)
         if not found:
             return out
         maths = math_expression_spans(text)
@@ -380,7 +404,9 @@ class Deidentifier:
             ok = True
             for d in dates:
                 new = shift_date(d, off)
-                if new is not None and rule_error("DATE_OF_BIRTH", d, new, forbidden=self.forbidden):
+                if new is not None and rule_error(
+                    "DATE_OF_BIRTH", d, new, forbidden=self.forbidden
+                ):
                     ok = False
                     break
             if ok:
@@ -398,22 +424,17 @@ class Deidentifier:
         swept: set[tuple[int, int, int]],
         anchor_spans: list[Span],
     ) -> DeidResult:
-        sweep = self._sweep_regex(table) if self.propagate else None
         replacements: list[Replacement] = []
         messages = []
         for msg, ss in zip(dialogue.messages, chosen, strict=True):
             edits = [(s.start, s.end, s.label, (msg.index, s.start, s.end) in swept) for s in ss]
-            if sweep is not None:
-                edits += self._sweep(msg.text, sweep, ss, table)
-            text, new_spans, reps = self._rewrite(msg.text, msg.index, sorted(edits), table)
+            text, new_spans, reps = self._rewrite(msg.text, msg.index, edits, table)
             replacements.extend(reps)
             messages.append(replace(msg, text=text, spans=tuple(new_spans)))
         anchor = dialogue.anchor
-        if anchor and (sweep is not None or anchor_spans):
+        if anchor and anchor_spans:
             edits = [(s.start, s.end, s.label, True) for s in anchor_spans]
-            if sweep is not None:
-                edits += self._sweep(anchor, sweep, anchor_spans, table)
-            anchor, _, reps = self._rewrite(anchor, -1, sorted(edits), table)
+            anchor, _, reps = self._rewrite(anchor, -1, edits, table)
             replacements.extend(reps)
         mapping = [
             MappingEntry(dialogue.id, table[n][0], items[n][1], table[n][1], table[n][2])
@@ -470,39 +491,6 @@ class Deidentifier:
             pos = end
         out.append(text[pos:])
         return "".join(out), spans, reps
-
-    def _sweep_regex(self, table: Mapping[str, tuple[str, str, str]]) -> re.Pattern[str] | None:
-        words = []
-        for norm, (label, _sur, _method) in table.items():
-            if label in RELAXED_LABELS or label in DATE_LABELS or len(norm) < 2:
-                continue
-            if norm.isdigit() and len(norm) < 5:
-                continue
-            if is_common_word(norm):
-                continue
-            words.append(norm)
-        if not words:
-            return None
-        alt = "|".join(
-            re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True)
-        )
-        return re.compile(rf"(?<![\w@.])(?:{alt})(?![\w@]|\.\w)", re.IGNORECASE)
-
-    @staticmethod
-    def _sweep(
-        text: str,
-        rx: re.Pattern[str],
-        spans: Sequence[Span],
-        table: Mapping[str, tuple[str, str, str]],
-    ) -> list[tuple[int, int, str, bool]]:
-        out = []
-        for m in rx.finditer(text):
-            if any(s.start < m.end() and m.start() < s.end for s in spans):
-                continue
-            hit = table.get(normalize(m.group()))
-            if hit is not None:
-                out.append((m.start(), m.end(), hit[0], True))
-        return out
 
 
 def build_deidentifier(

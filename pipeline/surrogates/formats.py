@@ -122,13 +122,23 @@ def id_surrogate(original: str, ctx: GenContext) -> str:
 _ROMAN = {"i": "III", "ii": "V", "iii": "I", "iv": "VI", "v": "III", "vi": "IV"}
 _ROMAN_RE = re.compile(r"\b(?:i{1,3}|iv|vi?)$", re.IGNORECASE)
 COURSE_NAMES = (
-    "Algebra", "Geometry", "Pre-Algebra", "Precalculus", "Calculus", "Statistics", "Trigonometry",
-    "Integrated Math", "Math Foundations", "Discrete Math", "Probability", "Number Theory",
+    "Algebra",
+    "Geometry",
+    "Pre-Algebra",
+    "Precalculus",
+    "Calculus",
+    "Statistics",
+    "Trigonometry",
+    "Integrated Math",
+    "Math Foundations",
+    "Discrete Math",
+    "Probability",
+    "Number Theory",
 )
 
 
 def course_surrogate(original: str, ctx: GenContext) -> str:
-    """"Algebra 300" → "Algebra 417", "Calc 8" → "Calc 27", "Algebra II" → "Algebra V".
+    """ "Algebra 300" → "Algebra 417", "Calc 8" → "Calc 27", "Algebra II" → "Algebra V".
 
     The subject stays; the identifying number changes shape for shape (a one- or two-character
     number grows by a digit, so it still moves two edits).
@@ -174,9 +184,7 @@ def _number_word(n: int) -> str:
 
 WORD_NUMBERS = {_number_word(n): n for n in range(100)}
 _AGE_WORD_RE = re.compile(
-    r"\b("
-    + "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True))
-    + r")\b",
+    r"\b(" + "|".join(sorted((re.escape(w) for w in WORD_NUMBERS), key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
 )
 

@@ -106,7 +106,16 @@ class LeakChecker:
         for index, text in texts:
             for f in self.index.scan(text):
                 hits.append(
-                    LeakHit(dialogue.id, index, f.start, f.end, f.original.label, f.original.text, text[f.start : f.end], f.how)
+                    LeakHit(
+                        dialogue.id,
+                        index,
+                        f.start,
+                        f.end,
+                        f.original.label,
+                        f.original.text,
+                        text[f.start : f.end],
+                        f.how,
+                    )
                 )
         self.report.messages_scanned += len(dialogue.messages)
         for h in hits:
@@ -125,8 +134,19 @@ class LeakChecker:
         for r in result.replacements:
             before = source.get(r.index, "")[r.start : r.end].strip()
             after = texts.get(r.index, "")[r.new_start : r.new_end]
-            if checked_in_place(before, r.label) and re.search(rf"(?<!\w){re.escape(before)}(?!\w)", after, re.IGNORECASE):
-                hit = LeakHit(result.release.id, r.index, r.new_start, r.new_end, r.label, before, after, "in_place")
+            if checked_in_place(before, r.label) and re.search(
+                rf"(?<!\w){re.escape(before)}(?!\w)", after, re.IGNORECASE
+            ):
+                hit = LeakHit(
+                    result.release.id,
+                    r.index,
+                    r.new_start,
+                    r.new_end,
+                    r.label,
+                    before,
+                    after,
+                    "in_place",
+                )
                 self.report.add(hit)
                 hits.append(hit)
         return hits

@@ -201,7 +201,23 @@ COMMON_WORD_NAMES: frozenset[str] = frozenset(
     reed page hall banks bell brown green white black young king bishop price rice long
     park wood woods stone hill hills field fields lake west east north south street way hall ford
     church marsh rivers moss gray grey little short strong best cross golden small sharp wise
-    an the a i is it in on at to of and or be by we he she me my no so do go up us
+    """
+    )
+    + _words(
+        """
+    a about above across after again against all almost alone along already also although always
+    am among an and another any anyone anything are around as at back be because been before
+    behind being below beside between beyond both but by can cannot could did do does doing done
+    down during each either else enough even ever every everyone everything few first for from
+    front full further get give go going got had has have he her here hers him his how however i
+    if in into is it its just keep last least less made make many me might mine more most much
+    must my next no nobody none nor not nothing now of off often on once one only onto or other
+    our out over own part per perhaps please put quite rather really same say see seem she should
+    show side since so some someone something sometimes still such take than that the their them
+    then there these they this those though through thus to together too top toward under until
+    up upon us very was we well were what when where whether which while who whole whom whose why
+    with within without would yet you your ok okay yes yeah yep nope hi hey hello bye good great
+    right thanks thank sure cool nice lol um uh hmm oh wow wait done correct wrong try again
     """
     )
 )

@@ -25,6 +25,16 @@ DATE_LABELS = frozenset({"DATE_OF_BIRTH", "DATE"})
 _EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
+def _contains_word(text: str, word: str) -> bool:
+    i = text.find(word)
+    while i >= 0:
+        j = i + len(word)
+        if (i == 0 or not text[i - 1].isalnum()) and (j == len(text) or not text[j].isalnum()):
+            return True
+        i = text.find(word, i + 1)
+    return False
+
+
 def shape(text: str) -> str:
     return re.sub(r"[^\W\d_]", "a", re.sub(r"\d", "9", text))
 
@@ -36,7 +46,11 @@ def type_error(label: str, original: str, surrogate: str) -> str | None:
         return "empty surrogate"
     if label == "NAME":
         mo, ms = TITLE_RE.match(o + " "), TITLE_RE.match(s + " ")
-        if mo and mo.end() <= len(o) and (not ms or ms.group("title").casefold() != mo.group("title").casefold()):
+        if (
+            mo
+            and mo.end() <= len(o)
+            and (not ms or ms.group("title").casefold() != mo.group("title").casefold())
+        ):
             return f"keep the title {mo.group('title')!r}"
         if len(o.split()) != len(s.split()):
             return f"use {len(o.split())} word(s), like the original"
@@ -71,7 +85,7 @@ def rule_error(
         return "empty surrogate"
     if sn == on or compact(sn) == compact(on):
         return "equals the original"
-    if re.search(rf"(?<!\w){re.escape(on)}(?!\w)", sn):
+    if _contains_word(sn, on):
         return "contains the original"
     if label not in RELAXED_LABELS:
         if within_one_edit(sn, on):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from pipeline.maths import MATH_WORDS
 from pipeline.surrogates.formats import WORD_NUMBERS
@@ -32,6 +32,9 @@ _WORD_RE = re.compile(r"\w+")
 _RUN_RE = re.compile(r"[^\W_]+")
 _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$")
 _COMPACT_PREFIX = 6
+_DIGIT_AT_RE = re.compile(r"[\d@]")
+_SPACES_RE = re.compile(r"\s+")
+_EDGES_RE = re.compile(r"^[\W_]+|[\W_]+$")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d\d\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2}\b")
 
 
@@ -68,7 +71,7 @@ def checked_in_place(text: str, label: str = "") -> bool:
 class Original:
     label: str
     text: str  # as first registered
-    pattern: re.Pattern[str]
+    source: str  # what is compared: lower case, or exact when case-sensitive
     case_sensitive: bool
     single_word: bool
 
@@ -79,6 +82,17 @@ class Found:
     end: int
     original: Original
     how: str  # text | compact
+
+
+@lru_cache(maxsize=4096)
+def _loose(source: str, case_sensitive: bool) -> re.Pattern[str]:
+    """``source`` with any run of white space between its words (rarely needed)."""
+    body = re.escape(source).replace(r"\ ", r"\s+")
+    return re.compile(body, 0 if case_sensitive else re.IGNORECASE)
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 class OriginalIndex:
@@ -93,8 +107,8 @@ class OriginalIndex:
 
     def add(self, label: str, text: str) -> bool:
         """Register one original; ``False`` when it is checked in place (or already known)."""
-        needle = re.sub(r"\s+", " ", text.strip().lower())
-        needle = re.sub(r"^[\W_]+|[\W_]+$", "", needle)
+        core = _EDGES_RE.sub("", _SPACES_RE.sub(" ", text.strip()))
+        needle = core.lower()
         if not needle or (label, needle) in self._seen:
             return False
         self._seen.add((label, needle))
@@ -103,14 +117,17 @@ class OriginalIndex:
             return False
         self.scanned += 1
         case_sensitive = is_weak(text)
-        source = re.sub(r"^[\W_]+|[\W_]+$", "", text.strip()) if case_sensitive else needle
-        body = re.escape(source).replace(r"\ ", r"\s+")
-        pattern = re.compile(rf"{body}(?!\w)", 0 if case_sensitive else re.IGNORECASE)
-        orig = Original(label, text.strip(), pattern, case_sensitive, " " not in needle)
+        orig = Original(
+            label,
+            text.strip(),
+            core if case_sensitive else needle,
+            case_sensitive,
+            " " not in needle,
+        )
         first = _WORD_RE.search(needle)
         if first is not None:
             self._by_word[first.group()].append(orig)
-        if label in COMPACT_LABELS:
+        if label in COMPACT_LABELS and _DIGIT_AT_RE.search(needle):
             c = compact(needle)
             if len(c) >= _COMPACT_PREFIX:
                 self._by_compact[c[:_COMPACT_PREFIX]].append((c, orig))
@@ -118,6 +135,22 @@ class OriginalIndex:
 
     def __len__(self) -> int:
         return self.scanned
+
+    @staticmethod
+    def _end(orig: Original, text: str, low: str | None, s: int) -> int | None:
+        hay = text if orig.case_sensitive else low
+        if hay is not None and hay.startswith(orig.source, s):
+            e = s + len(orig.source)
+        elif " " in orig.source or hay is None:
+            m = _loose(orig.source, orig.case_sensitive).match(text, s)
+            if m is None:
+                return None
+            e = m.end()
+        else:
+            return None
+        if e < len(text) and _word_char(text[e]):
+            return None
+        return e
 
     def scan(self, text: str, *, sentence_starts: bool = True) -> list[Found]:
         """Every registered original found in ``text``, in order of position.
@@ -128,23 +161,29 @@ class OriginalIndex:
         if not self._by_word:
             return []
         found: list[Found] = []
-        low = text.lower()
-        source = low if len(low) == len(text) else text
-        for m in _WORD_RE.finditer(source):
+        low: str | None = text.lower()
+        if len(low) != len(text):  # a few characters change length in lower case
+            low = None
+        for m in _WORD_RE.finditer(text if low is None else low):
             cands = self._by_word.get(m.group().lower())
             if not cands:
                 continue
             s = m.start()
-            if s > 0 and (text[s - 1].isalnum() or text[s - 1] == "_"):
+            if s > 0 and _word_char(text[s - 1]):
                 continue
             for orig in cands:
-                hit = orig.pattern.match(text, s)
-                if hit is None:
+                e = self._end(orig, text, low, s)
+                if e is None:
                     continue
-                if sentence_starts and orig.case_sensitive and orig.single_word and _SENTENCE_START_RE.search(text[max(0, s - 3) : s]):
+                if (
+                    sentence_starts
+                    and orig.case_sensitive
+                    and orig.single_word
+                    and _SENTENCE_START_RE.search(text[max(0, s - 3) : s])
+                ):
                     continue
-                found.append(Found(hit.start(), hit.end(), orig, "text"))
-        if self._by_compact:
+                found.append(Found(s, e, orig, "text"))
+        if self._by_compact and _DIGIT_AT_RE.search(text):
             found.extend(self._scan_compact(text, found))
         found.sort(key=lambda f: (f.start, -f.end))
         return found

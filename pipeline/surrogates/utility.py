@@ -6,8 +6,8 @@
   the release (must be 100 %: the maths is the reason the corpus exists);
 - spans replaced per label and per method (llm / offline / tag / redact; propagated occurrences).
 
-Counts are accumulated one dialogue at a time; n-grams are counted by hash, so memory grows with
-the number of distinct n-grams, not with the corpus.
+Counts are accumulated one dialogue at a time; memory grows with the number of distinct n-grams,
+not with the number of messages.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.maths import math_expression_spans
 from pipeline.surrogates.engine import DeidResult, Replacement
-from pipeline.text import tokenize
+from pipeline.text import Token, tokenize
 
 NGRAM_ORDERS = (1, 2, 3)
 
@@ -30,16 +30,16 @@ class TextStats:
     words: int = 0
     ngrams: dict[int, Counter] = field(default_factory=lambda: {n: Counter() for n in NGRAM_ORDERS})
 
-    def add(self, text: str) -> None:
-        words = [t.text.lower() for t in tokenize(text) if t.text[0].isalnum() or t.text[0] == "_"]
+    def add(self, text: str, tokens: list[Token] | None = None) -> None:
+        tokens = tokenize(text) if tokens is None else tokens
+        words = [t.text.lower() for t in tokens if t.text[0].isalnum() or t.text[0] == "_"]
         self.turns += 1
         self.words += len(words)
-        for n in NGRAM_ORDERS:
-            counts = self.ngrams[n]
-            if n == 1:
-                counts.update(words)
-            else:
-                counts.update(hash(tuple(words[i : i + n])) for i in range(len(words) - n + 1))
+        self.ngrams[1].update(words)
+        if len(words) > 1:
+            self.ngrams[2].update(zip(words, words[1:], strict=False))
+        if len(words) > 2:
+            self.ngrams[3].update(zip(words, words[1:], words[2:], strict=False))
 
     @staticmethod
     def _entropy(counts: Counter) -> float:
@@ -109,10 +109,11 @@ class UtilityReport:
             if r.propagated:
                 self.propagated[r.label] += 1
         for before, after in zip(result.original.messages, result.release.messages, strict=True):
-            self.before.add(before.text)
+            tokens = tokenize(before.text)
+            self.before.add(before.text, tokens)
             self.after.add(after.text)
             reps = sorted(by_msg.get(before.index, []), key=lambda r: r.start)
-            units = [(t.start, t.end) for t in tokenize(before.text) if t.is_number]
+            units = [(t.start, t.end) for t in tokens if t.is_number]
             self._check(self.numbers, units, before.text, after.text, reps, result, before.index)
             self._check(
                 self.maths,

@@ -23,6 +23,8 @@ import pytest
 from annotator.models import Annotation, Assignment, DetectorRun, Message, Project
 from pipeline.corpus import parse_corpus
 
+__all__ = ["label", "model_project", "msg", "study"]
+
 Status = Assignment.Status
 
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import AdjudicationDecision, AdjudicationItem, AuditEvent, GoldSpan, Membership
+from annotator.models import (
+    AdjudicationDecision,
+    AdjudicationItem,
+    AuditEvent,
+    GoldSpan,
+    Membership,
+)
 from annotator.services.adjudication import AdjudicationError, adjudication_submit, gold_merge_ready
-from tests.annotator.adjudication_fixtures import label, model_project, msg, study  # noqa: F401
+from tests.annotator.adjudication_fixtures import *  # noqa: F403
+from tests.annotator.adjudication_fixtures import label, msg
 
 pytestmark = pytest.mark.django_db
 

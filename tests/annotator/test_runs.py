@@ -4,11 +4,10 @@ import signal
 
 import pytest
 
+import tests.slow_detector  # noqa: F401  (registers slow_test)
 from annotator.models import DetectorRun, Prediction, RunChunk
 from annotator.services import runs
 from tests.conftest import wait_for
-
-import tests.slow_detector  # noqa: F401  (registers slow_test)
 
 
 def _corpus(project, n=12):

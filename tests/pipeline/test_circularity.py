@@ -107,3 +107,22 @@ def test_simulation_is_randomized_and_balanced():
             per.setdefault(a, {"blind": 0, "aware": 0})[al.condition] += 1
     for counts in per.values():
         assert abs(counts["blind"] - counts["aware"]) <= 1
+
+
+@pytest.mark.parametrize("match,level", [("exact", "span_exact"), ("overlap", "span_overlap")])
+def test_scores_agree_with_the_evaluation_module(match, level):
+    from pipeline.metrics.circularity import condition_gold
+    from pipeline.metrics.evaluation import evaluate
+
+    sim = study(anchoring=0.3, seed=4)
+    rep = circularity_report(sim.items, sim.predictions, match=match, n_boot=0)
+    paired = [it for it in sim.items
+              if condition_gold(it, "blind") is not None and condition_gold(it, "aware") is not None]
+    texts = {it.key: it.text for it in paired}
+    pred = {k: sim.predictions[k] for k in texts}
+    for cond, scores in (("blind", rep.blind), ("aware", rep.aware)):
+        gold = {it.key: condition_gold(it, cond) for it in paired}
+        ev = getattr(evaluate(texts=texts, gold=gold, pred=pred, n_boot=0), level)
+        assert scores.precision.value == pytest.approx(ev.precision)
+        assert scores.recall.value == pytest.approx(ev.recall)
+        assert scores.f1.value == pytest.approx(ev.f1)

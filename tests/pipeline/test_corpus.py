@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from pipeline.corpus import CorpusError, parse_corpus, speaker_role
@@ -23,7 +25,9 @@ def test_span_validation():
 
 def test_offsets_are_code_points():
     text = "😀 Hi José"
-    d = parse_corpus(('{"id": "x", "messages": [{"speaker": "T", "text": "%s", "spans": [{"start": 5, "end": 9, "label": "NAME"}]}]}' % text).encode())
+    obj = {"id": "x", "messages": [{"speaker": "T", "text": text,
+                                    "spans": [{"start": 5, "end": 9, "label": "NAME"}]}]}
+    d = parse_corpus(json.dumps(obj).encode())
     span = d[0].messages[0].spans[0]
     assert text[span.start:span.end] == "José"
 

@@ -50,6 +50,6 @@ class Command(BaseCommand):
         if not project.dialogues.exists():
             result = corpus_import_file(project=project, path=DEMO_CORPUS, spans_as="gold", user=users["admin"])
             self.stdout.write(f"Imported {result.dialogues} demo dialogues ({result.messages} messages).")
-        self.stdout.write(self.style.SUCCESS("Demo users (password: %s):" % password))
+        self.stdout.write(self.style.SUCCESS(f"Demo users (password: {password}):"))
         for name, role, _ in DEMO_USERS:
             self.stdout.write(f"  {name:<12} {role}")

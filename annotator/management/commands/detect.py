@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         n_messages = sum(len(d.messages) for d in dialogues)
         t0 = time.perf_counter()
-        fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")
+        fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115
         written = 0
         try:
             with tqdm(total=n_messages, unit="msg", disable=out == "-" or not sys.stderr.isatty()) as bar:

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotator.models import Project
+from annotator.services.tagger import TaggerError, tagger_train, tagger_versions
+
+
+class Command(BaseCommand):
+    help = "Train the Blindspot tagger from a project's gold set and/or a labelled JSONL, plus synthetic data."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--jsonl", help="Import-format corpus with gold spans to train on as well.")
+        parser.add_argument("--synthetic", type=int, default=0, help="Add N generated dialogues.")
+        parser.add_argument("--no-gold", action="store_true", help="Do not use the project's gold set.")
+        parser.add_argument("--epochs", type=int)
+        parser.add_argument("--max-seconds", type=float, help="Stop training after this long (best kept).")
+        parser.add_argument("--f-beta", type=float, help="Tune thresholds for F2 (default) or e.g. F5.")
+        parser.add_argument("--if-missing", action="store_true",
+                            help="Do nothing when the project already has a trained tagger (for the demo).")
+
+    def handle(self, project, jsonl, synthetic, no_gold, epochs, max_seconds, f_beta, if_missing, **opts):
+        proj = Project.objects.filter(slug=project).first()
+        if proj is None:
+            raise CommandError(f"No project with slug {project!r}.")
+        if if_missing and tagger_versions(proj):
+            self.stdout.write(f"Tagger {proj.active_tagger or tagger_versions(proj)[0].full_version} exists; not training.")
+            return
+        options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta}.items()
+                   if v is not None}
+        bar = tqdm(total=0, unit="batch", disable=not sys.stderr.isatty())
+
+        def progress(done, total, message=""):
+            bar.total = total
+            bar.n = done
+            bar.set_postfix_str(message[:40])
+            bar.refresh()
+
+        try:
+            info = tagger_train(project=proj, use_gold=not no_gold, jsonl=jsonl, synthetic=synthetic,
+                                options=options, progress=progress)
+        except (TaggerError, FileNotFoundError, ValueError) as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            bar.close()
+        self.stdout.write(self.style.SUCCESS(
+            f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; "
+            f"dev {info.dev_metrics}; now the active tagger of {proj.slug}."
+        ))

@@ -1,0 +1,139 @@
+"""Training the Blindspot tagger from a project's gold set, and choosing the version in use.
+
+The human-in-the-loop cycle closes here: adjudicated gold trains the next tagger, whose runs
+pre-label the next batch. Models live on disk under ``BLINDSPOT_MODELS_DIR/<name>/<version>/``;
+the project records which ``name/version`` its tagger runs use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Q
+
+from annotator.adapters import dialogues_from_db, spans_by_message
+from annotator.models import BackgroundJob, Dialogue, GoldSpan, Project
+from annotator.services import jobs
+from annotator.services.audit import audit_record
+from pipeline.types import Dialogue as PDialogue
+
+
+class TaggerError(ValueError):
+    """Training cannot start or the chosen version does not exist."""
+
+
+def gold_dialogues(project: Project) -> list[PDialogue]:
+    """Dialogues whose every message has a gold decision, with the gold spans on their messages.
+
+    Partly decided dialogues are left out: their undecided messages would teach "no PII".
+    """
+    complete = list(
+        Dialogue.objects.filter(project=project)
+        .annotate(n=Count("messages"), decided=Count("messages", filter=Q(messages__decision__isnull=False)))
+        .filter(n=F("decided")).values_list("pk", flat=True)
+    )
+    out = []
+    for i in range(0, len(complete), 500):
+        pairs = dialogues_from_db(complete[i:i + 500])
+        ids = [pk for _, pks in pairs for pk in pks]
+        gold = spans_by_message(GoldSpan.objects.filter(message_id__in=ids).values("message_id", "start", "end", "label"))
+        for dialogue, pks in pairs:
+            msgs = tuple(
+                type(m)(text=m.text, speaker=m.speaker, role=m.role, index=m.index, ts=m.ts, meta=m.meta,
+                        spans=tuple(sorted(gold.get(pk, []))))
+                for m, pk in zip(dialogue.messages, pks, strict=True)
+            )
+            out.append(PDialogue(id=dialogue.id, messages=msgs, anchor=dialogue.anchor, meta=dialogue.meta))
+    return out
+
+
+def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None, synthetic: int,
+                  seed: int = 1234) -> list[PDialogue]:
+    from pipeline.corpus import read_corpus
+    from pipeline.synthetic import generate_corpus
+
+    data: list[PDialogue] = []
+    if use_gold and project is not None:
+        data += gold_dialogues(project)
+    if jsonl:
+        data += read_corpus(jsonl)
+    if synthetic:
+        policy = project.labelling_policy if project is not None else "strict"
+        data += generate_corpus(synthetic, seed=seed, policy=policy, id_prefix="train")
+    if not data:
+        raise TaggerError("No training data: the project has no complete gold dialogues; "
+                          "add --synthetic N or --jsonl PATH.")
+    return data
+
+
+def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
+                 options: dict[str, Any] | None = None, progress=None, activate: bool = True, user=None):
+    """Train, save under the models directory, and (by default) make it the project's tagger."""
+    from pipeline.tagger import train_tagger
+
+    dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic)
+    info = train_tagger(
+        dialogues, None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
+        base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
+        progress=progress, **(options or {}),
+    )
+    if activate:
+        tagger_activate(project=project, version=info.full_version, user=user)
+    audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
+                 data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds)
+    return info
+
+
+def tagger_versions(project: Project) -> list:
+    from pipeline.tagger import list_models
+
+    return sorted(list_models(settings.BLINDSPOT_MODELS_DIR, project.slug), key=lambda i: i.version, reverse=True)
+
+
+def tagger_activate(*, project: Project, version: str, user=None) -> None:
+    from pipeline.tagger import ModelNotFoundError, read_info
+
+    path = Path(settings.BLINDSPOT_MODELS_DIR) / version
+    if "/" not in version or ".." in version:
+        raise TaggerError(f"{version!r} is not a model version (name/version)")
+    try:
+        read_info(path)
+    except ModelNotFoundError as exc:
+        raise TaggerError(str(exc)) from None
+    with transaction.atomic():
+        Project.objects.filter(pk=project.pk).update(active_tagger=version)
+        project.active_tagger = version
+        audit_record(user=user, action="tagger.activate", obj=project, project=project, version=version)
+
+
+def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> BackgroundJob:
+    from annotator.dispatch import enqueue
+    from annotator.tasks import tagger_train_job
+
+    job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
+                                       params={"synthetic": synthetic, "use_gold": use_gold})
+    enqueue(tagger_train_job, job.pk)
+    return job
+
+
+def tagger_train_job_run(job: BackgroundJob) -> None:
+    from pipeline.tagger import TrainingError
+
+    jobs.job_start(job)
+    try:
+        info = tagger_train(
+            project=job.project, use_gold=job.params.get("use_gold", True),
+            synthetic=job.params.get("synthetic", 0), user=job.created_by,
+            progress=lambda done, total, message="": jobs.job_progress(job, done, total, message),
+        )
+    except (TaggerError, TrainingError) as exc:  # the user's to fix; recorded, not retried
+        jobs.job_fail(job, exc)
+        return
+    except Exception as exc:
+        jobs.job_fail(job, exc)
+        raise
+    jobs.job_finish(job, result={"version": info.full_version, "dev_metrics": info.dev_metrics,
+                                 "training_seconds": round(info.training_seconds, 1)})

@@ -1,0 +1,166 @@
+"""A real annotator session in Chromium (Playwright) against the live server.
+
+Log in, accept a suggestion with the keyboard, reject one, add a span by mouse selection and a
+label key, survive a failed request with the selection kept, add a span by keyboard selection,
+check that a blind item has no suggestion anywhere in its DOM, submit and move on. Screenshots of
+both conditions go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from annotator.models import Annotation, Assignment
+from tests.annotator.workspace_fixtures import *  # noqa: F403
+from tests.annotator.workspace_fixtures import RUN_DETECTOR, RUN_MODEL, msg
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+Origin = Annotation.Origin
+
+
+@pytest.fixture
+def browser_page():
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason + " — CI must run the browser tests, not skip them")
+        pytest.skip(reason)
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.set_default_timeout(15000)
+        yield page
+        browser.close()
+
+
+def drag_select(page, start: int, end: int) -> None:
+    """Select target-text characters start..end with the mouse (a real drag)."""
+    box = page.evaluate(
+        """([s, e]) => {
+            const root = document.getElementById('target-text');
+            const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+            let n = 0, t, a = null, b = null;
+            while ((t = walker.nextNode())) {
+              if (t.parentElement.closest('.tag')) continue;
+              if (!a && s < n + t.data.length) a = [t, s - n];
+              if (!b && e <= n + t.data.length) b = [t, e - n];
+              n += t.data.length;
+            }
+            const r1 = document.createRange(); r1.setStart(a[0], a[1]); r1.setEnd(a[0], a[1] + 1);
+            const r2 = document.createRange(); r2.setStart(b[0], b[1] - 1); r2.setEnd(b[0], b[1]);
+            const p = r1.getBoundingClientRect(), q = r2.getBoundingClientRect();
+            return {x1: p.left + 1, y1: p.top + p.height / 2, x2: q.right - 1, y2: q.top + q.height / 2};
+        }""",
+        [start, end],
+    )
+    page.mouse.move(box["x1"], box["y1"])
+    page.mouse.down()
+    page.mouse.move((box["x1"] + box["x2"]) / 2, box["y2"], steps=4)
+    page.mouse.move(box["x2"], box["y2"], steps=4)
+    page.mouse.up()
+
+
+def wait_saved(page) -> None:
+    page.wait_for_selector("#ws-state[data-state='saved']")
+
+
+def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, members, ws_project, planned):
+    page = browser_page
+    planned("aware")
+    me = members["annotator"]
+    item = {key: Assignment.objects.get(annotator=me, message=msg(ws_project, *key))
+            for key in [("d1", 0), ("d1", 1), ("d1", 2), ("d1", 3)]}
+    Assignment.objects.filter(pk__in=[item["d1", 2].pk, item["d1", 3].pk]).update(condition="blind")
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/queue/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", "pw-annotator")
+    page.click("form button.primary")
+    page.wait_for_selector("#target-text")
+    assert str(item["d1", 0].public_id) in page.url
+
+    # 1. Aware item: the suggestion is shown; accept it with "a".
+    assert page.locator("#target-text mark.suggestion").count() == 1
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "workspace-aware.png"), full_page=True)
+    page.keyboard.press("a")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    ann = Annotation.objects.get(assignment=item["d1", 0])
+    assert (ann.origin, ann.label, ann.condition, ann.start, ann.end) == (Origin.ACCEPTED, "NAME", "aware", 3, 8)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/{item['d1', 1].public_id}/")
+
+    # 2. Aware item with a false positive on a fraction: reject with "r", then "no PII", Enter.
+    page.wait_for_selector("#ws-suggestions li.pending")
+    page.keyboard.press("r")
+    page.wait_for_selector("#ws-suggestions li.decided")
+    assert Annotation.objects.get(assignment=item["d1", 1]).origin == Origin.REJECTED
+    page.keyboard.press("n")
+    page.wait_for_selector(".ws-nopii")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/{item['d1', 2].public_id}/")
+
+    # 3. Blind item: nothing of the model in the DOM, although the run flagged this message.
+    page.wait_for_selector("#target-text")
+    assert page.locator(".suggestion, [data-suggestion], #ws-suggestions").count() == 0
+    html = page.content().lower()
+    for needle in ("suggestion", RUN_DETECTOR, RUN_MODEL):
+        assert needle.lower() not in html
+    page.screenshot(path=str(SHOTS / "workspace-blind.png"), full_page=True)
+
+    # A failed request keeps the selection and says so; the retry saves.
+    page.route("**/spans/add/", lambda route: route.abort())
+    drag_select(page, 12, 35)
+    page.keyboard.press("e")
+    page.wait_for_selector("#toast:not([hidden])")
+    page.wait_for_selector("#ws-state[data-state='error']")
+    assert page.evaluate("window.getSelection().toString()") == "maria.lopez@example.com"
+    assert not Annotation.objects.filter(assignment=item["d1", 2]).exists()
+    page.unroute("**/spans/add/")
+    page.keyboard.press("e")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    wait_saved(page)
+    ann = Annotation.objects.get(assignment=item["d1", 2])
+    assert (ann.start, ann.end, ann.label, ann.origin, ann.condition) == (12, 35, "EMAIL", Origin.ADDED, "blind")
+
+    # Undo and redo by mouse: a sloppy drag inside a word is snapped to the whole word.
+    page.keyboard.press("u")
+    page.wait_for_function("document.querySelectorAll('#ws-spans [data-focus]').length === 0")
+    drag_select(page, 14, 34)  # "ria.lopez@example.co" → the whole address
+    page.click(".label-btn[data-label=EMAIL]")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    ann = Annotation.objects.get(assignment=item["d1", 2])
+    assert (ann.start, ann.end) == (12, 35)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/{item['d1', 3].public_id}/")
+
+    # 4. Keyboard selection: → selects the first word, a label key labels it.
+    page.wait_for_selector("#target-text")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("window.getSelection().toString()") == "Alex"
+    page.keyboard.press("n")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    ann = Annotation.objects.get(assignment=item["d1", 3])
+    assert (ann.start, ann.end, ann.label) == (0, 4, "NAME")
+    # The help lists the shortcuts; Escape closes it.
+    page.keyboard.press("?")
+    assert page.locator("#ws-help").is_visible()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: str(item["d1", 3].public_id) not in url)
+
+    done = dict(Assignment.objects.filter(annotator=me).values_list("message_id", "status"))
+    assert [done[item[k].message_id] for k in sorted(item)] == ["done"] * 4
+    assert Assignment.objects.get(pk=item["d1", 0].pk).active_seconds >= 0

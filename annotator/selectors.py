@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from annotator.models import Assignment, BackgroundJob, DetectorRun, Dialogue, Message, Project
+from annotator.models import (
+    Assignment,
+    BackgroundJob,
+    DetectorRun,
+    Dialogue,
+    GoldSpan,
+    Message,
+    MessageSegment,
+    Prediction,
+    Project,
+)
+from annotator.rendering import Mark, highlight, taxonomy_colors
 
 
 def project_counts(project: Project) -> dict[str, int]:
@@ -39,3 +50,34 @@ def dialogue_page(project: Project, *, q: str = "", page: int = 1, per_page: int
 
 def dialogue_messages(dialogue: Dialogue):
     return list(dialogue.messages.order_by("position"))
+
+
+def latest_segment_run(project: Project) -> DetectorRun | None:
+    return (DetectorRun.objects.filter(project=project, detector="math_segments", status=DetectorRun.Status.SUCCEEDED)
+            .order_by("-finished_at").first())
+
+
+def dialogue_view(dialogue: Dialogue, *, run: DetectorRun | None = None, with_segments: bool = False) -> dict:
+    """Rows of (message, highlighted gold html, highlighted prediction html, segment) for a transcript."""
+    colors = taxonomy_colors(dialogue.project.taxonomy)
+    messages = dialogue_messages(dialogue)
+    ids = [m.pk for m in messages]
+    gold: dict[int, list[Mark]] = {}
+    for g in GoldSpan.objects.filter(message_id__in=ids).values("message_id", "start", "end", "label"):
+        gold.setdefault(g["message_id"], []).append(Mark(g["start"], g["end"], g["label"], "gold"))
+    pred: dict[int, list[Mark]] = {}
+    if run is not None:
+        for p in Prediction.objects.filter(run=run, message_id__in=ids).values("message_id", "start", "end", "label"):
+            pred.setdefault(p["message_id"], []).append(Mark(p["start"], p["end"], p["label"], "suggestion"))
+    segments: dict[int, str] = {}
+    seg_run = latest_segment_run(dialogue.project) if with_segments else None
+    if seg_run is not None:
+        segments = dict(MessageSegment.objects.filter(run=seg_run, message_id__in=ids)
+                        .values_list("message_id", "segment"))
+    rows = [{
+        "message": m,
+        "gold": highlight(m.text, gold.get(m.pk, []), colors),
+        "pred": highlight(m.text, pred[m.pk], colors) if m.pk in pred else None,
+        "segment": segments.get(m.pk),
+    } for m in messages]
+    return {"rows": rows, "segment_run": seg_run}

@@ -31,6 +31,7 @@ def next_assignment(user, project: Project) -> Assignment | None:
 
 
 def queue_progress(user, project: Project, *, order: int | None = None) -> dict:
+    """Counts of the annotator's queue (``user`` is a user or a user id)."""
     agg = Assignment.objects.filter(annotator=user, project=project).aggregate(
         total=Count("pk"),
         done=Count("pk", filter=Q(status=Status.DONE)),
@@ -61,42 +62,38 @@ def queue_page(user, project: Project, *, status: str = "", page: int = 1, per_p
 
 # ----------------------------------------------------------------------------------- one item
 
-def suggestion_run_ids(assignment: Assignment) -> list[int]:
-    """Runs whose predictions an aware annotator sees: the project's choice, else the plan's runs."""
-    ids = list(assignment.project.suggestion_runs.values_list("pk", flat=True))
-    if not ids and assignment.plan_id:
-        plan = AssignmentPlan.objects.filter(pk=assignment.plan_id).only("params").first()
-        ids = [int(r) for r in (plan.params.get("runs") or [])] if plan else []
-    return ids
+def suggestion_run_ids(project: Project) -> list[int]:
+    """Runs whose predictions an aware annotator sees (the project's choice)."""
+    return list(project.suggestion_runs.values_list("pk", flat=True))
 
 
-def _suggestions(assignment: Assignment) -> tuple[list[Prediction], set[int]]:
-    """The item's suggestions (one per distinct span and label) and the ids already decided."""
+def suggestions(assignment: Assignment, annotations=None) -> tuple[list[Prediction], set[int]]:
+    """The item's suggestions (one per distinct span and label) and the ids already decided.
+
+    Empty for anything but an aware assignment: this is the only reader of predictions for
+    annotators. ``annotations`` (the assignment's, if already loaded) saves a query.
+    """
     if assignment.condition != Assignment.Condition.AWARE:
         return [], set()
-    run_ids = suggestion_run_ids(assignment)
-    if not run_ids:
-        return [], set()
-    preds = Prediction.objects.filter(message_id=assignment.message_id, run_id__in=run_ids).order_by(
-        "start", "-score", "pk"
+    runs = Project.suggestion_runs.through.objects.filter(project_id=assignment.project_id).values("detectorrun_id")
+    preds = list(
+        Prediction.objects.filter(message_id=assignment.message_id, run_id__in=runs)
+        .only("pk", "start", "end", "label", "score", "run_id", "message_id").order_by("start", "-score", "pk")
     )
-    seen: dict[tuple[int, int, str], Prediction] = {}
+    if annotations is None:
+        annotations = list(assignment.annotations.all())
+    decided_pids = {a.prediction_id for a in annotations if a.prediction_id}
+    decided_keys = {(p.start, p.end, p.label) for p in preds if p.pk in decided_pids}
+    unique: dict[tuple[int, int, str], Prediction] = {}
     for p in preds:
-        seen.setdefault((p.start, p.end, p.label), p)
-    decided_keys = set()
-    decided = set()
-    for pid in assignment.annotations.exclude(prediction=None).values_list("prediction_id", flat=True):
-        decided.add(pid)
-    for p in preds:
-        if p.pk in decided:
-            decided_keys.add((p.start, p.end, p.label))
-    unique = sorted(seen.values(), key=lambda p: (p.start, p.end))
-    return unique, {p.pk for p in unique if (p.start, p.end, p.label) in decided_keys}
+        unique.setdefault((p.start, p.end, p.label), p)
+    rows = sorted(unique.values(), key=lambda p: (p.start, p.end))
+    return rows, {p.pk for p in rows if (p.start, p.end, p.label) in decided_keys}
 
 
-def pending_suggestions(assignment: Assignment) -> list[Prediction]:
-    suggestions, decided = _suggestions(assignment)
-    return [p for p in suggestions if p.pk not in decided]
+def pending_suggestions(assignment: Assignment, annotations=None) -> list[Prediction]:
+    rows, decided = suggestions(assignment, annotations)
+    return [p for p in rows if p.pk not in decided]
 
 
 @dataclass(frozen=True)
@@ -130,8 +127,8 @@ def item_context(assignment: Assignment) -> dict:
     colors = taxonomy_colors(project.taxonomy)
     annotations = list(assignment.annotations.order_by("start", "pk"))
     spans = [a for a in annotations if a.origin != Origin.REJECTED]
-    suggestions, decided = _suggestions(assignment) if aware else ([], set())
-    pending = [p for p in suggestions if p.pk not in decided]
+    shown, decided = suggestions(assignment, annotations) if aware else ([], set())
+    pending = [p for p in shown if p.pk not in decided]
     decisions = {a.prediction_id: a for a in annotations if a.prediction_id}
     marks = [Mark(s.start, s.end, s.label, css="span own", attrs={"data-id": str(s.pk)}) for s in spans]
     marks += [Mark(p.start, p.end, p.label, css="suggestion", attrs={"data-suggestion": str(p.pk)})
@@ -140,7 +137,7 @@ def item_context(assignment: Assignment) -> dict:
     suggestion_rows = []
     if aware:
         text = assignment.message.text
-        for p in suggestions:
+        for p in shown:
             d = decisions.get(p.pk)
             suggestion_rows.append({
                 "pk": p.pk, "label": p.label, "text": text[p.start:p.end], "start": p.start, "end": p.end,
@@ -159,7 +156,7 @@ def item_context(assignment: Assignment) -> dict:
         "suggestions": suggestion_rows,
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),
-        "progress": queue_progress(assignment.annotator, project, order=assignment.order),
+        "progress": queue_progress(assignment.annotator_id, project, order=assignment.order),
     }
 
 

@@ -73,13 +73,16 @@ def _audit(user, project, action: str, obj, **details) -> AuditEvent:
 
 def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] | None = None) -> dict:
     """Merge every finished item: agreement (by the project's rule) becomes gold, disagreement
-    goes to the queue. Idempotent: merged or queued messages are not looked at again."""
+    goes to the queue. Idempotent and safe to run twice at once: each batch locks its messages
+    and looks again at which are still unmerged."""
     rule = project.merge_rule
     merged = queued = 0
     ids = list(sel.messages_ready_to_merge(project, message_ids).values_list("pk", flat=True))
     for i in range(0, len(ids), BATCH):
-        messages = list(Message.objects.filter(pk__in=ids[i:i + BATCH]).order_by("pk"))
         with transaction.atomic():
+            batch = list(Message.objects.select_for_update().filter(pk__in=ids[i:i + BATCH])
+                         .values_list("pk", flat=True))
+            messages = list(sel.messages_ready_to_merge(project, batch))
             m, q = _merge_batch(project, rule, sel.evidence_for(project, messages), user)
         merged, queued = merged + m, queued + q
     return {"merged": merged, "queued": queued}
@@ -91,42 +94,39 @@ def gold_merge_message(*, message: Message, user=None) -> dict:
 
 
 def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple[int, int]:
-    events: list[AuditEvent] = []
-    gold: list[GoldSpan] = []
-    merged = queued = 0
+    """Bulk writes: one insert per table per batch (decisions and items get their ids back)."""
+    items: list[tuple[AdjudicationItem, sel.ItemEvidence]] = []
+    decisions: list[tuple[AdjudicationDecision, sel.ItemEvidence, tuple]] = []
     for ev in evidence:
         risk = assess_risk(ev.spans)
         cands = merge_candidates(ev.spans, rule)
         if cands is None:
-            item = AdjudicationItem.objects.create(
-                project=project, message=ev.message, risk=risk.level, risk_weight=risk.weight,
-                risk_details=risk.to_dict(),
-            )
-            events.append(_audit(user, project, "adjudication.queue", item, message=ev.message.pk,
-                                 risk=risk.kind, annotators=len(ev.order)))
-            queued += 1
+            items.append((AdjudicationItem(project=project, message=ev.message, risk=risk.level,
+                                           risk_weight=risk.weight, risk_details=risk.to_dict()), ev))
             continue
         outcome = Outcome.MAJORITY if any(c.provenance == MAJORITY for c in cands) else Outcome.UNANIMOUS
         if outcome == Outcome.UNANIMOUS and risk.level:  # majority rule settled a disagreement
             outcome = Outcome.MAJORITY
-        decision = AdjudicationDecision.objects.create(
+        decisions.append((AdjudicationDecision(
             message=ev.message, outcome=outcome, risk=decision_risk(risk.level),
             details={"rule": rule, "risk": risk.to_dict(), "annotators": [
                 {"annotator": n, "condition": ev.conditions[n]} for n in ev.order]},
-        )
-        for c in cands:
-            gold.append(GoldSpan(
-                message=ev.message, start=c.span.start, end=c.span.end, label=c.span.label,
-                provenance=UNANIMOUS if c.provenance == UNANIMOUS else MAJORITY,
-                annotators=_who(c.span.key(), ev), model_matched=c.span.key() in ev.model,
-                decision=decision,
-            ))
-        events.append(_audit(user, project, "gold.merge", decision, message=ev.message.pk,
-                             outcome=outcome, spans=len(cands)))
-        merged += 1
+        ), ev, cands))
+    AdjudicationItem.objects.bulk_create([it for it, _ in items])
+    AdjudicationDecision.objects.bulk_create([d for d, _, _ in decisions])
+    gold = [
+        GoldSpan(message=ev.message, start=c.span.start, end=c.span.end, label=c.span.label,
+                 provenance=UNANIMOUS if c.provenance == UNANIMOUS else MAJORITY,
+                 annotators=_who(c.span.key(), ev), model_matched=c.span.key() in ev.model, decision=d)
+        for d, ev, cands in decisions for c in cands
+    ]
+    events = [_audit(user, project, "adjudication.queue", it, message=ev.message.pk,
+                     risk=it.risk_details["kind"], annotators=len(ev.order)) for it, ev in items]
+    events += [_audit(user, project, "gold.merge", d, message=ev.message.pk, outcome=d.outcome,
+                      spans=len(cands)) for d, ev, cands in decisions]
     GoldSpan.objects.bulk_create(gold)
     AuditEvent.objects.bulk_create(events)
-    return merged, queued
+    return len(decisions), len(items)
 
 
 # ----------------------------------------------------------------------------------- deciding

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Prediction
-from annotator.selectors_workspace import pending_suggestions, suggestion_run_ids
+from annotator.selectors_workspace import pending_suggestions
 from annotator.services.audit import audit_record
 from pipeline.text import word_bounds
 
@@ -54,17 +54,23 @@ CONFLICT_MESSAGE = "This item changed in another tab. Reload to see the latest v
 
 # ----------------------------------------------------------------------------------- helpers
 
+# Everything an action may change: re-read under the row lock onto the caller's instance, so the
+# view can render the result without fetching the assignment again.
+_LOCKED_FIELDS = ("annotator_id", "condition", "status", "version", "no_pii", "uncertain", "comment",
+                  "undo_log", "active_seconds", "started_at", "submitted_at", "order")
+
+
 def _lock(assignment: Assignment, version: int | None) -> Assignment:
-    locked = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("project", "message")
-        .get(pk=assignment.pk)
+    row = (
+        Assignment.objects.select_for_update().filter(pk=assignment.pk).values(*_LOCKED_FIELDS).first()
     )
-    if locked.annotator_id != assignment.annotator_id:
+    if row is None or row["annotator_id"] != assignment.annotator_id:
         raise NotFoundError("No such item in your queue.")
-    if version is not None and locked.version != int(version):
+    for field, value in row.items():
+        setattr(assignment, field, value)
+    if version is not None and assignment.version != int(version):
         raise ConflictError(CONFLICT_MESSAGE)
-    return locked
+    return assignment
 
 
 def _save(a: Assignment, *, undo: dict | None = None, active: float = 0.0, fields: tuple[str, ...] = ()) -> None:
@@ -107,20 +113,24 @@ def _label(a: Assignment, label: str) -> str:
     return label
 
 
-def _own_spans(a: Assignment):
-    return list(a.annotations.exclude(origin=Origin.REJECTED).order_by("start"))
+def _annotations(a: Assignment) -> list[Annotation]:
+    return list(a.annotations.all())
 
 
-def _check_overlap(a: Assignment, start: int, end: int, *, ignore: int | None = None) -> None:
-    for s in _own_spans(a):
-        if s.pk != ignore and s.start < end and start < s.end:
+def _spans(annotations: list[Annotation]) -> list[Annotation]:
+    return [x for x in annotations if x.origin != Origin.REJECTED]
+
+
+def _check_overlap(a: Assignment, annotations: list[Annotation], start: int, end: int) -> None:
+    for s in _spans(annotations):
+        if s.start < end and start < s.end:
             text = a.message.text
             raise OverlapError(
                 f"That overlaps your {s.label} span “{text[s.start:s.end]}”. Delete or undo it first."
             )
 
 
-def _suggestion(a: Assignment, prediction_id) -> Prediction:
+def _suggestion(a: Assignment, annotations: list[Annotation], prediction_id) -> Prediction:
     """A pending suggestion of this aware item; anything else is 'no such suggestion'."""
     if a.condition != Assignment.Condition.AWARE:
         raise NotFoundError("Not found.")  # a blind item: not even the word "suggestion"
@@ -128,7 +138,7 @@ def _suggestion(a: Assignment, prediction_id) -> Prediction:
         pid = int(prediction_id)
     except (TypeError, ValueError):
         raise NotFoundError("No such suggestion.") from None
-    for p in pending_suggestions(a):
+    for p in pending_suggestions(a, annotations):
         if p.pk == pid:
             return p
     raise NotFoundError("No such suggestion (it may already be decided).")
@@ -144,9 +154,9 @@ def _snap(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _create(a: Assignment, **fields) -> Annotation:
+    # No savepoint: an IntegrityError leaves the service's transaction, which rolls back whole.
     try:
-        with transaction.atomic():
-            return Annotation.objects.create(assignment=a, condition=a.condition, **fields)
+        return Annotation.objects.create(assignment=a, condition=a.condition, **fields)
     except IntegrityError:
         raise ConflictError("That decision is already saved (double click or another tab).") from None
 
@@ -180,11 +190,12 @@ def span_add(*, assignment: Assignment, user, version: int | None, start: int, e
         start, end = _snap(text, start, end)
     if start >= end:
         raise WorkspaceError("The selection holds no word.")
-    _check_overlap(a, start, end)
+    annotations = _annotations(a)
+    _check_overlap(a, annotations, start, end)
     origin, prediction = Origin.ADDED, None
     if a.condition == Assignment.Condition.AWARE:
         best = 0
-        for p in pending_suggestions(a):
+        for p in pending_suggestions(a, annotations):
             overlap = min(end, p.end) - max(start, p.start)
             if overlap > best:
                 best, prediction = overlap, p
@@ -239,8 +250,7 @@ def span_relabel(*, assignment: Assignment, user, version: int | None, annotatio
     ):
         ann.origin = Origin.ACCEPTED
     try:
-        with transaction.atomic():
-            ann.save(update_fields=["label", "origin", "updated_at"])
+        ann.save(update_fields=["label", "origin", "updated_at"])
     except IntegrityError:
         raise ConflictError("That decision is already saved (double click or another tab).") from None
     _save(a, undo=undo, active=active)
@@ -254,8 +264,9 @@ def span_relabel(*, assignment: Assignment, user, version: int | None, annotatio
 def suggestion_accept(*, assignment: Assignment, user, version: int | None, prediction_id,
                       active: float = 0.0) -> Annotation:
     a = _lock(assignment, version)
-    p = _suggestion(a, prediction_id)
-    _check_overlap(a, p.start, p.end)
+    annotations = _annotations(a)
+    p = _suggestion(a, annotations, prediction_id)
+    _check_overlap(a, annotations, p.start, p.end)
     ann = _create(a, start=p.start, end=p.end, label=p.label, origin=Origin.ACCEPTED, prediction=p)
     _save(a, undo={"op": "add", "id": ann.pk}, active=active)
     _audit(user, "annotation.accept", a, annotation=ann.pk, prediction=p.pk, label=p.label)
@@ -266,7 +277,7 @@ def suggestion_accept(*, assignment: Assignment, user, version: int | None, pred
 def suggestion_reject(*, assignment: Assignment, user, version: int | None, prediction_id,
                       active: float = 0.0) -> Annotation:
     a = _lock(assignment, version)
-    p = _suggestion(a, prediction_id)
+    p = _suggestion(a, _annotations(a), prediction_id)
     ann = _create(a, start=p.start, end=p.end, label=p.label, origin=Origin.REJECTED, prediction=p)
     _save(a, undo={"op": "add", "id": ann.pk}, active=active)
     _audit(user, "annotation.reject", a, annotation=ann.pk, prediction=p.pk, label=p.label)
@@ -278,8 +289,9 @@ def suggestion_relabel(*, assignment: Assignment, user, version: int | None, pre
                        active: float = 0.0) -> Annotation:
     a = _lock(assignment, version)
     label = _label(a, label)
-    p = _suggestion(a, prediction_id)
-    _check_overlap(a, p.start, p.end)
+    annotations = _annotations(a)
+    p = _suggestion(a, annotations, prediction_id)
+    _check_overlap(a, annotations, p.start, p.end)
     origin = Origin.ACCEPTED if label == p.label else Origin.EDITED
     ann = _create(a, start=p.start, end=p.end, label=label, origin=origin, prediction=p)
     _save(a, undo={"op": "add", "id": ann.pk}, active=active)
@@ -301,10 +313,11 @@ def no_pii_set(*, assignment: Assignment, user, version: int | None, value: bool
         return a
     rejected: list[int] = []
     if value:
-        if _own_spans(a):
+        annotations = _annotations(a)
+        if _spans(annotations):
             raise WorkspaceError("This item has spans: delete them before marking it as having no PII.")
         if a.condition == Assignment.Condition.AWARE:
-            for p in pending_suggestions(a):
+            for p in pending_suggestions(a, annotations):
                 rejected.append(_create(a, start=p.start, end=p.end, label=p.label,
                                         origin=Origin.REJECTED, prediction=p).pk)
     a.no_pii = value
@@ -369,23 +382,23 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
     try:
         a = _lock(assignment, version)
     except ConflictError:
-        current = Assignment.objects.get(pk=assignment.pk)
-        if current.status == Assignment.Status.DONE:
-            return current
+        if assignment.status == Assignment.Status.DONE:  # _lock has read the current row
+            return assignment
         raise
+    annotations = _annotations(a)
     if a.condition == Assignment.Condition.AWARE:
-        left = len(pending_suggestions(a))
+        left = len(pending_suggestions(a, annotations))
         if left:
             raise WorkspaceError(
                 f"{left} suggestion{'s' if left > 1 else ''} still undecided: accept (a) or reject (r) each."
             )
-    if not a.no_pii and not _own_spans(a):
+    if not a.no_pii and not _spans(annotations):
         raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
     first = a.status != Assignment.Status.DONE
     a.status = Assignment.Status.DONE
     a.submitted_at = timezone.now()
     _save(a, active=active, fields=("status", "submitted_at"))
-    _audit(user, "assignment.submit", a, spans=len(_own_spans(a)), no_pii=a.no_pii,
+    _audit(user, "assignment.submit", a, spans=len(_spans(annotations)), no_pii=a.no_pii,
            uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=not first)
     return a
 
@@ -412,5 +425,5 @@ def time_add(*, assignment: Assignment, active: float) -> None:
 __all__ = [
     "ConflictError", "NotFoundError", "OverlapError", "WorkspaceError", "flag_set", "no_pii_set",
     "skip", "span_add", "span_delete", "span_relabel", "submit", "suggestion_accept",
-    "suggestion_reject", "suggestion_relabel", "suggestion_run_ids", "time_add", "undo",
+    "suggestion_reject", "suggestion_relabel", "time_add", "undo",
 ]

@@ -69,7 +69,7 @@ def plan_create(
     if outsiders:
         raise PlanError(f"Not members of this project: {', '.join(outsiders)}.")
     k = project.overlap_k if k is None else k
-    if k > len(annotators):
+    if k > len(annotators) and not Assignment.objects.filter(project=project).exists():
         raise PlanError(f"Each item needs {k} distinct annotators but only {len(annotators)} were chosen.")
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
     run_ids = sorted({r.pk if isinstance(r, DetectorRun) else int(r) for r in runs})
@@ -113,6 +113,12 @@ def plan_create(
         return plan
     with transaction.atomic():
         plan.save()
+        if run_ids and not project.suggestion_runs.exists():
+            # Aware annotators see the predictions of the project's suggestion runs; a project
+            # without any takes the plan's runs (shown in its settings and in the plan summary).
+            project.suggestion_runs.add(*run_ids)
+            plan.summary["suggestion_runs_set"] = run_ids
+            plan.save(update_fields=["summary"])
         next_order = dict(
             Assignment.objects.filter(project=project, annotator_id__in=user_ids)
             .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from django import template
+from django.utils.safestring import mark_safe
 
 from annotator import access
 from annotator import selectors_workspace as sel
 from annotator.models import AssignmentPlan, Role
+from annotator.templatetags.blindspot import render_markdown
 
 register = template.Library()
 
@@ -21,3 +25,14 @@ def workspace_panel(context):
         out["plan"] = AssignmentPlan.objects.filter(project=project).first()
         out["stats"] = sel.annotator_stats(project)
     return out
+
+
+@lru_cache(maxsize=64)
+def _guidelines(text: str) -> str:
+    return render_markdown(text)
+
+
+@register.simple_tag
+def guidelines_html(project):
+    """The project's guidelines as HTML, rendered once per text (the item page shows them on every item)."""
+    return mark_safe(_guidelines(project.guidelines or ""))  # render_markdown escapes raw HTML

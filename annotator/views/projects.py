@@ -14,8 +14,7 @@ from django.views.decorators.http import require_http_methods
 from annotator import access, selectors
 from annotator.dispatch import enqueue
 from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
-from annotator.models import BackgroundJob, Dialogue, GoldSpan, Role
-from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.projects import membership_set, project_create
@@ -144,11 +143,14 @@ def dialogue_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def dialogue_detail(request: HttpRequest, slug: str, dialogue_id: int) -> HttpResponse:
+    """The transcript with its gold spans; admins may overlay a run's predictions and segments."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     dialogue = get_object_or_404(Dialogue, pk=dialogue_id, project=project)
-    colors = taxonomy_colors(project.taxonomy)
-    gold: dict[int, list[Mark]] = {}
-    for g in GoldSpan.objects.filter(message__dialogue=dialogue).values("message_id", "start", "end", "label"):
-        gold.setdefault(g["message_id"], []).append(Mark(g["start"], g["end"], g["label"], "gold"))
-    rows = [(m, highlight(m.text, gold.get(m.pk, []), colors)) for m in selectors.dialogue_messages(dialogue)]
-    return render(request, "projects/dialogue.html", {"project": project, "dialogue": dialogue, "rows": rows})
+    is_admin = access.has_role(request.user, project, Role.ADMIN)
+    run = None
+    if is_admin and request.GET.get("run", "").isdigit():
+        run = DetectorRun.objects.filter(project=project, pk=int(request.GET["run"])).first()
+    context = selectors.dialogue_view(dialogue, run=run, with_segments=is_admin)
+    context.update(project=project, dialogue=dialogue, run=run,
+                   runs=DetectorRun.objects.filter(project=project, status="succeeded") if is_admin else [])
+    return render(request, "projects/dialogue.html", context)

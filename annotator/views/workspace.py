@@ -137,8 +137,8 @@ def _action(request, slug, public_id, form_class, call, *, then_next=False):
         return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
     if not request.htmx:
         return redirect(_item_url(a))
-    fresh = access.assignment_for(request.user, public_id)
-    return render(request, "workspace/_item.html", sel.item_context(fresh))
+    # The service has re-read the assignment under its lock onto ``a``: render it as it is now.
+    return render(request, "workspace/_item.html", sel.item_context(a))
 
 
 def _common(request, a, d) -> dict:

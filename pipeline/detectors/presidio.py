@@ -24,8 +24,8 @@ from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.detectors.rules import has_id_cue, is_personal_url
-from pipeline.detectors.rules_personal import is_birthday_mention
-from pipeline.maths import MATH_WORDS, in_math_context, is_placeholder
+from pipeline.detectors.rules_personal import find_ages, is_birthday_mention
+from pipeline.maths import MATH_WORDS, has_pii_cue, in_math_context, is_placeholder
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
 
@@ -85,6 +85,10 @@ ID_CUE_ENTITIES: tuple[str, ...] = (
 )
 TUNED_THRESHOLDS: Mapping[str, float] = {
     "default": 0.5,
+    # cue-gated below, so Presidio's low pattern scores (0.01-0.3 without context) may pass
+    "US_DRIVER_LICENSE": 0.0,
+    "US_BANK_NUMBER": 0.0,
+    "US_PASSPORT": 0.0,
     "PHONE_NUMBER": 0.4,  # Presidio's phone recognizer scores 0.4 before context
     "URL": 0.5,
     "DATE_TIME": 0.5,
@@ -122,7 +126,7 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "context": [],
     },
     "tuned": {
-        "score_threshold": 0.4,
+        "score_threshold": 0.0,  # per-entity thresholds below
         "entities": list(TUNED_ENTITIES),
         "drop_recognizers": [
             "UsItinRecognizer",
@@ -286,6 +290,7 @@ class PresidioDetector(BaseDetector):
         for dialogue in dialogues:
             out = []
             characters: set[str] = set()
+            maths_numbers = _maths_numbers(dialogue) if self.config["math_filter"] else set()
             prev = ""
             for message in dialogue.messages:
                 text, nlp_artifacts = next(analysed)
@@ -300,6 +305,8 @@ class PresidioDetector(BaseDetector):
                 spans = self._to_spans(
                     text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev
                 )
+                if maths_numbers:
+                    spans = [s for s in spans if not _echoes_maths(text, s, maths_numbers)]
                 prev = text
                 out.append(Detection(dialogue.id, message.index, tuple(spans)))
             if characters:
@@ -323,6 +330,7 @@ class PresidioDetector(BaseDetector):
         cfg = self.config
         thresholds = cfg["thresholds"] or {}
         anchor_low = anchor.lower()
+        ages: list[tuple[int, int]] | None = None
         spans = []
         for r in results:
             entity, start, end, score = r.entity_type, r.start, r.end, float(r.score)
@@ -334,45 +342,52 @@ class PresidioDetector(BaseDetector):
                 continue
             if score < thresholds.get(entity, thresholds.get("default", 0.0)):
                 continue
+            label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
             chunk = text[start:end]
-            if (
-                cfg["math_filter"]
-                and _NUMBERISH.search(chunk)
-                and in_math_context(text, start, end)
-            ):
-                continue
-            if (
-                cfg["date_needs_birth_cue"]
-                and entity == "DATE_TIME"
-                and not is_birthday_mention(text, start, end, prev)
-            ):
-                continue
-            if (
-                cfg["id_needs_cue"]
-                and entity in ID_CUE_ENTITIES
-                and not has_id_cue(text, start, end, prev)
-            ):
+            numeric = bool(_NUMBERISH.search(chunk))
+            if entity == "DATE_TIME" and cfg["date_needs_birth_cue"]:
+                # spaCy calls every number a date: keep birthdays, read ages and cued ids as such
+                if is_birthday_mention(text, start, end, prev):
+                    pass
+                elif (
+                    cfg["id_needs_cue"]
+                    and _digit_count(chunk) >= 4
+                    and has_id_cue(text, start, end, prev)
+                ):
+                    label = "ID_NUMBER"
+                else:
+                    if ages is None:
+                        ages = [(a, b) for a, b, _, _ in find_ages(text, prev)]
+                    age = next(((a, b) for a, b in ages if a < end and start < b), None)
+                    if age is None:
+                        continue
+                    start, end, label = age[0], age[1], "AGE"
+            elif cfg["id_needs_cue"] and entity in ID_CUE_ENTITIES:
+                if not has_id_cue(text, start, end, prev):
+                    continue
+            elif cfg["math_filter"] and numeric and in_math_context(text, start, end):
                 continue
             if cfg["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
             if entity in ("PERSON", "LOCATION", "NRP"):
-                if cfg["placeholder_filter"] and (
-                    is_placeholder(chunk) or _not_a_name(chunk) or _crosses_sentence(chunk)
-                ):
-                    continue
-                if (
-                    cfg["proper_noun_filter"]
+                if cfg["placeholder_filter"] and numeric and _handle_like(chunk):
+                    label = "USERNAME"  # "lilmagdalena43" is a login, not a person
+                elif (
+                    cfg["placeholder_filter"]
+                    and (is_placeholder(chunk) or _not_a_name(chunk) or _crosses_sentence(chunk))
+                    or cfg["proper_noun_filter"]
                     and doc is not None
-                    and not _has_proper_noun(doc, start, end)
+                    and _is_common_word(doc, start, end)
+                    and not is_addressed(text, start, end)
+                    or cfg["anchor_filter"]
+                    and anchor_low
+                    and _in_anchor(chunk, anchor_low)
                 ):
                     continue
-                if cfg["anchor_filter"] and anchor_low and _in_anchor(chunk, anchor_low):
-                    continue
-                if cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
+                elif cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
                     if characters is not None:
                         characters.add(chunk.lower())
                     continue
-            label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
             spans.append(Span(start, end, label, score, f"presidio:{entity}"))
         return _dedupe(spans)
 
@@ -381,14 +396,34 @@ def _personal_url(text: str, start: int, end: int) -> bool:
     """Presidio's URL pattern also matches "today.Please" and "done...yes": keep a URL only when
     it has a scheme or www, or a path, and is not a resource site (rules' URL policy)."""
     chunk = text[start:end]
-    if "@" in text[max(0, start - 1) : end + 1]:
+    if start > 0 and text[start - 1] == "@" or end < len(text) and text[end] == "@":
         return False  # the domain of an e-mail address
-    if not re.match(r"(?i)(?:https?://|www\.)|[\w.-]+\.[a-z]{2,}/", chunk):
-        if not re.fullmatch(
-            r"(?i)[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|edu|io|me|co|us)", chunk
-        ):
-            return False
-    return is_personal_url(chunk)
+    schemed = re.match(r"(?i)(?:https?://|www\.)|[\w.-]+\.[a-z]{2,}/", chunk)
+    bare = re.fullmatch(r"(?i)[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:com|org|net|edu|io|me|co|us)", chunk)
+    return bool(schemed or bare) and is_personal_url(chunk)
+
+
+_LONG_NUMBER_RE = re.compile(r"\d[\d,]{4,}")
+
+
+def _maths_numbers(dialogue: Dialogue) -> set[str]:
+    """Long numbers the dialogue uses as maths ("Let's use a big number, like 5312116284"), so a
+    bare echo of one elsewhere ("ok 5312116284") is maths too."""
+    found: set[str] = set()
+    for text in (dialogue.anchor, *(m.text for m in dialogue.messages)):
+        for m in _LONG_NUMBER_RE.finditer(text):
+            if in_math_context(text, m.start(), m.end()):
+                found.add(m.group().replace(",", ""))
+    return found
+
+
+def _echoes_maths(text: str, span: Span, maths_numbers: set[str]) -> bool:
+    digits = re.sub(r"\D", "", text[span.start : span.end])
+    return (
+        len(digits) >= 5
+        and digits in maths_numbers
+        and not has_pii_cue(text, span.start, span.end, weak=False)
+    )
 
 
 def _not_a_name(chunk: str) -> bool:
@@ -400,7 +435,6 @@ def _not_a_name(chunk: str) -> bool:
 
 
 _SENTENCE_BREAK_RE = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]\s+\S")
-_PROPER_TAGS = frozenset({"NNP", "NNPS"})
 
 
 def _crosses_sentence(chunk: str) -> bool:
@@ -408,11 +442,26 @@ def _crosses_sentence(chunk: str) -> bool:
     return bool(_SENTENCE_BREAK_RE.search(chunk))
 
 
-def _has_proper_noun(doc: Any, start: int, end: int) -> bool:
-    """Keep a PERSON/LOCATION only if one of its tokens is tagged as a proper noun: the small
-    model calls sentence-initial imperatives and nouns ("Keep", "Color", "Erase") people."""
-    tags = [t.tag_ for t in doc if t.idx < end and t.idx + len(t.text) > start]
-    return not tags or any(tag in _PROPER_TAGS for tag in tags)
+_NOT_NAME_TAGS = frozenset(
+    {"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "RBR", "RBS", "UH", "IN",
+     "DT", "CC", "PRP", "PRP$", "MD", "NNS", "CD", "WP", "WRB", "WDT"}
+)  # fmt: skip
+
+
+def _is_common_word(doc: Any, start: int, end: int) -> bool:
+    """A one-word PERSON/LOCATION the tagger reads as a verb, adjective, plural noun… is a word,
+    not a name: the small model calls sentence-initial "Keep", "Color", "Different" people.
+    Lower-case names ("hi minji") are tagged as nouns and kept."""
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    return len(tokens) == 1 and tokens[0].tag_ in _NOT_NAME_TAGS
+
+
+def _handle_like(chunk: str) -> bool:
+    return " " not in chunk.strip() and bool(re.search(r"[A-Za-z]", chunk))
+
+
+def _digit_count(s: str) -> int:
+    return len(_NUMBERISH.findall(s))
 
 
 _NUMBER_WORDS = (
@@ -495,15 +544,38 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     sentence = before + " " + after
     quantity = bool(_QUANTITY_RE.search(sentence))
     question = bool(_WP_QUESTION_RE.search(sentence))
-    maths = any(w in MATH_WORDS for w in re.findall(r"[a-z]+", sentence.lower()))
+    maths = any(w in _WP_MATH_WORDS for w in re.findall(r"[a-z]+", sentence.lower()))
     return question or (quantity and maths) or (quantity and _looks_like_story(after))
 
 
+_WP_MATH_WORDS = MATH_WORDS - {
+    "number",
+    "numbers",
+    "answer",
+    "answers",
+    "problem",
+    "problems",
+    "second",
+    "right",
+    "even",
+    "odd",
+    "base",
+    "face",
+    "range",
+    "mean",
+}
+_PERSONAL_REFERENCE_RE = re.compile(
+    r"\b(?:my|our|your|his|her|their)\s+(?:(?:little|big|older|younger|best|step|twin)\s*)?"
+    r"(?:sister|brother|mom|mum|mother|dad|father|friend|cousin|aunt|uncle|grandma|grandpa|"
+    r"teacher|tutor|son|daughter|kid|child|classmate|coach|neighbou?r|parent)s?\s*,?\s*$|"
+    r"\b(?:this\s+is|i'?m|i\s+am|it'?s|name\s+is|called)\s*$",
+    re.IGNORECASE,
+)
 _STORY_VERB_RE = re.compile(
     r"^\W*(?:'s\s+\w+\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
     r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
     r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
-    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|is|was|went)\b",
+    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went)\b",
     re.IGNORECASE,
 )
 

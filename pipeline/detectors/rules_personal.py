@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
+from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans, math_token_hits
 
 _MONTHS = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -104,8 +104,10 @@ def _birthday_verdict(text: str, start: int, end: int, asked: bool) -> str:
     if not (cue or asked) or _inside_expression(text, start, end):
         return ""
     first_person = bool(_FIRST_PERSON_RE.search(before) or _FIRST_PERSON_RE.search(after))
-    if not (asked or first_person) and in_math_context(text, start, end):
-        return ""  # "Pilar was born on 2/12/2004. How old will she be in 2021?"
+    if not (asked or first_person) and (
+        in_math_context(text, start, end) or any(math_token_hits(text))
+    ):
+        return ""  # "Pilar was born on 2/12/2004. How old will she be on her birthday in 2021?"
     return "cue" if cue else "reply"
 
 

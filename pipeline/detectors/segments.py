@@ -235,6 +235,20 @@ def _resolve_dtype(dtype: str) -> str:
     return "bfloat16" if info.get("amx_bf16") or info.get("avx512_bf16") else "float32"
 
 
+def auto_threads() -> int:
+    """The CPUs this process may use, less those other processes keep busy (at least one).
+
+    OpenMP threads that outnumber the free cores spin against each other: on a shared 2-core
+    machine with a load of 5, two torch threads encode 2-4x slower than one.
+    """
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not on every platform
+        busy = 0.0
+    return max(1, min(n, round(n - busy)))
+
+
 _ENCODERS: dict[tuple[str, str, int], Encoder] = {}
 _ENCODERS_LOCK = threading.Lock()
 
@@ -251,11 +265,7 @@ def get_encoder(*, path: str | None = None, dtype: str = "auto", threads: int = 
             ) from exc
         path = str(get_model_path())
     if threads <= 0:
-        threads = (
-            len(os.sched_getaffinity(0))
-            if hasattr(os, "sched_getaffinity")
-            else (os.cpu_count() or 1)
-        )
+        threads = auto_threads()
     key = (path, dtype, threads)
     with _ENCODERS_LOCK:
         if key not in _ENCODERS:
@@ -278,7 +288,7 @@ class MathSegmentDetector(BaseDetector):
         "batch_size": 128,
         "max_length": 64,  # word pieces per message; topic shows in the first few dozen
         "dtype": "auto",  # "float32", "bfloat16" or "auto" (bfloat16 where the CPU has it)
-        "threads": 0,  # torch threads; 0 = the CPUs this process may use
+        "threads": 0,  # torch threads; 0 = the CPUs this process may use that are not busy
         "chunk_messages": 4096,  # messages segmented (and embedded) together by detect_many
         "prefetch": 0,  # extra neighbours embedded ahead of a growing segment edge
         "cache_size": 50_000,  # embeddings kept per detector, by text

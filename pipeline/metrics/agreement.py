@@ -1,7 +1,8 @@
 """Inter-annotator agreement: token-level kappas and alpha, span-level F1, dialogue bootstrap.
 
 Everything is computed from additive per-dialogue counts (confusion matrices, coincidence
-matrices, Fleiss sufficient statistics, span match counts). A bootstrap resample of dialogues is
+matrices, Fleiss sufficient statistics, span match counts; the formulas are in
+:mod:`pipeline.metrics.coefficients`). A bootstrap resample of dialogues is
 then one weight vector, and all resamples together are one matrix product
 ``weights (B x D) @ counts (D x F)``: 1,000 resamples cost one BLAS call per block instead of
 1,000 library calls. The point estimate is the same formula on the full sample, which equals
@@ -18,15 +19,29 @@ from __future__ import annotations
 import csv
 import io
 import math
-import warnings
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
+from pipeline.metrics.coefficients import (  # re-exported: the report's formulas
+    OUTSIDE,
+    alpha_from_coincidence,
+    bootstrap_weights,
+    collapse,
+    collapse_matrix,
+    f1_from_counts,
+    fleiss_from_stats,
+    fleiss_kappa,
+    grouped_sums,
+    kappa_from_confusion,
+    match_spans,
+    percentile_ci,
+    token_labels,
+)
 from pipeline.text import tokenize
 from pipeline.types import MATH, NON_MATH, SPEAKER_ROLES, Span
 
@@ -35,7 +50,13 @@ AWARE = "aware"
 CONDITIONS = (BLIND, AWARE)
 PAIR_CONDITIONS = (BLIND, AWARE, "mixed")
 SEGMENTS = (MATH, NON_MATH, "unknown")
-OUTSIDE = "O"
+
+__all__ = [
+    "AWARE", "BLIND", "CONDITIONS", "OUTSIDE", "AgreementReport", "AnnotatedItem", "AnnotatorLabels",
+    "Figure", "agreement_report", "alpha_from_coincidence", "bootstrap_weights", "collapse_matrix",
+    "f1_from_counts", "fleiss_from_stats", "fleiss_kappa", "kappa_from_confusion", "match_spans",
+    "percentile_ci", "token_labels",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +97,7 @@ class Figure:
     value: float
     ci_low: float
     ci_high: float
-    n: int  # tokens compared (pairwise), units (all-rater) or spans (span level)
+    n: int  # tokens compared (Cohen), units (Fleiss), pairable values (alpha) or spans (span F1)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -136,147 +157,6 @@ class AgreementReport:
 
 def _clean(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 6)
-
-
-# --------------------------------------------------------------------------- bootstrap helpers
-
-
-def bootstrap_weights(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
-    """``(n_boot, n_groups)`` counts: how often each dialogue is drawn in each resample."""
-    if n_groups == 0 or n_boot <= 0:
-        return np.zeros((max(n_boot, 0), n_groups))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_groups, size=(n_boot, n_groups))
-    flat = (draws + (np.arange(n_boot) * n_groups)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_groups).reshape(n_boot, n_groups).astype(float)
-
-
-def percentile_ci(boot: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval along axis 0, ignoring resamples where the figure is undefined."""
-    alpha = (1.0 - confidence) / 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanpercentile(boot, 100 * alpha, axis=0)
-        hi = np.nanpercentile(boot, 100 * (1 - alpha), axis=0)
-    return lo, hi
-
-
-def _grouped_sums(
-    dialogue: np.ndarray, group: np.ndarray, n_dialogues: int, n_groups: int, columns: Sequence
-) -> np.ndarray:
-    """Sum each column per (dialogue, group): ``(n_dialogues, n_groups, len(columns))``."""
-    keep = group >= 0
-    idx = dialogue[keep] * n_groups + group[keep]
-    out = np.empty((n_dialogues * n_groups, len(columns)))
-    for j, col in enumerate(columns):
-        w = None if col is None else np.asarray(col, dtype=float)[keep]
-        out[:, j] = np.bincount(idx, weights=w, minlength=n_dialogues * n_groups)
-    return out.reshape(n_dialogues, n_groups, len(columns))
-
-
-# --------------------------------------------------------------------------- pure formulas
-
-
-def kappa_from_confusion(conf: np.ndarray) -> np.ndarray:
-    """Cohen's kappa of confusion matrices ``(..., K, K)``; NaN where chance agreement is 1."""
-    conf = np.asarray(conf, dtype=float)
-    n = conf.sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        po = np.trace(conf, axis1=-2, axis2=-1) / n
-        pe = (conf.sum(axis=-1) * conf.sum(axis=-2)).sum(axis=-1) / n**2
-        return np.where(pe < 1 - 1e-12, (po - pe) / (1 - pe), np.nan)
-
-
-def alpha_from_coincidence(coinc: np.ndarray) -> np.ndarray:
-    """Krippendorff's nominal alpha of coincidence matrices ``(..., K, K)``."""
-    coinc = np.asarray(coinc, dtype=float)
-    nc = coinc.sum(axis=-1)
-    n = nc.sum(axis=-1)
-    observed = coinc.sum(axis=(-2, -1)) - np.trace(coinc, axis1=-2, axis2=-1)
-    expected = n**2 - (nc**2).sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(expected > 0, 1.0 - (n - 1) * observed / expected, np.nan)
-
-
-def fleiss_from_stats(sum_p: np.ndarray, n_units: np.ndarray, totals: np.ndarray) -> np.ndarray:
-    """Fleiss' kappa from ``sum_i P_i``, the number of units and category totals ``(..., K)``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_bar = sum_p / n_units
-        p = totals / totals.sum(axis=-1, keepdims=True)
-        pe = (p**2).sum(axis=-1)
-        return np.where(pe < 1 - 1e-12, (p_bar - pe) / (1 - pe), np.nan)
-
-
-def fleiss_kappa(table: np.ndarray) -> float:
-    """Fleiss' kappa of an ``items x categories`` count table.
-
-    Items may have different numbers of raters (``P_i`` uses each item's own ``n_i``; items with
-    fewer than two ratings are dropped); with a constant number this is Fleiss (1971) exactly.
-    """
-    t = np.asarray(table, dtype=float)
-    n_i = t.sum(axis=1)
-    t, n_i = t[n_i >= 2], n_i[n_i >= 2]
-    p_i = ((t**2).sum(axis=1) - n_i) / (n_i * (n_i - 1))
-    return float(fleiss_from_stats(p_i.sum(), np.float64(len(t)), t.sum(axis=0)))
-
-
-def collapse_matrix(n_categories: int, label_code: int | None) -> np.ndarray:
-    """``K x 2`` map to a binary scheme: one label vs the rest, or (None) O vs any PII."""
-    m = np.zeros((n_categories, 2))
-    if label_code is None:
-        m[0, 0] = 1
-        m[1:, 1] = 1
-    else:
-        m[:, 0] = 1
-        m[label_code, 0] = 0
-        m[label_code, 1] = 1
-    return m
-
-
-def _collapse(conf: np.ndarray, m: np.ndarray) -> np.ndarray:
-    return np.einsum("ki,...kl,lj->...ij", m, conf, m)
-
-
-def token_labels(text: str, spans: Iterable[Span], labels: Sequence[str]) -> list[str]:
-    """IO label of each word token of ``text`` (``O`` or the label of the overlapping span)."""
-    toks = tokenize(text)
-    out = [OUTSIDE] * len(toks)
-    code = {lab: i + 1 for i, lab in enumerate(labels)}
-    starts, ends = [t.start for t in toks], [t.end for t in toks]
-    for s in spans:
-        if s.label in code:
-            for i in range(bisect_right(ends, s.start), bisect_left(starts, s.end)):
-                out[i] = s.label
-    return out
-
-
-def match_spans(a: Sequence[Span], b: Sequence[Span], *, match: str = "exact",
-                typed: bool = True) -> tuple[int, int]:
-    """``(a matched, b matched)``: how many spans of each side have a partner on the other."""
-    if match == "exact":
-        if typed:
-            common = {s.key() for s in a} & {s.key() for s in b}
-            return len(common), len(common)
-        common2 = {(s.start, s.end) for s in a} & {(s.start, s.end) for s in b}
-        return len(common2), len(common2)
-    if match != "overlap":
-        raise ValueError(f"unknown match {match!r}: use 'exact' or 'overlap'")
-
-    def hit(x: Span, ys: Sequence[Span]) -> bool:
-        return any(x.overlaps(y) and (not typed or x.label == y.label) for y in ys)
-
-    return sum(hit(x, b) for x in a), sum(hit(y, a) for y in b)
-
-
-def f1_from_counts(n_a, n_b, m_a, m_b) -> np.ndarray:
-    """Symmetric span F1: precision ``m_b / n_b`` (b against a), recall ``m_a / n_a``."""
-    n_a, n_b, m_a, m_b = (np.asarray(x, dtype=float) for x in (n_a, n_b, m_a, m_b))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(n_b > 0, m_b / n_b, np.nan)
-        r = np.where(n_a > 0, m_a / n_a, np.nan)
-        f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-        # Both sides empty: nothing to disagree about, F1 undefined.
-        return np.where((n_a + n_b) > 0, np.where(np.isnan(p) | np.isnan(r), 0.0, f), np.nan)
 
 
 # --------------------------------------------------------------------------- the token table
@@ -400,7 +280,7 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
     m = collapse_matrix(k, None)
-    out.add(fn(_collapse(point, m)), fn(_collapse(boot, m)), n, scheme="untyped",
+    out.add(fn(collapse(point, m)), fn(collapse(boot, m)), n, scheme="untyped",
             groups=groups, **common)
     if by == "all":
         ms = np.stack([collapse_matrix(k, c) for c in range(1, k)])  # (L, K, 2)
@@ -412,11 +292,14 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
 
 
 def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, n_groups: int,
-                     weight: np.ndarray | None = None) -> np.ndarray:
-    la, lb = t.lab[a], t.lab[b]
-    keep = np.nonzero((la >= 0) & (lb >= 0) & (group >= 0))[0]
+                     weight: np.ndarray | None = None, subset: np.ndarray | None = None) -> np.ndarray:
+    """Per (dialogue, group) confusion matrices of raters a and b (over ``subset`` tokens)."""
+    idx_all = np.arange(len(t.tok_d)) if subset is None else subset
+    la, lb, gr = t.lab[a][idx_all], t.lab[b][idx_all], group[idx_all]
+    ok = np.nonzero((la >= 0) & (lb >= 0) & (gr >= 0))[0]
+    keep = idx_all[ok]
     k = t.k
-    idx = ((t.tok_d[keep] * n_groups + group[keep]) * k + la[keep]) * k + lb[keep]
+    idx = ((t.tok_d[keep] * n_groups + gr[ok]) * k + la[ok]) * k + lb[ok]
     wts = None if weight is None else weight[keep]
     flat = np.bincount(idx, weights=wts, minlength=t.n_dialogues * n_groups * k * k)
     return flat.reshape(t.n_dialogues, n_groups, k, k)
@@ -440,44 +323,52 @@ def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
 
 def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
     """Fleiss' kappa and Krippendorff's alpha across all annotators, per breakdown."""
-    n_a, k = len(t.annotators), t.k
-    full_lab = t.lab
+    n_a, k, n_lab = len(t.annotators), t.k, len(t.labels)
     cond_sets = [(None, None)] + [(c, i) for i, c in enumerate(CONDITIONS)]
     for cond_name, cond_code in cond_sets:
-        lab = full_lab if cond_code is None else np.where(
-            t.cond[:, t.tok_msg] == cond_code, full_lab, -1).astype(np.int16)
+        lab = t.lab if cond_code is None else np.where(
+            t.cond[:, t.tok_msg] == cond_code, t.lab, -1).astype(np.int16)
         present = (lab >= 0).sum(axis=0)
         units = np.nonzero(present >= 2)[0]
         if len(units) == 0:
             continue
-        sub = lab[:, units]
-        m_u = present[units].astype(float)
-        # category counts per unit
-        cnt = np.zeros((len(units), k))
+        # Units where every rater said O (most tokens) agree trivially: P_i = 1 in every scheme,
+        # and their m_u ratings add to O's total and to the O-O coincidence cell. Only the units
+        # someone marked need per-unit work.
+        marked = (lab[:, units] > 0).any(axis=0)
+        plain, busy = units[~marked], units[marked]
+        sub = lab[:, busy]
+        m_b = present[busy].astype(float)
+        cnt = np.zeros((len(busy), k))
         for r in range(n_a):
             ok = np.nonzero(sub[r] >= 0)[0]
             cnt[ok, sub[r][ok]] += 1  # one rater adds at most 1 per unit: no collisions
+        denom = m_b * (m_b - 1)
+        p_typed = ((cnt**2).sum(1) - m_b) / denom
+        pii = cnt[:, 1:].sum(1)
+        p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_b) / denom
+        p_label = (cnt[:, 1:] ** 2 + (m_b[:, None] - cnt[:, 1:]) ** 2 - m_b[:, None]) / denom[:, None]
+        m_plain = present[plain].astype(float)
+        weight = np.zeros(lab.shape[1])
+        weight[busy] = 1.0 / (m_b - 1)
+        t_sub = replace(t, lab=lab)
         breakdowns = _breakdowns(t)
         if cond_name is not None:
             breakdowns = [("condition", (cond_name,), np.zeros_like(t.tok_d))]
-        p_typed = ((cnt**2).sum(1) - m_u) / (m_u * (m_u - 1))
-        pii = cnt[:, 1:].sum(1)
-        p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_u) / (m_u * (m_u - 1))
-        p_label = ((cnt[:, 1:] ** 2 + (m_u[:, None] - cnt[:, 1:]) ** 2) - m_u[:, None]) / (
-            m_u[:, None] * (m_u[:, None] - 1))
-        weight = np.zeros(lab.shape[1])
-        weight[units] = 1.0 / (m_u - 1)
-        t_sub = replace(t, lab=lab)
         for by, groups, code in breakdowns:
             g = len(groups)
             cols = [p_typed, p_untyped, *p_label.T, None, *cnt.T]
-            stats = _grouped_sums(t.tok_d[units], code[units], t.n_dialogues, g, cols)
-            point, boot = stats.sum(0), (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g,
-                                                                                       len(cols))
+            stats = grouped_sums(t.tok_d[busy], code[busy], t.n_dialogues, g, cols)
+            easy = grouped_sums(t.tok_d[plain], code[plain], t.n_dialogues, g, [None, m_plain])
+            stats[..., : 3 + n_lab] += easy[..., :1]  # P_i = 1 and one unit each
+            stats[..., 3 + n_lab] += easy[..., 1]  # all their ratings are O
+            point = stats.sum(0)
+            boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
             _fleiss_rows(out, t, by, groups, point, boot)
             coinc = np.zeros((t.n_dialogues, g, k, k))
+            coinc[..., 0, 0] += easy[..., 1]
             for a, b in combinations(range(n_a), 2):
-                c = _pair_confusions(t_sub, a, b, code, g, weight)
+                c = _pair_confusions(t_sub, a, b, code, g, weight, subset=busy)
                 coinc += c + np.swapaxes(c, -1, -2)
             _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc, by, groups,
                                alpha_from_coincidence)
@@ -547,7 +438,7 @@ def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
                                  ("segment", SEGMENTS, t.item_seg[msg]),
                                  ("condition", PAIR_CONDITIONS, pc)]:
             g = len(groups)
-            stats = _grouped_sums(t.item_d[msg], code, t.n_dialogues, g, cols)
+            stats = grouped_sums(t.item_d[msg], code, t.n_dialogues, g, cols)
             point = stats.sum(0)
             boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, 5)
             n = point[:, 0] + point[:, 1]

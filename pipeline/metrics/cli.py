@@ -67,8 +67,10 @@ def read_spans(path: str | Path) -> tuple[dict[Key, list[Span]], dict[Key, str],
     spans = read_predictions(path)
     texts, segments, sources = _extras(path)
     for key, srcs in sources.items():
-        spans[key] = [dataclasses.replace(s, source=src) if src else s
-                      for s, src in zip(spans[key], srcs, strict=True)]
+        spans[key] = [
+            dataclasses.replace(s, source=src) if src else s
+            for s, src in zip(spans[key], srcs, strict=True)
+        ]
     return spans, texts, segments
 
 
@@ -87,8 +89,12 @@ def load_gold(
     if is_corpus_file(gold_path):
         dialogues = read_corpus(gold_path)
         texts = {(d.id, m.index): m.text for d in dialogues for m in d.messages}
-        segments = {(d.id, m.index): m.meta["segment"] for d in dialogues for m in d.messages
-                    if m.meta.get("segment") in (MATH, NON_MATH)}
+        segments = {
+            (d.id, m.index): m.meta["segment"]
+            for d in dialogues
+            for m in d.messages
+            if m.meta.get("segment") in (MATH, NON_MATH)
+        }
         return texts, gold_from_dialogues(dialogues), segments
     gold, gold_texts, segments = read_spans(gold_path)
     if corpus_path is not None:
@@ -133,8 +139,9 @@ def evaluate_files(
     notes = []
     outside = sum(1 for k, v in pred_all.items() if k not in texts and v)
     if outside:
-        notes.append(f"{outside:,} predicted message(s) with spans are not in the gold set "
-                     "and were left out")
+        notes.append(
+            f"{outside:,} predicted message(s) with spans are not in the gold set and were left out"
+        )
     if segments_path is not None:
         segments = read_segments(segments_path)
     elif not segments:
@@ -142,8 +149,9 @@ def evaluate_files(
     seg = {k: segments[k] for k in texts if k in segments} if segments else None
     if seg is not None and len(seg) < len(texts):
         notes.append(f"{len(texts) - len(seg):,} message(s) have no segment")
-    report = evaluate(texts=texts, gold=gold, pred=pred, segments=seg, n_boot=n_boot, seed=seed,
-                      labels=labels)
+    report = evaluate(
+        texts=texts, gold=gold, pred=pred, segments=seg, n_boot=n_boot, seed=seed, labels=labels
+    )
     return dataclasses.replace(report, notes=tuple(notes)) if notes else report
 
 
@@ -169,23 +177,47 @@ def grid_search_files(
     else:
         gold = gold_from_dialogues(dialogues)
     pred, _, _ = read_spans(pred_path)
-    return grid_search(dialogues, gold, pred, t_anchors, t_sims,
-                       detector=MathSegmentDetector(config), progress=progress)
+    return grid_search(
+        dialogues,
+        gold,
+        pred,
+        t_anchors,
+        t_sims,
+        detector=MathSegmentDetector(config),
+        progress=progress,
+    )
 
 
 def format_grid(rows: Sequence[Mapping[str, Any]]) -> str:
     """The grid-search table: one line per ``(t_anchor, t_sim)``."""
+
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{100 * x:.1f}%"
 
     def ratio(x: float | None) -> str:
         return "–" if x is None else f"{x:.2f}:1"
 
-    header = ["T_anchor", "T_sim", "MATH msgs", "FP in MATH", "PII in MATH",
-              "FP:PII MATH", "FP:PII NON-MATH"]
-    body = [[f"{r['t_anchor']:g}", f"{r['t_sim']:g}", pct(r["math_message_share"]),
-             pct(r["fp_in_math_share"]), pct(r["pii_in_math_share"]),
-             ratio(r["fp_per_pii_math"]), ratio(r["fp_per_pii_non_math"])] for r in rows]
+    header = [
+        "T_anchor",
+        "T_sim",
+        "MATH msgs",
+        "FP in MATH",
+        "PII in MATH",
+        "FP:PII MATH",
+        "FP:PII NON-MATH",
+    ]
+    body = [
+        [
+            f"{r['t_anchor']:g}",
+            f"{r['t_sim']:g}",
+            pct(r["math_message_share"]),
+            pct(r["fp_in_math_share"]),
+            pct(r["pii_in_math_share"]),
+            ratio(r["fp_per_pii_math"]),
+            ratio(r["fp_per_pii_non_math"]),
+        ]
+        for r in rows
+    ]
     widths = [max(len(x[k]) for x in [header, *body]) for k in range(len(header))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(x, widths, strict=True)) for x in [header, *body]]
     lines.insert(1, "  ".join("-" * w for w in widths))

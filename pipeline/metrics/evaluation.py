@@ -62,7 +62,9 @@ def _fbeta(p: float, r: float, beta: float) -> float:
 
 
 def _num(x: float | None, digits: int = 6) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
+    return (
+        None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
+    )
 
 
 METRICS = ("precision", "recall", "f1", "f2")
@@ -113,8 +115,14 @@ class Score:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {m: _num(getattr(self, m)) for m in METRICS}
-        out.update(tp=self.tp, fp=self.fp, fn=self.fn, tp_pred=self.tp_pred,
-                   n_pred=self.n_pred, n_gold=self.n_gold)
+        out.update(
+            tp=self.tp,
+            fp=self.fp,
+            fn=self.fn,
+            tp_pred=self.tp_pred,
+            n_pred=self.n_pred,
+            n_gold=self.n_gold,
+        )
         out["ci"] = {m: [_num(lo), _num(hi)] for m, (lo, hi) in self.ci.items()}
         return out
 
@@ -137,8 +145,14 @@ class SegmentErrors:
         return _ratio(self.fp, self.gold)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"messages": self.messages, "fp": self.fp, "tp": self.tp, "gold": self.gold,
-                "fp_per_tp": _num(self.fp_per_tp), "fp_per_gold": _num(self.fp_per_gold)}
+        return {
+            "messages": self.messages,
+            "fp": self.fp,
+            "tp": self.tp,
+            "gold": self.gold,
+            "fp_per_tp": _num(self.fp_per_tp),
+            "fp_per_gold": _num(self.fp_per_gold),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +175,17 @@ class Ambiguity:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "fp": self.fp, "tp": self.tp, "numeric_fp": self.numeric_fp,
+            "fp": self.fp,
+            "tp": self.tp,
+            "numeric_fp": self.numeric_fp,
             "numeric_fp_share": _num(self.numeric_fp_share),
-            "fp_by_label": dict(self.fp_by_label), "tp_by_label": dict(self.tp_by_label),
+            "fp_by_label": dict(self.fp_by_label),
+            "tp_by_label": dict(self.tp_by_label),
             "numeric_fp_by_label": dict(self.numeric_fp_by_label),
             "fp_by_source": dict(self.fp_by_source),
             "numeric_fp_by_source": dict(self.numeric_fp_by_source),
-            "segments": None if self.segments is None
+            "segments": None
+            if self.segments is None
             else {k: v.to_dict() for k, v in self.segments.items()},
         }
 
@@ -202,12 +220,23 @@ class Utility:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            k: getattr(self, k) for k in (
-                "messages", "pred_spans", "gold_spans", "number_tokens", "number_tokens_removed",
-                "number_tokens_outside_gold", "number_tokens_removed_outside_gold")
+            k: getattr(self, k)
+            for k in (
+                "messages",
+                "pred_spans",
+                "gold_spans",
+                "number_tokens",
+                "number_tokens_removed",
+                "number_tokens_outside_gold",
+                "number_tokens_removed_outside_gold",
+            )
         }
-        for k in ("number_tokens_removed_share", "number_tokens_removed_outside_gold_share",
-                  "pred_spans_per_1000_messages", "gold_spans_per_1000_messages"):
+        for k in (
+            "number_tokens_removed_share",
+            "number_tokens_removed_outside_gold_share",
+            "pred_spans_per_1000_messages",
+            "gold_spans_per_1000_messages",
+        ):
             out[k] = _num(getattr(self, k))
         return out
 
@@ -242,9 +271,13 @@ class EvaluationReport:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "n_dialogues": self.n_dialogues, "n_messages": self.n_messages,
-            "labels": list(self.labels), "n_boot": self.n_boot, "seed": self.seed,
-            "confidence": self.confidence, "notes": list(self.notes),
+            "n_dialogues": self.n_dialogues,
+            "n_messages": self.n_messages,
+            "labels": list(self.labels),
+            "n_boot": self.n_boot,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "notes": list(self.notes),
         }
         for level in LEVELS:
             out[level] = getattr(self, level).to_dict()
@@ -267,8 +300,10 @@ class EvaluationReport:
 
 def overlaps_any(span: Span, others: Iterable[Span], *, label: str | None = None) -> bool:
     """Does ``span`` overlap any of ``others`` (of ``label``, when given)?"""
-    return any(span.start < o.end and o.start < span.end and (label is None or o.label == label)
-               for o in others)
+    return any(
+        span.start < o.end and o.start < span.end and (label is None or o.label == label)
+        for o in others
+    )
 
 
 def _dedupe(spans: Sequence[Span] | None) -> list[Span]:
@@ -353,8 +388,14 @@ def _count_message(
     n_exact = sum(exact)
     _add(row, idx[("span_exact", None)], n_exact, len(pred), n_exact, len(gold))
     _add(row, idx[("span_overlap", None)], sum(ov_pred), len(pred), sum(ov_gold), len(gold))
-    _add(row, idx[(UNTYPED, None)], sum(overlaps_any(s, gold) for s in pred), len(pred),
-         sum(overlaps_any(s, pred) for s in gold), len(gold))
+    _add(
+        row,
+        idx[(UNTYPED, None)],
+        sum(overlaps_any(s, gold) for s in pred),
+        len(pred),
+        sum(overlaps_any(s, pred) for s in gold),
+        len(gold),
+    )
     # per label: exact hits, predicted, overlap hits (pred), gold, overlap hits (gold)
     acc: dict[str, list[int]] = {}
     for s, e, o in zip(pred, exact, ov_pred, strict=True):
@@ -422,8 +463,9 @@ def bootstrap_intervals(
 
 def _ordered_labels(seen: Iterable[str]) -> tuple[str, ...]:
     seen = set(seen)
-    return tuple([lab for lab in DEFAULT_LABELS if lab in seen]
-                 + sorted(seen - set(DEFAULT_LABELS)))
+    return tuple(
+        [lab for lab in DEFAULT_LABELS if lab in seen] + sorted(seen - set(DEFAULT_LABELS))
+    )
 
 
 def _check(texts: Mapping[Key, str], spans: Mapping[Key, Sequence[Span]], what: str) -> None:
@@ -435,8 +477,12 @@ def _check(texts: Mapping[Key, str], spans: Mapping[Key, Sequence[Span]], what: 
             problems.append(f"{what} for unknown message {key[0]!r} #{key[1]}")
             continue
         n = len(texts[key])
-        problems.extend(f"{what} span {s.start}..{s.end} runs past the end of {key[0]!r} #{key[1]} "
-                        f"({n} characters)" for s in ss if s.end > n)
+        problems.extend(
+            f"{what} span {s.start}..{s.end} runs past the end of {key[0]!r} #{key[1]} "
+            f"({n} characters)"
+            for s in ss
+            if s.end > n
+        )
         if len(problems) > 20:
             break
     if problems:
@@ -469,7 +515,8 @@ def evaluate(
     _check(texts, pred, "prediction")
     if labels is None:
         labels = _ordered_labels(
-            [s.label for ss in gold.values() for s in ss] + [s.label for ss in pred.values() for s in ss]
+            [s.label for ss in gold.values() for s in ss]
+            + [s.label for ss in pred.values() for s in ss]
         )
     labels = tuple(labels)
     cols = _Columns(labels)
@@ -536,26 +583,42 @@ def evaluate(
     def score(level: str, label: str | None) -> Score:
         c = cols.index[(level, label)]
         t = totals[c]
-        return Score(int(t[0]), int(t[1]), int(t[2]), int(t[3]),
-                     ci={m: (float(ci[c, k, 0]), float(ci[c, k, 1])) for k, m in enumerate(METRICS)})
+        return Score(
+            int(t[0]),
+            int(t[1]),
+            int(t[2]),
+            int(t[3]),
+            ci={m: (float(ci[c, k, 0]), float(ci[c, k, 1])) for k, m in enumerate(METRICS)},
+        )
 
     segs = None
     if segments is not None:
         order = [MATH, NON_MATH] + sorted(set(seg_counts) - {MATH, NON_MATH})
         segs = {s: SegmentErrors(*seg_counts.get(s, (0, 0, 0, 0))) for s in order}
     ambiguity = Ambiguity(
-        fp=sum(fp_by_label.values()), tp=sum(tp_by_label.values()),
+        fp=sum(fp_by_label.values()),
+        tp=sum(tp_by_label.values()),
         numeric_fp=sum(numeric_by_label.values()),
-        fp_by_label=dict(fp_by_label.most_common()), tp_by_label=dict(tp_by_label.most_common()),
+        fp_by_label=dict(fp_by_label.most_common()),
+        tp_by_label=dict(tp_by_label.most_common()),
         numeric_fp_by_label=dict(numeric_by_label.most_common()),
         fp_by_source=dict(fp_by_source.most_common()),
         numeric_fp_by_source=dict(numeric_by_source.most_common()),
         segments=segs,
     )
-    utility = Utility(len(texts), n_pred_spans, n_gold_spans, num_total, num_removed,
-                      num_outside, num_removed_outside)
+    utility = Utility(
+        len(texts),
+        n_pred_spans,
+        n_gold_spans,
+        num_total,
+        num_removed,
+        num_outside,
+        num_removed_outside,
+    )
     return EvaluationReport(
-        n_dialogues=len(dialogue_rows), n_messages=len(texts), labels=labels,
+        n_dialogues=len(dialogue_rows),
+        n_messages=len(texts),
+        labels=labels,
         token=score("token", None),
         token_by_label={lab: score("token", lab) for lab in labels},
         span_exact=score("span_exact", None),
@@ -563,5 +626,9 @@ def evaluate(
         span_overlap=score("span_overlap", None),
         span_overlap_by_label={lab: score("span_overlap", lab) for lab in labels},
         span_overlap_untyped=score(UNTYPED, None),
-        ambiguity=ambiguity, utility=utility, n_boot=n_boot, seed=seed, confidence=confidence,
+        ambiguity=ambiguity,
+        utility=utility,
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
     )

@@ -42,8 +42,10 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[st
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
 
     def line(r: list[str]) -> str:
-        return "  ".join(c.rjust(w) if k in right else c.ljust(w)
-                         for k, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if k in right else c.ljust(w)
+            for k, (c, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
 
     return [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
@@ -60,38 +62,74 @@ def format_report(report: EvaluationReport) -> str:
     for level, label, s in report.scores():
         if label != "ALL" and s.n_pred == 0 and s.n_gold == 0:
             continue
-        rows.append([LEVEL_NAMES[level], label, _cell(s, "precision"), _cell(s, "recall"),
-                     _cell(s, "f1"), _cell(s, "f2"), f"{s.tp:,}", f"{s.fp:,}", f"{s.fn:,}"])
-    out += _table(["level", "label", "precision", "recall", "F1", "F2", "TP", "FP", "FN"],
-                  rows, right={6, 7, 8})
+        rows.append(
+            [
+                LEVEL_NAMES[level],
+                label,
+                _cell(s, "precision"),
+                _cell(s, "recall"),
+                _cell(s, "f1"),
+                _cell(s, "f2"),
+                f"{s.tp:,}",
+                f"{s.fp:,}",
+                f"{s.fn:,}",
+            ]
+        )
+    out += _table(
+        ["level", "label", "precision", "recall", "F1", "F2", "TP", "FP", "FN"],
+        rows,
+        right={6, 7, 8},
+    )
 
     a = report.ambiguity
-    out += ["", "Numeric ambiguity (false positive: a predicted span that overlaps no gold span)",
-            f"false positives {a.fp:,}, of which numeric {a.numeric_fp:,} "
-            f"({_pct(a.numeric_fp_share)}); true positives {a.tp:,}", ""]
+    out += [
+        "",
+        "Numeric ambiguity (false positive: a predicted span that overlaps no gold span)",
+        f"false positives {a.fp:,}, of which numeric {a.numeric_fp:,} "
+        f"({_pct(a.numeric_fp_share)}); true positives {a.tp:,}",
+        "",
+    ]
     labels = list(dict.fromkeys([*a.fp_by_label, *a.tp_by_label]))
     if labels:
         out += _table(
             ["predicted label", "FP", "numeric FP", "TP"],
-            [[lab, f"{a.fp_by_label.get(lab, 0):,}", f"{a.numeric_fp_by_label.get(lab, 0):,}",
-              f"{a.tp_by_label.get(lab, 0):,}"] for lab in labels],
+            [
+                [
+                    lab,
+                    f"{a.fp_by_label.get(lab, 0):,}",
+                    f"{a.numeric_fp_by_label.get(lab, 0):,}",
+                    f"{a.tp_by_label.get(lab, 0):,}",
+                ]
+                for lab in labels
+            ],
             right={1, 2, 3},
         )
         out.append("")
     if a.fp_by_source:
         out += _table(
             ["source", "FP", "numeric FP"],
-            [[src, f"{n:,}", f"{a.numeric_fp_by_source.get(src, 0):,}"]
-             for src, n in a.fp_by_source.items()],
+            [
+                [src, f"{n:,}", f"{a.numeric_fp_by_source.get(src, 0):,}"]
+                for src, n in a.fp_by_source.items()
+            ],
             right={1, 2},
         )
         out.append("")
     if a.segments is not None:
         out += _table(
             ["segment", "messages", "FP", "TP", "true PII", "FP:TP", "FP:PII"],
-            [[seg, f"{e.messages:,}", f"{e.fp:,}", f"{e.tp:,}", f"{e.gold:,}",
-              _ratio(e.fp_per_tp), _ratio(e.fp_per_gold)]
-             for seg, e in a.segments.items()],
+            [
+                [
+                    seg,
+                    f"{e.messages:,}",
+                    f"{e.fp:,}",
+                    f"{e.tp:,}",
+                    f"{e.gold:,}",
+                    _ratio(e.fp_per_tp),
+                    _ratio(e.fp_per_gold),
+                ]
+                for seg, e in a.segments.items()
+            ],
             right={1, 2, 3, 4, 5, 6},
         )
         out.append("")

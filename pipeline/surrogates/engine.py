@@ -278,6 +278,8 @@ class Deidentifier:
                     chosen[i] = sorted(chosen[i] + extra)
             if dialogue.anchor:
                 anchor_spans = self._hits(index, dialogue.anchor, [])
+            meta_hits = [(t, self._hits(index, t, [])) for t in _strings(dialogue.meta)]
+            self._collect(items, [h for h in meta_hits if h[1]])
             self._collect(
                 items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
             )
@@ -293,7 +295,18 @@ class Deidentifier:
             for norm, (label, _text) in items.items():
                 rep = tag_for(label) if self.mode == "tag" else REDACTED
                 table[norm] = (label, rep, self.mode)
-        return self._apply(dialogue, chosen, items, table, swept, anchor_spans)
+        result = self._apply(dialogue, chosen, items, table, swept, anchor_spans)
+        if index is not None and len(index) and dialogue.meta:
+            # metadata travels with the release: originals in its strings are replaced too
+            def fix(text: str) -> str:
+                hits = self._hits(index, text, [])
+                if not hits:
+                    return text
+                edits = [(h.start, h.end, h.label, True) for h in hits]
+                return self._rewrite(text, -2, edits, table)[0]
+
+            result.release = replace(result.release, meta=_map_strings(dialogue.meta, fix))
+        return result
 
     def _collect(
         self, items: dict[str, tuple[str, str]], texts: list[tuple[str, Sequence[Span]]]
@@ -491,6 +504,27 @@ class Deidentifier:
             pos = end
         out.append(text[pos:])
         return "".join(out), spans, reps
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, Mapping):
+        return {k: _map_strings(v, fn) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_map_strings(v, fn) for v in obj]
+    return obj
 
 
 def build_deidentifier(

@@ -20,27 +20,78 @@ from pipeline.surrogates.keyed import apply_case, case_pattern, shape_copy
 _RUN_RE = re.compile(r"[^\W\d_]+|\d+|[\W_]+")
 
 
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W\d_]+")
+HANDLE_WORDS = frozenset(
+    [
+        "students",
+        "student",
+        "staff",
+        "mail",
+        "email",
+        "school",
+        "schools",
+        "k12",
+        "edu",
+        "my",
+        "the",
+        "official",
+        "real",
+        "its",
+        "im",
+        "iam",
+    ]
+)
+
+
 def _word_of_length(rng: random.Random, n: int) -> str:
-    bucket = pools.words_by_length().get(n)
-    if bucket:
-        return rng.choice(bucket)
+    """A name-like word of exactly ``n`` letters (two joined words when no single one fits)."""
+    buckets = pools.words_by_length()
+    if buckets.get(n):
+        return rng.choice(buckets[n])
+    splits = [k for k in range(3, n - 2) if buckets.get(k) and buckets.get(n - k)]
+    if splits:
+        k = rng.choice(splits)
+        return rng.choice(buckets[k]) + rng.choice(buckets[n - k])
     return shape_copy("a" * n, rng)
+
+
+def _joined_names(ctx: GenContext, run: str) -> str | None:
+    """ "marybalogun" → "joannnielsen" when both halves are names this scope already maps."""
+    low = run.casefold()
+    for i in range(1, len(low)):
+        head, tail = low[:i], low[i:]
+        first = ctx.mapped_part("name", head) if i > 1 else None
+        last = ctx.mapped_part("name", tail) if len(tail) > 1 else None
+        if first and last:
+            return (first + last).lower()
+        if i == 1 and last:  # "jthompson": an initial and a surname
+            return (
+                ctx.part("initial", head, lambda r: chr(ord("a") + r.randrange(26))).lower()
+                + last.lower()
+            )
+    return None
 
 
 def _letters(ctx: GenContext, run: str) -> str:
     """A letter run: the scope's name surrogate when the run is a mapped name, else a same-length word."""
+    pattern = case_pattern(run)
+    if pattern == "mixed":  # "xXWolfBunnyXx": each camel-case piece on its own
+        pieces = _CAMEL_RE.findall(run)
+        if len(pieces) > 1 and "".join(pieces) == run:
+            return "".join(_letters(ctx, p) for p in pieces)
     mapped = ctx.mapped_part("name", run)
     if mapped is None and len(run) >= 3 and run.casefold() in pools.gender_table():
         mapped = ctx.part(
             "name", run, lambda r: r.choice(pools.first_names()["m" if r.random() < 0.5 else "f"])
         )
+    if mapped is None and len(run) >= 5:
+        mapped = _joined_names(ctx, run)
     if mapped is None:
         mapped = ctx.part("word", run, lambda r: _word_of_length(r, len(run)))
-    pattern = case_pattern(run)
     return apply_case(mapped, pattern if pattern != "mixed" else "lower")
 
 
-def _handle(ctx: GenContext, text: str, *, keep_words: frozenset[str] = frozenset()) -> str:
+def _handle(ctx: GenContext, text: str, *, keep_words: frozenset[str] = HANDLE_WORDS) -> str:
     out = []
     for m in _RUN_RE.finditer(text):
         run = m.group()
@@ -83,12 +134,12 @@ def url_surrogate(original: str, ctx: GenContext) -> str:
     text = original.strip()
     m = _URL_RE.match(text)
     if not m or "." not in m.group("host"):
-        return _handle(ctx, text, keep_words=pools.URL_PATH_WORDS)
+        return _handle(ctx, text, keep_words=pools.URL_PATH_WORDS | HANDLE_WORDS)
     host = m.group("host")
     prefix = ""
     if host.casefold().startswith("www."):
         prefix, host = host[:4], host[4:]
-    rest = _handle(ctx, m.group("rest"), keep_words=pools.URL_PATH_WORDS)
+    rest = _handle(ctx, m.group("rest"), keep_words=pools.URL_PATH_WORDS | HANDLE_WORDS)
     return f"{m.group('scheme') or ''}{prefix}{_host(ctx, host)}{rest}"
 
 
@@ -111,7 +162,7 @@ def phone_surrogate(original: str, ctx: GenContext) -> str:
             fresh_group = False
         else:
             out.append(ch)
-            fresh_group = ch in "()" or (fresh_group and not ch.isalnum())
+            fresh_group = not ch.isalnum()
     return "".join(out)
 
 
@@ -149,6 +200,8 @@ def course_surrogate(original: str, ctx: GenContext) -> str:
     def number(m: re.Match[str]) -> str:
         token = m.group()
         new = shape_copy(token, rng)
+        if token[0] in "123456789" and new[0] == "0":  # "101" → "529", not "029"
+            new = str(rng.randrange(1, 10)) + new[1:]
         return new + str(rng.randrange(10)) if len(token) <= 2 and token.isdigit() else new
 
     if any(c.isdigit() for c in text):

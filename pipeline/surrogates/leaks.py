@@ -9,6 +9,7 @@ report counts them apart. A release is publishable only with zero hits.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -25,7 +26,7 @@ MAX_LISTED_HITS = 1000
 @dataclass(frozen=True, slots=True)
 class LeakHit:
     dialogue_id: str
-    index: int  # message index; -1 = anchor text
+    index: int  # message index; -1 = anchor text; -2 = dialogue meta (offsets into its JSON)
     start: int
     end: int
     label: str
@@ -103,6 +104,8 @@ class LeakChecker:
         texts = [(m.index, m.text) for m in dialogue.messages]
         if dialogue.anchor:
             texts.append((-1, dialogue.anchor))
+        if dialogue.meta:  # metadata travels with the release too
+            texts.append((-2, json.dumps(dict(dialogue.meta), ensure_ascii=False, sort_keys=True)))
         for index, text in texts:
             for f in self.index.scan(text):
                 hits.append(

@@ -164,8 +164,19 @@ class OriginalIndex:
         low: str | None = text.lower()
         if len(low) != len(text):  # a few characters change length in lower case
             low = None
-        for m in _WORD_RE.finditer(text if low is None else low):
-            cands = self._by_word.get(m.group().lower())
+        source = text if low is None else low
+        by_word = self._by_word
+        words = _WORD_RE.findall(source)
+        if low is None:
+            words = [w.lower() for w in words]
+        if not any(w in by_word for w in words):  # the usual case: nothing to look at
+            return (
+                self._scan_compact(text, found)
+                if self._by_compact and _DIGIT_AT_RE.search(text)
+                else []
+            )
+        for m in _WORD_RE.finditer(source):
+            cands = by_word.get(m.group().lower())
             if not cands:
                 continue
             s = m.start()

@@ -52,3 +52,13 @@ def test_evaluate_needs_texts_for_per_message_gold(corpus_file, tmp_path):
     with pytest.raises(CommandError, match="pass --corpus"):
         call_command("evaluate", str(pred), gold=str(pred))
     call_command("evaluate", str(pred), gold=str(pred), corpus=str(corpus_file), n_boot=10)
+
+
+def test_segments_grid_prints_one_row_per_threshold_pair(corpus_file, tmp_path):
+    pred = tmp_path / "pred.jsonl"
+    call_command("detect", str(corpus_file), detector="rules", out=str(pred))
+    out = tmp_path / "grid.csv"
+    call_command("segments_grid", str(corpus_file), predictions=str(pred), t_anchor="0.1,0.3",
+                 t_sim="0.5", csv_out=str(out))
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("t_anchor,t_sim,") and len(lines) == 3

@@ -151,3 +151,21 @@ def test_worker_killed_mid_run_completes_after_restart_without_duplicates(celery
     assert Prediction.objects.filter(run=run).count() == 32
     assert (Prediction.objects.filter(run=run).values("message_id", "start", "end", "label").distinct().count()
             == 32)
+
+
+@pytest.mark.django_db
+def test_only_admins_can_overlay_a_run_on_a_transcript(client, members, django_capture_on_commit_callbacks):
+    from annotator.models import Dialogue
+
+    project = members["admin"].memberships.get().project
+    _corpus(project, n=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = runs.run_start(project=project, detector="rules")
+        runs.run_enqueue(run)
+    d = Dialogue.objects.get()
+    url = f"/p/test/dialogues/{d.pk}/?run={run.pk}"
+    client.force_login(members["admin"])
+    assert 'class="suggestion"' in client.get(url).content.decode()
+    client.force_login(members["adjudicator"])
+    page = client.get(url).content.decode()
+    assert 'class="suggestion"' not in page and "rules" not in page

@@ -235,9 +235,14 @@ def test_score_undefined_values():
 
 def _rows(spans, texts=None, segments=None):
     for (did, idx), text in TEXTS.items():
-        row = {"dialogue_id": did, "index": idx,
-               "spans": [{**s.to_dict(), **({"source": s.source} if s.source else {})}
-                         for s in spans.get((did, idx), [])]}
+        row = {
+            "dialogue_id": did,
+            "index": idx,
+            "spans": [
+                {**s.to_dict(), **({"source": s.source} if s.source else {})}
+                for s in spans.get((did, idx), [])
+            ],
+        }
         if texts:
             row["text"] = text
         if segments:
@@ -249,7 +254,9 @@ def test_evaluate_files_per_message_gold_with_texts(tmp_path):
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(_rows(GOLD, texts=True)) + "\n")
     pred = tmp_path / "pred.jsonl"
-    extra = json.dumps({"dialogue_id": "other", "index": 0, "spans": [{"start": 0, "end": 1, "label": "NAME"}]})
+    extra = json.dumps(
+        {"dialogue_id": "other", "index": 0, "spans": [{"start": 0, "end": 1, "label": "NAME"}]}
+    )
     pred.write_text("\n".join([*_rows(PRED, segments=SEGMENTS), extra]) + "\n")
     assert not is_corpus_file(gold)
     spans, _, _ = read_spans(pred)
@@ -265,8 +272,12 @@ def test_evaluate_files_with_a_gold_corpus(tmp_path):
     dialogues = {}
     for (did, idx), text in TEXTS.items():
         dialogues.setdefault(did, []).append(
-            {"speaker": "tutor", "text": text,
-             "spans": [s.to_dict(with_score=False) for s in GOLD.get((did, idx), [])]})
+            {
+                "speaker": "tutor",
+                "text": text,
+                "spans": [s.to_dict(with_score=False) for s in GOLD.get((did, idx), [])],
+            }
+        )
     corpus = tmp_path / "gold_corpus.jsonl"
     corpus.write_text("\n".join(json.dumps({"id": d, "messages": m}) for d, m in dialogues.items()))
     pred = tmp_path / "pred.jsonl"
@@ -287,7 +298,16 @@ def test_evaluate_files_needs_texts(tmp_path):
 
 
 def test_format_grid():
-    rows = [{"t_anchor": 0.3, "t_sim": 0.4, "math_message_share": 0.5, "fp_in_math_share": 0.9,
-             "pii_in_math_share": 0.1, "fp_per_pii_math": 4.88, "fp_per_pii_non_math": None}]
+    rows = [
+        {
+            "t_anchor": 0.3,
+            "t_sim": 0.4,
+            "math_message_share": 0.5,
+            "fp_in_math_share": 0.9,
+            "pii_in_math_share": 0.1,
+            "fp_per_pii_math": 4.88,
+            "fp_per_pii_non_math": None,
+        }
+    ]
     table = format_grid(rows)
     assert "4.88:1" in table and "90.0%" in table and "–" in table

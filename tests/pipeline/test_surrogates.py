@@ -666,3 +666,75 @@ def test_property_deterministic_rebuild(d):
     a = Deidentifier(key=KEY).deidentify(d)
     b = Deidentifier(key=KEY).deidentify(d)
     assert a.release == b.release and a.mapping == b.mapping
+
+
+# --- sweeping, metadata, maths ----------------------------------------------------------------
+
+
+def test_corpus_sweep_replaces_other_dialogues_originals_but_not_maths():
+    student = make_dialogue(
+        "s",
+        [
+            (
+                "Hi Monique, born July 18, 2012",
+                [("Monique", "NAME"), ("July 18, 2012", "DATE_OF_BIRTH")],
+            )
+        ],
+    )
+    problem = Dialogue(
+        "p",
+        (
+            Message("If Monique saves from July 7 to July 18, how many days?", "tutor", index=0),
+            Message("she was born July 18, 2012 lol", "student", index=1),
+        ),
+        anchor="Monique has 3/4 of a pizza",
+        meta={"problem_characters": ["Monique"], "topic": "fractions"},
+    )
+    originals = originals_of([student, problem])
+    deid = Deidentifier(key=KEY, forbidden=originals)
+    deid.deidentify(student)
+    result = deid.deidentify(problem)
+    texts = [m.text for m in result.release.messages]
+    assert "Monique" not in texts[0] and "Monique" not in result.release.anchor
+    assert (
+        "from July 7 to July 18, how many days?" in texts[0]
+    )  # a date without a year is maths here
+    assert "July 18, 2012" not in texts[1]  # a full date of birth is not
+    assert (
+        result.release.meta["problem_characters"] != ["Monique"]
+        and result.release.meta["topic"] == "fractions"
+    )
+    assert all(r.propagated for r in result.replacements)
+    assert LeakChecker(originals).check_result(result) == []
+
+
+def test_handles_keep_their_shape_and_reuse_name_surrogates():
+    d = make_dialogue(
+        "h",
+        [
+            (
+                "I'm Mary Balogun, marybalogun@hotmail.com or xXWolfBunnyXx",
+                [
+                    ("Mary Balogun", "NAME"),
+                    ("marybalogun@hotmail.com", "EMAIL"),
+                    ("xXWolfBunnyXx", "USERNAME"),
+                ],
+            )
+        ],
+    )
+    m = mapping_of(Deidentifier(key=KEY).deidentify(d))
+    first, last = m["Mary Balogun"].lower().split()
+    assert m["marybalogun@hotmail.com"] == f"{first}{last}@hotmail.com"
+    user = m["xXWolfBunnyXx"]
+    assert len(user) == 13 and [c.isupper() for c in user] == [c.isupper() for c in "xXWolfBunnyXx"]
+
+
+@pytest.mark.parametrize(
+    ("course", "pattern"),
+    [("Algebra 300", r"Algebra [1-9]\d\d"), ("Calc 8", r"Calc \d\d"), ("Algebra II", r"Algebra V")],
+)
+def test_courses_keep_their_subject(course, pattern):
+    d = make_dialogue("c", [(f"I take {course} now", [(course, "COURSE")])])
+    sur = mapping_of(Deidentifier(key=KEY).deidentify(d))[course]
+    assert re.fullmatch(pattern, sur), sur
+    assert not within_one_edit(normalize(sur), normalize(course))

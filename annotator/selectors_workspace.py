@@ -120,8 +120,9 @@ def context_window(assignment: Assignment) -> list[Message]:
     )
 
 
-def item_context(assignment: Assignment) -> dict:
-    """Everything the item fragment shows. Predictions are read only for aware items."""
+def item_context(assignment: Assignment, *, page: bool = False) -> dict:
+    """Everything the item fragment shows (and, for the whole page, the queue progress).
+    Predictions are read only for aware items."""
     project = assignment.project
     aware = assignment.condition == Assignment.Condition.AWARE
     colors = taxonomy_colors(project.taxonomy)
@@ -156,7 +157,8 @@ def item_context(assignment: Assignment) -> dict:
         "suggestions": suggestion_rows,
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),
-        "progress": queue_progress(assignment.annotator_id, project, order=assignment.order),
+        **({"progress": queue_progress(assignment.annotator_id, project, order=assignment.order),
+            "labels": label_keys(project)} if page else {}),
     }
 
 

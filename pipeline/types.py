@@ -78,10 +78,12 @@ class Span:
     def key(self) -> tuple[int, int, str]:
         return (self.start, self.end, self.label)
 
-    def to_dict(self, *, with_score: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, with_score: bool = True, with_source: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"start": self.start, "end": self.end, "label": self.label}
         if with_score:
             out["score"] = round(float(self.score), 6)
+        if with_source and self.source and self.source != self.label:
+            out["source"] = self.source
         return out
 
 
@@ -124,7 +126,7 @@ class Detection:
         out: dict[str, Any] = {
             "dialogue_id": self.dialogue_id,
             "index": self.index,
-            "spans": [s.to_dict() for s in sorted(self.spans)],
+            "spans": [s.to_dict(with_source=True) for s in sorted(self.spans)],
         }
         if self.segment is not None:
             out["segment"] = self.segment

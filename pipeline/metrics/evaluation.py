@@ -8,7 +8,7 @@
   overlaps a gold span of the same label; a gold span is found when a predicted span of its label
   overlaps it), overall and per label, plus overlap ignoring labels.
 * 95% bootstrap confidence intervals, resampling dialogues: per-dialogue counts are computed once,
-  then resampled as a weight matrix times the count matrix (1,000 resamples in well under a second).
+  then resampled as a weight matrix times the count matrix (:mod:`pipeline.metrics.bootstrap`).
 * Numeric ambiguity (MathEd-PII): false positives (predicted spans overlapping no gold span) by
   predicted label and by ``Span.source`` (``presidio:US_DRIVER_LICENSE``), those containing a digit,
   and false positives against true positives and true PII inside MATH vs NON-MATH segments.
@@ -21,278 +21,49 @@ undefined: ``nan`` here, ``None`` in :meth:`EvaluationReport.to_dict`, ``–`` i
 
 from __future__ import annotations
 
-import math
 import re
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from pipeline.metrics.bootstrap import bootstrap_intervals
+from pipeline.metrics.report import (
+    LEVELS,
+    METRICS,
+    UNTYPED,
+    Ambiguity,
+    EvaluationReport,
+    Score,
+    SegmentErrors,
+    Utility,
+)
 from pipeline.text import Token, tokenize
 from pipeline.types import DEFAULT_LABELS, MATH, NON_MATH, Span
 
+__all__ = [
+    "Ambiguity",
+    "EvaluationError",
+    "EvaluationReport",
+    "Key",
+    "Score",
+    "SegmentErrors",
+    "Utility",
+    "bootstrap_intervals",
+    "evaluate",
+    "overlaps_any",
+    "token_labels",
+]
+
 Key = tuple[str, int]
-LEVELS = ("token", "span_exact", "span_overlap")
-UNTYPED = "span_overlap_untyped"
 UNSEGMENTED = "UNSEGMENTED"
 UNKNOWN_SOURCE = "(no source)"
 _DIGIT = re.compile(r"\d")
-_RESAMPLE_CHUNK = 64  # resamples drawn per step: bounds memory at 64 x dialogues weights
 
 
 class EvaluationError(ValueError):
     """Gold or predictions that do not fit the texts (unknown message, span past the end)."""
-
-
-# --- value objects ---------------------------------------------------------------------------
-
-
-def _ratio(a: float, b: float) -> float:
-    return a / b if b else math.nan
-
-
-def _fbeta(p: float, r: float, beta: float) -> float:
-    if math.isnan(p) or math.isnan(r):
-        return math.nan
-    b2 = beta * beta
-    return (1 + b2) * p * r / (b2 * p + r) if (p + r) > 0 else 0.0
-
-
-def _num(x: float | None, digits: int = 6) -> float | None:
-    return (
-        None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), digits)
-    )
-
-
-METRICS = ("precision", "recall", "f1", "f2")
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """Counts and P/R/F1/F2 of one level and label, with bootstrap intervals per metric.
-
-    ``tp_pred`` predicted units judged right (of ``n_pred``); ``tp_gold`` gold units found (of
-    ``n_gold``). They differ only for overlap matching, where one prediction can cover two gold
-    spans.
-    """
-
-    tp_pred: int
-    n_pred: int
-    tp_gold: int
-    n_gold: int
-    ci: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-
-    @property
-    def precision(self) -> float:
-        return _ratio(self.tp_pred, self.n_pred)
-
-    @property
-    def recall(self) -> float:
-        return _ratio(self.tp_gold, self.n_gold)
-
-    @property
-    def f1(self) -> float:
-        return _fbeta(self.precision, self.recall, 1.0)
-
-    @property
-    def f2(self) -> float:
-        return _fbeta(self.precision, self.recall, 2.0)
-
-    @property
-    def tp(self) -> int:
-        return self.tp_gold
-
-    @property
-    def fp(self) -> int:
-        return self.n_pred - self.tp_pred
-
-    @property
-    def fn(self) -> int:
-        return self.n_gold - self.tp_gold
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {m: _num(getattr(self, m)) for m in METRICS}
-        out.update(
-            tp=self.tp,
-            fp=self.fp,
-            fn=self.fn,
-            tp_pred=self.tp_pred,
-            n_pred=self.n_pred,
-            n_gold=self.n_gold,
-        )
-        out["ci"] = {m: [_num(lo), _num(hi)] for m, (lo, hi) in self.ci.items()}
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class SegmentErrors:
-    """False positives, true positives and true PII inside one kind of segment."""
-
-    messages: int = 0
-    fp: int = 0
-    tp: int = 0
-    gold: int = 0
-
-    @property
-    def fp_per_tp(self) -> float:
-        return _ratio(self.fp, self.tp)
-
-    @property
-    def fp_per_gold(self) -> float:
-        return _ratio(self.fp, self.gold)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "messages": self.messages,
-            "fp": self.fp,
-            "tp": self.tp,
-            "gold": self.gold,
-            "fp_per_tp": _num(self.fp_per_tp),
-            "fp_per_gold": _num(self.fp_per_gold),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Ambiguity:
-    """MathEd-PII's numeric-ambiguity table (false positive = overlaps no gold span at all)."""
-
-    fp: int
-    tp: int
-    numeric_fp: int
-    fp_by_label: Mapping[str, int]
-    tp_by_label: Mapping[str, int]
-    numeric_fp_by_label: Mapping[str, int]
-    fp_by_source: Mapping[str, int]
-    numeric_fp_by_source: Mapping[str, int]
-    segments: Mapping[str, SegmentErrors] | None = None
-
-    @property
-    def numeric_fp_share(self) -> float:
-        return _ratio(self.numeric_fp, self.fp)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "fp": self.fp,
-            "tp": self.tp,
-            "numeric_fp": self.numeric_fp,
-            "numeric_fp_share": _num(self.numeric_fp_share),
-            "fp_by_label": dict(self.fp_by_label),
-            "tp_by_label": dict(self.tp_by_label),
-            "numeric_fp_by_label": dict(self.numeric_fp_by_label),
-            "fp_by_source": dict(self.fp_by_source),
-            "numeric_fp_by_source": dict(self.numeric_fp_by_source),
-            "segments": None
-            if self.segments is None
-            else {k: v.to_dict() for k, v in self.segments.items()},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Utility:
-    """What a redaction with the predicted spans would cost the maths."""
-
-    messages: int
-    pred_spans: int
-    gold_spans: int
-    number_tokens: int
-    number_tokens_removed: int
-    number_tokens_outside_gold: int
-    number_tokens_removed_outside_gold: int
-
-    @property
-    def number_tokens_removed_share(self) -> float:
-        return _ratio(self.number_tokens_removed, self.number_tokens)
-
-    @property
-    def number_tokens_removed_outside_gold_share(self) -> float:
-        return _ratio(self.number_tokens_removed_outside_gold, self.number_tokens_outside_gold)
-
-    @property
-    def pred_spans_per_1000_messages(self) -> float:
-        return _ratio(1000 * self.pred_spans, self.messages)
-
-    @property
-    def gold_spans_per_1000_messages(self) -> float:
-        return _ratio(1000 * self.gold_spans, self.messages)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            k: getattr(self, k)
-            for k in (
-                "messages",
-                "pred_spans",
-                "gold_spans",
-                "number_tokens",
-                "number_tokens_removed",
-                "number_tokens_outside_gold",
-                "number_tokens_removed_outside_gold",
-            )
-        }
-        for k in (
-            "number_tokens_removed_share",
-            "number_tokens_removed_outside_gold_share",
-            "pred_spans_per_1000_messages",
-            "gold_spans_per_1000_messages",
-        ):
-            out[k] = _num(getattr(self, k))
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class EvaluationReport:
-    n_dialogues: int
-    n_messages: int
-    labels: tuple[str, ...]
-    token: Score
-    token_by_label: Mapping[str, Score]
-    span_exact: Score
-    span_exact_by_label: Mapping[str, Score]
-    span_overlap: Score
-    span_overlap_by_label: Mapping[str, Score]
-    span_overlap_untyped: Score
-    ambiguity: Ambiguity
-    utility: Utility
-    n_boot: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    notes: tuple[str, ...] = ()  # what the caller left out or could not use
-
-    def scores(self) -> list[tuple[str, str, Score]]:
-        """``(level, label, score)`` rows in table order; label ``ALL`` is the overall row."""
-        rows: list[tuple[str, str, Score]] = []
-        for level in LEVELS:
-            rows.append((level, "ALL", getattr(self, level)))
-            rows.extend((level, lab, s) for lab, s in getattr(self, f"{level}_by_label").items())
-        rows.append((UNTYPED, "ALL", self.span_overlap_untyped))
-        return rows
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "n_dialogues": self.n_dialogues,
-            "n_messages": self.n_messages,
-            "labels": list(self.labels),
-            "n_boot": self.n_boot,
-            "seed": self.seed,
-            "confidence": self.confidence,
-            "notes": list(self.notes),
-        }
-        for level in LEVELS:
-            out[level] = getattr(self, level).to_dict()
-            out[f"{level}_by_label"] = {
-                k: v.to_dict() for k, v in getattr(self, f"{level}_by_label").items()
-            }
-        out[UNTYPED] = self.span_overlap_untyped.to_dict()
-        out["ambiguity"] = self.ambiguity.to_dict()
-        out["utility"] = self.utility.to_dict()
-        return out
-
-    def format_table(self) -> str:
-        from pipeline.metrics.report import format_report
-
-        return format_report(self)
 
 
 # --- matching helpers ------------------------------------------------------------------------
@@ -412,53 +183,6 @@ def _count_message(
         if col is not None:
             _add(row, col, ne, np_, ne, ng)
             _add(row, idx[("span_overlap", lab)], op, np_, og, ng)
-
-
-def _metrics(sums: np.ndarray) -> np.ndarray:
-    """``(..., 4)`` counts -> ``(..., 4)`` precision, recall, F1, F2 (nan where undefined)."""
-    tp_p, n_p, tp_g, n_g = (sums[..., k].astype(np.float64) for k in range(4))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(n_p > 0, tp_p / np.where(n_p > 0, n_p, 1), np.nan)
-        r = np.where(n_g > 0, tp_g / np.where(n_g > 0, n_g, 1), np.nan)
-        out = [p, r]
-        for beta in (1.0, 2.0):
-            b2 = beta * beta
-            den = b2 * p + r
-            f = np.where(den > 0, (1 + b2) * p * r / np.where(den > 0, den, 1), 0.0)
-            out.append(np.where(np.isnan(p) | np.isnan(r), np.nan, f))
-    return np.stack(out, axis=-1)
-
-
-def bootstrap_intervals(
-    counts: np.ndarray, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
-) -> np.ndarray:
-    """Percentile intervals of P/R/F1/F2 from resampling dialogues with replacement.
-
-    ``counts`` is ``(dialogues, columns, 4)`` (``tp_pred, n_pred, tp_gold, n_gold``); returns
-    ``(columns, 4 metrics, 2)``. Each resample is a vector of dialogue multiplicities, so the
-    resampled totals are one matrix product per chunk of resamples.
-    """
-    n_dlg, n_cols, _ = counts.shape
-    out = np.full((n_cols, 4, 2), np.nan)
-    if n_dlg == 0 or n_boot <= 0:
-        return out
-    flat = counts.reshape(n_dlg, n_cols * 4).astype(np.float64)
-    rng = np.random.default_rng(seed)
-    stats = np.empty((n_boot, n_cols, 4))
-    for start in range(0, n_boot, _RESAMPLE_CHUNK):
-        k = min(_RESAMPLE_CHUNK, n_boot - start)
-        draws = rng.integers(0, n_dlg, size=(k, n_dlg))
-        offsets = (np.arange(k) * n_dlg)[:, None]
-        weights = np.bincount((draws + offsets).ravel(), minlength=k * n_dlg).reshape(k, n_dlg)
-        # einsum, not BLAS: a threaded BLAS on a busy machine is 40x slower for this shape
-        sums = np.einsum("kd,dc->kc", weights.astype(np.float64), flat).reshape(k, n_cols, 4)
-        stats[start : start + k] = _metrics(sums)
-    alpha = (1 - confidence) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-nan columns stay nan
-        out[..., 0] = np.nanquantile(stats, alpha, axis=0)
-        out[..., 1] = np.nanquantile(stats, 1 - alpha, axis=0)
-    return out
 
 
 def _ordered_labels(seen: Iterable[str]) -> tuple[str, ...]:

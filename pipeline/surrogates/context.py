@@ -12,7 +12,12 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.surrogates.keyed import KeyedRandom, normalize, within_one_edit
+from pipeline.surrogates.keyed import (
+    KeyedRandom,
+    forbidden_in_any_case,
+    normalize,
+    within_one_edit,
+)
 
 MAX_ATTEMPTS = 40
 
@@ -73,7 +78,7 @@ class GenContext:
             # a one- or two-character part (an initial, "7" in "lilpaul7") can only differ; the
             # whole value it belongs to is still held to the edit-distance rule
             close = ck == key if len(key) <= 2 else within_one_edit(ck, key)
-            if not ck or close or ck in used or self.forbidden(cand):
+            if not ck or close or ck in used or forbidden_in_any_case(self.forbidden, cand):
                 continue
             self.scope.parts[(kind, key)] = cand
             used.add(ck)

@@ -139,16 +139,23 @@ class ForbiddenIndex:
     surrogate that passes here can never be reported as a leak later.
     """
 
+    ignores_case = True
+
     def __init__(self) -> None:
         self.norms: set[str] = set()
         self.compacts: set[str] = set()
         self.index = OriginalIndex()
 
     def add(self, label: str, original: str) -> None:
-        if label in RELAXED_LABELS or checked_in_place(original, label):
+        if label in RELAXED_LABELS:
             return
         n = normalize(original)
         if not n:
+            return
+        if checked_in_place(original, label):
+            # too common to be looked for inside text, but still never a surrogate as a whole
+            if not (n.isdigit() and len(n) <= 4):
+                self.norms.add(n)
             return
         self.norms.add(n)
         self.index.add(label, original)
@@ -168,7 +175,7 @@ class ForbiddenIndex:
     def __call__(self, text: str) -> bool:
         if normalize(text) in self.norms or (self.compacts and compact(text) in self.compacts):
             return True
-        return bool(self.index.scan(text, sentence_starts=False))
+        return bool(self.index.scan(text, sentence_starts=False, any_case=True))
 
     def __len__(self) -> int:
         return len(self.norms)

@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import random
 import re
+from collections.abc import Callable
 
 _SPACE_RE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n\r\"“”‘'’`.,;:!?()[]{}<>"
@@ -140,3 +141,14 @@ def shape_copy(text: str, rng: random.Random, *, keep: str = "") -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def forbidden_in_any_case(forbidden: Callable[[str], bool], text: str) -> bool:
+    """``forbidden`` for ``text`` in any casing the release may give it ("may 29" → "May 29").
+
+    A :class:`~pipeline.surrogates.engine.ForbiddenIndex` already ignores case; any other
+    callable is asked about the usual casings.
+    """
+    if getattr(forbidden, "ignores_case", False):
+        return forbidden(text)
+    return any(forbidden(v) for v in {text, text.lower(), text.upper(), apply_case(text, "title")})

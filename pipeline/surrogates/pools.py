@@ -220,4 +220,10 @@ COMMON_WORD_NAMES: frozenset[str] = frozenset(
     right thanks thank sure cool nice lol um uh hmm oh wow wait done correct wrong try again
     """
     )
+    + _words(
+        """
+    am pm km cm mm m kg g mg lb lbs oz ft in mi ml l hr hrs min mins sec secs mph kph yd yds
+    sq cu deg pt pts qt gal tbsp tsp st nd rd th x y z
+    """
+    )
 )

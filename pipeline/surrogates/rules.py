@@ -1,6 +1,7 @@
 """The rules every surrogate must pass, whoever proposed it (offline generator or LLM).
 
-- never the original, never within edit distance 1 of it (ages excepted: every teen age is "1x"),
+- never the original, never within edit distance 1 of it (ages and one- or two-character
+  originals excepted: every teen age is "1x", and "9" can only become another digit),
   never another original PII string of the corpus, never the surrogate of another original;
 - the same type and form: a name keeps its title and number of words, a school its stage word,
   an e-mail stays an e-mail, phones and ids keep their digit/letter shape, an age its band.
@@ -12,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from pipeline.surrogates.formats import age_band
-from pipeline.surrogates.keyed import compact, normalize, within_one_edit
+from pipeline.surrogates.keyed import compact, forbidden_in_any_case, normalize, within_one_edit
 from pipeline.surrogates.names import TITLE_RE
 from pipeline.surrogates.places import STAGE_SUFFIX_RE
 
@@ -88,9 +89,9 @@ def rule_error(
     if _contains_word(sn, on):
         return "contains the original"
     if label not in RELAXED_LABELS:
-        if within_one_edit(sn, on):
+        if len(on) > 2 and within_one_edit(sn, on):  # "9" can only become another digit
             return "within one edit of the original"
-        if forbidden(surrogate):
+        if forbidden_in_any_case(forbidden, surrogate):
             return "is, or contains, another original PII string"
         if sn in used:
             return "already the surrogate of another original"

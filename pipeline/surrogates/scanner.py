@@ -5,7 +5,8 @@ usernames also with spaces and punctuation removed ("555 201 3344" finds "(555) 
 Originals that would match ordinary text everywhere are *checked in place* instead (the text that
 replaced them must differ), and are reported as such:
 
-- numbers of at most three digits or spelled out (ages, "42", "twelve" — "12 apples" is maths);
+- numbers of at most four digits or spelled out (ages, "42", "1990", "twelve" — "12 apples" and
+  "2023 minus 1990" are maths; four digits identify nobody);
 - dates without a year ("July 18": word problems are full of them; one day in 365 identifies
   nobody), while a full date of birth ("July 18, 2012") is looked for everywhere;
 - originals made only of common English or maths words and small numbers ("math", "will",
@@ -34,6 +35,7 @@ _SENTENCE_START_RE = re.compile(r"(?:^|[.!?:;\n]\s*|[\"“(]\s*)$")
 _COMPACT_PREFIX = 6
 _DIGIT_AT_RE = re.compile(r"[\d@]")
 _SPACES_RE = re.compile(r"\s+")
+_ODD_SPACE_RE = re.compile(r"\s\s|[^\S ]")
 _EDGES_RE = re.compile(r"^[\W_]+|[\W_]+$")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d\d\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2}\b")
 
@@ -60,7 +62,7 @@ def is_weak(text: str) -> bool:
 def checked_in_place(text: str, label: str = "") -> bool:
     """Originals the corpus-wide scan skips: weak ones written without a capital letter."""
     core = text.strip()
-    if core.isdigit() and len(core) <= 3:
+    if core.isdigit() and len(core) <= 4:
         return True
     if label in DATE_LABELS and not _YEAR_RE.search(core):
         return True
@@ -95,11 +97,21 @@ def _word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def _bounded(text: str, end: int) -> bool:
+    return end == len(text) or not _word_char(text[end])
+
+
 class OriginalIndex:
     """Originals by first word (and by compact prefix) for a linear scan of any text."""
 
     def __init__(self) -> None:
-        self._by_word: dict[str, list[Original]] = defaultdict(list)
+        # first word -> length -> lower-case needle -> originals (case-insensitive ones), and
+        # first word -> originals compared case-sensitively (a few weak ones: "Will", "IS 16")
+        self._by_word: dict[str, dict[int, dict[str, list[Original]]]] = defaultdict(dict)
+        self._exact: dict[str, list[Original]] = defaultdict(list)
+        self._multi: dict[str, list[tuple[str, Original]]] = defaultdict(
+            list
+        )  # needles with spaces
         self._by_compact: dict[str, list[tuple[str, Original]]] = defaultdict(list)
         self._seen: set[tuple[str, str]] = set()
         self.scanned = 0
@@ -126,7 +138,13 @@ class OriginalIndex:
         )
         first = _WORD_RE.search(needle)
         if first is not None:
-            self._by_word[first.group()].append(orig)
+            if case_sensitive:
+                self._exact[first.group()].append(orig)
+            else:
+                by_len = self._by_word[first.group()]
+                by_len.setdefault(len(needle), {}).setdefault(needle, []).append(orig)
+                if " " in needle:
+                    self._multi[first.group()].append((needle, orig))
         if label in COMPACT_LABELS and _DIGIT_AT_RE.search(needle):
             c = compact(needle)
             if len(c) >= _COMPACT_PREFIX:
@@ -136,88 +154,95 @@ class OriginalIndex:
     def __len__(self) -> int:
         return self.scanned
 
-    @staticmethod
-    def _end(orig: Original, text: str, low: str | None, s: int) -> int | None:
-        hay = text if orig.case_sensitive else low
-        if hay is not None and hay.startswith(orig.source, s):
-            e = s + len(orig.source)
-        elif " " in orig.source or hay is None:
-            m = _loose(orig.source, orig.case_sensitive).match(text, s)
-            if m is None:
-                return None
-            e = m.end()
-        else:
-            return None
-        if e < len(text) and _word_char(text[e]):
-            return None
-        return e
-
-    def scan(self, text: str, *, sentence_starts: bool = True) -> list[Found]:
+    def scan(
+        self, text: str, *, sentence_starts: bool = True, any_case: bool = False
+    ) -> list[Found]:
         """Every registered original found in ``text``, in order of position.
 
         ``sentence_starts=False`` also reports a capitalised common word at the start of a
-        sentence (for checking a surrogate, which may be placed mid-sentence).
+        sentence (for checking a surrogate, which may be placed mid-sentence); ``any_case=True``
+        compares the case-sensitive originals in any case too (a surrogate may be re-cased).
         """
-        if not self._by_word:
+        if not (self._by_word or self._exact):
             return []
         found: list[Found] = []
-        low: str | None = text.lower()
+        low = text.lower()
         if len(low) != len(text):  # a few characters change length in lower case
-            low = None
-        source = text if low is None else low
-        by_word = self._by_word
-        words = _WORD_RE.findall(source)
-        if low is None:
-            words = [w.lower() for w in words]
-        if not any(w in by_word for w in words):  # the usual case: nothing to look at
-            return (
-                self._scan_compact(text, found)
-                if self._by_compact and _DIGIT_AT_RE.search(text)
-                else []
-            )
-        for m in _WORD_RE.finditer(source):
-            cands = by_word.get(m.group().lower())
-            if not cands:
-                continue
-            s = m.start()
-            if s > 0 and _word_char(text[s - 1]):
-                continue
-            for orig in cands:
-                e = self._end(orig, text, low, s)
-                if e is None:
-                    continue
-                if (
-                    sentence_starts
-                    and orig.case_sensitive
-                    and orig.single_word
-                    and _SENTENCE_START_RE.search(text[max(0, s - 3) : s])
-                ):
-                    continue
-                found.append(Found(s, e, orig, "text"))
+            low = text
+        by_word, exact = self._by_word, self._exact
+        hits = {w for w in _WORD_RE.findall(low) if w in by_word or w in exact}
+        # originals are stored with single spaces; other white space is matched loosely
+        loose = bool(hits) and _ODD_SPACE_RE.search(text) is not None
+        n = len(text)
+        for w in hits:
+            s = low.find(w)
+            while s >= 0:
+                at, s = s, low.find(w, s + 1)
+                if (at > 0 and _word_char(text[at - 1])) or not _bounded(text, at + len(w)):
+                    continue  # inside a longer word
+                for length, needles in by_word.get(w, {}).items():
+                    for orig in needles.get(low[at : at + length], ()):
+                        if at + length == n or not _word_char(text[at + length]):
+                            found.append(Found(at, at + length, orig, "text"))
+                if loose and _ODD_SPACE_RE.search(text, at, at + 200):
+                    for needle, orig in self._multi.get(w, ()):
+                        hit = _loose(needle, False).match(text, at)
+                        if hit and hit.end() - at != len(needle) and _bounded(text, hit.end()):
+                            found.append(Found(at, hit.end(), orig, "text"))
+                for orig in exact.get(w, ()):
+                    if text.startswith(orig.source, at) or (
+                        any_case and low.startswith(orig.source.lower(), at)
+                    ):
+                        end = at + len(orig.source)
+                    elif (
+                        loose
+                        and " " in orig.source
+                        and (hit := _loose(orig.source, True).match(text, at))
+                    ):
+                        end = hit.end()
+                    else:
+                        continue
+                    if not _bounded(text, end):
+                        continue
+                    if (
+                        sentence_starts
+                        and orig.single_word
+                        and _SENTENCE_START_RE.search(text[max(0, at - 3) : at])
+                    ):
+                        continue
+                    found.append(Found(at, end, orig, "text"))
         if self._by_compact and _DIGIT_AT_RE.search(text):
             found.extend(self._scan_compact(text, found))
         found.sort(key=lambda f: (f.start, -f.end))
         return found
 
     def _scan_compact(self, text: str, already: list[Found]) -> list[Found]:
-        runs = list(_RUN_RE.finditer(text))
-        if not runs:
-            return []
-        ctext = "".join(r.group().lower() for r in runs)
-        starts: list[int] = []
+        low = text.lower()
+        if len(low) != len(text):
+            low = text
+        pieces = _RUN_RE.findall(low)
+        ctext = "".join(pieces)
+        get = self._by_compact.get
+        todo = []
         pos = 0
-        for r in runs:
-            starts.append(pos)
-            pos += len(r.group())
-        ends = {s + len(r.group()): k for k, (s, r) in enumerate(zip(starts, runs, strict=True))}
+        for k, piece in enumerate(pieces):
+            cands = get(ctext[pos : pos + _COMPACT_PREFIX])
+            if cands:
+                todo.append((k, pos, cands))
+            pos += len(piece)
+        if not todo:
+            return []
+        runs = list(_RUN_RE.finditer(low))
+        ends: dict[int, int] = {}
+        pos = 0
+        for k, piece in enumerate(pieces):
+            pos += len(piece)
+            ends[pos] = k
         out = []
-        for k, cs in enumerate(starts):
-            cands = self._by_compact.get(ctext[cs : cs + _COMPACT_PREFIX])
-            if not cands:
-                continue
+        for k, cs, cands in todo:
             for c, orig in cands:
                 ce = cs + len(c)
-                if ctext.startswith(c, cs) and ce in ends:
+                if ce in ends and ctext.startswith(c, cs):
                     s, e = runs[k].start(), runs[ends[ce]].end()
                     if not any(f.start <= s and e <= f.end for f in already):
                         out.append(Found(s, e, orig, "compact"))

@@ -27,7 +27,12 @@ from pipeline.tagger.store import (
     read_info,
     resolve,
 )
-from pipeline.tagger.training import TrainingError, split_by_dialogue, train_tagger
+from pipeline.tagger.training import (
+    TrainingError,
+    collect_training_data,
+    split_by_dialogue,
+    train_tagger,
+)
 
 __all__ = [
     "DEFAULT_ROOT",
@@ -43,6 +48,7 @@ __all__ = [
     "WindowConfig",
     "WindowEncoder",
     "align_words",
+    "collect_training_data",
     "data_hash",
     "decode_words",
     "filter_spans",

@@ -8,6 +8,7 @@ probabilities back into trimmed character spans. torch and transformers are impo
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,14 @@ def import_torch() -> Any:
     except ImportError as exc:  # pragma: no cover - torch is a dependency
         raise TaggerUnavailableError("the tagger needs torch: pip install torch") from exc
     return torch
+
+
+def quantize_linear(torch: Any, model: Any) -> Any:
+    """Dynamic int8 quantisation of every ``nn.Linear`` (torch's deprecation notices muted)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 def set_threads(torch: Any) -> None:
@@ -143,9 +152,7 @@ class TaggerModel:
         """Dynamic int8 quantisation of every ``nn.Linear`` (in place); returns ``self``."""
         torch = import_torch()
         if not self.quantized:
-            self.model = torch.ao.quantization.quantize_dynamic(
-                self.model, {torch.nn.Linear}, dtype=torch.qint8
-            )
+            self.model = quantize_linear(torch, self.model)
             self.quantized = True
         return self
 

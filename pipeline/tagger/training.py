@@ -15,6 +15,7 @@ import copy
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from pipeline.tagger.model import (
     import_torch,
     length_batches,
     offline_env,
+    quantize_linear,
     set_threads,
 )
 from pipeline.tagger.scoring import span_scores, tune_thresholds
@@ -44,6 +46,46 @@ QUANTIZATION_TOLERANCE = 0.01
 
 class TrainingError(ValueError):
     """The training request cannot be carried out (no data, bad settings)."""
+
+
+DEMO_SEED = 7  # pipeline/synthetic/__main__.py DEMO_ARGS: the demo corpus's seed
+SYNTHETIC_SEED = 2026
+
+
+def collect_training_data(
+    dialogues: Sequence[Dialogue] = (),
+    *,
+    jsonl_paths: Sequence[str | Path] = (),
+    synthetic_n: int = 0,
+    synthetic_seed: int = SYNTHETIC_SEED,
+    synthetic_policy: str = "strict",
+) -> list[Dialogue]:
+    """Gold dialogues + labelled JSONL/CSV files + ``synthetic_n`` generated dialogues, in one list.
+
+    What ``manage.py train_tagger --project SLUG [--jsonl PATH] [--synthetic N]`` and the Celery
+    job pass to :func:`train_tagger`. Dialogue ids are prefixed by source so they stay unique.
+    The demo corpus's seed is refused: the demo gold must stay unseen.
+    """
+    out = [_prefixed(d, "gold") for d in dialogues]
+    for k, path in enumerate(jsonl_paths):
+        from pipeline.corpus import read_corpus
+
+        out.extend(_prefixed(d, f"file{k}") for d in read_corpus(path))
+    if synthetic_n > 0:
+        if synthetic_seed == DEMO_SEED:
+            raise TrainingError(
+                f"synthetic seed {DEMO_SEED} generates the demo corpus; pick another seed"
+            )
+        from pipeline.synthetic import generate_corpus
+
+        out.extend(
+            generate_corpus(synthetic_n, synthetic_seed, policy=synthetic_policy, id_prefix="synth")
+        )
+    return out
+
+
+def _prefixed(d: Dialogue, prefix: str) -> Dialogue:
+    return replace(d, id=f"{prefix}:{d.id}")
 
 
 def split_by_dialogue(
@@ -343,9 +385,7 @@ def _check_quantization(tagger: TaggerModel, dev: Sequence[Dialogue], fp32: dict
     """Quantise a copy; keep int8 only if dev F1 drops by at most 0.01. Times both."""
     torch = import_torch()
     quantized = TaggerModel(
-        torch.ao.quantization.quantize_dynamic(
-            copy.deepcopy(tagger.model), {torch.nn.Linear}, dtype=torch.qint8
-        ),
+        quantize_linear(torch, copy.deepcopy(tagger.model)),
         tagger.tokenizer,
         tagger.label_map,
         tagger.window,

@@ -151,6 +151,7 @@
     e.preventDefault();
     var values = {};
     new FormData(f).forEach(function (v, k) { if (k !== "csrfmiddlewaretoken" && k !== "version") values[k] = v; });
+    if (f.dataset.cmd === "submit" || f.dataset.cmd === "skip") saveDirtyComment();
     if (f.dataset.cmd === "flag") {
       var ta = f.querySelector("textarea");
       act(f.action, values).then(function (ok) { if (ok && ta) sessionStorage.removeItem(draftKey()); });
@@ -158,6 +159,14 @@
     }
     act(f.action, values);
   });
+  // A comment typed but not saved goes with the item when it is submitted or skipped.
+  function saveDirtyComment() {
+    var ta = document.getElementById("ws-comment");
+    if (!ta || ta.value === ta.dataset.saved) return;
+    var values = {};
+    new FormData(ta.form).forEach(function (v, k) { if (k !== "csrfmiddlewaretoken" && k !== "version") values[k] = v; });
+    act(ta.form.action, values).then(function (ok) { if (ok) sessionStorage.removeItem(draftKey()); });
+  }
   function command(cmd, forKey) {
     var sel = "#item form[data-cmd='" + cmd + "']" + (forKey ? "[data-for='" + forKey + "']" : "");
     var f = document.querySelector(sel);

@@ -39,7 +39,8 @@ def browser_page():
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
         page.set_default_timeout(15000)
         yield page
         browser.close()
@@ -164,3 +165,65 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     done = dict(Assignment.objects.filter(annotator=me).values_list("message_id", "status"))
     assert [done[item[k].message_id] for k in sorted(item)] == ["done"] * 4
     assert Assignment.objects.get(pk=item["d1", 0].pk).active_seconds >= 0
+
+
+def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, members, ws_project, planned):
+    """Relabel, delete, undo, uncertain + comment, skip — all by keyboard; a stale tab gets a 409."""
+    page = browser_page
+    planned("blind")
+    me = members["annotator"]
+    first = Assignment.objects.get(annotator=me, message=msg(ws_project, "d1", 0))
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/queue/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", "pw-annotator")
+    page.click("form button.primary")
+    page.wait_for_selector("#target-text")
+
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("window.getSelection().toString()") == "Maria"
+    page.keyboard.press("n")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    page.keyboard.press("j")
+    page.wait_for_selector("#ws-spans .focused")
+    page.keyboard.press("e")
+    page.keyboard.press("h")
+    page.wait_for_selector("#ws-spans .chip:text('USERNAME')")
+    assert Annotation.objects.get(assignment=first).label == "USERNAME"
+    page.keyboard.press("j")
+    page.keyboard.press("d")
+    page.wait_for_function("document.querySelectorAll('#ws-spans [data-focus]').length === 0")
+    assert not Annotation.objects.filter(assignment=first).exists()
+    page.keyboard.press("u")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    assert Annotation.objects.get(assignment=first).label == "USERNAME"
+    page.keyboard.press("m")
+    page.wait_for_selector("#ws-uncertain:checked")
+    page.keyboard.press("c")
+    page.keyboard.type("Is this the student?")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("document.getElementById('ws-comment').dataset.saved === 'Is this the student?'")
+    first.refresh_from_db()
+    assert first.uncertain and first.comment == "Is this the student?"
+
+    # A second tab changes the item; the first tab's next action is refused with a clear message.
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector("#target-text")
+    other.keyboard.press("ArrowRight")
+    other.keyboard.press("o")
+    other.wait_for_selector("#ws-spans li:nth-child(2)")
+    page.keyboard.press("Escape")
+    page.keyboard.press("u")
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "another tab" in page.inner_text("#toast")
+    assert "another tab" in page.inner_text("#ws-state")
+    assert Annotation.objects.filter(assignment=first).count() == 2  # nothing lost, nothing undone
+    other.close()
+
+    page.reload()
+    page.wait_for_selector("#target-text")
+    page.keyboard.press("s")
+    page.wait_for_url(lambda url: str(first.public_id) not in url)
+    first.refresh_from_db()
+    assert first.status == "skipped"

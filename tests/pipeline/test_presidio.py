@@ -114,6 +114,40 @@ def test_tuned_keeps_real_pii(tuned, text: str, expected) -> None:
     assert expected in found
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm 11 and in sixth grade", ("11", "AGE")),
+        ("my student id is 48151623", ("48151623", "ID_NUMBER")),
+        ("my username is coolkid99", ("coolkid99", "USERNAME")),
+    ],
+)
+def test_tuned_adds_tutoring_recognizers(tuned, text: str, expected) -> None:
+    found = [(t, label) for t, label, _ in spans_of(tuned, text)]
+    assert expected in found
+
+
+def test_tuned_reads_a_cued_number_as_an_id_not_a_date(tuned) -> None:
+    detector = build("presidio", {"preset": "tuned", "tutoring_rules": False})
+    found = [(t, label) for t, label, _ in spans_of(detector, "my account # is 6653 4266 8553")]
+    assert found and all(label == "ID_NUMBER" for _, label in found)
+
+
+def test_an_echoed_maths_number_is_maths(tuned) -> None:
+    d = dialogue("Let's use a big number, like 5312116284.", "ok 5312116284")
+    assert [det.spans for det in tuned.detect(d)] == [(), ()]
+
+
+def test_names_said_to_someone_stay(tuned) -> None:
+    d = dialogue("yeah i'm kai", "I'm ten and my sister Linda is thirteen")
+    texts = [
+        [m.text[s.start : s.end] for s in det.spans]
+        for m, det in zip(d.messages, tuned.detect(d), strict=True)
+    ]
+    assert "kai" in texts[0]
+    assert "Linda" in texts[1]
+
+
 def test_tuned_drops_word_problem_characters(tuned) -> None:
     text = "Mike has 4 cookies and eats 3 of them. How many cookies does Mike have left?"
     assert spans_of(tuned, text) == []
@@ -132,8 +166,8 @@ def test_batching_keeps_order_and_counts(tuned) -> None:
     assert all(dets[1].spans and not dets[2].spans for dets in out)
 
 
-def test_spans_keep_presidio_entity_type(tuned) -> None:
-    found = spans_of(tuned, "email me at ana@example.org")
+def test_spans_keep_presidio_entity_type(vanilla) -> None:
+    found = spans_of(vanilla, "email me at ana@example.org")
     assert ("ana@example.org", "EMAIL", "presidio:EMAIL_ADDRESS") in found
 
 

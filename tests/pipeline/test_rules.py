@@ -52,6 +52,14 @@ MATHS_TRAPS = [
     "see www.desmos.com/calculator",
     "check khanacademy.org for practice",
     "https://www.youtube.com/watch?v=abc123",
+    "Pilar was born on 2/12/2004. How old will Pilar be on her birthday in 2021?",
+    "If Sam is 12 years old now, how old was he 5 years ago?",
+    "I'm 5 points away from the answer",
+    "im 3 steps in",
+    "The 4th of July is a Tuesday, how many days until the 20th?",
+    "The park is 12 square feet",
+    "Lay out 4 rows of 3 tiles each",
+    "The bus leaves from 42 Main Street at 3:15; how long is the ride if it arrives at 4:05?",
 ]
 
 
@@ -98,6 +106,13 @@ def test_no_spans_on_maths(rules, text: str) -> None:
             [("https://scratch.mit.edu/users/ana2014", "URL")],
         ),
         ("my site is www.analopez.com", [("www.analopez.com", "URL")]),
+        ("I was born on March 3, 2012", [("March 3, 2012", "DATE_OF_BIRTH")]),
+        ("October 5th is my birthday", [("October 5th", "DATE_OF_BIRTH")]),
+        ("my bday is 2016-07-01", [("2016-07-01", "DATE_OF_BIRTH")]),
+        ("I'm 11. how old are you?", [("11", "AGE")]),
+        ("i turn fifteen next month", [("fifteen", "AGE")]),
+        ("I live at 727 Drake Drive", [("727 Drake Drive", "LOCATION")]),
+        ("our address is 53 king summit", [("53 king summit", "LOCATION")]),
     ],
 )
 def test_finds_pii(rules, text: str, expected: list[tuple[str, str]]) -> None:
@@ -117,6 +132,15 @@ def test_finds_pii(rules, text: str, expected: list[tuple[str, str]]) -> None:
         ),
         ("Let's use a big number, like 4815162342.", "ok 4815162342", []),
         ("What is 9351 divided by 7?", "1335.857", []),
+        ("When is your birthday?", "Apr. 3rd", [("Apr. 3rd", "DATE_OF_BIRTH")]),
+        ("How old are you now?", "nine lol", [("nine", "AGE")]),
+        (
+            "What address should the books go to?",
+            "4525 Rice Mews",
+            [("4525 Rice Mews", "LOCATION")],
+        ),
+        ("How many days are in 3 weeks?", "21", []),
+        ("How old are you?", "what is 12 times 3", []),
     ],
 )
 def test_replies_to_a_question(rules, prev: str, text: str, expected) -> None:
@@ -161,7 +185,7 @@ def test_math_filter_can_be_switched_off_for_ablation() -> None:
 
 @pytest.mark.parametrize(
     "config", [{"labels": ["NAME"]}, {"labels": "EMAIL"}, {"region": "USA"}, {"colour": 1}]
-)
+)  # fmt: skip
 def test_bad_config(config) -> None:
     with pytest.raises(ConfigError):
         build("rules", config)

@@ -376,13 +376,14 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
         num_layers=1,
         seed=1,
         dev_fraction=0.25,
+        check_quantization=False,
         progress=lambda done, total, message: calls.append((done, total, message)),
     )
     assert calls and calls[-1][0] == calls[-1][1] and "saved" in calls[-1][2]
     assert info.version.endswith(info.data_hash[:8])
     assert info.data["train"]["dialogues"] == 6 and info.data["dev"]["dialogues"] == 2
     assert set(info.thresholds) == set(DEFAULT_LABELS)
-    assert info.quantization["checked"]
+    assert info.quantization == {"checked": False, "keep": False}
     assert "strict" in info.dev_metrics and info.training_seconds > 0
     assert latest(tmp_path, "tiny").version == info.version
 
@@ -400,3 +401,17 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
         for s in d.spans:
             s.check(m.text)
             assert s.source == "tagger"
+
+
+def test_collect_training_data_joins_sources_and_refuses_the_demo_seed(tmp_path):
+    from pipeline.corpus import dialogue_to_obj
+    from pipeline.tagger import TrainingError, collect_training_data
+
+    gold = dialogue(msg("hi Maria", ("Maria", "NAME")), did="g1")
+    path = tmp_path / "extra.jsonl"
+    path.write_text(json.dumps(dialogue_to_obj(dialogue(msg("hey Tom", ("Tom", "NAME")), did="g1"))) + "\n")
+    out = collect_training_data([gold], jsonl_paths=[path], synthetic_n=1, synthetic_seed=11)
+    assert [d.id for d in out[:2]] == ["gold:g1", "file0:g1"]
+    assert len(out) == 3 and out[1].messages[0].spans[0].label == "NAME"
+    with pytest.raises(TrainingError):
+        collect_training_data(synthetic_n=1, synthetic_seed=7)

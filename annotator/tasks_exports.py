@@ -1,1 +1,15 @@
 """Celery tasks of this area: ids in, one service call."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.services.exports import export_build
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, name="annotator.export_build")
+def export_build_task(export_id: int) -> str:
+    """Build a gold export or a release. Idempotent: a redelivered task rebuilds an unfinished
+    export from an empty directory, or finds it built. Failures are recorded on the export and
+    not retried (an admin starts a new version)."""
+    return export_build(export_id=export_id)

@@ -1,3 +1,13 @@
 """URLs of this area, included under /p/<slug>/ by annotator.urls."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from annotator.views import exports
+
+urlpatterns = [
+    path("exports/", exports.export_list, name="export-list"),
+    path("exports/<int:export_id>/", exports.export_detail, name="export-detail"),
+    path("exports/<int:export_id>/files/<path:name>", exports.export_download, name="export-download"),
+    path("exports/<int:export_id>/mapping/", exports.release_mapping_download, name="release-mapping"),
+    path("exports/<int:export_id>/publish/", exports.release_publish, name="release-publish"),
+]

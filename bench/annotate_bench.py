@@ -118,6 +118,7 @@ def load(n_messages: int):
                 copy.write_row((uuid.uuid4(), project.pk, plan.pk, pair.annotator, pair.item.message_id,
                                 pair.condition, "done", n, 3, False, False, "", 4 + n % 40, "[]",
                                 "now", "now", "now"))
+        cur.execute("ANALYZE annotator_assignment")
         cur.execute(
             "INSERT INTO annotator_annotation (assignment_id, start, \"end\", label, condition, origin, "
             "prediction_id, comment, created_at, updated_at) "

@@ -7,6 +7,7 @@
    when there is none).
 
 Usage: .venv/bin/python bench/release_bench.py [--messages N] [--skip-tagger] [--detector NAME]
+       [--tagger-messages N]
 No database is needed.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -29,6 +31,11 @@ BENCH_KEY = "release-bench-key-not-secret"
 
 def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def write_corpus(path: Path, messages: int) -> tuple[int, int]:
@@ -47,14 +54,18 @@ def gold_release(corpus: Path, out: Path) -> None:
     from pipeline.surrogates.batch import deidentify_file
 
     rss0 = peak_rss_mb()
+    cpu0 = cpu_seconds()
     t0 = time.perf_counter()
     summary = deidentify_file(corpus, out, key=BENCH_KEY)
     seconds = time.perf_counter() - t0
+    cpu = cpu_seconds() - cpu0
     u = summary["utility"]
     print(f"release (gold)      {summary['messages']:,} messages, {summary['spans']:,} spans, "
           f"{summary['originals']:,} distinct originals")
     print(f"                    {seconds:.1f} s  ->  {summary['messages'] / seconds:,.0f} messages/s "
           f"(spans pass {summary['seconds']['spans']:.1f} s, release pass {summary['seconds']['release']:.1f} s)")
+    print(f"                    CPU time {cpu:.1f} s (wall time depends on how busy the machine is; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     print(f"leak check          {summary['leaks']} leak(s); publishable: {summary['publishable']}")
     print(f"maths preserved     numbers {u['number_tokens']['preserved']:,}/{u['number_tokens']['outside_pii']:,}, "
           f"expressions {u['math_expressions']['preserved']:,}/{u['math_expressions']['outside_pii']:,}")
@@ -88,6 +99,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=115_620)
     parser.add_argument("--detector", default="tagger")
     parser.add_argument("--skip-tagger", action="store_true")
+    parser.add_argument("--tagger-messages", type=int, default=0,
+                        help="Run the detector part on the first dialogues holding about this many messages "
+                             "(default: the whole corpus; the tagger on CPU takes a while).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
@@ -97,7 +111,17 @@ def main() -> None:
               f"{corpus.stat().st_size / 1e6:.1f} MB (generated in {time.perf_counter() - t0:.1f} s)")
         gold_release(corpus, Path(tmp) / "release.jsonl")
         if not args.skip_tagger:
-            detector_release(corpus, Path(tmp) / f"release-{args.detector}.jsonl", args.detector, n_messages)
+            sub, n_sub = corpus, n_messages
+            if args.tagger_messages and args.tagger_messages < n_messages:
+                sub, n_sub = Path(tmp) / "subset.jsonl", 0
+                with open(corpus, encoding="utf-8") as src, open(sub, "w", encoding="utf-8") as dst:
+                    for line in src:
+                        if n_sub >= args.tagger_messages:
+                            break
+                        dst.write(line)
+                        n_sub += len(json.loads(line)["messages"])
+                print(f"detector subset     first {n_sub:,} messages of the corpus")
+            detector_release(sub, Path(tmp) / f"release-{args.detector}.jsonl", args.detector, n_sub)
 
 
 if __name__ == "__main__":

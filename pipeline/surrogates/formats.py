@@ -75,7 +75,7 @@ def _joined_names(ctx: GenContext, run: str) -> str | None:
 def _letters(ctx: GenContext, run: str) -> str:
     """A letter run: the scope's name surrogate when the run is a mapped name, else a same-length word."""
     pattern = case_pattern(run)
-    if pattern == "mixed":  # "xXWolfBunnyXx": each camel-case piece on its own
+    if pattern == "mixed" or re.search(r"[a-z][A-Z]", run):  # "xXWolfBunnyXx", "RobertTheWolf"
         pieces = _CAMEL_RE.findall(run)
         if len(pieces) > 1 and "".join(pieces) == run:
             return "".join(_letters(ctx, p) for p in pieces)

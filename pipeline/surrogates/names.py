@@ -52,7 +52,21 @@ def infer_gender(name: str) -> str:
     words = name.split()
     if not words:
         return "u"
-    return pools.gender_table().get(words[0].casefold(), "u")
+    return gender_of(words[0])
+
+
+def gender_of(first: str) -> str:
+    """From the first-name table; else the ending, where it is a strong cue ("Reynaldo", "Gaurika")."""
+    key = first.casefold()
+    known = pools.gender_table().get(key)
+    if known is not None:
+        return known
+    if len(key) >= 4 and key.isalpha():
+        if key.endswith(("o", "os")):
+            return "m"
+        if key.endswith(("a", "ette", "elle", "ina")):
+            return "f"
+    return "u"
 
 
 def _pick_first(gender: str) -> callable:
@@ -77,7 +91,7 @@ def _map_word(ctx: GenContext, word: str, role: str, gender: str) -> str:
         return apply_case(sur, "upper" if letters.isupper() else "lower") + word[len(letters) :]
     key = word.casefold()
     if role == "first":
-        g = pools.gender_table().get(key, gender)
+        g = pools.gender_table().get(key) or gender_of(word)
         if g == "u":
             g = gender
         sur = ctx.part("name", word, _pick_first(g))

@@ -41,8 +41,25 @@ def _cased_part(ctx: GenContext, kind: str, text: str, propose) -> str:
     return apply_case(ctx.part(kind, text, propose), case_pattern(text))
 
 
+_NUMBERED_RE = re.compile(
+    r"^(?P<prefix>(?:p\.?s\.?|i\.?s\.?|m\.?s\.?|j\.?h\.?s\.?|h\.?s\.?|school)\s*(?:no\.?\s*|#\s*)?)(?P<num>\d+)(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+
+
 def school_surrogate(original: str, ctx: GenContext) -> str:
     text = original.strip()
+    m = _NUMBERED_RE.match(text)
+    if m:  # "PS 262" → "PS 5184": the kind of school stays, the number changes shape for shape
+        num = m.group("num")
+        new = ctx.part(
+            "school-number",
+            num,
+            lambda r: shape_copy(num, r) + (str(r.randrange(10)) if len(num) <= 2 else ""),
+        )
+        if new[0] == "0":
+            new = "1" + new[1:]
+        return m.group("prefix") + new + m.group("rest")
     m = _STAGE_PREFIX_RE.match(text)
     if m and m.end() < len(text):
         return m.group() + _cased_part(ctx, "city", text[m.end() :], _city)

@@ -401,7 +401,7 @@ def _check_quantization(tagger: TaggerModel, dev: Sequence[Dialogue], fp32: dict
     delta = round(fp32["f1"] - int8["f1"], 4)
     return {
         "checked": True,
-        "method": "torch.ao.quantization.quantize_dynamic(nn.Linear, qint8)",
+        "method": "torch.ao.quantization.quantize_dynamic(encoder nn.Linear, qint8)",
         "f1_fp32": fp32["f1"],
         "f1_int8": int8["f1"],
         "f1_drop": delta,

@@ -110,8 +110,11 @@
           return true;
         }
         if (r.ok) {
-          var focus = st.focus;
+          var focus = st.focus, ta = document.getElementById("ws-comment");
+          var typed = ta && ta.value !== ta.dataset.saved ? ta.value : null;  // unsaved comment text
           htmx.swap(item(), text, { swapStyle: "outerHTML" });
+          var nt = document.getElementById("ws-comment");
+          if (typed !== null && nt && nt.dataset.saved !== typed) nt.value = typed;
           clearSelection();
           st.exact = false;
           setMode();

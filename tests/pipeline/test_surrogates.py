@@ -738,3 +738,56 @@ def test_courses_keep_their_subject(course, pattern):
     sur = mapping_of(Deidentifier(key=KEY).deidentify(d))[course]
     assert re.fullmatch(pattern, sur), sur
     assert not within_one_edit(normalize(sur), normalize(course))
+
+
+# --- the batch path ---------------------------------------------------------------------------
+
+
+def test_deidentify_file_writes_release_and_reports(tmp_path):
+    from pipeline.corpus import read_corpus
+    from pipeline.surrogates.batch import deidentify_file
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {
+            "id": "a",
+            "anchor": "If Maria has 3/4 of a pie",
+            "meta": {"student": "Maria"},
+            "messages": [
+                {
+                    "speaker": "Tutor",
+                    "text": "Hi Maria, what is 3/4 + 1/8?",
+                    "spans": [{"start": 3, "end": 8, "label": "NAME"}],
+                },
+                {
+                    "speaker": "Student",
+                    "text": "7/8! call me at 555-201-3344",
+                    "spans": [{"start": 16, "end": 28, "label": "PHONE"}],
+                },
+            ],
+        },
+        {
+            "id": "b",
+            "messages": [{"speaker": "Student", "text": "maria said 555 201 3344 is her number"}],
+        },
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "release.jsonl"
+    summary = deidentify_file(corpus, out, key=KEY)
+    assert summary["publishable"] and summary["leaks"] == 0
+    assert summary["dialogues"] == 2 and summary["messages"] == 3 and summary["spans"] == 2
+    released = read_corpus(out)
+    text = json.dumps([dict(d.meta) for d in released]) + " ".join(
+        [d.anchor for d in released] + [m.text for d in released for m in d.messages]
+    )
+    assert "maria" not in text.lower() and "3344" not in text
+    assert "what is 3/4 + 1/8?" in text and "7/8!" in text
+    mapping = [
+        json.loads(line) for line in (tmp_path / "release.mapping.jsonl").read_text().splitlines()
+    ]
+    assert {m["original"] for m in mapping} >= {"Maria", "555-201-3344"}
+    for name in ("leaks", "utility", "summary"):
+        assert json.loads((tmp_path / f"release.{name}.json").read_text())
+    # the same key reproduces the release byte for byte
+    deidentify_file(corpus, tmp_path / "again.jsonl", key=KEY)
+    assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from pipeline import registry
+from pipeline.corpus import CorpusError
+from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.surrogates import MODES, SCOPES, SurrogateKeyError
+from pipeline.surrogates.batch import deidentify_file, report_paths
+
+
+class Command(BaseCommand):
+    help = (
+        "De-identify an import-format corpus file (no database): replace the spans inside the file, "
+        "or a detector's, and write the release in the same format plus leak, utility and summary "
+        "reports and the mapping table beside it. Streams, so memory stays flat."
+    )
+    requires_system_checks: list = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        parser.add_argument("corpus")
+        parser.add_argument("--out", required=True, help="Release JSONL; reports are written beside it.")
+        parser.add_argument("--detector", default="",
+                            help=f"Find spans with a detector ({', '.join(registry.available())}); "
+                                 "default: the spans inside the file (gold).")
+        parser.add_argument("--config", default="{}", help="Detector config as JSON.")
+        parser.add_argument("--mode", choices=MODES, default="surrogate")
+        parser.add_argument("--scope", choices=SCOPES, default="dialogue",
+                            help="Surrogates consistent within each dialogue (default) or across the corpus.")
+        parser.add_argument("--llm", action="store_true",
+                            help="LLM surrogates (OPENAI_BASE_URL, OPENAI_API_KEY, BLINDSPOT_LLM_MODEL).")
+        parser.add_argument("--key", default="", help="Surrogate key (default: BLINDSPOT_SURROGATE_KEY).")
+        parser.add_argument("--no-mapping", action="store_true", help="Do not write the mapping table.")
+        parser.add_argument("--fail-on-leaks", action="store_true", help="Exit with status 1 if the leak check finds any.")
+
+    def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, **opts):
+        try:
+            cfg = json.loads(config)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
+        key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
+        det = None
+        if detector:
+            if detector == "tagger":
+                cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
+            if detector == "llm":
+                cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
+                if settings.OPENAI_BASE_URL:
+                    cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
+            try:
+                det = registry.build(detector, cfg)
+            except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError) as exc:
+                raise CommandError(str(exc)) from None
+        proposer = None
+        if llm:
+            from pipeline.surrogates.llm import LLMSurrogates
+
+            proposer = LLMSurrogates(model=settings.BLINDSPOT_LLM_MODEL, base_url=settings.OPENAI_BASE_URL or None,
+                                     api_key=settings.OPENAI_API_KEY)
+        bar = tqdm(unit="dlg", disable=not sys.stderr.isatty())
+        t0 = time.perf_counter()
+        try:
+            summary = deidentify_file(
+                corpus, out, key=key, spans_for=det, mode=mode, scope=scope, proposer=proposer,
+                mapping=not no_mapping, progress=lambda stage, n: (bar.set_description(stage), bar.update(100)),
+                extra_summary={"detector": detector or "spans in the file",
+                               "model_version": det.model_version if det is not None else None},
+            )
+        except FileNotFoundError:
+            raise CommandError(f"No such file: {corpus}") from None
+        except SurrogateKeyError as exc:
+            raise CommandError(f"{exc} (or pass --key)") from None
+        except (CorpusError, DetectorError) as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            bar.close()
+        seconds = time.perf_counter() - t0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        paths = report_paths(out)
+        self.stdout.write(
+            f"{summary['messages']:,} messages, {summary['spans']:,} spans in {seconds:.1f} s "
+            f"({summary['messages'] / seconds if seconds else 0:,.0f} messages/s); peak RSS {rss:.0f} MB"
+        )
+        self.stdout.write(f"release -> {paths['release']}; reports: {paths['leaks'].name}, "
+                          f"{paths['utility'].name}, {paths['summary'].name}"
+                          + ("" if no_mapping else f"; mapping table (keep private): {paths['mapping'].name}"))
+        if summary["publishable"]:
+            self.stdout.write(self.style.SUCCESS("leak check: no original PII string in the release"))
+        else:
+            self.stdout.write(self.style.ERROR(
+                f"leak check: {summary['leaks']} original PII string(s) found — see {paths['leaks'].name}"))
+            if fail_on_leaks:
+                sys.exit(1)

@@ -1,0 +1,340 @@
+"""Gold exports: immutable, versioned bundles of a project's gold set, downloadable again later.
+
+An export is an :class:`~annotator.models.Export` row (kind ``gold``) plus a directory under
+``BLINDSPOT_EXPORTS_DIR/<project>/gold-vNNN/``:
+
+- ``gold.jsonl`` — one line per gold message: text, gold spans with provenance (unanimous /
+  majority / adjudicated / imported, the annotators' pseudonyms and conditions, whether a model
+  prediction matched), who decided;
+- ``conll/gold.io.conll`` and ``conll/gold.bio.conll`` — word tokens and tags;
+- ``hf/train.jsonl``, ``hf/test.jsonl``, ``hf/README.md`` — a Hugging Face ``datasets`` layout,
+  split by dialogue;
+- ``manifest.json`` — counts per label and split, the agreement summary, annotator pseudonyms,
+  the project configuration, detector and model versions, the export time and the SHA-256 of every
+  other file (the manifest's own hash is on the record).
+
+Files are written once; a build that is retried starts from an empty directory, and a finished
+export is never rewritten. The anonymized release (kind ``release``) lives in
+:mod:`annotator.services.releases` and shares this module's record keeping.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotator.dispatch import enqueue
+from annotator.models import (
+    AdjudicationDecision,
+    BackgroundJob,
+    DetectorRun,
+    Dialogue,
+    Export,
+    GoldSpan,
+    Membership,
+    Message,
+    Project,
+)
+from annotator.selectors_adjudication import pseudonyms
+from annotator.services.audit import audit_record
+from pipeline.exports import conll_block, dataset_card, hf_row, sha256_file, split_of
+from pipeline.tagger.labels import LabelMap
+from pipeline.types import Span
+
+BATCH_DIALOGUES = 200
+Progress = Callable[[int, int], None]
+
+
+class ExportError(ValueError):
+    """An export or release cannot be built as asked; the message is for the admin."""
+
+
+# ----------------------------------------------------------------------------------- records
+
+
+def export_dir(export: Export) -> Path:
+    return Path(settings.BLINDSPOT_EXPORTS_DIR) / export.project.slug / f"{export.kind}-v{export.version:03d}"
+
+
+def private_dir(export: Export) -> Path:
+    """Where what must never ship with the export lives (a release's mapping table)."""
+    return Path(settings.BLINDSPOT_EXPORTS_DIR) / export.project.slug / "private" / f"{export.kind}-v{export.version:03d}"
+
+
+def export_create(*, project: Project, kind: str, user, params: dict[str, Any],
+                  source_run: DetectorRun | None = None) -> Export:
+    """A queued export with the project's next version number for ``kind``."""
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                latest = Export.objects.filter(project=project, kind=kind).aggregate(v=Max("version"))["v"]
+                export = Export.objects.create(
+                    project=project, kind=kind, version=(latest or 0) + 1, params=params,
+                    source_run=source_run, created_by=user,
+                )
+                audit_record(user=user, action=f"export.{kind}.request", obj=export, project=project,
+                             version=export.version, **params)
+                return export
+        except IntegrityError:  # two admins asked at once: take the next number
+            continue
+    raise ExportError("Could not allocate an export version; try again.")
+
+
+def gold_export_start(*, project: Project, user, test_fraction: float = 0.2, seed: int = 0) -> Export:
+    """Queue a gold export (a Celery job with progress)."""
+    from annotator.tasks_exports import export_build_task
+
+    if not 0 <= test_fraction < 1:
+        raise ExportError("The test share must be at least 0 and below 1.")
+    if not AdjudicationDecision.objects.filter(message__project=project).exists():
+        raise ExportError("The project has no gold set yet: merge or adjudicate annotations, or import gold spans.")
+    export = export_create(project=project, kind=Export.Kind.GOLD, user=user,
+                           params={"test_fraction": test_fraction, "seed": seed})
+    enqueue(export_build_task, export.pk)
+    return export
+
+
+def export_progress(export: Export, done: int, total: int) -> None:
+    Export.objects.filter(pk=export.pk).update(progress_done=min(done, total), progress_total=total)
+
+
+def export_build(*, export_id: int) -> str:
+    """Build a queued export (gold or release); idempotent, failures recorded on the record."""
+    from annotator.services.releases import release_write
+
+    export = Export.objects.select_related("project", "source_run").get(pk=export_id)
+    if export.status == Export.Status.SUCCEEDED:
+        return "already built"
+    Export.objects.filter(pk=export.pk).update(status=Export.Status.RUNNING, error="")
+    try:
+        if export.kind == Export.Kind.GOLD:
+            fields = gold_export_write(export, progress=lambda d, t: export_progress(export, d, t))
+        else:
+            fields = release_write(export, progress=lambda d, t: export_progress(export, d, t))
+    except ExportError as exc:
+        _fail(export, str(exc))
+        return "failed"
+    except Exception as exc:
+        _fail(export, f"{type(exc).__name__}: {exc}")
+        raise
+    Export.objects.filter(pk=export.pk).update(
+        status=Export.Status.SUCCEEDED, finished_at=timezone.now(), **fields
+    )
+    audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
+                 project=export.project, version=export.version, publishable=fields.get("publishable"))
+    return "built"
+
+
+def _fail(export: Export, error: str) -> None:
+    Export.objects.filter(pk=export.pk).update(
+        status=Export.Status.FAILED, finished_at=timezone.now(), error=error[:20000]
+    )
+    audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
+                 project=export.project, error=error[:500])
+
+
+def fresh_dir(path: Path) -> Path:
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def file_entries(root: Path, names: list[str]) -> list[dict[str, Any]]:
+    return [{"name": n, "size": (root / n).stat().st_size, "sha256": sha256_file(root / n)} for n in names]
+
+
+def export_file_path(export: Export, name: str) -> Path:
+    """The path of one listed file of a finished export (anything else is refused)."""
+    if export.status != Export.Status.SUCCEEDED or name not in {f["name"] for f in export.files}:
+        raise ExportError("No such file in this export.")
+    root = export_dir(export).resolve()
+    path = (root / name).resolve()
+    if root not in path.parents or not path.is_file():
+        raise ExportError("The file is missing from the export directory.")
+    return path
+
+
+# ----------------------------------------------------------------------------------- gold
+
+
+def blindspot_version() -> str:
+    try:
+        return metadata.version("blindspot")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
+        return "unknown"
+
+
+def project_config(project: Project) -> dict[str, Any]:
+    return {
+        "name": project.name,
+        "slug": project.slug,
+        "taxonomy": project.taxonomy,
+        "labelling_policy": project.labelling_policy,
+        "visibility_mode": project.visibility_mode,
+        "overlap_k": project.overlap_k,
+        "context_window": project.context_window,
+        "merge_rule": project.merge_rule,
+        "guidelines": project.guidelines,
+        "active_tagger": project.active_tagger,
+    }
+
+
+def detector_versions(project: Project) -> list[dict[str, Any]]:
+    return [
+        {"run": r.pk, "detector": r.detector, "detector_version": r.detector_version,
+         "model_version": r.model_version, "source": r.source, "config": r.config,
+         "finished_at": r.finished_at.isoformat() if r.finished_at else None}
+        for r in DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED).order_by("pk")
+    ]
+
+
+def agreement_summary(project: Project) -> dict[str, Any] | None:
+    """The overall figures of the latest agreement report, if one was computed."""
+    job = (BackgroundJob.objects.filter(project=project, kind=BackgroundJob.Kind.AGREEMENT,
+                                        status=BackgroundJob.Status.SUCCEEDED)
+           .order_by("-finished_at", "-pk").first())
+    if job is None or "agreement" not in job.result:
+        return None
+    a = job.result["agreement"]
+    overall = [f for f in a.get("figures", []) if f.get("by") == "all" and f.get("group") == "all"]
+    return {"computed_at": job.result.get("computed_at"), "n_items": a.get("n_items"),
+            "n_dialogues": a.get("n_dialogues"), "annotators": a.get("annotators"), "figures": overall}
+
+
+def annotator_pseudonyms(project: Project) -> list[dict[str, str]]:
+    names = pseudonyms(project)
+    return [{"pseudonym": names[uid], "role": role}
+            for uid, role in Membership.objects.filter(project=project).order_by("pk").values_list("user_id", "role")]
+
+
+def iter_gold(project: Project) -> Iterator[tuple[Dialogue, list[tuple[Message, AdjudicationDecision, list[GoldSpan]]]]]:
+    """Dialogues in import order with their gold messages (a decision each) and gold spans."""
+    ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+    for i in range(0, len(ids), BATCH_DIALOGUES):
+        batch = ids[i:i + BATCH_DIALOGUES]
+        dialogues = {d.pk: d for d in Dialogue.objects.filter(pk__in=batch)}
+        decisions = {d.message_id: d for d in AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)}
+        spans: dict[int, list[GoldSpan]] = {}
+        for g in GoldSpan.objects.filter(message__dialogue_id__in=batch).order_by("message_id", "start", "end"):
+            spans.setdefault(g.message_id, []).append(g)
+        rows: dict[int, list] = {pk: [] for pk in batch}
+        for m in Message.objects.filter(dialogue_id__in=batch).order_by("dialogue_id", "position"):
+            if m.pk in decisions:
+                rows[m.dialogue_id].append((m, decisions[m.pk], spans.get(m.pk, [])))
+        for pk in batch:
+            if rows[pk]:
+                yield dialogues[pk], rows[pk]
+
+
+def gold_export_write(export: Export, *, progress: Progress | None = None) -> dict[str, Any]:
+    """Write the gold bundle; returns the record's fields (files, manifest)."""
+    from annotator.services.adjudication import gold_merge_ready
+
+    project = export.project
+    gold_merge_ready(project=project)  # finished items become gold before they are exported
+    root = fresh_dir(export_dir(export))
+    (root / "conll").mkdir()
+    (root / "hf").mkdir()
+    test_fraction = float(export.params.get("test_fraction", 0.2))
+    seed = int(export.params.get("seed", 0))
+    labels = tuple(project.labels)
+    label_map = LabelMap("bio", labels)
+    names = pseudonyms(project)
+    total = Message.objects.filter(project=project, decision__isnull=False).count()
+    by_label: Counter = Counter()
+    by_provenance: Counter = Counter()
+    split_messages: Counter = Counter()
+    split_dialogues: Counter = Counter()
+    unknown_labels: Counter = Counter()
+    done = 0
+    files = {
+        "gold": open(root / "gold.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
+        "io": open(root / "conll" / "gold.io.conll", "w", encoding="utf-8"),  # noqa: SIM115
+        "bio": open(root / "conll" / "gold.bio.conll", "w", encoding="utf-8"),  # noqa: SIM115
+        "train": open(root / "hf" / "train.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
+        "test": open(root / "hf" / "test.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
+    }
+    try:
+        for dialogue, rows in iter_gold(project):
+            split = split_of(dialogue.external_id, test_fraction=test_fraction, seed=seed)
+            split_dialogues[split] += 1
+            for message, decision, gold in rows:
+                spans = [Span(g.start, g.end, g.label) for g in gold]
+                for g in gold:
+                    by_label[g.label] += 1
+                    by_provenance[g.provenance] += 1
+                    if g.label not in labels:
+                        unknown_labels[g.label] += 1
+                row = {
+                    "dialogue_id": dialogue.external_id,
+                    "index": message.position,
+                    "speaker": message.speaker,
+                    "role": message.speaker_role,
+                    "text": message.text,
+                    "split": split,
+                    "decision": decision.outcome,
+                    "decided_by": names.get(decision.decided_by_id) if decision.decided_by_id else None,
+                    "spans": [
+                        {"start": g.start, "end": g.end, "label": g.label, "text": message.text[g.start:g.end],
+                         "provenance": g.provenance, "annotators": g.annotators, "model_matched": g.model_matched}
+                        for g in gold
+                    ],
+                }
+                files["gold"].write(json.dumps(row, ensure_ascii=False) + "\n")
+                files["io"].write(conll_block(dialogue.external_id, message.position, message.text, spans, "io"))
+                files["bio"].write(conll_block(dialogue.external_id, message.position, message.text, spans, "bio"))
+                hf = hf_row(dialogue.external_id, message.position, message.text, spans, label_map,
+                            speaker=message.speaker, role=message.speaker_role)
+                files[split].write(json.dumps(hf, ensure_ascii=False) + "\n")
+                split_messages[split] += 1
+                done += 1
+            if progress:
+                progress(done, total)
+    finally:
+        for fh in files.values():
+            fh.close()
+    (root / "hf" / "labels.json").write_text(json.dumps(label_map.to_dict(), indent=2), encoding="utf-8")
+    (root / "hf" / "README.md").write_text(
+        dataset_card(name=project.name, label_map=label_map, version=export.version,
+                     counts={s: split_messages[s] for s in ("train", "test")}),
+        encoding="utf-8",
+    )
+    names_written = ["gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
+                     "hf/test.jsonl", "hf/labels.json", "hf/README.md"]
+    entries = file_entries(root, names_written)
+    manifest = {
+        "kind": "gold",
+        "project": project.slug,
+        "version": export.version,
+        "exported_at": timezone.now().isoformat(),
+        "exported_by": names.get(export.created_by_id) if export.created_by_id else None,
+        "blindspot_version": blindspot_version(),
+        "messages": done,
+        "dialogues": sum(split_dialogues.values()),
+        "spans": sum(by_label.values()),
+        "spans_per_label": dict(sorted(by_label.items())),
+        "spans_per_provenance": dict(sorted(by_provenance.items())),
+        "labels_outside_taxonomy": dict(unknown_labels),
+        "splits": {s: {"dialogues": split_dialogues[s], "messages": split_messages[s]} for s in ("train", "test")},
+        "split_rule": {"by": "dialogue", "test_fraction": test_fraction, "seed": seed},
+        "agreement": agreement_summary(project),
+        "annotators": annotator_pseudonyms(project),
+        "project_config": project_config(project),
+        "detectors": detector_versions(project),
+        "offsets": "Python str code points, end exclusive",
+        "files": entries,
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
+            "progress_done": done, "progress_total": total}

@@ -1,0 +1,96 @@
+"""Gold exports and anonymized releases: admin-only pages and downloads."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotator import access
+from annotator.forms_exports import GoldExportForm, ReleaseForm
+from annotator.models import Export, Role
+from annotator.services import exports as export_services
+from annotator.services import releases as release_services
+from annotator.services.audit import audit_record
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def export_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    action = request.POST.get("action") if request.method == "POST" else None
+    gold_form = GoldExportForm(request.POST if action == "gold" else None, prefix="gold")
+    release_form = ReleaseForm(request.POST if action == "release" else None, project=project, prefix="release")
+    try:
+        if action == "gold" and gold_form.is_valid():
+            export = export_services.gold_export_start(project=project, user=request.user, **gold_form.cleaned_data)
+            messages.success(request, f"Gold export v{export.version} queued.")
+            return redirect("export-detail", slug=slug, export_id=export.pk)
+        if action == "release" and release_form.is_valid():
+            source, run = release_form.source_and_run()
+            data = release_form.cleaned_data
+            export = release_services.release_start(
+                project=project, user=request.user, source=source, run=run, mode=data["mode"],
+                scope=data["scope"], use_llm=data["use_llm"], complete_only=data["complete_only"],
+            )
+            messages.success(request, f"Release v{export.version} queued.")
+            return redirect("export-detail", slug=slug, export_id=export.pk)
+    except export_services.ExportError as exc:
+        (gold_form if action == "gold" else release_form).add_error(None, str(exc))
+    exports = Export.objects.filter(project=project).select_related("created_by", "source_run")
+    return render(request, "exports/list.html", {
+        "project": project, "gold_form": gold_form, "release_form": release_form, "exports": exports,
+    })
+
+
+@login_required
+def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    export = get_object_or_404(Export.objects.select_related("source_run", "created_by"), pk=export_id, project=project)
+    context = {"project": project, "export": export, "finished": export.status in ("succeeded", "failed")}
+    if request.htmx:
+        return render(request, "exports/_progress.html", context)
+    return render(request, "exports/detail.html", context)
+
+
+@login_required
+def export_download(request: HttpRequest, slug: str, export_id: int, name: str) -> FileResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    export = get_object_or_404(Export, pk=export_id, project=project)
+    try:
+        path = export_services.export_file_path(export, name)
+    except export_services.ExportError as exc:
+        raise Http404(str(exc)) from None
+    audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=project, file=name)
+    download = f"{project.slug}-{export.kind}-v{export.version:03d}-{name.replace('/', '-')}"
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=download)  # noqa: SIM115
+
+
+@login_required
+def release_mapping_download(request: HttpRequest, slug: str, export_id: int) -> FileResponse:
+    """The original → surrogate table: the key to the release, for admins only."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
+    try:
+        path = release_services.release_mapping_path(export)
+    except export_services.ExportError as exc:
+        raise Http404(str(exc)) from None
+    audit_record(user=request.user, action="export.release.mapping_download", obj=export, project=project)
+    return FileResponse(open(path, "rb"), as_attachment=True,  # noqa: SIM115
+                        filename=f"{project.slug}-release-v{export.version:03d}-MAPPING-PRIVATE.jsonl")
+
+
+@login_required
+@require_POST
+def release_publish(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
+    try:
+        release_services.release_publish(export=export, user=request.user)
+    except export_services.ExportError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Release v{export.version} is marked as published.")
+    return redirect("export-detail", slug=slug, export_id=export.pk)

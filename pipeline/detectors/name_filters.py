@@ -1,0 +1,179 @@
+"""Who a PERSON or LOCATION candidate really is, for the tuned Presidio preset (and any detector
+that finds names): a placeholder or a common word the small spaCy model mistook for a name, a
+character of a word problem ("Mike has 4 cookies"), or someone in the session ("Ivan, are you
+there?", "my sister Linda", "yeah i'm kai").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.maths import MATH_WORDS
+from pipeline.types import Detection
+
+_NUMBERISH = re.compile(r"\d")
+_NAME_STOPWORDS = frozenset(
+    """ok okay yes yeah yep no nope hi hello hey bye thanks thank good great nice awesome cool
+    sorry um umm uh hmm wow right correct wrong so well alright sure please answer question
+    student teacher tutor mr mrs ms miss sir""".split()  # noqa: SIM905
+)
+
+
+def not_a_name(chunk: str) -> bool:
+    """spaCy's small model tags maths words and fillers as people ("Divide", "Yes", "x")."""
+    words = re.findall(r"[A-Za-z']+", chunk.lower())
+    if not words or len(chunk.strip()) < 2 or _NUMBERISH.search(chunk):
+        return True
+    return all(w in MATH_WORDS or w in _NAME_STOPWORDS or len(w) == 1 for w in words)
+
+
+_SENTENCE_BREAK_RE = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]\s+\S")
+
+
+def crosses_sentence(chunk: str) -> bool:
+    """spaCy's small model runs names across sentence ends ("Student L.  Anyone")."""
+    return bool(_SENTENCE_BREAK_RE.search(chunk))
+
+
+_NOT_NAME_TAGS = frozenset(
+    {"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR", "JJS", "RB", "RBR", "RBS", "UH", "IN",
+     "DT", "CC", "PRP", "PRP$", "MD", "NNS", "CD", "WP", "WRB", "WDT"}
+)  # fmt: skip
+
+
+def is_common_word(doc: Any, start: int, end: int) -> bool:
+    """A one-word PERSON/LOCATION the tagger reads as a verb, adjective, plural noun… is a word,
+    not a name: the small model calls sentence-initial "Keep", "Color", "Different" people.
+    Lower-case names ("hi minji") are tagged as nouns and kept."""
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    return len(tokens) == 1 and tokens[0].tag_ in _NOT_NAME_TAGS
+
+
+def handle_like(chunk: str) -> bool:
+    return " " not in chunk.strip() and bool(re.search(r"[A-Za-z]", chunk))
+
+
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|half|third|thirds|fourth|fourths|quarter|dozen"
+)
+_QUANTITY_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+_WP_QUESTION_RE = re.compile(
+    r"\bhow\s+(?:many|much|long|far|old|fast|tall|often)\b|\b(?:in\s+all|altogether|left\s+over|"
+    r"each|per|total|more\s+than|less\s+than|times\s+as)\b",
+    re.IGNORECASE,
+)
+_VOCATIVE_BEFORE_RE = re.compile(
+    r"(?:^|\b(?:hi|hey|hello|thanks|thank\s+you|good\s+job|great\s+job|nice\s+job|nice\s+work|"
+    r"good\s+work|great\s+work|well\s+done|awesome|excellent|perfect|bye|goodbye|welcome|"
+    r"morning|afternoon|evening|ok|okay|please|sorry|yes|no|right|correct|great|nice|good|"
+    r"name\s+is|i'?m|i\s+am|this\s+is|call\s+me|it'?s)\s*[,!]?\s*)$",
+    re.IGNORECASE,
+)
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
+    """``(before, span, after)`` within the sentence that holds ``start..end``."""
+    lo = 0
+    for m in _SENTENCE_SPLIT_RE.finditer(text, 0, start):
+        lo = m.end()
+    m = _SENTENCE_SPLIT_RE.search(text, end)
+    hi = m.start() if m else len(text)
+    return text[lo:start], text[start:end], text[end:hi]
+
+
+def is_addressed(text: str, start: int, end: int) -> bool:
+    """Is the name at ``start..end`` someone spoken to or introducing themselves ("Hi Maria",
+    "Maria, are you there?", "Good job, Maria.", "my name is Maria")?"""
+    before, _, after = _sentence_around(text, start, end)
+    stripped_before = before.rstrip()
+    if stripped_before == "":
+        return after.lstrip()[:1] in (",", "!", "?", "")
+    if _VOCATIVE_BEFORE_RE.search(stripped_before):
+        return True
+    return stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?")
+
+
+def drop_characters(detection: Detection, text: str, characters: set[str]) -> Detection:
+    """Drop every mention of a word-problem character, unless that mention addresses someone."""
+    kept = tuple(
+        s
+        for s in detection.spans
+        if not (
+            s.label in ("NAME", "LOCATION")
+            and text[s.start : s.end].lower() in characters
+            and not is_addressed(text, s.start, s.end)
+        )
+    )
+    return (
+        detection
+        if len(kept) == len(detection.spans)
+        else Detection(
+            detection.dialogue_id, detection.index, kept, detection.segment, detection.segment_score
+        )
+    )
+
+
+def is_word_problem_character(text: str, start: int, end: int) -> bool:
+    """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
+    yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
+
+    A name someone is addressed by (after a greeting or praise, or set off by commas at either
+    end of its sentence) or introduces themselves with is never a word-problem character.
+    """
+    before, _, after = _sentence_around(text, start, end)
+    stripped_before = before.rstrip()
+    if _VOCATIVE_BEFORE_RE.search(stripped_before) and (
+        stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "") or stripped_before != ""
+    ):
+        return False
+    if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
+        return False  # "I can't hear you, Ivan."
+    sentence = before + " " + after
+    quantity = bool(_QUANTITY_RE.search(sentence))
+    question = bool(_WP_QUESTION_RE.search(sentence))
+    maths = any(w in _WP_MATH_WORDS for w in re.findall(r"[a-z]+", sentence.lower()))
+    return question or (quantity and maths) or (quantity and _looks_like_story(after))
+
+
+_WP_MATH_WORDS = MATH_WORDS - {
+    "number",
+    "numbers",
+    "answer",
+    "answers",
+    "problem",
+    "problems",
+    "second",
+    "right",
+    "even",
+    "odd",
+    "base",
+    "face",
+    "range",
+    "mean",
+}
+_PERSONAL_REFERENCE_RE = re.compile(
+    r"\b(?:my|our|your|his|her|their)\s+(?:(?:little|big|older|younger|best|step|twin)\s*)?"
+    r"(?:sister|brother|mom|mum|mother|dad|father|friend|cousin|aunt|uncle|grandma|grandpa|"
+    r"teacher|tutor|son|daughter|kid|child|classmate|coach|neighbou?r|parent)s?\s*,?\s*$|"
+    r"\b(?:this\s+is|i'?m|i\s+am|it'?s|name\s+is|called)\s*$",
+    re.IGNORECASE,
+)
+_STORY_VERB_RE = re.compile(
+    r"^\W*(?:'s\s+\w+\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
+    r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
+    r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
+    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went)\b",
+    re.IGNORECASE,
+)
+
+
+def _looks_like_story(after: str) -> bool:
+    return bool(_STORY_VERB_RE.match(after))
+
+
+def in_anchor(chunk: str, anchor_low: str) -> bool:
+    """A name from the word problem ("Alex has 5 apples") is teaching content, not PII."""
+    return re.search(r"\b" + re.escape(chunk.lower()) + r"\b", anchor_low) is not None

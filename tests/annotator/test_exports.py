@@ -1,0 +1,286 @@
+"""Gold exports and anonymized releases: services, the leak gate, downloads, roles, commands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from annotator.models import DetectorRun, Export
+from annotator.services import exports as export_services
+from annotator.services import releases as release_services
+from annotator.services.exports import ExportError, export_dir, private_dir
+
+KEY = "test-release-key-0001"
+
+
+@pytest.fixture(autouse=True)
+def _surrogate_key(settings):
+    settings.BLINDSPOT_SURROGATE_KEY = KEY
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+
+
+@pytest.fixture
+def built(django_capture_on_commit_callbacks):
+    """Run the queued build at commit (in process), then reload the record."""
+
+    def build(start, **kwargs) -> Export:
+        with django_capture_on_commit_callbacks(execute=True):
+            export = start(**kwargs)
+        export.refresh_from_db()
+        return export
+
+    return build
+
+
+def _read_jsonl(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --- gold export ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_gold_export_writes_every_format_with_hashes(corpus, members, built):
+    export = built(export_services.gold_export_start, project=corpus, user=members["admin"], test_fraction=0.5)
+    assert export.status == "succeeded", export.error
+    root = export_dir(export)
+    names = {f["name"] for f in export.files}
+    assert names == {"gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
+                     "hf/test.jsonl", "hf/labels.json", "hf/README.md", "manifest.json"}
+    for f in export.files:
+        data = (root / f["name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["size"]
+
+    gold = _read_jsonl(root / "gold.jsonl")
+    assert len(gold) == 6
+    hi = next(r for r in gold if r["text"].startswith("Hi Maria"))
+    assert hi["spans"] == [{"start": 3, "end": 8, "label": "NAME", "text": "Maria", "provenance": "imported",
+                            "annotators": [], "model_matched": False}]
+    bio = (root / "conll" / "gold.bio.conll").read_text()
+    assert "# id = d1:0\nHi\tO\nMaria\tB-NAME\n" in bio
+    assert "maria.lopez@example.com\tB-EMAIL" in bio or "maria\tB-EMAIL" in bio
+    assert "\tI-NAME" not in (root / "conll" / "gold.io.conll").read_text().split("Maria")[0]
+
+    hf = {s: _read_jsonl(root / "hf" / f"{s}.jsonl") for s in ("train", "test")}
+    assert sum(len(v) for v in hf.values()) == 6
+    for rows in hf.values():  # a dialogue is never split between train and test
+        for row in rows:
+            assert len(row["tokens"]) == len(row["ner_tags"]) == len(row["token_offsets"])
+    assert not ({r["dialogue_id"] for r in hf["train"]} & {r["dialogue_id"] for r in hf["test"]})
+
+    m = export.manifest
+    assert m["spans_per_label"] == {"EMAIL": 1, "NAME": 1} and m["messages"] == 6 and m["dialogues"] == 2
+    assert m["project_config"]["slug"] == "test" and m["exported_at"]
+    assert {a["pseudonym"] for a in m["annotators"]} == {"A01", "A02", "A03", "A04"}
+    assert "annotator2" not in json.dumps(m)  # pseudonyms only
+    assert {f["name"] for f in m["files"]} == names - {"manifest.json"}
+
+
+@pytest.mark.django_db
+def test_gold_exports_are_versioned_and_immutable(corpus, members, built):
+    first = built(export_services.gold_export_start, project=corpus, user=members["admin"])
+    before = (export_dir(first) / "gold.jsonl").read_bytes()
+    second = built(export_services.gold_export_start, project=corpus, user=members["admin"])
+    assert (first.version, second.version) == (1, 2)
+    assert export_dir(first) != export_dir(second)
+    assert (export_dir(first) / "gold.jsonl").read_bytes() == before
+    assert export_services.export_build(export_id=first.pk) == "already built"
+
+
+@pytest.mark.django_db
+def test_gold_export_needs_a_gold_set(project, members):
+    with pytest.raises(ExportError, match="no gold set"):
+        export_services.gold_export_start(project=project, user=members["admin"])
+
+
+@pytest.mark.django_db
+def test_export_gold_command(corpus, tmp_path):
+    call_command("export_gold", "--project", "test", "--out", str(tmp_path / "copy"))
+    export = Export.objects.get(project=corpus, kind="gold")
+    assert export.status == "succeeded" and (tmp_path / "copy" / "manifest.json").exists()
+
+
+# --- releases -------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_release_from_gold_replaces_pii_keeps_maths_and_can_be_published(corpus, members, built):
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    assert export.status == "succeeded", export.error
+    assert export.publishable and export.report["leaks"]["leaks"] == 0
+    release = (export_dir(export) / "release.jsonl").read_text(encoding="utf-8")
+    assert "Maria" not in release and "maria.lopez@example.com" not in release
+    assert "is 3/4 bigger than 2/3?" in release and "divide 4815162342 by 2" in release
+    rows = _read_jsonl(export_dir(export) / "release.jsonl")
+    assert [d["id"] for d in rows] == ["d1", "d2"]
+    assert export.report["utility"]["maths_intact"] is True
+    # the mapping table is stored apart from the release and never listed as one of its files
+    mapping = _read_jsonl(private_dir(export) / "mapping.jsonl")
+    assert {m["original"] for m in mapping} == {"Maria", "maria.lopez@example.com"}
+    assert all("mapping" not in f["name"] for f in export.files)
+    assert not (export_dir(export) / "mapping.jsonl").exists()
+    release_services.release_publish(export=export, user=members["admin"])
+    export.refresh_from_db()
+    assert export.report["published"]["by"] == members["admin"].pk
+
+
+@pytest.mark.parametrize(("mode", "rep"), [("tag", "<NAME>"), ("redact", "[REDACTED]")])
+@pytest.mark.django_db
+def test_release_modes(corpus, members, built, mode, rep):
+    export = built(release_services.release_start, project=corpus, user=members["admin"], mode=mode)
+    assert export.status == "succeeded", export.error
+    assert f"Hi {rep}! Ready for fractions?" in (export_dir(export) / "release.jsonl").read_text()
+
+
+def _leaky_run(project):
+    """A run that spans an id where it is PII but not where the same digits are maths."""
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    text = "my student id is 4815162342"
+    rows = [{"id": "x1", "messages": [
+        {"speaker": "Student", "text": text, "spans": [{"start": 17, "end": 27, "label": "ID_NUMBER"}]},
+        {"speaker": "Tutor", "text": "Now divide 4815162342 by 2."},
+    ]}]
+    raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    corpus_import(project=project, dialogues=parse_corpus(raw, name="leaky.jsonl"), source="leaky.jsonl",
+                  spans_as="run")
+    return DetectorRun.objects.get(project=project, detector="import:leaky.jsonl")
+
+
+@pytest.mark.django_db
+def test_leak_check_blocks_publishing(project, members, built, client):
+    run = _leaky_run(project)
+    export = built(release_services.release_start, project=project, user=members["admin"], source="run", run=run)
+    assert export.status == "succeeded", export.error
+    assert not export.publishable
+    hit = export.report["leaks"]["hits"][0]
+    assert (hit["dialogue_id"], hit["index"], hit["found"]) == ("x1", 1, "4815162342")
+    with pytest.raises(ExportError, match="cannot be published"):
+        release_services.release_publish(export=export, user=members["admin"])
+    client.force_login(members["admin"])
+    response = client.post(reverse("release-publish", args=[project.slug, export.pk]), follow=True)
+    assert "cannot be published" in response.content.decode()
+    export.refresh_from_db()
+    assert "published" not in export.report
+
+
+@pytest.mark.django_db
+def test_surrogate_release_needs_a_key(corpus, members, settings):
+    settings.BLINDSPOT_SURROGATE_KEY = ""
+    with pytest.raises(ExportError, match="BLINDSPOT_SURROGATE_KEY"):
+        release_services.release_start(project=corpus, user=members["admin"])
+    assert not Export.objects.exists()
+
+
+@pytest.mark.django_db
+def test_release_from_an_unfinished_run_is_refused(corpus, members):
+    run = DetectorRun.objects.create(project=corpus, detector="rules", status=DetectorRun.Status.RUNNING)
+    with pytest.raises(ExportError, match="not succeeded"):
+        release_services.release_start(project=corpus, user=members["admin"], source="run", run=run)
+
+
+# --- pages, downloads, roles ------------------------------------------------------------------
+
+
+@pytest.fixture
+def built_pair(corpus, members, built):
+    gold = built(export_services.gold_export_start, project=corpus, user=members["admin"])
+    release = built(release_services.release_start, project=corpus, user=members["admin"])
+    return gold, release
+
+
+def _urls(slug, gold, release):
+    return [
+        ("get", reverse("export-list", args=[slug])),
+        ("get", reverse("export-detail", args=[slug, gold.pk])),
+        ("get", reverse("export-download", args=[slug, gold.pk, "gold.jsonl"])),
+        ("get", reverse("export-download", args=[slug, release.pk, "release.jsonl"])),
+        ("get", reverse("release-mapping", args=[slug, release.pk])),
+        ("post", reverse("release-publish", args=[slug, release.pk])),
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("who", "status"), [("adjudicator", 403), ("annotator", 403), ("outsider", 404)])
+def test_exports_are_admin_only(client, members, built_pair, who, status):
+    gold, release = built_pair
+    client.force_login(members[who])
+    for method, url in _urls("test", gold, release):
+        assert getattr(client, method)(url).status_code == status, url
+    assert client.post(reverse("export-list", args=["test"]), {"action": "gold"}).status_code == status
+    assert Export.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_anonymous_users_are_sent_to_login(client, built_pair):
+    gold, release = built_pair
+    for _method, url in _urls("test", gold, release)[:5]:
+        response = client.get(url)
+        assert response.status_code == 302 and reverse("login") in response["Location"]
+
+
+@pytest.mark.django_db
+def test_admin_pages_and_downloads(client, members, built_pair):
+    gold, release = built_pair
+    client.force_login(members["admin"])
+    page = client.get(reverse("export-list", args=["test"])).content.decode()
+    assert "gold v1" in page and "release v1" in page
+    detail = client.get(reverse("export-detail", args=["test", release.pk])).content.decode()
+    assert "Leak check passed" in detail and "release.jsonl" in detail
+    fragment = client.get(reverse("export-detail", args=["test", gold.pk]), HTTP_HX_REQUEST="true")
+    assert fragment.content.decode().lstrip().startswith('<section id="export-progress"')
+    response = client.get(reverse("export-download", args=["test", gold.pk, "conll/gold.bio.conll"]))
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == (export_dir(gold) / "conll" / "gold.bio.conll").read_bytes()
+    assert "attachment" in response["Content-Disposition"]
+    mapping = client.get(reverse("release-mapping", args=["test", release.pk]))
+    assert mapping.status_code == 200 and b"Maria" in b"".join(mapping.streaming_content)
+    for bad in ("nope.txt", "../release-v001/release.jsonl", "manifest.json/../../x"):
+        assert client.get(reverse("export-download", args=["test", gold.pk, bad])).status_code == 404
+    assert client.get(reverse("release-mapping", args=["test", gold.pk])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_admin_starts_exports_from_the_page(client, members, corpus, django_capture_on_commit_callbacks):
+    client.force_login(members["admin"])
+    url = reverse("export-list", args=["test"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"action": "gold", "gold-test_fraction": "0.2", "gold-seed": "1"})
+    export = Export.objects.get(kind="gold")
+    assert response.status_code == 302 and response["Location"].endswith(f"/exports/{export.pk}/")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"action": "release", "release-source": "gold", "release-mode": "tag",
+                          "release-scope": "corpus", "release-complete_only": "on"})
+    release = Export.objects.get(kind="release")
+    assert release.status == "succeeded" and release.params["mode"] == "tag" and release.params["scope"] == "corpus"
+    response = client.post(url, {"action": "release", "release-source": "run:999", "release-mode": "tag",
+                                 "release-scope": "dialogue"})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+
+
+# --- the batch command ------------------------------------------------------------------------
+
+
+def test_deidentify_command_needs_no_database(tmp_path, capsys):
+    from tests.conftest import SMALL_CORPUS
+
+    src = tmp_path / "corpus.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in SMALL_CORPUS), encoding="utf-8")
+    out = tmp_path / "release.jsonl"
+    call_command("deidentify", str(src), "--out", str(out), "--key", KEY)
+    printed = capsys.readouterr().out
+    assert "messages/s" in printed and "peak RSS" in printed and "no original PII" in printed
+    text = out.read_text()
+    assert "Maria" not in text and "3/4" in text
+    for name in ("release.leaks.json", "release.utility.json", "release.summary.json", "release.mapping.jsonl"):
+        assert (tmp_path / name).exists()
+    call_command("deidentify", str(src), "--out", str(tmp_path / "tags.jsonl"), "--mode", "tag",
+                 "--detector", "rules", "--no-mapping")
+    assert "<EMAIL>" in (tmp_path / "tags.jsonl").read_text()
+    assert not (tmp_path / "tags.mapping.jsonl").exists()

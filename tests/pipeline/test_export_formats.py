@@ -1,0 +1,49 @@
+"""CoNLL and Hugging Face rows of a gold export (no database)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from pipeline.exports import conll_block, dataset_card, hf_row, split_of, word_tags
+from pipeline.tagger.labels import LabelMap
+from pipeline.types import Span
+
+TEXT = "Hi Maria Lopez, is 3/4 bigger?"
+SPANS = [Span(3, 14, "NAME")]
+
+
+@pytest.mark.parametrize(
+    ("scheme", "tags"),
+    [("bio", ["O", "B-NAME", "I-NAME", "O", "O", "O", "O", "O"]),
+     ("io", ["O", "I-NAME", "I-NAME", "O", "O", "O", "O", "O"])],
+)
+def test_word_tags(scheme, tags):
+    pairs = word_tags(TEXT, SPANS, scheme)
+    assert [w for w, _ in pairs] == ["Hi", "Maria", "Lopez", ",", "is", "3/4", "bigger", "?"]
+    assert [t for _, t in pairs] == tags
+
+
+def test_conll_block_has_an_id_comment_and_ends_with_a_blank_line():
+    block = conll_block("d1", 0, TEXT, SPANS, "bio")
+    assert block.startswith("# id = d1:0\nHi\tO\nMaria\tB-NAME\n") and block.endswith("?\tO\n\n")
+
+
+def test_hf_row_aligns_tokens_tags_and_offsets():
+    label_map = LabelMap("bio", ("NAME", "EMAIL"))
+    row = hf_row("d1", 0, TEXT, SPANS, label_map, speaker="Tutor", role="tutor")
+    assert [label_map.tags[t] for t in row["ner_tags"]][:3] == ["O", "B-NAME", "I-NAME"]
+    assert all(TEXT[a:b] == tok for tok, (a, b) in zip(row["tokens"], row["token_offsets"], strict=True))
+    assert row["spans"] == [{"start": 3, "end": 14, "label": "NAME"}]
+    assert "ner_tags" in dataset_card(name="P", label_map=label_map, counts={"train": 1, "test": 0}, version=1)
+
+
+def test_split_is_by_dialogue_stable_and_near_the_share():
+    ids = [f"d{i}" for i in range(2000)]
+    first = [split_of(i, test_fraction=0.2, seed=3) for i in ids]
+    assert first == [split_of(i, test_fraction=0.2, seed=3) for i in ids]
+    share = Counter(first)["test"] / len(ids)
+    assert 0.17 < share < 0.23
+    assert first != [split_of(i, test_fraction=0.2, seed=4) for i in ids]
+    assert {split_of(i, test_fraction=0.0) for i in ids} == {"train"}

@@ -400,6 +400,11 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
     _save(a, active=active, fields=("status", "submitted_at"))
     _audit(user, "assignment.submit", a, spans=len(_spans(annotations)), no_pii=a.no_pii,
            uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=not first)
+    if first:  # the last of the k annotators to finish turns the item into gold or a queue item
+        from annotator.dispatch import enqueue
+        from annotator.tasks_agreement import gold_merge_job
+
+        enqueue(gold_merge_job, a.project_id, [a.message_id])
     return a
 
 

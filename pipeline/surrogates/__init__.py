@@ -14,15 +14,14 @@ from pipeline.surrogates.engine import (
     SCOPES,
     Deidentifier,
     DeidResult,
-    ForbiddenIndex,
     MappingEntry,
     Replacement,
     build_deidentifier,
-    deidentify_stream,
-    iter_spans,
     tag_for,
 )
 from pipeline.surrogates.keyed import KeyedRandom, SurrogateKeyError
+from pipeline.surrogates.scanner import ForbiddenIndex
+from pipeline.surrogates.stream import deidentify_stream, iter_spans
 
 __all__ = [
     "MODES",

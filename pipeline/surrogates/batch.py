@@ -15,16 +15,19 @@ release (anyone holding it can undo the de-identification).
 
 from __future__ import annotations
 
+import csv
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline.corpus import dialogue_to_obj, iter_jsonl_dialogues
-from pipeline.surrogates.engine import Deidentifier, SurrogateProposer, iter_spans
+from pipeline.corpus import dialogue_to_obj, iter_jsonl_dialogues, read_corpus
+from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
+from pipeline.surrogates.stream import iter_spans
 from pipeline.surrogates.utility import UtilityReport
 from pipeline.types import Dialogue, Span
 
@@ -33,7 +36,7 @@ Progress = Callable[[str, int], None]
 
 def report_paths(out: str | Path) -> dict[str, Path]:
     out = Path(out)
-    stem = out.name.removesuffix(".jsonl")
+    stem = out.name.removesuffix(".jsonl").removesuffix(".csv")
     return {
         "release": out,
         "leaks": out.with_name(f"{stem}.leaks.json"),
@@ -46,6 +49,25 @@ def report_paths(out: str | Path) -> dict[str, Path]:
 def _read(path: Path) -> Iterator[Dialogue]:
     with open(path, encoding="utf-8") as fh:
         yield from iter_jsonl_dialogues(fh)
+
+
+def _csv_to_jsonl(src: Path, dst: Path) -> None:
+    """CSV input (``dialogue_id, seq, speaker, text``) is read whole — its rows may come in any
+    order — and streamed from a JSONL copy."""
+    with open(dst, "w", encoding="utf-8") as fh:
+        for d in read_corpus(src):
+            fh.write(json.dumps(dialogue_to_obj(d), ensure_ascii=False) + "\n")
+
+
+def _jsonl_to_csv(src: Path, dst: Path) -> None:
+    with open(src, encoding="utf-8") as fh, open(dst, "w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["dialogue_id", "seq", "speaker", "text", "ts", "anchor"])
+        for d in iter_jsonl_dialogues(fh):
+            for m in d.messages:
+                writer.writerow(
+                    [d.id, m.index, m.speaker, m.text, m.ts or "", d.anchor if m.index == 0 else ""]
+                )
 
 
 def release_obj(dialogue: Dialogue, *, with_spans: bool = True) -> dict[str, Any]:
@@ -71,8 +93,42 @@ def deidentify_file(
     progress: Progress | None = None,
     extra_summary: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the release of ``src`` to ``out`` and its reports beside it; return the summary."""
-    src, paths = Path(src), report_paths(out)
+    """Write the release of ``src`` to ``out`` and its reports beside it; return the summary.
+
+    The import format in, the same format out: JSONL (streamed), or CSV when ``src`` ends in
+    ``.csv`` (then ``out`` is CSV too if it ends in ``.csv``; spans are JSONL-only).
+    """
+    src, out = Path(src), Path(out)
+    if src.suffix.lower() == ".csv" or out.suffix.lower() == ".csv":
+        with tempfile.TemporaryDirectory() as tmp:
+            src_jsonl = Path(tmp) / "source.jsonl"
+            if src.suffix.lower() == ".csv":
+                _csv_to_jsonl(src, src_jsonl)
+            else:
+                shutil.copyfile(src, src_jsonl)
+            jsonl_out = out.with_suffix(".jsonl")
+            summary = deidentify_file(
+                src_jsonl,
+                jsonl_out,
+                key=key,
+                spans_for=spans_for,
+                mode=mode,
+                scope=scope,
+                propagate=propagate,
+                sweep_corpus=sweep_corpus,
+                proposer=proposer,
+                with_spans=with_spans,
+                mapping=mapping,
+                batch_size=batch_size,
+                progress=progress,
+                extra_summary=extra_summary,
+            )
+            if out.suffix.lower() == ".csv":
+                _jsonl_to_csv(jsonl_out, out)
+                jsonl_out.unlink()
+                summary["files"]["release"] = out.name
+            return summary
+    paths = report_paths(out)
     t0 = time.perf_counter()
     originals: set[tuple[str, str]] = set()
     n_dialogues = n_messages = n_spans = 0

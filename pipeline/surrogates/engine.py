@@ -9,7 +9,6 @@ never a fallback.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -32,15 +31,14 @@ from pipeline.surrogates.keyed import (
     KeyedRandom,
     apply_case,
     case_pattern,
-    compact,
     normalize,
     strip_possessive,
 )
-from pipeline.surrogates.names import TITLE_RE, name_surrogate
+from pipeline.surrogates.names import name_surrogate
 from pipeline.surrogates.places import location_surrogate, school_surrogate
-from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS, rule_error
-from pipeline.surrogates.scanner import OriginalIndex, checked_in_place, is_common_word
-from pipeline.types import Detection, Dialogue, Span, resolve_overlaps
+from pipeline.surrogates.rules import DATE_LABELS, rule_error
+from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex
+from pipeline.types import Dialogue, Span, resolve_overlaps
 
 VERSION = "1"
 MODES = ("surrogate", "tag", "redact")
@@ -130,55 +128,6 @@ class SurrogateProposer(Protocol):
         items: Sequence[tuple[str, str]],
         check: Callable[[str, str, str], str | None],
     ) -> dict[tuple[str, str], str]: ...
-
-
-class ForbiddenIndex:
-    """Original PII strings of the corpus a surrogate must never be, nor contain.
-
-    Containment is decided by the leak check's own matcher (:class:`OriginalIndex`), so a
-    surrogate that passes here can never be reported as a leak later.
-    """
-
-    ignores_case = True
-
-    def __init__(self) -> None:
-        self.norms: set[str] = set()
-        self.compacts: set[str] = set()
-        self.index = OriginalIndex()
-
-    def add(self, label: str, original: str) -> None:
-        if label in RELAXED_LABELS:
-            return
-        n = normalize(original)
-        if not n:
-            return
-        if checked_in_place(original, label):
-            # too common to be looked for inside text, but still never a surrogate as a whole
-            if not (n.isdigit() and len(n) <= 4):
-                self.norms.add(n)
-            return
-        self.norms.add(n)
-        self.index.add(label, original)
-        if label == "NAME":
-            m = TITLE_RE.match(n + " ")
-            rest = n[m.end() :] if m else n
-            self.norms.update(
-                w
-                for w in re.split(r"[\s\-.]+", rest)
-                if len(w) >= 2 and w.isalpha() and not is_common_word(w)
-            )
-        if label in COMPACT_LABELS:
-            c = compact(n)
-            if len(c) >= 5:
-                self.compacts.add(c)
-
-    def __call__(self, text: str) -> bool:
-        if normalize(text) in self.norms or (self.compacts and compact(text) in self.compacts):
-            return True
-        return bool(self.index.scan(text, sentence_starts=False, any_case=True))
-
-    def __len__(self) -> int:
-        return len(self.norms)
 
 
 class Deidentifier:
@@ -546,67 +495,3 @@ def build_deidentifier(
             f"unknown surrogate config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
     return Deidentifier(key=key, **config, **extra)
-
-
-# --- streams ------------------------------------------------------------------------------
-
-SpansFor = Callable[[Dialogue], Sequence[Sequence[Span] | Detection]]
-
-
-def _as_span_lists(found: Sequence[Sequence[Span] | Detection]) -> list[list[Span]]:
-    return [list(f.spans) if isinstance(f, Detection) else list(f) for f in found]
-
-
-def iter_spans(
-    dialogues: Iterable[Dialogue], spans_for: SpansFor | Any | None, *, batch_size: int = 32
-) -> Iterator[tuple[Dialogue, list[list[Span]]]]:
-    """Pair each dialogue with its spans: its own (``None``), a callable's, or a detector's."""
-    if spans_for is None:
-        for d in dialogues:
-            yield d, [list(m.spans) for m in d.messages]
-        return
-    if hasattr(spans_for, "detect_many"):
-        batch: list[Dialogue] = []
-
-        def flush() -> Iterator[tuple[Dialogue, list[list[Span]]]]:
-            for d, dets in zip(batch, spans_for.detect_many(batch), strict=True):
-                yield d, _as_span_lists(dets)
-
-        for d in dialogues:
-            batch.append(d)
-            if len(batch) >= batch_size:
-                yield from flush()
-                batch = []
-        if batch:
-            yield from flush()
-        return
-    for d in dialogues:
-        yield d, _as_span_lists(spans_for(d))
-
-
-def deidentify_stream(
-    dialogues: Iterable[Dialogue],
-    spans_for: SpansFor | Any | None = None,
-    *,
-    key: str | bytes,
-    mode: str = "surrogate",
-    scope: str = "dialogue",
-    propagate: bool = True,
-    proposer: SurrogateProposer | None = None,
-    forbidden: Iterable[tuple[str, str]] = (),
-    deidentifier: Deidentifier | None = None,
-    batch_size: int = 32,
-) -> Iterator[DeidResult]:
-    """De-identify a stream of dialogues one at a time (memory stays flat).
-
-    ``spans_for`` is ``None`` (use each message's own spans, e.g. gold spans in the import
-    format), a callable ``dialogue -> [spans or Detection per message]``, or a detector (anything
-    with ``detect_many``), which is fed ``batch_size`` dialogues at a time. Pass ``forbidden``
-    (``(label, text)`` of every original of the corpus, from a first pass) so that no surrogate is
-    another dialogue's original; without it only originals seen so far are avoided.
-    """
-    deid = deidentifier or Deidentifier(
-        key=key, mode=mode, scope=scope, propagate=propagate, proposer=proposer, forbidden=forbidden
-    )
-    for dialogue, spans in iter_spans(dialogues, spans_for, batch_size=batch_size):
-        yield deid.deidentify(dialogue, spans)

@@ -16,6 +16,7 @@ import re
 from pipeline.surrogates import pools
 from pipeline.surrogates.context import GenContext, SurrogateFailure
 from pipeline.surrogates.keyed import apply_case, case_pattern, shape_copy
+from pipeline.surrogates.names import gender_of
 
 _RUN_RE = re.compile(r"[^\W\d_]+|\d+|[\W_]+")
 
@@ -81,8 +82,9 @@ def _letters(ctx: GenContext, run: str) -> str:
             return "".join(_letters(ctx, p) for p in pieces)
     mapped = ctx.mapped_part("name", run)
     if mapped is None and len(run) >= 3 and run.casefold() in pools.gender_table():
+        g = gender_of(run)
         mapped = ctx.part(
-            "name", run, lambda r: r.choice(pools.first_names()["m" if r.random() < 0.5 else "f"])
+            "name", run, lambda r: r.choice(pools.first_names()[g if g in "mf" else r.choice("mf")])
         )
     if mapped is None and len(run) >= 5:
         mapped = _joined_names(ctx, run)

@@ -26,8 +26,9 @@ from functools import cache, lru_cache
 from pipeline.maths import MATH_WORDS
 from pipeline.surrogates.formats import WORD_NUMBERS
 from pipeline.surrogates.keyed import compact, normalize
+from pipeline.surrogates.names import TITLE_RE
 from pipeline.surrogates.pools import COMMON_WORD_NAMES
-from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS
+from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS
 
 _WORD_RE = re.compile(r"\w+")
 _RUN_RE = re.compile(r"[^\W_]+")
@@ -247,3 +248,52 @@ class OriginalIndex:
                     if not any(f.start <= s and e <= f.end for f in already):
                         out.append(Found(s, e, orig, "compact"))
         return out
+
+
+class ForbiddenIndex:
+    """Original PII strings of the corpus a surrogate must never be, nor contain.
+
+    Containment is decided by the leak check's own matcher (:class:`OriginalIndex`), so a
+    surrogate that passes here can never be reported as a leak later.
+    """
+
+    ignores_case = True
+
+    def __init__(self) -> None:
+        self.norms: set[str] = set()
+        self.compacts: set[str] = set()
+        self.index = OriginalIndex()
+
+    def add(self, label: str, original: str) -> None:
+        if label in RELAXED_LABELS:
+            return
+        n = normalize(original)
+        if not n:
+            return
+        if checked_in_place(original, label):
+            # too common to be looked for inside text, but still never a surrogate as a whole
+            if not (n.isdigit() and len(n) <= 4):
+                self.norms.add(n)
+            return
+        self.norms.add(n)
+        self.index.add(label, original)
+        if label == "NAME":
+            m = TITLE_RE.match(n + " ")
+            rest = n[m.end() :] if m else n
+            self.norms.update(
+                w
+                for w in re.split(r"[\s\-.]+", rest)
+                if len(w) >= 2 and w.isalpha() and not is_common_word(w)
+            )
+        if label in COMPACT_LABELS:
+            c = compact(n)
+            if len(c) >= 5:
+                self.compacts.add(c)
+
+    def __call__(self, text: str) -> bool:
+        if normalize(text) in self.norms or (self.compacts and compact(text) in self.compacts):
+            return True
+        return bool(self.index.scan(text, sentence_starts=False, any_case=True))
+
+    def __len__(self) -> int:
+        return len(self.norms)

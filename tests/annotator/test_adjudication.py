@@ -247,3 +247,32 @@ def test_merge_button_runs_the_merge(client, members, study, django_capture_on_c
         response = client.post("/p/test/adjudication/merge/")
     assert response.status_code == 302
     assert AdjudicationItem.objects.filter(project=study).count() == 3
+
+
+@pytest.mark.django_db
+def test_the_last_submit_merges_the_item_into_gold(django_capture_on_commit_callbacks):
+    """Two annotators agree: as soon as the second submits, the item is gold with provenance."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import Assignment, GoldSpan, Message, Role
+    from annotator.services import annotation
+    from annotator.services.projects import membership_set, project_create
+
+    project = project_create(name="Merge on submit", slug="merge-on-submit")
+    from annotator.models import Dialogue
+
+    d = Dialogue.objects.create(project=project, external_id="d")
+    msg = Message.objects.create(dialogue=d, project=project, position=0, speaker="Tutor", text="Hi Maria!")
+    users = [get_user_model().objects.create_user(f"ann{i}") for i in range(2)]
+    for u in users:
+        membership_set(project=project, user=u, role=Role.ANNOTATOR)
+    assignments = [Assignment.objects.create(project=project, annotator=u, message=msg) for u in users]
+    for u, a in zip(users, assignments, strict=True):
+        with django_capture_on_commit_callbacks(execute=True):
+            annotation.span_add(assignment=a, user=u, version=None, start=3, end=8, label="NAME")
+            a.refresh_from_db()
+            annotation.submit(assignment=a, user=u, version=a.version)
+        if u is users[0]:
+            assert not GoldSpan.objects.exists()
+    gold = GoldSpan.objects.get()
+    assert (gold.start, gold.end, gold.label, gold.provenance) == (3, 8, "NAME", "unanimous")

@@ -43,7 +43,14 @@ def browser_page():
         page = context.new_page()
         page.set_default_timeout(15000)
         yield page
+        for p in context.pages:  # let the pages send their last active-time report while the server runs
+            p.goto("about:blank")
         browser.close()
+        # The ORM calls made while Playwright runs use a connection of their own (another
+        # context); close it here, or PostgreSQL refuses to drop the test database.
+        from django.db import connections
+
+        connections.close_all()
 
 
 def drag_select(page, start: int, end: int) -> None:

@@ -284,3 +284,21 @@ def test_deidentify_command_needs_no_database(tmp_path, capsys):
                  "--detector", "rules", "--no-mapping")
     assert "<EMAIL>" in (tmp_path / "tags.jsonl").read_text()
     assert not (tmp_path / "tags.mapping.jsonl").exists()
+
+
+@pytest.mark.django_db
+def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built, settings):
+    from tests.fake_openai import FakeOpenAI, ok
+
+    reply = {"surrogates": [{"original": "Maria", "label": "NAME", "surrogate": "Lucia"},
+                            {"original": "maria.lopez@example.com", "label": "EMAIL", "surrogate": "not an email"}]}
+    with FakeOpenAI(lambda request: ok(reply)) as server:
+        settings.OPENAI_BASE_URL = server.base_url
+        settings.OPENAI_API_KEY = "k"
+        export = built(release_services.release_start, project=corpus, user=members["admin"], use_llm=True)
+    assert export.status == "succeeded", export.error
+    methods = {m["original"]: (m["method"], m["surrogate"]) for m in _read_jsonl(private_dir(export) / "mapping.jsonl")}
+    assert methods["Maria"] == ("llm", "Lucia")
+    assert methods["maria.lopez@example.com"][0] == "offline"  # refused three times, then offline
+    assert "Hi Lucia! Ready for fractions?" in (export_dir(export) / "release.jsonl").read_text()
+    assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@1+llm:")

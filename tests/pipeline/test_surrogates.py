@@ -791,3 +791,32 @@ def test_deidentify_file_writes_release_and_reports(tmp_path):
     # the same key reproduces the release byte for byte
     deidentify_file(corpus, tmp_path / "again.jsonl", key=KEY)
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
+
+
+def test_deidentify_file_csv_in_csv_out(tmp_path):
+    import csv
+
+    from pipeline.surrogates.batch import deidentify_file
+
+    src = tmp_path / "corpus.csv"
+    src.write_text(
+        "dialogue_id,seq,speaker,text\nd1,1,Student,what is 3/4 of 8?\nd1,0,Tutor,Hi Maria\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "release.csv"
+    summary = deidentify_file(
+        src,
+        out,
+        key=KEY,
+        mode="tag",
+        spans_for=lambda d: [
+            [Span(3, 8, "NAME")] if m.text == "Hi Maria" else [] for m in d.messages
+        ],
+    )
+    assert summary["messages"] == 2 and summary["publishable"]
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [(r["dialogue_id"], r["seq"], r["text"]) for r in rows] == [
+        ("d1", "0", "Hi <NAME>"),
+        ("d1", "1", "what is 3/4 of 8?"),
+    ]
+    assert (tmp_path / "release.leaks.json").exists() and not (tmp_path / "release.jsonl").exists()

@@ -17,13 +17,14 @@ Words are the units of :func:`pipeline.text.tokenize`; a word is labelled on its
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.tagger.labels import LabelMap, word_tag_ids
 from pipeline.text import Token, tokenize
-from pipeline.types import Dialogue, Message
+from pipeline.types import Dialogue, Message, Span
 
 IGNORE = -100
 DEFAULT_MARKERS = {"anchor": "[ANCHOR]", "prev": "[PREVIOUS]", "next": "[NEXT]"}
@@ -280,3 +281,53 @@ def trim_edges(text: str, start: int, end: int) -> tuple[int, int] | None:
 def _closes(piece: str, opener: str) -> bool:
     closer = {v: k for k, v in _PAIRS.items()}[opener]
     return closer in piece[1:]
+
+
+def balance_brackets(text: str, start: int, end: int) -> tuple[int, int]:
+    """Take in the opening bracket just outside a span that holds only its partner:
+    ``643)432-9382`` becomes ``(643)432-9382``."""
+    piece = text[start:end]
+    for closer, opener in _PAIRS.items():
+        if closer in piece and opener not in piece and start > 0 and text[start - 1] == opener:
+            return start - 1, end
+    return start, end
+
+
+_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.UNICODE)
+_URL_RE = re.compile(r"(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
+_URL_TRAIL = ".,;:!?)]}'\""
+
+
+def pattern_matches(text: str) -> list[tuple[int, int, str]]:
+    """E-mail addresses and URLs by shape: ``(start, end, label)``."""
+    found = [(m.start(), m.end(), "EMAIL") for m in _EMAIL_RE.finditer(text)]
+    for m in _URL_RE.finditer(text):
+        start, end = m.span()
+        while end > start and text[end - 1] in _URL_TRAIL:
+            end -= 1
+        if not any(s < end and start < e for s, e, _ in found):
+            found.append((start, end, "URL"))
+    return found
+
+
+def snap_to_patterns(text: str, spans: list[Span], labels: Sequence[str]) -> list[Span]:
+    """A predicted span touching an e-mail address or URL becomes that whole address.
+
+    The tagger finds *that* something is an address; its shape says exactly where it ends. Spans
+    that overlap the same address collapse into one, with the best score.
+    """
+    if "@" not in text and "www" not in text.lower() and "http" not in text.lower():
+        return spans
+    matches = [m for m in pattern_matches(text) if m[2] in labels]
+    if not matches:
+        return spans
+    out: list[Span] = []
+    snapped: dict[tuple[int, int, str], float] = {}
+    for span in spans:
+        hit = next((m for m in matches if m[0] < span.end and span.start < m[1]), None)
+        if hit is None:
+            out.append(span)
+        else:
+            snapped[hit] = max(snapped.get(hit, 0.0), span.score)
+    out.extend(Span(s, e, lab, score=score) for (s, e, lab), score in snapped.items())
+    return sorted(out)

@@ -99,40 +99,40 @@ def decode_words(
     labels: Sequence[str],
     thresholds: Sequence[float],
 ) -> list[Span]:
-    """Runs of words with the same label become spans (character offsets of the message).
+    """Runs of PII words become spans (character offsets of the message), labelled by vote.
 
-    ``entity_probs[w][k]`` is ``P(word w is labels[k])``; a word takes its most probable label when
-    that probability reaches the label's threshold. ``begin_probs[w][k]`` (BIO only) is
-    ``P(B-label)``: a word that is more likely a beginning than an inside starts a new span even
-    after a word of the same label. A span's score is the mean probability of its words.
+    ``entity_probs[w][k]`` is ``P(word w is labels[k])``. A word is PII when its total PII
+    probability reaches the threshold of its most probable label; consecutive PII words form one
+    span unless a word is more likely a beginning than an inside (``begin_probs``, BIO only). The
+    span takes the label with the largest probability summed over its words, so an entity whose
+    words disagree ("Walt/SCHOOL Whitman/LOCATION Middle School/SCHOOL") is not cut into pieces.
+    A span's score is the mean probability of its label over its words.
     """
-    spans: list[Span] = []
-    cur_label: int | None = None
-    cur_start = cur_end = 0
-    cur_probs: list[float] = []
-
-    def close() -> None:
-        if cur_label is not None:
-            spans.append(
-                Span(cur_start, cur_end, labels[cur_label], score=sum(cur_probs) / len(cur_probs))
-            )
-
-    for w, word in enumerate(words):
+    n_labels = len(labels)
+    runs: list[list[int]] = []
+    prev_in = False
+    for w in range(len(words)):
         probs = entity_probs[w]
-        k = max(range(len(labels)), key=lambda j: probs[j])
-        lab = k if probs[k] >= thresholds[k] else None
-        if lab is None:
-            close()
-            cur_label = None
+        k = max(range(n_labels), key=lambda j: probs[j])
+        total = float(sum(probs))
+        inside = total >= thresholds[k] and total > 0
+        if not inside:
+            prev_in = False
             continue
-        starts_new = cur_label != lab
+        starts_new = not prev_in
         if not starts_new and begin_probs is not None:
-            b = begin_probs[w][lab]
-            starts_new = b > probs[lab] - b
+            b = float(sum(begin_probs[w]))
+            starts_new = b > total - b
         if starts_new:
-            close()
-            cur_label, cur_start, cur_probs = lab, word.start, []
-        cur_end = word.end
-        cur_probs.append(float(probs[lab]))
-    close()
+            runs.append([w])
+        else:
+            runs[-1].append(w)
+        prev_in = True
+    spans = []
+    for run in runs:
+        votes = [sum(float(entity_probs[w][j]) for w in run) for j in range(n_labels)]
+        k = max(range(n_labels), key=lambda j: votes[j])
+        spans.append(
+            Span(words[run[0]].start, words[run[-1]].end, labels[k], score=votes[k] / len(run))
+        )
     return spans

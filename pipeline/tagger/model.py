@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.tagger.encoding import IGNORE, Window, WindowConfig, WindowEncoder, trim_edges
+from pipeline.tagger.encoding import (
+    IGNORE,
+    Window,
+    WindowConfig,
+    WindowEncoder,
+    balance_brackets,
+    snap_to_patterns,
+    trim_edges,
+)
 from pipeline.tagger.labels import LabelMap, decode_words
 from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Span
@@ -233,8 +241,9 @@ class TaggerModel:
         for s in decode_words(message.words, ent, begin, labels, thr):
             edges = trim_edges(text, s.start, s.end)
             if edges is not None:
-                spans.append(Span(edges[0], edges[1], s.label, score=s.score))
-        return spans
+                start, end = balance_brackets(text, *edges)
+                spans.append(Span(start, end, s.label, score=s.score))
+        return snap_to_patterns(text, spans, labels)
 
     def tag(
         self,

@@ -302,3 +302,20 @@ def test_demo_corpus_is_checked_in_and_valid():
         for m in d.messages:
             for s in m.spans:
                 check_span_text(m.text, s)
+
+
+def test_output_does_not_depend_on_the_interpreters_hash_seed():
+    """Set or dict ordering must never leak into the corpus: two processes, two hash seeds."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, json; from pipeline.synthetic import generate_corpus; "
+            "from pipeline.corpus import dialogue_to_obj; "
+            "print(hashlib.md5(json.dumps([dialogue_to_obj(d) for d in generate_corpus(30, seed=5)]).encode()).hexdigest())")
+    digests = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1

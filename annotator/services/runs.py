@@ -73,8 +73,15 @@ def _cached_detector(name: str, config_json: str) -> Detector:
     return registry.build(name, json.loads(config_json))
 
 
+SECRET_KEYS = ("api_key",)
+
+
 def detector_for(run: DetectorRun) -> Detector:
-    return _cached_detector(run.detector, json.dumps(run.config, sort_keys=True))
+    """The run's detector; secrets come from settings at build time and are never stored on the run."""
+    config = dict(run.config)
+    if run.detector == "llm" and settings.OPENAI_API_KEY:
+        config.setdefault("api_key", settings.OPENAI_API_KEY)
+    return _cached_detector(run.detector, json.dumps(config, sort_keys=True))
 
 
 def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | None = None,
@@ -95,9 +102,10 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
         Message.objects.filter(project=project).values("dialogue_id").annotate(n=Count("pk"))
         .values_list("dialogue_id", "n")
     )
+    stored = {k: v for k, v in cfg.items() if k not in SECRET_KEYS}
     with transaction.atomic():
         run = DetectorRun.objects.create(
-            project=project, detector=detector, config=cfg, created_by=user,
+            project=project, detector=detector, config=stored, created_by=user,
             detector_version=str(getattr(probe, "version", "")),
             total_messages=sum(counts.values()),
         )
@@ -108,7 +116,7 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
         ])
         run.total_chunks = len(chunks)
         run.save(update_fields=["total_chunks"])
-        audit_record(user=user, action="run.start", obj=run, project=project, detector=detector, config=cfg)
+        audit_record(user=user, action="run.start", obj=run, project=project, detector=detector, config=stored)
     return run
 
 

@@ -169,3 +169,43 @@ def test_only_admins_can_overlay_a_run_on_a_transcript(client, members, django_c
     client.force_login(members["adjudicator"])
     page = client.get(url).content.decode()
     assert 'class="suggestion"' not in page and "rules" not in page
+
+
+@pytest.mark.django_db
+def test_llm_run_through_the_queue_against_a_local_endpoint(project, settings, django_capture_on_commit_callbacks):
+    """The app's settings reach the LLM detector; usage lands on the run; a dead endpoint fails it clearly."""
+    from tests.fake_openai import FakeOpenAI, error, pii_handler
+
+    _corpus(project, n=2)
+
+    def find(text):
+        return [{"text": w, "label": "EMAIL"} for w in text.split() if "@" in w]
+
+    with FakeOpenAI(pii_handler(find)) as server:
+        settings.OPENAI_BASE_URL = server.base_url
+        settings.BLINDSPOT_LLM_MODEL = "fake-model"
+        settings.OPENAI_API_KEY = "sk-test-secret"
+        with django_capture_on_commit_callbacks(execute=True):
+            run = runs.run_start(project=project, detector="llm",
+                                 config={"strategy": "math_aware", "backoff_base_s": 0.01})
+            runs.run_enqueue(run)
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    assert run.config["base_url"] == server.base_url
+    assert "sk-test-secret" not in str(run.config) and server.headers[-1]["authorization"] == "Bearer sk-test-secret"
+    assert Prediction.objects.filter(run=run, label="EMAIL").count() == 2
+    assert run.usage["requests"] == 4 and run.usage["prompt_tokens"] > 0
+    assert "fake-model" in run.model_version
+
+    from annotator.celery import app
+
+    app.conf.task_eager_propagates = False
+    with FakeOpenAI(lambda request: error(503, "upstream overloaded")) as server:
+        settings.OPENAI_BASE_URL = server.base_url
+        with django_capture_on_commit_callbacks(execute=True):
+            failing = runs.run_start(project=project, detector="llm",
+                                     config={"max_retries": 1, "backoff_base_s": 0.01})
+            runs.run_enqueue(failing)
+    failing.refresh_from_db()
+    assert failing.status == "failed" and "upstream overloaded" in failing.error
+    assert Prediction.objects.filter(run=failing).count() == 0

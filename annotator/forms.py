@@ -5,7 +5,7 @@ import json
 from django import forms
 from django.contrib.auth import get_user_model
 
-from annotator.models import Project, Role
+from annotator.models import DetectorRun, Project, Role
 from annotator.models.corpus import validate_taxonomy
 
 
@@ -19,14 +19,24 @@ class ProjectForm(forms.ModelForm):
         model = Project
         fields = [
             "name", "slug", "description", "visibility_mode", "overlap_k", "context_window",
-            "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "guidelines", "taxonomy",
+            "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "suggestion_runs", "guidelines",
+            "taxonomy",
         ]
-        widgets = {"guidelines": forms.Textarea(attrs={"rows": 10}), "description": forms.Textarea(attrs={"rows": 2})}
+        widgets = {"suggestion_runs": forms.CheckboxSelectMultiple, "guidelines": forms.Textarea(attrs={"rows": 10}), "description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance and self.instance.pk:
             self.initial["taxonomy"] = json.dumps(self.instance.taxonomy, indent=1)
+            runs = self.fields["suggestion_runs"]
+            runs.queryset = DetectorRun.objects.filter(
+                project=self.instance, status=DetectorRun.Status.SUCCEEDED).order_by("-pk")
+            runs.label_from_instance = lambda r: r.label
+            runs.help_text = ("In the aware condition annotators see these runs' predictions as suggestions "
+                              "(a plan built from flagged messages sets them when none is chosen). "
+                              "Blind assignments never show them.")
+        else:  # a new project has no runs yet
+            del self.fields["suggestion_runs"]
 
     def clean_taxonomy(self):
         try:

@@ -5,7 +5,8 @@
 
 Prints, for the tagger (both policies) and for ``presidio`` ``{"preset": "vanilla"}``:
 
-- throughput in messages/s over the same dev-set messages (context window included);
+- throughput in messages/s over the same dev-set messages (context window included), best of
+  ``--repeat`` passes, wall-clock and per CPU-second (all threads);
 - on the dev set built from the real tutoring text (``pipeline.devset``; names inserted where
   the text had placeholders): name recall and the share of number tokens removed;
 - on the demo gold (``annotator/demo/demo_corpus.jsonl``): micro F2 over all labels (exact span,
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dev-limit", type=int, default=600, help="dialogues of the dev set")
     parser.add_argument("--train-messages", type=int, default=3000)
     parser.add_argument("--train-seconds", type=float, default=240)
+    parser.add_argument("--repeat", type=int, default=3, help="throughput: best of N passes")
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--rss-probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -238,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     for label, det in detectors.items():
         run(det, dev[:5])  # warm up: load models, caches
         dev_pred, secs, cpu = run(det, dev)
+        for _ in range(args.repeat - 1):  # best of N: other people's jobs share these cores
+            _, s2, c2 = run(det, dev)
+            secs, cpu = min(secs, s2), min(cpu, c2)
         demo_pred, _, _ = run(det, demo)
         rows[label] = {
             "msgs_per_s": n_dev / secs,

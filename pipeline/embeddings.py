@@ -4,13 +4,17 @@ Loaded lazily (never at import), offline, once per process and settings; mean-po
 attention mask and L2-normalised, like sentence-transformers' ``all-MiniLM-L6-v2``. Texts are
 encoded in length-sorted batches under ``torch.inference_mode``; bfloat16 where the CPU has
 native support (AMX / AVX512-BF16: ~3x faster, cosine similarities within 0.01 of float32).
+Texts are tokenized by the fast tokenizer's Rust backend in one call (about 2.5x less CPU than the
+``transformers`` wrapper).
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,13 +44,25 @@ class Encoder:
             raise DetectorError(f"MiniLM encoder: cannot load {path}: {exc}") from exc
         self.pad_id = self.tokenizer.pad_token_id or 0
         self.dim = int(self.model.config.hidden_size)
+        self._backend = _backend_tokenizer(self.tokenizer)
+
+    def token_ids(self, texts: Sequence[str], *, max_length: int) -> list[list[int]]:
+        """Word-piece ids of each text, special tokens included, cut to ``max_length``."""
+        texts = list(texts)
+        backend = self._backend
+        if backend is None:
+            return self.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+        if (backend.truncation or {}).get("max_length") != max_length:
+            backend.enable_truncation(max_length)
+        batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # no offsets: faster
+        return [e.ids for e in batch(texts)]
 
     def encode(self, texts: Sequence[str], *, batch_size: int, max_length: int) -> np.ndarray:
         """One float32 unit vector per text (rows in the order of ``texts``)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        ids = self.tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+        ids = self.token_ids(texts, max_length=max_length)
         order = sorted(range(len(ids)), key=lambda k: len(ids[k]))  # little padding per batch
         torch = self.torch
         if self.threads > 0 and torch.get_num_threads() != self.threads:
@@ -70,6 +86,16 @@ class Encoder:
         return out
 
 
+def _backend_tokenizer(tokenizer: Any) -> Any:
+    """A private copy of a fast tokenizer's Rust backend, padding off; ``None`` if it is slow."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return None
+    backend = copy.deepcopy(backend)  # the wrapper's own backend keeps its settings
+    backend.no_padding()
+    return backend
+
+
 def resolve_dtype(dtype: str) -> str:
     """``auto`` becomes ``bfloat16`` where the CPU computes it natively, else ``float32``."""
     if dtype != "auto":
@@ -89,14 +115,29 @@ def auto_threads() -> int:
     """The CPUs this process may use, less those other processes keep busy (at least one).
 
     OpenMP threads that outnumber the free cores spin against each other: on a shared 2-core
-    machine with a load of 5, two torch threads encode 2-4x slower than one.
+    machine with a load of 5, two torch threads encode 2-4x slower than one. "Busy" is the
+    smaller of the 1-minute load average and the tasks runnable right now besides this one: the
+    average alone counts this process's own recent work (building a corpus, other detectors) and
+    would keep a dedicated 2-core machine at one thread, half its speed.
     """
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         busy = os.getloadavg()[0]
     except OSError:  # pragma: no cover - not on every platform
         busy = 0.0
+    others = _runnable_now()
+    if others is not None:
+        busy = min(busy, max(others - 1, 0))  # minus this process's running thread
     return max(1, min(n, round(n - busy)))
+
+
+def _runnable_now() -> int | None:
+    """Tasks runnable on the machine at this instant (Linux ``/proc/loadavg``), else ``None``."""
+    try:
+        with open("/proc/loadavg") as fh:
+            return int(fh.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 _ENCODERS: dict[tuple[str, str], Encoder] = {}

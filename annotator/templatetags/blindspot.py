@@ -22,3 +22,78 @@ def percent(part, whole) -> int:
         return int(round(100 * float(part) / float(whole))) if float(whole) else 0
     except (TypeError, ValueError):
         return 0
+
+
+# URL names grouped under the project navigation entry they belong to (for aria-current).
+_NAV_SECTIONS = {
+    "overview": {"project-dashboard"},
+    "annotate": {"workspace-queue", "workspace-list", "workspace-item", "workspace-guidelines"},
+    "dialogues": {"dialogue-list", "dialogue-detail"},
+    "adjudication": {"adjudication-queue", "adjudication-item"},
+    "reports": {"reports-agreement", "reports-circularity", "reports-detectors"},
+    "runs": {"run-list", "run-detail"},
+    "tagger": {"tagger"},
+    "assignments": {"workspace-admin", "workspace-plan"},
+    "import": {"corpus-upload", "job-detail"},
+    "exports": {"export-list", "export-detail"},
+    "members": {"project-members"},
+    "settings": {"project-settings"},
+}
+
+
+@register.inclusion_tag("projects/_nav.html", takes_context=True)
+def project_nav(context, project):
+    """The same project navigation on every project page, with the links the user's role may open."""
+    from annotator.access import has_role
+    from annotator.models import Role
+
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    match = getattr(request, "resolver_match", None)
+    name = match.url_name if match else ""
+    current = next((k for k, names in _NAV_SECTIONS.items() if name in names), "")
+    ok = user is not None and user.is_authenticated
+    return {
+        "project": project, "current": current,
+        "is_adjudicator": ok and has_role(user, project, Role.ADJUDICATOR),
+        "is_admin": ok and has_role(user, project, Role.ADMIN),
+    }
+
+
+@register.filter
+def as_json(value) -> str:
+    """A dict or list as compact JSON (what a user would type), not Python's repr."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+_METRIC_NAMES = {
+    "cohen_kappa": "Cohen's κ", "fleiss_kappa": "Fleiss' κ", "krippendorff_alpha": "Krippendorff's α",
+    "span_f1": "Span F1",
+}
+
+
+@register.filter
+def metric_name(key: str) -> str:
+    """A readable name for a metric key of the agreement report (unknown keys are shown as they are)."""
+    return _METRIC_NAMES.get(key, str(key).replace("_", " "))
+
+
+@register.filter
+def pair_name(pair: str) -> str:
+    """'*' in the agreement report means every annotator together."""
+    return "all annotators" if pair == "*" else pair
+
+
+_METRIC_UNITS = {"cohen_kappa": "tokens", "fleiss_kappa": "tokens", "krippendorff_alpha": "values",
+                 "span_f1": "spans"}
+
+
+@register.filter
+def n_unit(key: str) -> str:
+    """What the n of an agreement figure counts (see pipeline.metrics.agreement.Figure.n)."""
+    return _METRIC_UNITS.get(key, "")

@@ -54,7 +54,7 @@ def merge(request: HttpRequest, slug: str) -> HttpResponse:
     """Merge every finished item now (agreement -> gold, disagreement -> queue)."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     enqueue(gold_merge_job, project.pk)
-    messages.success(request, "Finished items are being merged; disagreements join the queue.")
+    messages.success(request, "Merging finished items in the background: agreement becomes gold, disagreements join this queue. Reload the page in a few seconds to see them.")
     return redirect("adjudication-queue", slug=slug)
 
 

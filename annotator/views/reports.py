@@ -167,6 +167,10 @@ def circularity(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx and pending is None:
         return _refresh()
     job = sel.latest_result(project, Kind.CIRCULARITY, **params)
+    shown = run_id or (job.params.get("run") if job else None)
+    if shown and not form.is_bound:  # the form shows the run whose report is on the page
+        form.initial.update({k: job.params[k] for k in ("threshold", "match", "n_boot") if job and k in job.params})
+        form.initial["run"] = shown
     context = {"project": project, "form": form, "job": job, "r": job.result if job else None,
                "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job, **params)}
     if request.htmx:

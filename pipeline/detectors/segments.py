@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,7 @@ NUMBER_WORDS = frozenset(_NUMBER_WORDS_TEXT.split())  # not "one": "this one", "
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
 _ALPHA_WORD_RE = re.compile(r"[a-z]+")
+_DIGIT_RE = re.compile(r"\d")
 
 
 def math_density(text: str, *, weights: Mapping[str, float] = DENSITY_WEIGHTS) -> float:
@@ -62,16 +64,29 @@ def math_density(text: str, *, weights: Mapping[str, float] = DENSITY_WEIGHTS) -
     >>> math_density("What is 3/4 of 12?") > math_density("What is your name?")
     True
     """
+    if weights is DENSITY_WEIGHTS:
+        return _default_density(text)
+    return _density(text, weights)
+
+
+@lru_cache(maxsize=16384)
+def _default_density(text: str) -> float:
+    """:func:`math_density` with the default weights, remembered: chat repeats short messages."""
+    return _density(text, DENSITY_WEIGHTS)
+
+
+def _density(text: str, weights: Mapping[str, float]) -> float:
     n_words = len(_WORD_RE.findall(text))
     if n_words == 0:
         return 0.0
     words, phrases = math_token_hits(text)
     score = weights["word"] * words + weights["phrase"] * phrases
-    if any(c.isdigit() for c in text):
+    if _DIGIT_RE.search(text):
         expressions = math_expression_spans(text)
         score += weights["expression"] * len(expressions)
         for m in _NUMBER_RE.finditer(text):
-            if not any(s <= m.start() < e for s, e in expressions):
+            at = m.start()
+            if not any(s <= at < e for s, e in expressions):
                 score += weights["number"]
     if weights["number_word"]:
         low = text.lower()

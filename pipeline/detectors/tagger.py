@@ -16,6 +16,7 @@ records. The model is loaded on first use, never in ``__init__``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
@@ -74,10 +75,8 @@ class TaggerDetector(BaseDetector):
     @property
     def model(self) -> Any:
         if self._model is None:
-            from pipeline.tagger.store import load_model
-
             try:
-                self._model = load_model(self.info.path, quantize=self.config["quantize"])
+                self._model = _load(self.info.path, self.quantized)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise DetectorError(f"tagger: cannot load {self.info.path}: {exc}") from exc
         return self._model
@@ -133,6 +132,14 @@ class TaggerDetector(BaseDetector):
                 spans = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in spans]
                 out.append(Detection(dialogue.id, message.index, tuple(sorted(spans))))
             yield out
+
+
+@lru_cache(maxsize=2)
+def _load(path: str, quantize: bool) -> Any:
+    """Loaded models are shared by the detectors of a process (a worker builds one per run)."""
+    from pipeline.tagger.store import load_model
+
+    return load_model(path, quantize=quantize)
 
 
 @register("tagger", "Fine-tuned transformer PII tagger (PIIvot context window, maths-aware).")

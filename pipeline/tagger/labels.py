@@ -102,8 +102,8 @@ def decode_words(
     """Runs of PII words become spans (character offsets of the message), labelled by vote.
 
     ``entity_probs[w][k]`` is ``P(word w is labels[k])``. A word is PII when its total PII
-    probability reaches the threshold of its most probable label; consecutive PII words form one
-    span unless a word is more likely a beginning than an inside (``begin_probs``, BIO only). The
+    probability reaches the threshold of its most probable label — on its own to start a span, or
+    summed over labels to continue one; consecutive PII words form one span unless a word is more likely a beginning than an inside (``begin_probs``, BIO only). The
     span takes the label with the largest probability summed over its words, so an entity whose
     words disagree ("Walt/SCHOOL Whitman/LOCATION Middle School/SCHOOL") is not cut into pieces.
     A span's score is the mean probability of its label over its words.
@@ -115,7 +115,8 @@ def decode_words(
         probs = entity_probs[w]
         k = max(range(n_labels), key=lambda j: probs[j])
         total = float(sum(probs))
-        inside = total >= thresholds[k] and total > 0
+        # a span starts only on a confident word; diffuse mass (0.2 AGE + 0.2 PHONE) continues one
+        inside = (probs[k] >= thresholds[k] or (prev_in and total >= thresholds[k])) and total > 0
         if not inside:
             prev_in = False
             continue

@@ -48,22 +48,23 @@ def import_torch() -> Any:
     return torch
 
 
-def quantize_linear(torch: Any, model: Any, *, encoder_only: bool = True) -> Any:
-    """Dynamic int8 quantisation of ``nn.Linear`` layers (torch's deprecation notices muted).
+def quantize_linear(torch: Any, model: Any) -> Any:
+    """Dynamic int8 quantisation of the encoder's ``nn.Linear`` layers, weights per channel.
 
-    ``encoder_only`` leaves the small classification head in float: it is cheap and the layer
-    where rounding moves decisions most.
+    Per-tensor weights (torch's default) cost this small model about 0.05 dev F1; per-channel
+    weights keep it. The classification head stays in float. Torch's deprecation notices muted.
     """
-    qconfig_spec: Any = {torch.nn.Linear}
-    if encoder_only:
-        prefix = getattr(model, "base_model_prefix", "")
-        base = getattr(model, prefix, None) if prefix else None
-        if base is not None and hasattr(base, "encoder"):
-            qconfig_spec = {f"{prefix}.encoder": torch.ao.quantization.default_dynamic_qconfig}
+    q = torch.ao.quantization
+    prefix = getattr(model, "base_model_prefix", "")
+    base = getattr(model, prefix, None) if prefix else None
+    if base is not None and hasattr(base, "encoder"):
+        spec: Any = {f"{prefix}.encoder": q.per_channel_dynamic_qconfig}
+    else:
+        spec = {torch.nn.Linear: q.per_channel_dynamic_qconfig}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", UserWarning)
-        return torch.ao.quantization.quantize_dynamic(model, qconfig_spec, dtype=torch.qint8)
+        return q.quantize_dynamic(model, spec, dtype=torch.qint8)
 
 
 def set_threads(torch: Any) -> None:

@@ -5,7 +5,7 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - a span holding digits (other than an e-mail, URL or username) is dropped when it is maths —
   part of an equation, fraction, calculation, time, amount of money or measurement
   (:func:`pipeline.maths.in_math_context`), or a bare number answering a maths question from the
-  message before (no PII cue in either);
+  messages before, unless they asked for a personal detail (phone, id, age …);
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
 - already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
@@ -23,8 +23,6 @@ from pipeline.maths import (
     has_pii_cue,
     in_math_context,
     is_placeholder,
-    math_expression_spans,
-    math_token_hits,
 )
 from pipeline.types import Dialogue, Span
 
@@ -32,7 +30,17 @@ POLICIES = ("strict", "recall_first")
 TEXTUAL_LABELS = frozenset({"EMAIL", "URL", "USERNAME"})
 _DIGIT = re.compile(r"\d")
 _AGE_UNIT = re.compile(r"\s*-?\s*(?:years?|yrs?|y/?o|months?)\b", re.IGNORECASE)
-_BARE_NUMBER = re.compile(r"^[\s$£€]*[\d.,:/%\s-]+[a-zA-Z]{0,3}[\s.!?]*$")
+_FILLER = r"(?:um+|uh+|hm+|no|yes|yeah|ok|okay|so|oh|well|i|think|it|is|it's|its|it’s|the|answer|" \
+    r"going|to|be|maybe|like|equals|is it|i got|got|was|=|:|,)"
+_BARE_NUMBER = re.compile(
+    rf"^\s*(?:{_FILLER}\s*)*[$£€]?\s*[\d.,:/%\s-]*\d[\d.,:/%\s-]*[a-zA-Z]{{0,3}}[\s.!?]*$",
+    re.IGNORECASE,
+)
+_ASKS_AGE = re.compile(
+    r"\b(?:how old are (?:you|u)|your age|ur age|(?:you|u) turn|(?:your|ur) (?:birthday|bday)|"
+    r"when were (?:you|u) born)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _OPERATOR = re.compile(r"[+*/×÷=^<>]|\d\s*[xX-]\s*\d")
 _PLACEHOLDER_BEFORE = re.compile(
@@ -61,18 +69,21 @@ def is_placeholder_span(text: str, start: int, end: int) -> bool:
     return bool(m and is_placeholder(before[m.start() :] + piece))
 
 
-def _mathy_question(previous: str) -> bool:
-    """The message before poses maths (and asks for no personal detail)."""
-    if not previous or has_pii_cue(previous, len(previous), len(previous), window=len(previous)):
-        return False
-    words, _ = math_token_hits(previous)
-    return words > 0 or bool(math_expression_spans(previous))
+def _asks_for_pii(before: Sequence[str]) -> bool:
+    """One of the messages before asks for a personal detail (phone, id, age, birthday …)."""
+    return any(
+        has_pii_cue(t, len(t), len(t), window=len(t)) or _ASKS_AGE.search(t) for t in before if t
+    )
 
 
 def is_math_number(
-    text: str, start: int, end: int, label: str, previous: str = ""
+    text: str, start: int, end: int, label: str, previous: Sequence[str] = ()
 ) -> bool:
-    """Should a digit-bearing span be read as maths rather than PII?"""
+    """Should a digit-bearing span be read as maths rather than PII?
+
+    ``previous``: the messages just before (a bare number answers them: maths unless they asked
+    for a personal detail).
+    """
     if label in TEXTUAL_LABELS or not _DIGIT.search(text[start:end]):
         return False
     if in_math_context(text, start, end):
@@ -80,10 +91,12 @@ def is_math_number(
             return True
         rest = text[:start] + " " + text[end:]
         return bool(_DIGIT.search(rest) or _OPERATOR.search(text))
+    if isinstance(previous, str):
+        previous = (previous,)
     return bool(
         _BARE_NUMBER.match(text)
         and not has_pii_cue(text, start, end)
-        and _mathy_question(previous)
+        and not _asks_for_pii(previous)
     )
 
 
@@ -99,7 +112,7 @@ def filter_spans(
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; use one of {', '.join(POLICIES)}")
     text = dialogue.messages[index].text
-    previous = dialogue.messages[index - 1].text if index > 0 else ""
+    previous = [m.text for m in dialogue.messages[max(0, index - 2) : index]]
     if anchor_vocab is None:
         anchor_vocab = anchor_words(dialogue.anchor)
     kept = []

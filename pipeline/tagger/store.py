@@ -115,6 +115,21 @@ def write_model(target: Path, info: ModelInfo, model: Any, tokenizer: Any) -> Mo
     return ModelInfo.from_dict(info.to_dict(), target)
 
 
+def update_info(path: str | Path, **fields: Any) -> ModelInfo:
+    """Rewrite fields of a saved version's ``tagger.json`` (e.g. a re-measured quantisation check).
+
+    The weights are untouched, so the version string stays; ``model_version`` still tells int8
+    runs apart (``+int8``).
+    """
+    info = read_info(path)
+    data = {**info.to_dict(), **fields}
+    meta = Path(path) / META_FILE
+    tmp = meta.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(meta)
+    return ModelInfo.from_dict(data, path)
+
+
 def list_models(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> list[ModelInfo]:
     """Every saved version under ``root`` (optionally of one ``name``), oldest first."""
     root = Path(root)

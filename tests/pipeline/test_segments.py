@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline import registry
+from pipeline import embeddings, registry
 from pipeline.detectors.base import ConfigError
 from pipeline.detectors.segments import (
+    DENSITY_WEIGHTS,
     MathSegmentDetector,
     grid_search,
     grow_segments,
@@ -49,6 +50,13 @@ def test_density_is_normalised_by_length():
     short = "Multiply the numerator."
     padded = short + " I really hope that you are having a lovely afternoon with your family"
     assert math_density(short) > math_density(padded) > 0
+
+
+@pytest.mark.parametrize("text", ["What is 3/4 of 12?", "seven times 12 is 84", "hi", ""])
+def test_remembered_default_density_equals_a_fresh_computation(text):
+    assert math_density(text) == math_density(text, weights=dict(DENSITY_WEIGHTS))
+    no_numbers = {**DENSITY_WEIGHTS, "number": 0.0, "number_word": 0.0}
+    assert math_density(text, weights=no_numbers) <= math_density(text)
 
 
 # --- growth on crafted vectors ---------------------------------------------------------------
@@ -225,6 +233,26 @@ def test_grid_search_counts_false_positives_and_pii_in_math():
     assert grown["fp_per_pii_math"] is None and grown["fp_per_pii_non_math"] == 0.0
 
 
+# --- torch threads --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "load, runnable, expected",
+    [
+        (0.0, 1, 2),  # an idle machine: both cores
+        (1.2, 1, 2),  # only this process's own recent work in the average: still both
+        (1.2, 3, 1),  # another process is running now
+        (6.0, 7, 1),  # a busy shared machine
+        (6.0, None, 1),  # no /proc/loadavg: the average alone decides
+    ],
+)
+def test_auto_threads_leaves_busy_cores_alone(monkeypatch, load, runnable, expected):
+    monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(embeddings.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(embeddings, "_runnable_now", lambda: runnable)
+    assert embeddings.auto_threads() == expected
+
+
 # --- the real MiniLM encoder -----------------------------------------------------------------
 
 CHAT = [
@@ -252,6 +280,16 @@ def test_minilm_grows_a_segment_over_a_similar_neighbour(minilm):
     out = minilm.detect(d)
     # "the fraction part" joins by similarity; the beach and "how do I work that out" do not
     assert [x.segment for x in out] == [NON_MATH, MATH, MATH, MATH, NON_MATH, NON_MATH, NON_MATH]
+
+
+@pytest.mark.slow
+def test_backend_tokenizer_matches_the_transformers_wrapper(minilm):
+    enc = minilm._encoder()
+    texts = [*CHAT, "", "x " * 200, "Ünïcödé 3½ × 4 = ?"]
+    for max_length in (64, 16):
+        ids = enc.token_ids(texts, max_length=max_length)
+        assert ids == enc.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    assert len(enc.token_ids(["x " * 200], max_length=64)[0]) == 64
 
 
 @pytest.mark.slow

@@ -249,6 +249,8 @@ def test_postfilter_table(text, piece, label, kept):
 
 def test_bare_numbers_answering_maths_are_dropped_unless_asked_for_pii():
     assert not _kept("48", "48", "ID_NUMBER", previous="What is 6 times 8?")
+    assert not _kept("um it is 43", "43", "AGE", previous="and 86 minus 43?")
+    assert _kept("12", "12", "AGE", previous="how old are you?")
     assert _kept("5551234", "5551234", "PHONE", previous="what's your phone number?")
 
 
@@ -415,3 +417,29 @@ def test_collect_training_data_joins_sources_and_refuses_the_demo_seed(tmp_path)
     assert len(out) == 3 and out[1].messages[0].spans[0].label == "NAME"
     with pytest.raises(TrainingError):
         collect_training_data(synthetic_n=1, synthetic_seed=7)
+
+
+def test_decode_joins_words_whose_labels_disagree_and_votes():
+    text = "at Walt Whitman Middle School today"
+    words = tokenize(text)  # at Walt Whitman Middle School today
+    labels = ["SCHOOL", "LOCATION"]
+    p = np.array([[0, 0], [0.6, 0.2], [0.2, 0.3], [0.7, 0.1], [0.8, 0.1], [0, 0]])
+    spans = decode_words(words, p, None, labels, [0.5, 0.5])
+    assert [(text[s.start : s.end], s.label) for s in spans] == [("Walt Whitman Middle School", "SCHOOL")]
+    # diffuse mass alone never starts a span
+    p = np.array([[0, 0], [0.3, 0.3], [0, 0], [0, 0], [0, 0], [0, 0]])
+    assert decode_words(words, p, None, labels, [0.5, 0.5]) == []
+
+
+def test_addresses_snap_to_their_shape_and_brackets_balance():
+    from pipeline.tagger.encoding import balance_brackets, snap_to_patterns
+
+    text = "mail nadia.lebron214@aol.com or see https://www.youtube.com/@lucky7760."
+    spans = [Span(5, 10, "NAME"), Span(11, 28, "EMAIL"), Span(36, 47, "URL")]
+    out = snap_to_patterns(text, spans, ["NAME", "EMAIL", "URL"])
+    assert [(text[s.start : s.end], s.label) for s in out] == [
+        ("nadia.lebron214@aol.com", "EMAIL"),
+        ("https://www.youtube.com/@lucky7760", "URL"),
+    ]
+    assert balance_brackets("(643)432-9382", 1, 13) == (0, 13)
+    assert balance_brackets("x 643-9382", 2, 10) == (2, 10)

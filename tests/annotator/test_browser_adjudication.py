@@ -1,0 +1,100 @@
+"""An adjudicator settles the queue with the keyboard alone, in Chromium (Playwright).
+
+The study fixture queues three disagreements, riskiest first: a possible leak (an e-mail address
+one annotator marked), a label difference on a word-problem character and a boundary difference.
+The adjudicator is refused when they would silently drop the leak, then adds the span by selecting
+text and pressing a label key; confirms with Shift+Enter that the word-problem name is not PII;
+keeps one annotator's span with its number key. Every decision is checked in the database. A
+screenshot of the adjudication page goes to docs/screenshots/adjudication.png.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import AdjudicationItem, GoldSpan
+from annotator.services.adjudication import gold_merge_ready
+from tests.annotator.adjudication_fixtures import *  # noqa: F403
+from tests.annotator.adjudication_fixtures import msg
+from tests.annotator.test_browser import SHOTS, browser_page  # noqa: F401  (the fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def select_in_target(page, start: int, end: int) -> None:
+    """Select characters start..end of the target message, as a mouse drag would."""
+    page.evaluate(
+        """([s, e]) => {
+            const node = document.getElementById('adj-target').firstChild;
+            const r = document.createRange(); r.setStart(node, s); r.setEnd(node, e);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r);
+        }""",
+        [start, end],
+    )
+
+
+def item_for(project, dialogue: str, position: int) -> AdjudicationItem:
+    return AdjudicationItem.objects.get(project=project, message=msg(project, dialogue, position))
+
+
+def gold(project, dialogue: str, position: int) -> list[tuple]:
+    return sorted(GoldSpan.objects.filter(message=msg(project, dialogue, position))
+                  .values_list("start", "end", "label", "provenance"))
+
+
+def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study):  # noqa: F811
+    page = browser_page
+    assert gold_merge_ready(project=study) == {"merged": 2, "queued": 3}
+    leak, label, boundary = item_for(study, "d1", 2), item_for(study, "d1", 3), item_for(study, "d2", 1)
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/adjudication/next/")
+    page.fill("input[name=username]", "adjudicator")
+    page.fill("input[name=password]", "pw-adjudicator")
+    page.click("form button.primary")
+
+    # 1. The riskiest item comes first: an e-mail address only one annotator marked.
+    page.wait_for_url(f"**/adjudication/{leak.pk}/")
+    assert page.locator("#adj-target").inner_text() == "Email me at maria.lopez@example.com if you get stuck."
+    assert page.locator(".model-row").count() == 0  # the model is hidden from adjudicators by default
+    assert page.locator("#adj-candidates input:checked").count() == 0  # one of two is no majority
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "adjudication.png"), full_page=True)
+
+    # Enter with nothing kept would drop the possible leak: refused, with what to do.
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "Shift+Enter" in page.locator("#toast").inner_text()
+    assert not GoldSpan.objects.filter(message=leak.message).exists()
+    assert page.url.endswith(f"/adjudication/{leak.pk}/")
+
+    # Select part of the address (snapped to the whole address) and press the EMAIL key.
+    select_in_target(page, 14, 34)
+    page.keyboard.press("e")
+    added = page.locator("#adj-candidates li.added input")
+    assert added.get_attribute("value") == "12:35:EMAIL" and added.is_checked()
+    page.keyboard.press("Enter")
+
+    # 2. A label difference on a word-problem character: Shift+Enter confirms it is not PII.
+    page.wait_for_url(f"**/adjudication/{label.pk}/")
+    assert gold(study, "d1", 2) == [(12, 35, "EMAIL", "adjudicated")]
+    assert page.locator("#adj-candidates input[type=checkbox]").count() == 2
+    page.keyboard.press("Shift+Enter")
+
+    # 3. A boundary difference: keep the whole name with its number key.
+    page.wait_for_url(f"**/adjudication/{boundary.pk}/")
+    label.refresh_from_db()
+    assert label.status == "settled" and gold(study, "d1", 3) == []
+    whole = page.locator("#adj-candidates li:has(input[value='12:15:NAME'])")
+    key = whole.get_attribute("data-i")
+    page.keyboard.press(key)
+    assert whole.locator("input").is_checked()
+    page.keyboard.press(key)  # the same key toggles it off again…
+    assert not whole.locator("input").is_checked()
+    page.keyboard.press(key)  # …and on
+    page.keyboard.press("Enter")
+
+    # The queue is empty: back on the queue page, every item settled.
+    page.wait_for_url("**/adjudication/")
+    assert gold(study, "d2", 1) == [(12, 15, "NAME", "adjudicated")]
+    assert not AdjudicationItem.objects.filter(project=study).exclude(status="settled").exists()
+    assert "Nothing waits for adjudication" in page.content()

@@ -53,6 +53,7 @@ def plan_create(
     n_dialogues: int = 0,
     by=None,
     dry_run: bool = False,
+    include_gold: bool = True,
 ) -> AssignmentPlan:
     """Sample items, give each to ``k`` distinct annotators and store the queue entries.
 
@@ -84,9 +85,12 @@ def plan_create(
         Prediction.objects.filter(run_id__in=run_ids, message__project=project)
         .values_list("message_id", flat=True).distinct()
     ) if run_ids else set()
+    candidates = Message.objects.filter(project=project)
+    if not include_gold:  # messages already settled in gold need no more annotators
+        candidates = candidates.filter(decision__isnull=True)
     items = [
         algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged)
-        for m, d, p in Message.objects.filter(project=project).values_list("pk", "dialogue_id", "position")
+        for m, d, p in candidates.values_list("pk", "dialogue_id", "position")
     ]
     existing: dict[int, list[int]] = defaultdict(list)
     for m, a in Assignment.objects.filter(project=project).values_list("message_id", "annotator_id"):
@@ -106,7 +110,7 @@ def plan_create(
     params = {
         "strategy": strategy, "k": k, "runs": run_ids, "audit_rate": audit_rate,
         "n_dialogues": n_dialogues, "annotators": sorted(names.values()),
-        "visibility_mode": project.visibility_mode,
+        "visibility_mode": project.visibility_mode, "include_gold": include_gold,
     }
     plan = AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
     if dry_run:

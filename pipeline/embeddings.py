@@ -11,8 +11,10 @@ Texts are tokenized by the fast tokenizer's Rust backend in one call (about 2.5x
 from __future__ import annotations
 
 import copy
+import math
 import os
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +47,7 @@ class Encoder:
         self.pad_id = self.tokenizer.pad_token_id or 0
         self.dim = int(self.model.config.hidden_size)
         self._backend = _backend_tokenizer(self.tokenizer)
+        self._backend_lock = threading.Lock()
 
     def token_ids(self, texts: Sequence[str], *, max_length: int) -> list[list[int]]:
         """Word-piece ids of each text, special tokens included, cut to ``max_length``."""
@@ -52,10 +55,12 @@ class Encoder:
         backend = self._backend
         if backend is None:
             return self.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
-        if (backend.truncation or {}).get("max_length") != max_length:
-            backend.enable_truncation(max_length)
         batch = getattr(backend, "encode_batch_fast", backend.encode_batch)  # no offsets: faster
-        return [e.ids for e in batch(texts)]
+        with self._backend_lock:  # the truncation setting is shared state
+            if (backend.truncation or {}).get("max_length") != max_length:
+                backend.enable_truncation(max_length)
+            encodings = batch(texts)
+        return [e.ids for e in encodings]
 
     def encode(self, texts: Sequence[str], *, batch_size: int, max_length: int) -> np.ndarray:
         """One float32 unit vector per text (rows in the order of ``texts``)."""
@@ -115,29 +120,36 @@ def auto_threads() -> int:
     """The CPUs this process may use, less those other processes keep busy (at least one).
 
     OpenMP threads that outnumber the free cores spin against each other: on a shared 2-core
-    machine with a load of 5, two torch threads encode 2-4x slower than one. "Busy" is the
-    smaller of the 1-minute load average and the tasks runnable right now besides this one: the
-    average alone counts this process's own recent work (building a corpus, other detectors) and
-    would keep a dedicated 2-core machine at one thread, half its speed.
+    machine with a load of 5, two torch threads encode 5-10x slower than one. Other processes'
+    load is the 1-minute load average less this process's own part in it (:func:`_own_load`):
+    without that correction, the process's own work before the model loads (building a corpus,
+    running other detectors) would keep a dedicated 2-core machine at one thread, half its speed.
     """
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         busy = os.getloadavg()[0]
     except OSError:  # pragma: no cover - not on every platform
         busy = 0.0
-    others = _runnable_now()
-    if others is not None:
-        busy = min(busy, max(others - 1, 0))  # minus this process's running thread
+    busy = max(busy - _own_load(n), 0.0)
     return max(1, min(n, round(n - busy)))
 
 
-def _runnable_now() -> int | None:
-    """Tasks runnable on the machine at this instant (Linux ``/proc/loadavg``), else ``None``."""
+def _own_load(cpus: int) -> float:
+    """This process's estimated share of the 1-minute load average (0 where /proc is missing).
+
+    Its mean CPU use since it started, as the kernel's exponentially decayed average would count
+    it: ``rate * (1 - exp(-elapsed / 60))``.
+    """
     try:
-        with open("/proc/loadavg") as fh:
-            return int(fh.read().split()[3].split("/")[0])
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22: starttime
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
     except (OSError, ValueError, IndexError):
-        return None
+        return 0.0
+    elapsed = max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 1e-3)
+    rate = min(time.process_time() / elapsed, float(cpus))
+    return rate * (1.0 - math.exp(-elapsed / 60.0))
 
 
 _ENCODERS: dict[tuple[str, str], Encoder] = {}

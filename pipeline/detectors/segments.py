@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -64,18 +63,6 @@ def math_density(text: str, *, weights: Mapping[str, float] = DENSITY_WEIGHTS) -
     >>> math_density("What is 3/4 of 12?") > math_density("What is your name?")
     True
     """
-    if weights is DENSITY_WEIGHTS:
-        return _default_density(text)
-    return _density(text, weights)
-
-
-@lru_cache(maxsize=16384)
-def _default_density(text: str) -> float:
-    """:func:`math_density` with the default weights, remembered: chat repeats short messages."""
-    return _density(text, DENSITY_WEIGHTS)
-
-
-def _density(text: str, weights: Mapping[str, float]) -> float:
     n_words = len(_WORD_RE.findall(text))
     if n_words == 0:
         return 0.0

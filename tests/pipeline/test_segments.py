@@ -53,7 +53,7 @@ def test_density_is_normalised_by_length():
 
 
 @pytest.mark.parametrize("text", ["What is 3/4 of 12?", "seven times 12 is 84", "hi", ""])
-def test_remembered_default_density_equals_a_fresh_computation(text):
+def test_explicit_default_weights_give_the_same_density(text):
     assert math_density(text) == math_density(text, weights=dict(DENSITY_WEIGHTS))
     no_numbers = {**DENSITY_WEIGHTS, "number": 0.0, "number_word": 0.0}
     assert math_density(text, weights=no_numbers) <= math_density(text)
@@ -237,20 +237,24 @@ def test_grid_search_counts_false_positives_and_pii_in_math():
 
 
 @pytest.mark.parametrize(
-    "load, runnable, expected",
+    "load, own, expected",
     [
-        (0.0, 1, 2),  # an idle machine: both cores
-        (1.2, 1, 2),  # only this process's own recent work in the average: still both
-        (1.2, 3, 1),  # another process is running now
-        (6.0, 7, 1),  # a busy shared machine
-        (6.0, None, 1),  # no /proc/loadavg: the average alone decides
+        (0.0, 0.0, 2),  # an idle machine: both cores
+        (1.1, 1.0, 2),  # only this process's own recent work in the average: still both
+        (2.2, 1.0, 1),  # another process keeps a core busy
+        (6.0, 0.0, 1),  # a busy shared machine
+        (6.0, 1.0, 1),
     ],
 )
-def test_auto_threads_leaves_busy_cores_alone(monkeypatch, load, runnable, expected):
+def test_auto_threads_leaves_busy_cores_alone(monkeypatch, load, own, expected):
     monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(embeddings.os, "getloadavg", lambda: (load, load, load))
-    monkeypatch.setattr(embeddings, "_runnable_now", lambda: runnable)
+    monkeypatch.setattr(embeddings, "_own_load", lambda cpus: own)
     assert embeddings.auto_threads() == expected
+
+
+def test_own_load_is_a_share_of_the_cpus():
+    assert 0.0 <= embeddings._own_load(2) <= 2.0
 
 
 # --- the real MiniLM encoder -----------------------------------------------------------------

@@ -5,7 +5,8 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - a span holding digits (other than an e-mail, URL or username) is dropped when it is maths —
   part of an equation, fraction, calculation, time, amount of money or measurement
   (:func:`pipeline.maths.in_math_context`), or a bare number answering a maths question from the
-  messages before, unless they asked for a personal detail (phone, id, age …);
+  messages before, unless they asked for a personal detail (phone, id, age …), or a reference
+  into the material ("page 49", "problem 12"), or an arithmetic run ("40-60-80-100");
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
 - already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
@@ -36,6 +37,12 @@ _BARE_NUMBER = re.compile(
     rf"^\s*(?:{_FILLER}\s*)*[$£€]?\s*[\d.,:/%\s-]*\d[\d.,:/%\s-]*[a-zA-Z]{{0,3}}[\s.!?]*$",
     re.IGNORECASE,
 )
+_REFERENCE_BEFORE = re.compile(
+    r"\b(?:page|pages|pg|p\.|chapter|ch\.|lesson|problem|question|exercise|section|unit|step|"
+    r"slide|worksheet|level|row|column|line|box|part|grade)\s*#?\s*$",
+    re.IGNORECASE,
+)
+_NUMBER_RUN = re.compile(r"\d+(?:\.\d+)?")
 _ASKS_AGE = re.compile(
     r"\b(?:how old are (?:you|u)|your age|ur age|(?:you|u) turn|(?:your|ur) (?:birthday|bday)|"
     r"when were (?:you|u) born)",
@@ -76,6 +83,21 @@ def _asks_for_pii(before: Sequence[str]) -> bool:
     )
 
 
+def is_reference(text: str, start: int) -> bool:
+    """``page 49``, ``problem 12``, ``lesson 3``: a place in the material, not a person."""
+    return bool(_REFERENCE_BEFORE.search(text[max(0, start - 16) : start]))
+
+
+def is_number_sequence(piece: str) -> bool:
+    """Skip counting and number patterns: four or more numbers with a constant difference
+    (``40-60-80-100``, ``3, 6, 9, 12``). Phone and card numbers are not arithmetic runs."""
+    nums = [float(x) for x in _NUMBER_RUN.findall(piece)]
+    if len(nums) < 4:
+        return False
+    steps = {round(b - a, 6) for a, b in zip(nums, nums[1:], strict=False)}
+    return len(steps) == 1 and 0 not in steps
+
+
 def is_math_number(
     text: str, start: int, end: int, label: str, previous: Sequence[str] = ()
 ) -> bool:
@@ -86,6 +108,10 @@ def is_math_number(
     """
     if label in TEXTUAL_LABELS or not _DIGIT.search(text[start:end]):
         return False
+    if is_number_sequence(text[start:end]):
+        return True
+    if is_reference(text, start) and not has_pii_cue(text, start, end, weak=False):
+        return True
     if in_math_context(text, start, end):
         if label != "AGE" or not _AGE_UNIT.match(text, end):
             return True

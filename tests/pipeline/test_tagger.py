@@ -241,6 +241,9 @@ def _kept(text, piece, label, *, policy="recall_first", anchor="", previous=None
         ("Student A said it is 4", "A", "NAME", False),
         ("[STUDENT] got it", "STUDENT", "NAME", False),
         ("good job maria", "maria", "NAME", True),
+        ("It's on page 49.", "49", "COURSE", False),
+        ("count 40-60-80-100-120", "40-60-80-100-120", "PHONE", False),
+        ("card 4111-1111-1111-1111", "4111-1111-1111-1111", "ID_NUMBER", True),
     ],
 )
 def test_postfilter_table(text, piece, label, kept):

@@ -149,9 +149,9 @@ def train_tagger(
     scheme: str = "bio",
     labels: Sequence[str] | None = None,
     epochs: int = 3,
-    lr: float = 2e-4,
+    lr: float = 3e-4,
     batch_size: int = 4,
-    num_layers: int | None = None,
+    num_layers: int | None = 4,
     outside_weight: float = 0.5,
     seed: int = 13,
     f_beta: float = 2.0,
@@ -169,7 +169,8 @@ def train_tagger(
     dialogue) drive early stopping on F-``f_beta`` and the per-label thresholds saved for the
     ``recall_first`` policy (use ``f_beta=5`` for an even more recall-hungry operating point).
     ``outside_weight`` scales the loss of ``O`` words (below 1: PII words count more).
-    ``num_layers`` keeps only the encoder's first layers (faster, slightly less accurate).
+    ``num_layers`` keeps only the encoder's first layers (default 4 of MiniLM's 6: a third less
+    work in training and inference; ``None`` keeps them all).
     ``max_seconds`` stops training at the end of the batch that passes it (the best checkpoint
     so far is kept). ``progress(done, total, message)`` is called after every batch.
     """

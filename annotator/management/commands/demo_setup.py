@@ -56,8 +56,8 @@ class Command(BaseCommand):
         if train_tagger:
             if not tagger.tagger_versions(project):
                 self.stdout.write("Training a first tagger on generated dialogues (a few minutes)…")
-                info = tagger.tagger_train(project=project, use_gold=False, synthetic=150, user=users["admin"],
-                                           options={"epochs": 2, "max_seconds": 200})
+                info = tagger.tagger_train(project=project, use_gold=False, synthetic=100, user=users["admin"],
+                                           options={"epochs": 2, "max_seconds": 240})
                 self.stdout.write(f"Tagger {info.full_version}: dev {info.dev_metrics.get('f2', info.dev_metrics)}")
             project.refresh_from_db()
             suggestions = self._run(project, "tagger", users["admin"])

@@ -9,39 +9,20 @@ never to the original.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from string import Template
 from typing import Any
 
+from pipeline.prompting import PROMPTS_DIR, Prompt, PromptError
 from pipeline.surrogates.keyed import normalize
 from pipeline.types import Dialogue
 
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 MAX_TRANSCRIPT_CHARS = 6000
 
 
 class SurrogateLLMError(RuntimeError):
     """The endpoint failed or answered with something unusable."""
-
-
-def _load_prompt(name: str) -> tuple[dict[str, Template], str]:
-    raw = (PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
-    sections: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in raw.splitlines():
-        if line.startswith("### "):
-            current = sections.setdefault(line[4:].strip(), [])
-        elif current is not None:
-            current.append(line)
-    missing = {"system", "user", "reask"} - set(sections)
-    if missing:
-        raise SurrogateLLMError(f"prompt {name} lacks section(s) {', '.join(sorted(missing))}")
-    sha = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
-    return {k: Template("\n".join(v).strip()) for k, v in sections.items()}, f"{name}#{sha}"
 
 
 def parse_mapping(content: str) -> dict[str, str]:
@@ -97,7 +78,11 @@ class LLMSurrogates:
         self.timeout_s = timeout_s
         self.max_rounds = max_rounds
         self.temperature = temperature
-        self.prompt, self.prompt_version = _load_prompt(prompt)
+        try:
+            self.prompt = Prompt(PROMPTS_DIR / f"{prompt}.txt")
+        except PromptError as exc:
+            raise SurrogateLLMError(str(exc)) from None
+        self.prompt_version = self.prompt.version
         self._client = client
         self.usage = {"requests": 0, "reasks": 0, "accepted": 0, "rejected": 0}
 

@@ -13,6 +13,7 @@ from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.detectors.llm.replies import (
     PROMPTS_DIR,
     Prompt,
+    PromptError,
     Unparsable,
     locate,
     normalise_label,
@@ -93,7 +94,10 @@ class LLMDetector(BaseDetector):
         path = PROMPTS_DIR / f"llm_{c['strategy']}_{c['prompt_version']}.txt"
         if not path.is_file():
             raise ConfigError(f"llm: no prompt file {path.name} in {PROMPTS_DIR}")
-        self.prompt = Prompt(path)
+        try:
+            self.prompt = Prompt(path)
+        except PromptError as exc:
+            raise ConfigError(f"llm: {exc}") from None
         self.problems: list[dict[str, Any]] = []
         self._usage = dict.fromkeys(
             (

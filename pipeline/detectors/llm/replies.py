@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
-from string import Template
 
-from pipeline.detectors.base import ConfigError
+from pipeline.prompting import PROMPTS_DIR, Prompt, PromptError
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+__all__ = ["PROMPTS_DIR", "Prompt", "PromptError", "Unparsable", "locate", "normalise_label", "parse_reply"]
 
 # What models say instead of the project's labels; used only when the target label is configured.
 LABEL_ALIASES = {
@@ -48,34 +45,6 @@ LABEL_ALIASES = {
 
 class Unparsable(ValueError):
     """The model's reply is not the JSON object the prompt asks for."""
-
-
-class Prompt:
-    """A prompt file: ``### system``, ``### user`` and ``### reask`` sections of ``$`` templates."""
-
-    def __init__(self, path: Path) -> None:
-        raw = path.read_text(encoding="utf-8")
-        self.name = path.stem
-        self.sha = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
-        sections: dict[str, list[str]] = {}
-        current: list[str] | None = None
-        for line in raw.splitlines():
-            if line.startswith("### "):
-                current = sections.setdefault(line[4:].strip(), [])
-            elif current is not None:
-                current.append(line)
-        missing = {"system", "user", "reask"} - set(sections)
-        if missing:
-            raise ConfigError(
-                f"llm: prompt {path.name} lacks section(s) {', '.join(sorted(missing))}"
-            )
-        self.system, self.user, self.reask = (
-            Template("\n".join(sections[k]).strip()) for k in ("system", "user", "reask")
-        )
-
-    @property
-    def version(self) -> str:
-        return f"{self.name}#{self.sha}"
 
 
 def parse_reply(content: str) -> list[tuple[str, str]]:

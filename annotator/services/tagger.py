@@ -87,6 +87,14 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     return info
 
 
+def dev_summary(info) -> str:
+    """One line for people: the dev F2 of each policy (the full metrics stay in tagger.json)."""
+    metrics = info.dev_metrics or {}
+    parts = [f"{metrics[p]['f2']:.3f} ({p.replace('_', ' ')})" for p in ("recall_first", "strict")
+             if isinstance(metrics.get(p), dict) and metrics[p].get("f2") is not None]
+    return ("dev F2 " + ", ".join(parts)) if parts else "no dev metrics"
+
+
 def tagger_versions(project: Project) -> list:
     from pipeline.tagger import list_models
 

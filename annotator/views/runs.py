@@ -95,5 +95,5 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
                 use_gold=form.cleaned_data["use_gold"],
             )
             return redirect("job-detail", slug=slug, job_id=job.pk)
-    versions = tagger_services.tagger_versions(project)
+    versions = [(v, tagger_services.dev_summary(v)) for v in tagger_services.tagger_versions(project)]
     return render(request, "runs/tagger.html", {"project": project, "form": form, "versions": versions})

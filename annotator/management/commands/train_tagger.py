@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.models import Project
-from annotator.services.tagger import TaggerError, tagger_train, tagger_versions
+from annotator.services.tagger import TaggerError, dev_summary, tagger_train, tagger_versions
 
 
 class Command(BaseCommand):
@@ -49,5 +49,5 @@ class Command(BaseCommand):
             bar.close()
         self.stdout.write(self.style.SUCCESS(
             f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; "
-            f"dev {info.dev_metrics}; now the active tagger of {proj.slug}."
+            f"{dev_summary(info)}; now the active tagger of {proj.slug}."
         ))

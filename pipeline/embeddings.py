@@ -131,7 +131,8 @@ def auto_threads() -> int:
     except OSError:  # pragma: no cover - not on every platform
         busy = 0.0
     busy = max(busy - _own_load(n), 0.0)
-    return max(1, min(n, round(n - busy)))
+    # only whole busy cores count: a core at 0.8 load still has most of its time to give
+    return max(1, min(n, n - math.floor(busy)))
 
 
 def _own_load(cpus: int) -> float:

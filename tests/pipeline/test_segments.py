@@ -241,6 +241,7 @@ def test_grid_search_counts_false_positives_and_pii_in_math():
     [
         (0.0, 0.0, 2),  # an idle machine: both cores
         (1.1, 1.0, 2),  # only this process's own recent work in the average: still both
+        (0.9, 0.0, 2),  # a partly busy core still has most of its time to give
         (2.2, 1.0, 1),  # another process keeps a core busy
         (6.0, 0.0, 1),  # a busy shared machine
         (6.0, 1.0, 1),

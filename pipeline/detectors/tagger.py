@@ -6,11 +6,12 @@ Config:
   ``var/models``) with an optional ``name``: the latest version there is used;
 - ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
-- ``batch_size`` — windows per forward pass; ``quantize`` — ``None`` (int8 when training found it
-  within 0.01 F1), ``True`` or ``False``; ``postfilter`` — the maths-aware filter (default on).
+- ``batch_size`` — windows per forward pass; ``precision`` — ``auto`` (bf16 on CPUs that have
+  it natively, else int8, each only where training found it within 0.01 F1 of fp32), ``fp32``,
+  ``int8`` or ``bf16``; ``postfilter`` — the maths-aware filter (default on).
 
-``model_version`` is ``name/version`` of the weights in use (plus ``+int8``), which every run
-records. The model is loaded on first use, never in ``__init__``.
+``model_version`` is ``name/version`` of the weights in use (plus ``+int8`` or ``+bf16``), which
+every run records. The model is loaded on first use, never in ``__init__``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.registry import register
+from pipeline.tagger.model import PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
@@ -38,7 +40,7 @@ class TaggerDetector(BaseDetector):
         "name": None,
         "policy": "recall_first",
         "batch_size": 64,
-        "quantize": None,
+        "precision": "auto",
         "postfilter": True,
     }
 
@@ -49,8 +51,8 @@ class TaggerDetector(BaseDetector):
             raise ConfigError(f"tagger: 'policy' must be one of {', '.join(POLICIES)}")
         if not isinstance(cfg["batch_size"], int) or cfg["batch_size"] < 1:
             raise ConfigError("tagger: 'batch_size' must be a positive integer")
-        if cfg["quantize"] not in (None, True, False):
-            raise ConfigError("tagger: 'quantize' must be true, false or null (automatic)")
+        if cfg["precision"] not in ("auto", *PRECISIONS):
+            raise ConfigError(f"tagger: 'precision' must be one of auto, {', '.join(PRECISIONS)}")
         self._info: Any = None
         self._model: Any = None
 
@@ -76,19 +78,21 @@ class TaggerDetector(BaseDetector):
     def model(self) -> Any:
         if self._model is None:
             try:
-                self._model = _load(self.info.path, self.quantized)
+                self._model = _load(self.info.path, self.precision)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise DetectorError(f"tagger: cannot load {self.info.path}: {exc}") from exc
         return self._model
 
     @property
-    def quantized(self) -> bool:
-        q = self.config["quantize"]
-        return bool(self.info.quantization.get("keep", False)) if q is None else bool(q)
+    def precision(self) -> str:
+        from pipeline.tagger.store import choose_precision
+
+        return choose_precision(self.info, self.config["precision"])
 
     @property
     def model_version(self) -> str:
-        return f"{self.info.full_version}{'+int8' if self.quantized else ''}"
+        precision = self.precision
+        return self.info.full_version + ("" if precision == "fp32" else f"+{precision}")
 
     def thresholds(self) -> dict[str, float]:
         if self.config["policy"] == "strict":
@@ -135,11 +139,11 @@ class TaggerDetector(BaseDetector):
 
 
 @lru_cache(maxsize=2)
-def _load(path: str, quantize: bool) -> Any:
+def _load(path: str, precision: str) -> Any:
     """Loaded models are shared by the detectors of a process (a worker builds one per run)."""
     from pipeline.tagger.store import load_model
 
-    return load_model(path, quantize=quantize)
+    return load_model(path, precision=precision)
 
 
 @register("tagger", "Fine-tuned transformer PII tagger (PIIvot context window, maths-aware).")

@@ -129,16 +129,27 @@ class WindowEncoder:
             self._role_ids[role] = self._ids(f"{role} :")
         return self._role_ids[role]
 
-    def _encode_messages(self, messages: Sequence[Message]) -> list[_EncodedMessage]:
-        texts = [m.text for m in messages]
-        enc = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+    def _encode_messages(
+        self,
+        messages: Sequence[Message],
+        words_per_message: Sequence[list[Token]],
+        ids_per_message: Sequence[list[int]],
+        offsets_per_message: Sequence[list[tuple[int, int]]],
+    ) -> list[_EncodedMessage]:
         out = []
-        for m, ids, offsets in zip(messages, enc["input_ids"], enc["offset_mapping"], strict=True):
-            words = tokenize(m.text)
+        for m, words, ids, offsets in zip(
+            messages, words_per_message, ids_per_message, offsets_per_message, strict=True
+        ):
             role = self._role(m)
             first = [k + len(role) if k >= 0 else -1 for k in align_words(words, offsets)]
             out.append(_EncodedMessage(words, role + list(ids), first))
         return out
+
+    def _subwords(self, texts: list[str]) -> tuple[list, list]:
+        if not texts:
+            return [], []
+        enc = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        return enc["input_ids"], enc["offset_mapping"]
 
     @staticmethod
     def _pieces(msg: _EncodedMessage, cap: int) -> list[tuple[int, int]]:
@@ -169,11 +180,41 @@ class WindowEncoder:
         ``rng`` (training) varies how many messages share a window, so the model sees both
         single-message (PIIvot) windows and packed ones.
         """
+        texts = [m.text for m in dialogue.messages]
+        ids, offsets = self._subwords(texts)
+        words = [tokenize(text) for text in texts]
+        encoded = self._encode_messages(dialogue.messages, words, ids, offsets)
+        return self._windows(dialogue, encoded, with_labels=with_labels, rng=rng, only=only)
+
+    def encode_many(
+        self, dialogues: Sequence[Dialogue], words: Sequence[Sequence[list[Token]]]
+    ) -> list[list[Window]]:
+        """Inference windows of several dialogues, whose messages are sub-word tokenised in one
+        call. ``words``: each dialogue's messages' :func:`~pipeline.text.tokenize` words."""
+        ids, offsets = self._subwords([m.text for d in dialogues for m in d.messages])
+        out, k = [], 0
+        for dialogue, dialogue_words in zip(dialogues, words, strict=True):
+            n = len(dialogue.messages)
+            encoded = self._encode_messages(
+                dialogue.messages, dialogue_words, ids[k : k + n], offsets[k : k + n]
+            )
+            out.append(self._windows(dialogue, encoded))
+            k += n
+        return out
+
+    def _windows(
+        self,
+        dialogue: Dialogue,
+        encoded: list[_EncodedMessage],
+        *,
+        with_labels: bool = False,
+        rng: random.Random | None = None,
+        only: set[int] | None = None,
+    ) -> list[Window]:
         cfg = self.config
         messages = dialogue.messages
         if not messages:
             return []
-        encoded = self._encode_messages(messages)
         stream: list[int] = []
         starts: list[int] = []
         for msg in encoded:

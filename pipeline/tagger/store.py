@@ -18,7 +18,14 @@ from typing import Any
 
 from pipeline.tagger.encoding import WindowConfig
 from pipeline.tagger.labels import LabelMap
-from pipeline.tagger.model import TaggerModel, TaggerUnavailableError, import_torch, offline_env
+from pipeline.tagger.model import (
+    PRECISIONS,
+    TaggerModel,
+    TaggerUnavailableError,
+    import_torch,
+    native_bf16,
+    offline_env,
+)
 from pipeline.types import Dialogue
 
 META_FILE = "tagger.json"
@@ -43,7 +50,7 @@ class ModelInfo:
     thresholds: dict[str, float] = field(default_factory=dict)
     f_beta: float = 2.0
     dev_metrics: dict[str, Any] = field(default_factory=dict)
-    quantization: dict[str, Any] = field(default_factory=dict)
+    precision_checks: dict[str, Any] = field(default_factory=dict)  # "int8"/"bf16" -> dev check
     data: dict[str, Any] = field(default_factory=dict)  # counts of dialogues/messages/spans
     hyper: dict[str, Any] = field(default_factory=dict)  # epochs, lr, batch size, seed, ...
     software: dict[str, str] = field(default_factory=dict)
@@ -54,6 +61,10 @@ class ModelInfo:
     def full_version(self) -> str:
         """``name/version``: what a run records as its model version."""
         return f"{self.name}/{self.version}"
+
+    def precision_kept(self, precision: str) -> bool:
+        """Whether training found ``precision`` within tolerance of fp32 on dev."""
+        return precision == "fp32" or bool(self.precision_checks.get(precision, {}).get("keep"))
 
     @property
     def label_map(self) -> LabelMap:
@@ -116,10 +127,10 @@ def write_model(target: Path, info: ModelInfo, model: Any, tokenizer: Any) -> Mo
 
 
 def update_info(path: str | Path, **fields: Any) -> ModelInfo:
-    """Rewrite fields of a saved version's ``tagger.json`` (e.g. a re-measured quantisation check).
+    """Rewrite fields of a saved version's ``tagger.json`` (e.g. re-measured precision checks).
 
     The weights are untouched, so the version string stays; ``model_version`` still tells int8
-    runs apart (``+int8``).
+    and bf16 runs apart (``+int8``, ``+bf16``).
     """
     info = read_info(path)
     data = {**info.to_dict(), **fields}
@@ -168,8 +179,20 @@ def resolve(
     return info
 
 
-def load_model(path: str | Path, *, quantize: bool | None = None) -> TaggerModel:
-    """Load a saved version. ``quantize=None`` quantises when training found it harmless."""
+def choose_precision(info: ModelInfo, requested: str = "auto") -> str:
+    """``auto``: bf16 where the CPU has it natively, else int8, else fp32 — each only when
+    training found it within tolerance of fp32 on dev. Anything else is taken as asked."""
+    if requested != "auto":
+        if requested not in PRECISIONS:
+            raise ValueError(f"precision must be auto or one of {', '.join(PRECISIONS)}")
+        return requested
+    if native_bf16() and info.precision_kept("bf16"):
+        return "bf16"
+    return "int8" if info.precision_kept("int8") else "fp32"
+
+
+def load_model(path: str | Path, *, precision: str = "auto") -> TaggerModel:
+    """Load a saved version in ``precision`` (see :func:`choose_precision`)."""
     info = read_info(path)
     offline_env()
     import_torch()
@@ -191,8 +214,4 @@ def load_model(path: str | Path, *, quantize: bool | None = None) -> TaggerModel
         use_token_types=info.use_token_types,
         info=info,
     )
-    if quantize is None:
-        quantize = bool(info.quantization.get("keep", False))
-    if quantize:
-        tagger.quantize()
-    return tagger
+    return tagger.set_precision(choose_precision(info, precision))

@@ -9,7 +9,7 @@ from annotator.services import runs, tagger
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-TINY = {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_quantization": False}
+TINY = {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False}
 
 
 @pytest.fixture

@@ -311,7 +311,7 @@ def _fake_version(root, name, version):
         "created_at": "2026-01-01T00:00:00+00:00",
         "training_seconds": 1.0,
         "thresholds": {"NAME": 0.3},
-        "quantization": {"keep": True},
+        "precision_checks": {"int8": {"keep": True}, "bf16": {"keep": False}},
     }
     (path / "tagger.json").write_text(json.dumps(meta))
     return path
@@ -344,11 +344,34 @@ def test_detector_config_and_lazy_loading(tmp_path):
         det.detect(dialogue(msg("hi")))
     _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
     det = build("tagger", {"model_dir": str(tmp_path), "name": "demo", "policy": "strict"})
-    assert det.model_version == "demo/20260101-000000-aaaa+int8"
+    assert det.model_version == "demo/20260101-000000-aaaa+int8"  # bf16 failed its check
     assert det.thresholds() == {"NAME": 0.5}
-    det = build("tagger", {"model_dir": str(tmp_path), "quantize": False})
+    det = build("tagger", {"model_dir": str(tmp_path), "precision": "fp32"})
     assert det.model_version == "demo/20260101-000000-aaaa"
     assert det.thresholds() == {"NAME": 0.3}
+    with pytest.raises(ConfigError, match="precision"):
+        build("tagger", {"precision": "fp16"})
+
+
+@pytest.mark.parametrize(("native", "checks", "chosen"), [
+    (True, {"int8": {"keep": True}, "bf16": {"keep": True}}, "bf16"),
+    (False, {"int8": {"keep": True}, "bf16": {"keep": True}}, "int8"),  # emulated bf16 is slow
+    (True, {"int8": {"keep": False}, "bf16": {"keep": False}}, "fp32"),
+    (True, {}, "fp32"),  # never checked: full precision
+])
+def test_auto_precision_needs_a_passed_check_and_native_bf16(monkeypatch, native, checks, chosen):
+    from pipeline.tagger import store
+
+    monkeypatch.setattr(store, "native_bf16", lambda: native)
+    info = store.ModelInfo.from_dict(
+        {"name": "m", "version": "v", "base_model": "x", "scheme": "io", "labels": ["NAME"],
+         "data_hash": "", "created_at": "", "training_seconds": 0, "precision_checks": checks},
+        "/nowhere",
+    )
+    assert store.choose_precision(info) == chosen
+    assert store.choose_precision(info, "int8") == "int8"
+    with pytest.raises(ValueError):
+        store.choose_precision(info, "fp16")
 
 
 # --- end to end ------------------------------------------------------------------------------
@@ -381,31 +404,45 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
         num_layers=1,
         seed=1,
         dev_fraction=0.25,
-        check_quantization=False,
+        check_precision=False,
         progress=lambda done, total, message: calls.append((done, total, message)),
     )
     assert calls and calls[-1][0] == calls[-1][1] and "saved" in calls[-1][2]
     assert info.version.endswith(info.data_hash[:8])
     assert info.data["train"]["dialogues"] == 6 and info.data["dev"]["dialogues"] == 2
     assert set(info.thresholds) == set(DEFAULT_LABELS)
-    assert info.quantization == {"checked": False, "keep": False}
+    assert info.precision_checks == {}
     assert "strict" in info.dev_metrics and info.training_seconds > 0
     assert latest(tmp_path, "tiny").version == info.version
 
-    model = load_model(info.path, quantize=False)
+    model = load_model(info.path, precision="fp32")
     probs = model.predict(dialogues[:2])
     assert [len(p) for p in probs] == [5, 5]
     assert probs[0][0].probs.shape == (len(tokenize(dialogues[0].messages[0].text)), BIO.num_tags)
     np.testing.assert_allclose(probs[0][0].probs.sum(axis=1), 1.0, rtol=1e-4)
 
-    det = build("tagger", {"model_dir": str(tmp_path), "name": "tiny", "quantize": True})
-    detections = det.detect(dialogues[0])
-    assert [d.index for d in detections] == list(range(5))
-    assert det.model_version == f"tiny/{info.version}+int8"
-    for d, m in zip(detections, dialogues[0].messages, strict=True):
-        for s in d.spans:
-            s.check(m.text)
-            assert s.source == "tagger"
+    for precision in ("int8", "bf16"):
+        det = build("tagger", {"model_dir": str(tmp_path), "name": "tiny", "precision": precision})
+        detections = det.detect(dialogues[0])
+        assert [d.index for d in detections] == list(range(5))
+        assert det.model_version == f"tiny/{info.version}+{precision}"
+        for d, m in zip(detections, dialogues[0].messages, strict=True):
+            for s in d.spans:
+                s.check(m.text)
+                assert s.source == "tagger"
+    bf16_probs = load_model(info.path, precision="bf16").predict(dialogues[:2])
+    for fp, bf in zip(probs, bf16_probs, strict=True):  # bf16 keeps ~3 significant digits
+        np.testing.assert_allclose(bf[0].probs, fp[0].probs, atol=0.05)
+
+    from pipeline.tagger.training import evaluate_model, measure_precisions
+
+    fp32_scores, _ = evaluate_model(model, dialogues[:2], beta=2.0)
+    checks = measure_precisions(model, dialogues[:2], fp32_scores, beta=2.0)
+    assert set(checks) == {"int8", "bf16"}
+    for check in checks.values():
+        assert check["f1_fp32"] == fp32_scores["f1"]
+        assert check["keep"] == (check["f1_drop"] <= check["tolerance"])
+    assert model.precision == "fp32"  # the checks score copies
 
 
 def test_collect_training_data_joins_sources_and_refuses_the_demo_seed(tmp_path):

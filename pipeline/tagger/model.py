@@ -31,7 +31,6 @@ from pipeline.tagger.labels import LabelMap, decode_words
 from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Span
 
-
 PRECISIONS = ("fp32", "int8", "bf16")
 
 

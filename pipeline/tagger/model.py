@@ -130,23 +130,23 @@ def length_batches(windows: Sequence[Window], batch_size: int, max_tokens: int =
 
 
 def collate(torch: Any, windows: Sequence[Window], pad_id: int, *, with_labels: bool) -> dict:
-    """Pad a batch to its longest window (dynamic padding)."""
+    """Pad a batch to its longest window (dynamic padding); filled in numpy, one copy each."""
     n = max(len(w) for w in windows)
-    ids = torch.full((len(windows), n), pad_id, dtype=torch.long)
-    types = torch.zeros((len(windows), n), dtype=torch.long)
-    mask = torch.zeros((len(windows), n), dtype=torch.long)
-    labels = torch.full((len(windows), n), IGNORE, dtype=torch.long) if with_labels else None
+    ids = np.full((len(windows), n), pad_id, dtype=np.int64)
+    types = np.zeros((len(windows), n), dtype=np.int64)
+    mask = np.zeros((len(windows), n), dtype=np.int64)
+    labels = np.full((len(windows), n), IGNORE, dtype=np.int64) if with_labels else None
     for r, w in enumerate(windows):
         k = len(w)
-        ids[r, :k] = torch.tensor(w.input_ids)
-        types[r, :k] = torch.tensor(w.token_type_ids)
+        ids[r, :k] = w.input_ids
+        types[r, :k] = w.token_type_ids
         mask[r, :k] = 1
         if labels is not None and w.positions:
-            labels[r, w.positions] = torch.tensor(w.labels)
+            labels[r, w.positions] = w.labels
     batch = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
     if labels is not None:
         batch["labels"] = labels
-    return batch
+    return {key: torch.from_numpy(value) for key, value in batch.items()}
 
 
 @dataclass(slots=True)

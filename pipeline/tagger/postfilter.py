@@ -9,6 +9,13 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   into the material ("page 49", "problem 12"), or an arithmetic run ("40-60-80-100");
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
+- a span of only numbers is a NAME, SCHOOL or COURSE only as the number of a capitalised name
+  right before it, which then joins the span ("IS 384", "MTH 250"); otherwise ("Uh-huh. 58.",
+  "there are 83 adults") it is dropped;
+- a number is an AGE only with evidence of one: "I'm 12", "turning 9", "12 years old", an age
+  word in the message ("birthday", "old"), a question about age just before, a PII cue, or a
+  capitalised name right before it (a mislabelled "IS 70"); "I got 15" and "this is 13" are
+  answers;
 - already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
   PII;
 - under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
@@ -48,6 +55,15 @@ _ASKS_AGE = re.compile(
     r"when were (?:you|u) born)",
     re.IGNORECASE,
 )
+_AGE_CUE_BEFORE = re.compile(
+    r"\b(?:i'?m|i’m|im|i am|(?:he|she)(?:'s|’s| is)|turn(?:s|ed|ing)?|age[ds]?)"
+    r"\s+(?:only\s+|just\s+|almost\s+|nearly\s+)?$",
+    re.IGNORECASE,
+)
+_AGE_WORDS = re.compile(r"\b(?:old|age|aged|birthday|b-?day|born)\b", re.IGNORECASE)
+NEVER_NUMERIC = frozenset({"NAME", "SCHOOL", "COURSE"})
+_LETTER = re.compile(r"[^\W\d_]")
+_NAME_BEFORE = re.compile(r"(?<![\w.])[A-Z][A-Za-z]*\.?\s+$")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _OPERATOR = re.compile(r"[+*/×÷=^<>]|\d\s*[xX-]\s*\d")
 _PLACEHOLDER_BEFORE = re.compile(
@@ -126,6 +142,23 @@ def is_math_number(
     )
 
 
+def has_age_evidence(text: str, start: int, end: int, previous: Sequence[str] = ()) -> bool:
+    """Does anything mark the number ``text[start:end]`` as somebody's age?"""
+    return bool(
+        _AGE_CUE_BEFORE.search(text[max(0, start - 24) : start])
+        or _AGE_UNIT.match(text, end)
+        or _AGE_WORDS.search(text)
+        or any(_ASKS_AGE.search(t) for t in previous if t)
+    )
+
+
+def named_number_start(text: str, start: int) -> int | None:
+    """Where the capitalised word right before a number starts ("IS 384", "MTH 250"), or None."""
+    lo = max(0, start - 24)
+    m = _NAME_BEFORE.search(text[lo:start])
+    return lo + m.start() if m else None
+
+
 def filter_spans(
     dialogue: Dialogue,
     index: int,
@@ -146,6 +179,20 @@ def filter_spans(
         if is_placeholder_span(text, span.start, span.end):
             continue
         if is_math_number(text, span.start, span.end, span.label, previous):
+            continue
+        piece = text[span.start : span.end]
+        if span.label in NEVER_NUMERIC and not _LETTER.search(piece):
+            named = named_number_start(text, span.start)
+            if named is None:
+                continue
+            span = Span(named, span.end, span.label, span.score, span.source)
+        elif (
+            span.label == "AGE"
+            and _DIGIT.search(piece)
+            and not has_age_evidence(text, span.start, span.end, previous)
+            and not has_pii_cue(text, span.start, span.end)
+            and named_number_start(text, span.start) is None
+        ):
             continue
         if policy == "strict" and span.label == "NAME" and anchor_vocab:
             words = [w.lower() for w in _WORD.findall(text[span.start : span.end])]

@@ -244,6 +244,15 @@ def _kept(text, piece, label, *, policy="recall_first", anchor="", previous=None
         ("It's on page 49.", "49", "COURSE", False),
         ("count 40-60-80-100-120", "40-60-80-100-120", "PHONE", False),
         ("card 4111-1111-1111-1111", "4111-1111-1111-1111", "ID_NUMBER", True),
+        ("Uh-huh.  58.", "58", "NAME", False),
+        ("There are 83 adults here", "83", "SCHOOL", False),
+        ("I go to PS 118", "PS 118", "SCHOOL", True),
+        ("my friend goes to IS 70", "70", "AGE", True),
+        ("it's Minh! im 17", "17", "AGE", True),
+        ("I turn 14 next month", "14", "AGE", True),
+        ("my birthday is soon, I'll be 10", "10", "AGE", True),
+        ("I got 15 when I added them", "15", "AGE", False),
+        ("This is 13 and this is 16.", "13", "AGE", False),
     ],
 )
 def test_postfilter_table(text, piece, label, kept):
@@ -255,6 +264,16 @@ def test_bare_numbers_answering_maths_are_dropped_unless_asked_for_pii():
     assert not _kept("um it is 43", "43", "AGE", previous="and 86 minus 43?")
     assert _kept("12", "12", "AGE", previous="how old are you?")
     assert _kept("5551234", "5551234", "PHONE", previous="what's your phone number?")
+
+
+def test_a_school_or_course_number_takes_its_name():
+    school, course = "Shannon, 8th grade, IS 114", "For MTH 250, you need this."
+    d = dialogue(msg(school), msg(course))
+    assert filter_spans(d, 0, [Span(23, 26, "SCHOOL")]) == [Span(20, 26, "SCHOOL")]
+    assert school[20:26] == "IS 114"
+    assert filter_spans(d, 1, [Span(8, 11, "COURSE")]) == [Span(4, 11, "COURSE")]
+    assert course[4:11] == "MTH 250"
+    assert filter_spans(dialogue(msg("so it is 114")), 0, [Span(9, 12, "SCHOOL")]) == []
 
 
 def test_anchor_names_follow_the_policy():

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.corpus import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
+from pipeline.tagger.training import DEFAULT_NUM_LAYERS  # noqa: E402
 from pipeline.text import tokenize  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 
@@ -153,14 +154,17 @@ def ensure_model(args) -> str:
 
     if args.model:
         return args.model
-    info = latest(args.model_dir, args.name)
+    name = args.name if args.layers == DEFAULT_NUM_LAYERS else f"{args.name}-{args.layers}layers"
+    info = latest(args.model_dir, name)
     if info is not None:
         return info.path
     from pipeline.synthetic import generate_messages
 
-    print(f"no model under {args.model_dir}/{args.name}: training one (seed {TRAIN_SEED}) …", flush=True)
+    print(f"no model under {args.model_dir}/{name}: training one (seed {TRAIN_SEED}) …", flush=True)
     train = generate_messages(args.train_messages, seed=TRAIN_SEED)
-    info = train_tagger(train, name=args.name, out_dir=args.model_dir, max_seconds=args.train_seconds)
+    info = train_tagger(
+        train, name=name, out_dir=args.model_dir, num_layers=args.layers, max_seconds=args.train_seconds
+    )
     print(f"trained {info.full_version} in {info.training_seconds:.0f}s", flush=True)
     return info.path
 
@@ -210,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--dev-limit", type=int, default=600, help="dialogues of the dev set")
     parser.add_argument("--train-messages", type=int, default=3000)
+    parser.add_argument("--layers", type=int, default=DEFAULT_NUM_LAYERS,
+                        help="encoder layers of a model it trains")
     parser.add_argument("--train-seconds", type=float, default=600)
     parser.add_argument("--repeat", type=int, default=5, help="throughput: best of N passes")
     parser.add_argument("--no-rss", action="store_true")

@@ -67,3 +67,20 @@ def test_tagger_page_lists_versions_and_trains_as_a_job(client, members, trained
     job = BackgroundJob.objects.get(kind="train")
     assert response["Location"].endswith(f"/jobs/{job.pk}/")
     assert job.status == "failed" and "no data, for the test" in job.error
+
+
+def test_train_command_passes_layers_and_refuses_bad_ones(project, monkeypatch):
+    from annotator.management.commands import train_tagger as command
+
+    seen = {}
+
+    def fake_train(**kw):
+        seen.update(kw["options"])
+        raise tagger.TaggerError("stop here")
+
+    monkeypatch.setattr(command, "tagger_train", fake_train)
+    with pytest.raises(CommandError, match="stop here"):
+        call_command("train_tagger", project="test", synthetic=1, layers=3, epochs=2)
+    assert seen == {"num_layers": 3, "epochs": 2}
+    with pytest.raises(CommandError, match="layers"):
+        call_command("train_tagger", "--project", "test", "--layers", "0")

@@ -57,7 +57,7 @@ class Command(BaseCommand):
             if not tagger.tagger_versions(project):
                 self.stdout.write("Training a first tagger on generated dialogues (a few minutes)…")
                 info = tagger.tagger_train(project=project, use_gold=False, synthetic=100, user=users["admin"],
-                                           options={"epochs": 2, "max_seconds": 240})
+                                           options={"max_seconds": 240})
                 self.stdout.write(f"Tagger {info.full_version}: {tagger.dev_summary(info)}.")
             project.refresh_from_db()
             suggestions = self._run(project, "tagger", users["admin"])

@@ -180,10 +180,8 @@ class WindowEncoder:
         ``rng`` (training) varies how many messages share a window, so the model sees both
         single-message (PIIvot) windows and packed ones.
         """
-        texts = [m.text for m in dialogue.messages]
-        ids, offsets = self._subwords(texts)
-        words = [tokenize(text) for text in texts]
-        encoded = self._encode_messages(dialogue.messages, words, ids, offsets)
+        words = [tokenize(m.text) for m in dialogue.messages]
+        encoded = self._encode_dialogues([dialogue], [words])[0]
         return self._windows(dialogue, encoded, with_labels=with_labels, rng=rng, only=only)
 
     def encode_many(
@@ -191,14 +189,22 @@ class WindowEncoder:
     ) -> list[list[Window]]:
         """Inference windows of several dialogues, whose messages are sub-word tokenised in one
         call. ``words``: each dialogue's messages' :func:`~pipeline.text.tokenize` words."""
+        encoded = self._encode_dialogues(dialogues, words)
+        return [self._windows(d, e) for d, e in zip(dialogues, encoded, strict=True)]
+
+    def _encode_dialogues(
+        self, dialogues: Sequence[Dialogue], words: Sequence[Sequence[list[Token]]]
+    ) -> list[list[_EncodedMessage]]:
+        """Every message of ``dialogues`` encoded, with one sub-word tokeniser call for all."""
         ids, offsets = self._subwords([m.text for d in dialogues for m in d.messages])
         out, k = [], 0
         for dialogue, dialogue_words in zip(dialogues, words, strict=True):
             n = len(dialogue.messages)
-            encoded = self._encode_messages(
-                dialogue.messages, dialogue_words, ids[k : k + n], offsets[k : k + n]
+            out.append(
+                self._encode_messages(
+                    dialogue.messages, dialogue_words, ids[k : k + n], offsets[k : k + n]
+                )
             )
-            out.append(self._windows(dialogue, encoded))
             k += n
         return out
 

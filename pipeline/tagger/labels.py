@@ -106,8 +106,9 @@ def decode_words(
     ``entity_probs[w][k]`` is ``P(word w is labels[k])``. A word is PII when its total PII
     probability reaches the threshold of its most probable label — on its own to start a span, or
     summed over labels to continue one; consecutive PII words form one span unless a word is more
-    likely a beginning than an inside (``begin_probs``, BIO only). The span takes the label with the largest probability summed over its words, so an entity whose
-    words disagree ("Walt/SCHOOL Whitman/LOCATION Middle School/SCHOOL") is not cut into pieces.
+    likely a beginning than an inside (``begin_probs``, BIO only). The span takes the label with
+    the largest probability summed over its words, so an entity whose words disagree
+    ("Walt/SCHOOL Whitman/LOCATION Middle School/SCHOOL") is not cut into pieces.
     A span's score is the mean probability of its label over its words.
     """
     if not len(words):
@@ -120,8 +121,8 @@ def decode_words(
     # a span starts only on a confident word; diffuse mass (0.2 AGE + 0.2 PHONE) continues one
     confident = (ent[np.arange(len(words)), best] >= need) & (total > 0)
     continues = (total >= need) & (total > 0)
-    if not continues.any() and not confident.any():
-        return []  # most messages: no word carries enough PII mass
+    if not confident.any():
+        return []  # most messages: no word is confident enough to start a span
     begins = None
     if begin_probs is not None:
         b = np.asarray(begin_probs, dtype=np.float64).reshape(len(words), len(labels)).sum(axis=1)

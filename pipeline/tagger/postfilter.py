@@ -56,11 +56,11 @@ _ASKS_AGE = re.compile(
     re.IGNORECASE,
 )
 _AGE_CUE_BEFORE = re.compile(
-    r"\b(?:i'?m|i’m|im|i am|(?:he|she)(?:'s|’s| is)|turn(?:s|ed|ing)?|age[ds]?)"
+    r"\b(?:i'?m|i’m|im|i am|(?:he|she)(?:'s|’s| is)|turn(?:s|ed|ing)?)"
     r"\s+(?:only\s+|just\s+|almost\s+|nearly\s+)?$",
     re.IGNORECASE,
 )
-_AGE_WORDS = re.compile(r"\b(?:old|age|aged|birthday|b-?day|born)\b", re.IGNORECASE)
+_AGE_WORDS = re.compile(r"\b(?:old|age[ds]?|birthday|b-?day|born)\b", re.IGNORECASE)
 NEVER_NUMERIC = frozenset({"NAME", "SCHOOL", "COURSE"})
 _LETTER = re.compile(r"[^\W\d_]")
 _NAME_BEFORE = re.compile(r"(?<![\w.])[A-Z][A-Za-z]*\.?\s+$")

@@ -3,10 +3,11 @@
 ``train_tagger`` splits by dialogue (never by message, so a dialogue's names cannot leak from
 train to dev), trains with length-bucketed, dynamically padded batches, stops early on dev F-beta,
 tunes one threshold per label on dev for recall-first operation, checks whether int8 dynamic
-quantisation and bfloat16 keep F1 within 0.01 of fp32, and saves everything under ``<out_dir>/<name>/<version>/``.
+quantisation and bfloat16 keep F1 within 0.01 of fp32, and saves everything under
+``<out_dir>/<name>/<version>/``.
 
 Costs are kept for the 2-core machines it runs on: the word-embedding matrix is frozen (it is
-most of the parameters and the optimiser's time), windows are short (128 tokens) and packed.
+most of the parameters and the optimiser's time), windows are packed, the encoder cut to 3 layers.
 """
 
 from __future__ import annotations

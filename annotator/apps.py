@@ -21,8 +21,14 @@ class AnnotatorConfig(AppConfig):
 def _secret_key_check(app_configs, **kwargs):
     from django.conf import settings
     from django.core import checks
+    from django.core.exceptions import ImproperlyConfigured
 
-    if not settings.SECRET_KEY:
-        return [checks.Error("SECRET_KEY is not set.", hint="Set SECRET_KEY in the environment "
-                             "(or DEBUG=1 for a local demo).", id="blindspot.E001")]
+    try:
+        missing = not settings.SECRET_KEY
+    except ImproperlyConfigured:  # Django refuses to hand out an empty SECRET_KEY
+        missing = True
+    if missing:
+        return [checks.Error("SECRET_KEY is not set.", hint="Set SECRET_KEY in the environment or in .env "
+                             "beside manage.py (./bin/demo writes one), or DEBUG=1 for a local demo.",
+                             id="blindspot.E001")]
     return []

@@ -1,6 +1,6 @@
-"""Blindspot settings: the only module that reads the environment.
+"""Blindspot settings: the only module that reads the environment (and the ``.env`` file).
 
-Every value comes from an environment variable with a safe default for a laptop demo; with
+Every value comes from an environment variable (or ``.env``) with a safe default for a laptop demo; with
 ``DEBUG`` off the defaults turn production-safe (secure cookies, explicit hosts, a real secret).
 """
 
@@ -11,8 +11,18 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# A ``.env`` beside manage.py (``bin/demo`` writes one) fills in what the environment leaves unset;
+# a variable set in the environment always wins (override=False). BLINDSPOT_ENV_FILE names another
+# file, or "" for none: the test suite sets "" so a developer's .env cannot change its results.
+ENV_FILE = os.environ.get("BLINDSPOT_ENV_FILE", str(BASE_DIR / ".env"))
+if ENV_FILE:
+    if "BLINDSPOT_ENV_FILE" in os.environ and not Path(ENV_FILE).is_file():
+        raise ImproperlyConfigured(f"BLINDSPOT_ENV_FILE names {ENV_FILE}, which is not a file.")
+    load_dotenv(ENV_FILE, override=False)
 VAR_DIR = Path(os.environ.get("BLINDSPOT_VAR_DIR", BASE_DIR / "var"))
 
 

@@ -2,6 +2,9 @@
 
 import os
 
+# Never read the developer's .env: it could point the suite at another database, broker or key.
+# Subprocesses the tests start (a Celery worker) inherit this too.
+os.environ["BLINDSPOT_ENV_FILE"] = ""
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 

@@ -6,13 +6,15 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from annotator.models import DetectorRun, Project, Role
-from annotator.models.corpus import validate_taxonomy
+from annotator.models.corpus import default_taxonomy, validate_taxonomy
 
 
 class ProjectForm(forms.ModelForm):
     taxonomy = forms.CharField(
+        required=False,
         widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
-        help_text='JSON list: [{"label": "NAME", "description": "...", "key": "n", "color": "#fca5a5"}, …]',
+        help_text='JSON list: [{"label": "NAME", "description": "...", "key": "n", "color": "#fca5a5"}, …]; '
+                  "left empty, the default labels.",
     )
 
     class Meta:
@@ -35,12 +37,16 @@ class ProjectForm(forms.ModelForm):
             runs.help_text = ("In the aware condition annotators see these runs' predictions as suggestions "
                               "(a plan built from flagged messages sets them when none is chosen). "
                               "Blind assignments never show them.")
-        else:  # a new project has no runs yet
+        else:  # a new project has no runs yet, and starts from the default labels
             del self.fields["suggestion_runs"]
+            self.initial.setdefault("taxonomy", json.dumps(default_taxonomy(), indent=1))
 
     def clean_taxonomy(self):
+        raw = self.cleaned_data["taxonomy"].strip()
+        if not raw:
+            return default_taxonomy()
         try:
-            value = json.loads(self.cleaned_data["taxonomy"])
+            value = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
         validate_taxonomy(value)

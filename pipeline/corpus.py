@@ -6,11 +6,14 @@ fixes a file in one pass; callers decide to write nothing when any error was fou
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,6 +42,47 @@ class CorpusError(ValueError):
         super().__init__(f"{len(problems)} problem(s) in the file:\n{shown}{more}")
 
 
+@dataclass
+class ParseReport:
+    """What parsing changed on the way in, for the import report."""
+
+    normalised: dict[str, int] = field(default_factory=dict)  # dialogue id -> messages whose CR/CRLF became LF
+
+
+# A browser's HTML parser turns CRLF and a lone CR into LF and drops NUL, so a text that keeps them
+# has offsets that the annotator's selection cannot reproduce. One canonical text: LF only, tab
+# kept, every other C0 control (and DEL) refused.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_BUT_CR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def canonical_text(text: str) -> tuple[str, Callable[[int], int]]:
+    """``text`` with CRLF and lone CR turned into LF, and the map from old offsets to new ones."""
+    if "\r" not in text:
+        return text, lambda offset: offset
+    dropped = [m.start() for m in re.finditer("\r\n", text)]  # each CR of a CRLF disappears
+    return text.replace("\r\n", "\n").replace("\r", "\n"), lambda o: o - bisect.bisect_left(dropped, o)
+
+
+def _control_problem(value: str, what: str, *, pattern: re.Pattern = _CONTROL_BUT_CR) -> str | None:
+    m = pattern.search(value)
+    if m is None:
+        return None
+    return (f"{what} contains the control character U+{ord(m.group()):04X} at character {m.start()}; "
+            "remove it (only tab and line breaks are allowed)")
+
+
+def _nul_in(value: Any) -> bool:
+    """A NUL anywhere in a JSON value: PostgreSQL can store it neither in text nor in jsonb."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_nul_in(k) or _nul_in(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_nul_in(v) for v in value)
+    return False
+
+
 def speaker_role(speaker: str) -> str:
     """Map a raw speaker label ("Tutor", "student_2", "T") to tutor / student / other."""
     low = speaker.strip().lower()
@@ -54,8 +98,10 @@ def _nonempty_str(value: Any) -> bool:
 
 
 def _parse_spans(
-    raw: Any, text: str, line: int, where: str, labels: set[str] | None, problems: list
+    raw: Any, text: str, line: int, where: str, labels: set[str] | None, problems: list,
+    shift: Callable[[int], int] = lambda offset: offset,
 ) -> tuple[Span, ...]:
+    """Spans given against the text as written, moved onto its canonical form by ``shift``."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -82,14 +128,28 @@ def _parse_spans(
             )
             continue
         try:
-            spans.append(Span(start, end, label, float(item.get("score", 1.0))).check(text))
-        except (SpanError, TypeError, ValueError) as exc:
+            score = float(item.get("score", 1.0))
+        except (TypeError, ValueError):
+            score = math.nan
+        if not math.isfinite(score):
+            problems.append(CorpusProblem(line, f"{at}: 'score' must be a finite number, got {item.get('score')!r}"))
+            continue
+        try:
+            Span(start, end, label).check(text)
+        except SpanError as exc:
             problems.append(CorpusProblem(line, f"{at}: {exc}"))
+            continue
+        if shift(end) <= shift(start):
+            problems.append(CorpusProblem(
+                line, f"{at}: span {start}..{end} is only the CR of a CRLF line break, which becomes LF"))
+            continue
+        spans.append(Span(shift(start), shift(end), label, score))
     return tuple(spans)
 
 
 def _dialogue_from_obj(
-    obj: Any, line: int, labels: set[str] | None, problems: list
+    obj: Any, line: int, labels: set[str] | None, problems: list, *,
+    max_id_length: int | None = None, report: ParseReport | None = None,
 ) -> Dialogue | None:
     before = len(problems)
     if not isinstance(obj, dict):
@@ -100,19 +160,30 @@ def _dialogue_from_obj(
         did = str(did)
     if not _nonempty_str(did):
         problems.append(CorpusProblem(line, "missing or empty 'id'"))
+    elif problem := _control_problem(did, "'id'", pattern=_CONTROL):
+        problems.append(CorpusProblem(line, problem))
+    elif max_id_length is not None and len(did.strip()) > max_id_length:
+        problems.append(CorpusProblem(
+            line, f"'id' is {len(did.strip())} characters, longer than {max_id_length} (the most a dialogue id may have)"))
     anchor = obj.get("anchor") or ""
     if not isinstance(anchor, str):
         problems.append(CorpusProblem(line, "'anchor' must be a string"))
         anchor = ""
+    anchor = canonical_text(anchor)[0]
+    if problem := _control_problem(anchor, "'anchor'"):
+        problems.append(CorpusProblem(line, problem))
     meta = obj.get("meta") or {}
     if not isinstance(meta, dict):
         problems.append(CorpusProblem(line, "'meta' must be an object"))
         meta = {}
+    if _nul_in(meta):
+        problems.append(CorpusProblem(line, "'meta' contains the control character U+0000; remove it"))
     raw_messages = obj.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
         problems.append(CorpusProblem(line, "'messages' must be a non-empty list"))
         return None
     messages = []
+    normalised = 0
     for i, m in enumerate(raw_messages):
         where = f"message {i}"
         if not isinstance(m, dict):
@@ -128,10 +199,20 @@ def _dialogue_from_obj(
         if ts is not None and not isinstance(ts, str | int | float):
             problems.append(CorpusProblem(line, f"{where}: 'ts' must be a string"))
             continue
-        spans = _parse_spans(m.get("spans"), text, line, where, labels, problems)
+        canonical, shift = canonical_text(text)
+        found = [p for p in (_control_problem(speaker, "'speaker'", pattern=_CONTROL),
+                             _control_problem(str(ts or ""), "'ts'", pattern=_CONTROL),
+                             _control_problem(canonical, "'text'"),
+                             "'meta' contains the control character U+0000; remove it" if _nul_in(m.get("meta")) else None)
+                 if p]
+        if found:
+            problems.extend(CorpusProblem(line, f"{where}: {p}") for p in found)
+            continue
+        normalised += canonical != text
+        spans = _parse_spans(m.get("spans"), text, line, where, labels, problems, shift)
         messages.append(
             Message(
-                text=text,
+                text=canonical,
                 speaker=speaker.strip(),
                 role=speaker_role(speaker),
                 index=i,
@@ -142,6 +223,8 @@ def _dialogue_from_obj(
         )
     if len(problems) > before:
         return None
+    if normalised and report is not None:
+        report.normalised[did.strip()] = normalised
     return Dialogue(id=did.strip(), messages=tuple(messages), anchor=anchor, meta=meta)
 
 
@@ -156,7 +239,10 @@ def _decode(raw: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def parse_jsonl(text: str, *, labels: set[str] | None = None) -> list[Dialogue]:
+def parse_jsonl(
+    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
     problems: list[CorpusProblem] = []
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
@@ -168,7 +254,7 @@ def parse_jsonl(text: str, *, labels: set[str] | None = None) -> list[Dialogue]:
         except json.JSONDecodeError as exc:
             problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
             continue
-        dialogue = _dialogue_from_obj(obj, lineno, labels, problems)
+        dialogue = _dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report)
         if dialogue is None:
             continue
         if dialogue.id in seen:
@@ -188,7 +274,10 @@ def parse_jsonl(text: str, *, labels: set[str] | None = None) -> list[Dialogue]:
 CSV_REQUIRED = ("dialogue_id", "seq", "speaker", "text")
 
 
-def parse_csv(text: str, *, labels: set[str] | None = None) -> list[Dialogue]:
+def parse_csv(
+    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
     """CSV rows ``dialogue_id, seq, speaker, text [, ts, anchor]``; rows of a dialogue may be in any order."""
     problems: list[CorpusProblem] = []
     try:
@@ -242,7 +331,8 @@ def parse_csv(text: str, *, labels: set[str] | None = None) -> list[Dialogue]:
             ],
         }
         before = len(problems)
-        dialogue = _dialogue_from_obj(obj, first_line[did], labels, problems)
+        dialogue = _dialogue_from_obj(obj, first_line[did], labels, problems,
+                                      max_id_length=max_id_length, report=report)
         if dialogue is None and len(problems) > before:
             # point message-level problems at the CSV row they came from
             for j in range(before, len(problems)):
@@ -268,12 +358,16 @@ def detect_format(name: str, head: bytes) -> str:
     return "jsonl" if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{") else "csv"
 
 
-def parse_corpus(raw: bytes, *, name: str = "", labels: set[str] | None = None) -> list[Dialogue]:
-    """Parse an uploaded corpus (bytes) as JSONL or CSV, raising :class:`CorpusError` on any problem."""
+def parse_corpus(
+    raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
+    """Parse an uploaded corpus (bytes) as JSONL or CSV, raising :class:`CorpusError` on any problem.
+
+    Message texts come out canonical (see :func:`canonical_text`); ``report`` counts what changed."""
     text = _decode(raw)
-    if detect_format(name, raw[:64]) == "csv":
-        return parse_csv(text, labels=labels)
-    return parse_jsonl(text, labels=labels)
+    parse = parse_csv if detect_format(name, raw[:64]) == "csv" else parse_jsonl
+    return parse(text, labels=labels, max_id_length=max_id_length, report=report)
 
 
 def read_corpus(path: str | Path, *, labels: set[str] | None = None) -> list[Dialogue]:

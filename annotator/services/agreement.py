@@ -7,7 +7,6 @@ the selectors, runs the computation and stores the result.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import Any
@@ -20,6 +19,7 @@ from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.services import jobs
 from annotator.services.adjudication import gold_merge_ready
 from annotator.services.audit import audit_record
+from pipeline import csvsafe
 from pipeline.metrics.agreement import agreement_report
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD, CircularityReport, circularity_report
 from pipeline.metrics.evaluation import EvaluationError, evaluate
@@ -155,7 +155,7 @@ def job_run(*, job: BackgroundJob) -> None:
 
 def _csv(rows: list[dict], fields: list[str]) -> str:
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    writer = csvsafe.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()

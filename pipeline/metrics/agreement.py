@@ -16,7 +16,6 @@ PII vs not. An annotator who did not label an item is missing there (not ``O``).
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from bisect import bisect_left, bisect_right
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline import csvsafe
 from pipeline.metrics.coefficients import (  # re-exported: the report's formulas
     OUTSIDE,
     alpha_from_coincidence,
@@ -136,7 +136,7 @@ class AgreementReport:
 
     def to_csv(self) -> str:
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=self.CSV_FIELDS, lineterminator="\n")
+        writer = csvsafe.DictWriter(buf, fieldnames=self.CSV_FIELDS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(self.csv_rows())
         return buf.getvalue()

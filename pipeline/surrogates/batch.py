@@ -15,7 +15,6 @@ release (anyone holding it can undo the de-identification).
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 import tempfile
@@ -24,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline import csvsafe
 from pipeline.corpus import dialogue_to_obj, iter_jsonl_dialogues, read_corpus
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
@@ -61,7 +61,7 @@ def _csv_to_jsonl(src: Path, dst: Path) -> None:
 
 def _jsonl_to_csv(src: Path, dst: Path) -> None:
     with open(src, encoding="utf-8") as fh, open(dst, "w", encoding="utf-8", newline="") as out:
-        writer = csv.writer(out)
+        writer = csvsafe.writer(out)  # text is the students': no formulas
         writer.writerow(["dialogue_id", "seq", "speaker", "text", "ts", "anchor"])
         for d in iter_jsonl_dialogues(fh):
             for m in d.messages:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import csv
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from pipeline import csvsafe
 from pipeline.corpus import CorpusError
 from pipeline.metrics.cli import format_grid, grid_search_files
 
@@ -40,7 +40,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if csv_out:
             with open(csv_out, "w", newline="", encoding="utf-8") as fh:
-                writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+                writer = csvsafe.DictWriter(fh, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
         else:

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+DEFAULT_COLOR = "#fde68a"
+
 
 @dataclass(frozen=True)
 class Mark:
@@ -40,4 +42,7 @@ def highlight(text: str, marks: Iterable[Mark], colors: Mapping[str, str] | None
 
 
 def taxonomy_colors(taxonomy: Iterable[Mapping]) -> dict[str, str]:
-    return {d["label"]: d.get("color", "#fde68a") for d in taxonomy}
+    """Label -> colour; a colour that is not ``#rrggbb`` (saved before it was validated) falls back."""
+    from annotator.models.corpus import is_color
+
+    return {d["label"]: d["color"] if is_color(d.get("color")) else DEFAULT_COLOR for d in taxonomy}

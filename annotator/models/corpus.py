@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -89,7 +91,17 @@ class Project(models.Model):
         validate_taxonomy(self.taxonomy)
 
 
+# A label colour goes into the labels stylesheet every annotator loads: only "#rrggbb", so it can
+# never close the declaration and add CSS of its own (``red;background-image:url(…)``).
+COLOR_RE = re.compile(r"#[0-9a-fA-F]{6}")
+
+
+def is_color(value) -> bool:
+    return isinstance(value, str) and COLOR_RE.fullmatch(value) is not None
+
+
 def validate_taxonomy(taxonomy) -> None:
+    """The one check of a taxonomy, for the settings form, ``Project.clean`` and any import."""
     if not isinstance(taxonomy, list) or not taxonomy:
         raise ValidationError("The taxonomy must be a non-empty list of labels.")
     seen_labels, seen_keys = set(), set()
@@ -99,6 +111,8 @@ def validate_taxonomy(taxonomy) -> None:
         label, key = entry["label"], entry["key"]
         if len(key) != 1 or not key.isalnum():
             raise ValidationError(f"Key {key!r} of {label} must be one letter or digit.")
+        if "color" in entry and not is_color(entry["color"]):
+            raise ValidationError(f"The colour of {label} must be #rrggbb (six hex digits), got {entry['color']!r}.")
         if label in seen_labels or key.lower() in seen_keys:
             raise ValidationError(f"Label {label} or key {key!r} is used twice.")
         seen_labels.add(label)

@@ -1,19 +1,37 @@
 from __future__ import annotations
 
 import markdown as md
+import nh3
 from django import template
 from django.utils.safestring import mark_safe
 
 register = template.Library()
 
 
+# What user Markdown may become: formatting, tables and links, nothing that runs or styles.
+MARKDOWN_TAGS = {
+    "a", "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "b", "i", "code", "pre",
+    "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "del",
+}
+MARKDOWN_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"colspan"}, "td": {"colspan"}}
+# Relative links pass too (nh3 keeps them by default); javascript:, data:, vbscript: and the rest go.
+MARKDOWN_URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def sanitize_html(html: str) -> str:
+    """An allow-list pass over HTML that users wrote (through Markdown): the one place it is cleaned."""
+    return nh3.clean(html, tags=MARKDOWN_TAGS, attributes=MARKDOWN_ATTRIBUTES,
+                     url_schemes=MARKDOWN_URL_SCHEMES, link_rel="noopener noreferrer nofollow")
+
+
 @register.filter
 def render_markdown(text: str) -> str:
-    """Guidelines are written by project admins; raw HTML in them is escaped, not rendered."""
+    """User Markdown (guidelines) as safe HTML: raw HTML is escaped, then an allow-list keeps only
+    formatting and http(s)/mailto/relative links, so a ``javascript:`` link never reaches a reader."""
     converter = md.Markdown(extensions=["sane_lists", "tables"], output_format="html")
     converter.preprocessors.deregister("html_block")
     converter.inlinePatterns.deregister("html")
-    return mark_safe(converter.convert(text or ""))
+    return mark_safe(sanitize_html(converter.convert(text or "")))
 
 
 @register.filter

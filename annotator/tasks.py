@@ -26,7 +26,7 @@ def corpus_import_job(job_id: int) -> None:
     try:
         with transaction.atomic():
             result = corpus_import_file(
-                project=job.project, path=job.params["path"], user=job.created_by,
+                project=job.project, path=job.params["path"], name=job.params.get("name"), user=job.created_by,
                 spans_as=job.params.get("spans_as", "run"),
                 skip_existing=job.params.get("skip_existing", False),
                 progress=lambda done, total: jobs.job_cache_progress(job, done, total),

@@ -9,7 +9,7 @@ and only new ones are added.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from annotator.models import (
 )
 from annotator.services.audit import audit_record
 from pipeline import corpus as corpus_io
-from pipeline.corpus import CorpusError, CorpusProblem
+from pipeline.corpus import CorpusError, CorpusProblem, ParseReport
 from pipeline.types import Dialogue as PDialogue
 
 BATCH = 5000
@@ -42,11 +42,13 @@ class ImportResult:
     skipped: list[str] = field(default_factory=list)
     run_id: int | None = None
     seconds: float = 0.0
+    normalised: int = 0  # messages whose CRLF / CR line breaks were stored as LF
 
     def to_dict(self) -> dict:
         return {
             "dialogues": self.dialogues,
             "messages": self.messages,
+            "normalised": self.normalised,
             "spans": self.spans,
             "skipped": len(self.skipped),
             "run_id": self.run_id,
@@ -54,35 +56,43 @@ class ImportResult:
         }
 
 
-def corpus_parse(*, project: Project, raw: bytes, name: str) -> list[PDialogue]:
-    """Parse an upload against the project's taxonomy; raises CorpusError with every problem."""
+def corpus_parse(
+    *, project: Project, raw: bytes, name: str, report: ParseReport | None = None
+) -> list[PDialogue]:
+    """Parse an upload against the project's taxonomy and the columns' limits, so that SQLite and
+    PostgreSQL refuse the same files; raises CorpusError with every problem."""
     limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
     if len(raw) > limit:
         raise CorpusError(
             [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
         )
-    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels))
+    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels), report=report,
+                                  max_id_length=Dialogue._meta.get_field("external_id").max_length)
 
 
 def corpus_import_file(
-    *, project: Project, path: str | Path, user=None, spans_as: str = "run",
+    *, project: Project, path: str | Path, name: str | None = None, user=None, spans_as: str = "run",
     skip_existing: bool = False, progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
+    """Import a file; ``name`` is what the user called it (an upload is stored under another name)."""
     path = Path(path)
+    source = Path(name).name if name else path.name
     raw = path.read_bytes()
-    dialogues = corpus_parse(project=project, raw=raw, name=path.name)
+    report = ParseReport()
+    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report)
     return corpus_import(
-        project=project, dialogues=dialogues, source=path.name, user=user,
-        spans_as=spans_as, skip_existing=skip_existing, progress=progress,
+        project=project, dialogues=dialogues, source=source, user=user,
+        spans_as=spans_as, skip_existing=skip_existing, progress=progress, normalised=report.normalised,
     )
 
 
 def corpus_import(
     *, project: Project, dialogues: Sequence[PDialogue], source: str, user=None,
     spans_as: str = "run", skip_existing: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, normalised: Mapping[str, int] | None = None,
 ) -> ImportResult:
-    """Write parsed dialogues in one transaction; on any error nothing is written."""
+    """Write parsed dialogues in one transaction; on any error nothing is written.
+    ``normalised`` (dialogue id -> messages) is what parsing changed, for the report."""
     if spans_as not in SPANS_AS:
         raise ValueError(f"spans_as must be one of {SPANS_AS}")
     t0 = time.perf_counter()
@@ -99,6 +109,7 @@ def corpus_import(
         )
     todo = [d for d in dialogues if d.id not in existing]
     result.skipped = sorted(existing)
+    result.normalised = sum((normalised or {}).get(d.id, 0) for d in todo)
     total_messages = sum(len(d.messages) for d in todo)
 
     with transaction.atomic():

@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 
 from annotator.models import AuditEvent, DetectorRun, Dialogue, GoldSpan, Message, Prediction
 from annotator.services.imports import corpus_import, corpus_parse
-from pipeline.corpus import CorpusError
+from pipeline.corpus import CorpusError, ParseReport
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +25,9 @@ def _nothing_written():
 
 
 def _import(project, raw: bytes, name="c.jsonl", **kw):
-    return corpus_import(project=project, dialogues=corpus_parse(project=project, raw=raw, name=name),
-                         source=name, **kw)
+    report = ParseReport()
+    dialogues = corpus_parse(project=project, raw=raw, name=name, report=report)
+    return corpus_import(project=project, dialogues=dialogues, source=name, normalised=report.normalised, **kw)
 
 
 BAD_INPUTS = {
@@ -171,3 +172,60 @@ def test_upload_with_errors_shows_them_and_writes_nothing(client, members, djang
     assert b"line 2: malformed JSON" in response.content
     assert b"Nothing was written" in response.content
     _nothing_written()
+
+
+CRLF_TEXT = "Hello\r\nmy name is Fred Smith\r\nand I live in Paris"
+
+
+def test_crlf_is_stored_as_lf_with_spans_moved_and_counted_in_the_report(project):
+    start = CRLF_TEXT.index("Paris")
+    raw = _lines({"id": "a", "messages": [
+        {"speaker": "S", "text": CRLF_TEXT, "spans": [{"start": start, "end": start + 5, "label": "LOCATION"}]},
+        {"speaker": "T", "text": "no line break"},
+    ]}, {"id": "b", "messages": [{"speaker": "S", "text": "one\rtwo"}]})
+    result = _import(project, raw)
+    assert result.normalised == 2 and result.to_dict()["normalised"] == 2
+    m = Message.objects.get(dialogue__external_id="a", position=0)
+    assert "\r" not in m.text
+    p = Prediction.objects.get()
+    assert m.text[p.start:p.end] == "Paris"
+    assert Message.objects.get(dialogue__external_id="b").text == "one\ntwo"
+
+
+@pytest.mark.parametrize("raw,expected", [
+    (_lines(GOOD, {"id": "x" * 201, "messages": [{"speaker": "T", "text": "hi"}]}), "line 2: 'id' is 201 characters"),
+    (_lines(GOOD, {"id": "a", "messages": [{"speaker": "T", "text": "Fred\u0000Smith"}]}), "line 2: message 0: 'text' contains the control character U+0000"),
+    (_lines({"id": "a", "meta": {"k": "\u0000"}, "messages": [{"speaker": "T", "text": "hi"}]}), "line 1: 'meta' contains"),
+    (b'{"id": "a", "messages": [{"speaker": "T", "text": "Fred", "spans": [{"start": 0, "end": 4, "label": "NAME", '
+     b'"score": NaN}]}]}\n', "line 1: message 0 span 0: 'score' must be a finite number"),
+], ids=["long id", "NUL in text", "NUL in meta", "NaN score"])
+def test_values_the_database_would_refuse_or_mangle_are_line_numbered_errors(project, raw, expected):
+    """The same refusal on SQLite and PostgreSQL: nothing reaches the database."""
+    with pytest.raises(CorpusError) as info:
+        _import(project, raw)
+    assert expected in str(info.value)
+    _nothing_written()
+
+
+def test_import_command_reports_normalised_messages(project, tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(_lines({"id": "a", "messages": [{"speaker": "T", "text": CRLF_TEXT}]}))
+    call_command("import_corpus", str(path), project="test")
+    assert "1 message with CR line breaks stored with LF" in capsys.readouterr().out
+
+
+def test_upload_names_the_run_after_the_uploaded_file(client, members, corpus_bytes, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(members["admin"])
+    raw = corpus_bytes + _lines({"id": "crlf", "messages": [{"speaker": "T", "text": CRLF_TEXT}]})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/import/", {
+            "file": SimpleUploadedFile("upstream-2024.jsonl", raw), "spans_as": "run",
+        })
+    run = DetectorRun.objects.get()
+    assert run.detector == "import:upstream-2024.jsonl"
+    assert run.config == {"file": "upstream-2024.jsonl"} and run.model_version == "upstream-2024.jsonl"
+    assert set(Dialogue.objects.values_list("source", flat=True)) == {"upstream-2024.jsonl"}
+    page = client.get(response["Location"])
+    assert b"1 message with CR line breaks was stored with LF" in page.content

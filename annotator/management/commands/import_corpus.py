@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import pluralize
 
 from annotator.models import Project
 from annotator.services.imports import SPANS_AS, corpus_import_file
@@ -33,5 +34,7 @@ class Command(BaseCommand):
             f"Imported {result.dialogues} dialogues, {result.messages} messages, {result.spans} spans "
             f"in {result.seconds:.1f}s ({rate:,.0f} messages/s)"
             + (f"; skipped {len(result.skipped)} existing" if result.skipped else "")
+            + (f"; {result.normalised} message{pluralize(result.normalised)} with CR line breaks stored with LF"
+               if result.normalised else "")
             + (f"; spans are run #{result.run_id}" if result.run_id else "")
         ))

@@ -2,12 +2,18 @@
 
 A plan picks *items* (messages) and gives each to ``k`` distinct annotators, balanced across
 annotators. The same inputs and seed always give the same assignment, so a plan can be shown,
-re-run and audited. In ``randomized`` visibility mode each (annotator, item) pair is blind or
-aware at random, balanced per annotator.
+re-run and audited. In ``randomized`` visibility mode the unit of randomization is
+(annotator, dialogue): every message of one dialogue that one annotator gets has one condition, so
+nobody labels a message blind after seeing the model's suggestions on its neighbours.
+
+Each plan also knows every item's *inclusion probability* under its design (1 for flagged items,
+the audit share for audit items, n/N for a dialogue sample), so scores can weight items by its
+inverse (Horvitz–Thompson) instead of overstating recall on an audit sample.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -21,6 +27,12 @@ STRATEGIES = (FLAGGED, FLAGGED_AUDIT, DIALOGUES)
 BLIND = "blind"
 AWARE = "aware"
 RANDOMIZED = "randomized"
+
+# The unit of randomization in randomized mode, recorded on every plan. Plans made before it was
+# recorded randomized each (annotator, item) pair on its own ("item").
+UNIT_CLUSTER = "annotator_dialogue"
+UNIT_ITEM = "item"
+_MAX_ENUMERATED = 10  # annotators of one dialogue whose conditions are chosen jointly
 
 
 class PlanError(ValueError):
@@ -48,6 +60,7 @@ class Pair:
 class PlanResult:
     pairs: list[Pair]
     summary: dict
+    inclusion: dict[int, float] = field(default_factory=dict)  # message id -> P(sampled)
 
 
 def select_items(
@@ -146,27 +159,105 @@ def distribute(
     return pairs, summary
 
 
+def inclusion_probabilities(selected: Iterable[Item], summary: Mapping) -> dict[int, float]:
+    """Each selected item's probability of being selected under the plan's design.
+
+    Flagged items are taken with certainty (1); audit items with the realised audit share
+    ``audit_sampled / unflagged_pool`` (the rate, after rounding to whole items); every item of a
+    dialogue sample with ``dialogues / pool_dialogues``. Weight an item by ``1 / p``.
+    """
+    strategy = summary.get("strategy")
+    audit = (summary.get("audit_sampled", 0) / summary["unflagged_pool"]) if summary.get("unflagged_pool") else 1.0
+    share = (summary["dialogues"] / summary["pool_dialogues"]) if summary.get("pool_dialogues") else 1.0
+    out: dict[int, float] = {}
+    for it in selected:
+        if strategy == DIALOGUES:
+            out[it.message_id] = share
+        elif strategy == FLAGGED_AUDIT and not it.flagged:
+            out[it.message_id] = audit
+        else:
+            out[it.message_id] = 1.0
+    return out
+
+
+def cross_condition_exposure(rows: Iterable[tuple[Hashable, Hashable, str]]) -> dict[str, int]:
+    """How far the blind condition is contaminated: ``rows`` are ``(annotator, dialogue, condition)``
+    per labelled item. ``exposed`` counts blind items whose annotator has aware items in the same
+    dialogue (and so may have seen the model's call on a name the blind item repeats);
+    ``mixed_clusters`` counts (annotator, dialogue) pairs with both conditions."""
+    per: dict[tuple[Hashable, Hashable], dict[str, int]] = defaultdict(lambda: {BLIND: 0, AWARE: 0})
+    for annotator, dialogue, condition in rows:
+        if condition in (BLIND, AWARE):
+            per[(annotator, dialogue)][condition] += 1
+    mixed = [c for c in per.values() if c[BLIND] and c[AWARE]]
+    return {
+        "blind": sum(c[BLIND] for c in per.values()),
+        "exposed": sum(c[BLIND] for c in mixed),
+        "mixed_clusters": len(mixed),
+        "clusters": len(per),
+    }
+
+
 def assign_conditions(
-    pairs: Sequence[tuple[Item, Hashable]], *, mode: str, seed: int
+    pairs: Sequence[tuple[Item, Hashable]],
+    *,
+    mode: str,
+    seed: int,
+    fixed: Mapping[tuple[Hashable, Hashable], str] | None = None,
 ) -> list[Pair]:
-    """Blind or aware per pair: fixed by the project's mode, or balanced at random per annotator."""
+    """Blind or aware per pair: fixed by the project's mode, or in randomized mode one condition
+    per (annotator, dialogue), chosen at random and balanced.
+
+    ``fixed`` maps (annotator, dialogue id) to the condition an earlier plan gave it, which stays.
+    Dialogues are visited in a seeded random order; for each, the conditions of its annotators are
+    chosen jointly to give as many items as possible one blind and one aware annotator (the
+    circularity check needs both) while keeping each annotator's blind and aware item counts
+    close; ties are broken at random.
+    """
     if mode in (BLIND, AWARE):
         return [Pair(item, a, mode) for item, a in pairs]
     if mode != RANDOMIZED:
         raise PlanError(f"Unknown visibility mode {mode!r}.")
     rng = random.Random(f"conditions:{seed}")
-    by_annotator: dict[Hashable, list[int]] = defaultdict(list)
-    for i, (_, a) in enumerate(pairs):
-        by_annotator[a].append(i)
-    conditions = [BLIND] * len(pairs)
-    for a in sorted(by_annotator, key=repr):
-        idx = by_annotator[a]
-        half = len(idx) // 2 + (rng.random() < 0.5 if len(idx) % 2 else 0)
-        shuffled = list(idx)
-        rng.shuffle(shuffled)
-        for i in shuffled[:half]:
-            conditions[i] = AWARE
-    return [Pair(item, a, c) for (item, a), c in zip(pairs, conditions, strict=True)]
+    fixed = dict(fixed or {})
+    size: dict[tuple[Hashable, Hashable], int] = defaultdict(int)
+    who: dict[Hashable, dict[int, list[Hashable]]] = defaultdict(lambda: defaultdict(list))
+    for item, a in pairs:
+        size[(a, item.dialogue_id)] += 1
+        who[item.dialogue_id][item.message_id].append(a)
+    balance: dict[Hashable, int] = defaultdict(int)  # aware items − blind items, this plan
+    for (a, _d), n in size.items():
+        if (a, _d) in fixed:
+            balance[a] += n if fixed[(a, _d)] == AWARE else -n
+    chosen: dict[tuple[Hashable, Hashable], str] = {}
+    dialogues = sorted(who, key=repr)
+    rng.shuffle(dialogues)
+    for d in dialogues:
+        people = sorted({a for group in who[d].values() for a in group}, key=repr)
+        free = [a for a in people if (a, d) not in fixed]
+        if not free:
+            continue
+        if len(free) > _MAX_ENUMERATED:  # too many to enumerate: the most aware-heavy go blind
+            order = sorted(free, key=lambda a: (balance[a], rng.random()))
+            half = len(order) // 2 + (rng.random() < 0.5 if len(order) % 2 else 0)
+            options = [tuple(AWARE if a in order[:half] else BLIND for a in free)]
+        else:
+            options = list(itertools.product((BLIND, AWARE), repeat=len(free)))
+        best, best_key = options[0], None
+        for option in options:
+            cond = {a: fixed[(a, d)] for a in people if (a, d) in fixed}
+            cond.update(zip(free, option, strict=True))
+            paired = sum(len({cond[a] for a in group}) == 2 for group in who[d].values())
+            imbalance = sum(abs(balance[a] + (size[(a, d)] if c == AWARE else -size[(a, d)]))
+                            for a, c in zip(free, option, strict=True))
+            key = (2 * paired - imbalance, rng.random())
+            if best_key is None or key > best_key:
+                best, best_key = option, key
+        for a, c in zip(free, best, strict=True):
+            chosen[(a, d)] = c
+            balance[a] += size[(a, d)] if c == AWARE else -size[(a, d)]
+    chosen.update({k: v for k, v in fixed.items() if k in size})
+    return [Pair(item, a, chosen[(a, item.dialogue_id)]) for item, a in pairs]
 
 
 def make_plan(
@@ -181,20 +272,37 @@ def make_plan(
     n_dialogues: int = 0,
     existing: Mapping[int, Iterable[Hashable]] | None = None,
     load: Mapping[Hashable, int] | None = None,
+    fixed: Mapping[tuple[Hashable, Hashable], str] | None = None,
 ) -> PlanResult:
-    """Select, distribute and set conditions in one reproducible step."""
+    """Select, distribute and set conditions in one reproducible step.
+
+    ``fixed`` maps (annotator, dialogue id) to the condition earlier plans gave it.
+    """
     selected, summary = select_items(
         items, strategy=strategy, seed=seed, audit_rate=audit_rate, n_dialogues=n_dialogues
     )
     pairs, dist = distribute(selected, annotators, k=k, seed=seed, existing=existing, load=load)
-    with_conditions = assign_conditions(pairs, mode=mode, seed=seed)
+    with_conditions = assign_conditions(pairs, mode=mode, seed=seed, fixed=fixed)
     per_annotator: dict[str, dict[str, int]] = {}
     for p in with_conditions:
         row = per_annotator.setdefault(str(p.annotator), {"items": 0, BLIND: 0, AWARE: 0})
         row["items"] += 1
         row[p.condition] += 1
     summary.update(dist, mode=mode, seed=seed, per_annotator=per_annotator)
-    return PlanResult(pairs=with_conditions, summary=summary)
+    inclusion = inclusion_probabilities(selected, summary)
+    if summary["strategy"] == FLAGGED_AUDIT:
+        summary["audit_inclusion_probability"] = (
+            summary["audit_sampled"] / summary["unflagged_pool"] if summary["unflagged_pool"] else None)
+    if mode == RANDOMIZED:
+        summary["condition_unit"] = UNIT_CLUSTER
+        rows = [(p.annotator, p.item.dialogue_id, p.condition) for p in with_conditions]
+        rows += [(a, d, c) for (a, d), c in (fixed or {}).items()]
+        summary["exposure"] = cross_condition_exposure(rows)
+        conds: dict[int, set[str]] = defaultdict(set)
+        for p in with_conditions:
+            conds[p.item.message_id].add(p.condition)
+        summary["paired_items"] = sum(len(c) == 2 for c in conds.values())
+    return PlanResult(pairs=with_conditions, summary=summary, inclusion=inclusion)
 
 
 def rebalance(

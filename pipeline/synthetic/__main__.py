@@ -13,7 +13,8 @@ from pipeline.synthetic.generator import POLICIES, corpus_stats, dialogue_to_row
 
 # The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``.
 DEMO_PATH = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "demo_corpus.jsonl"
-DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": 36}
+DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None}
+TARGET_MAX = 36  # without --max-messages, plans aim at up to this many messages and may overshoot
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,8 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--policy", choices=POLICIES, default="strict",
                         help="strict: word-problem characters are not PII; recall_first: they are")
-    parser.add_argument("--min-messages", type=int, default=18)
-    parser.add_argument("--max-messages", type=int, default=36)
+    parser.add_argument("--min-messages", type=int, default=None,
+                        help="at least this many messages per dialogue (default 18, or --max-messages if lower)")
+    parser.add_argument("--max-messages", type=int, default=None,
+                        help=f"at most this many messages per dialogue (default: no cap; plans aim at "
+                             f"{TARGET_MAX} or fewer and a few run longer)")
     parser.add_argument("--no-trap-meta", action="store_true", help="omit per-message trap records")
     parser.add_argument("--out", type=Path, help="output JSONL (default: standard output)")
     parser.add_argument("--stats", action="store_true", help="print corpus statistics to stderr")
@@ -34,12 +38,15 @@ def main(argv: list[str] | None = None) -> int:
         for key, value in DEMO_ARGS.items():
             setattr(args, key, value)
         args.policy, args.out = "strict", args.out or DEMO_PATH
-    if args.dialogues < 1 or not 1 <= args.min_messages <= args.max_messages:
+    cap = args.max_messages
+    low = args.min_messages if args.min_messages is not None else min(18, cap or 18)
+    high = cap or max(low, TARGET_MAX)
+    if args.dialogues < 1 or not 1 <= low <= high:
         parser.error("need --dialogues >= 1 and 1 <= --min-messages <= --max-messages")
 
     started = time.perf_counter()
     dialogues = generate_corpus(
-        args.dialogues, args.seed, policy=args.policy, length=(args.min_messages, args.max_messages)
+        args.dialogues, args.seed, policy=args.policy, length=(low, high), max_messages=cap
     )
     elapsed = time.perf_counter() - started
     rows = (dialogue_to_row(d) for d in dialogues)

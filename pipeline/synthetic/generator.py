@@ -243,8 +243,13 @@ def generate_dialogue(
     seed: int = 0,
     length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth",
+    max_messages: int | None = None,
 ) -> Dialogue:
-    """One dialogue with gold spans; ``rng`` drives every choice, ``pools`` supplies the people."""
+    """One dialogue with gold spans; ``rng`` drives every choice, ``pools`` supplies the people.
+
+    ``length`` is the range the session plan aims at (at least its minimum; a plan can overshoot
+    the maximum); ``max_messages`` is a hard cap: small talk goes first, then the tail is cut.
+    """
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
     cast = make_cast(pools, rng)
@@ -274,7 +279,12 @@ def generate_dialogue(
     middle[insert_at:insert_at] = problems[:1]
     for block in problems[1:]:
         middle.insert(rng.randint(insert_at + 1, len(middle)), block)
+    if max_messages is not None:
+        ends = len(opening) + len(closing)
+        middle = _fit(middle, problems, room=max_messages - ends, floor=length[0] - ends)
     turns = opening + [t for block in middle for t in block] + closing
+    if max_messages is not None:
+        turns = turns[:max_messages]
 
     noise = rng.choice((0.0, 0.1, 0.2, 0.3, 0.45))
 
@@ -298,6 +308,20 @@ def generate_dialogue(
         "problem_characters": characters,
     }
     return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor=anchor, meta=meta)
+
+
+def _fit(middle: list[list[Turn]], problems: list[list[Turn]], *, room: int, floor: int) -> list[list[Turn]]:
+    """Drop small-talk blocks (never a maths problem), last first, until the middle fits ``room``,
+    never going under ``floor`` turns (the caller cuts what is still over)."""
+    kept = list(middle)
+    size = sum(len(b) for b in kept)
+    for block in reversed(middle):
+        if size <= room:
+            break
+        if size - len(block) >= floor and not any(block is p for p in problems):
+            kept.remove(block)
+            size -= len(block)
+    return kept
 
 
 _SPACES = re.compile(r" {2,}")
@@ -327,20 +351,22 @@ def _tidy(segs: list[Seg]) -> list[Seg]:
 
 def iter_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
-    id_prefix: str = "synth",
+    id_prefix: str = "synth", max_messages: int | None = None,
 ) -> Iterator[Dialogue]:
     """Dialogue ``i`` depends only on ``(seed, i)``: a bigger corpus extends a smaller one."""
     pools = P.build_pools(seed)
     for i in range(n_dialogues):
         rng = random.Random(seed * 1_000_003 + i)
-        yield generate_dialogue(rng, pools, i, policy=policy, seed=seed, length=length, id_prefix=id_prefix)
+        yield generate_dialogue(rng, pools, i, policy=policy, seed=seed, length=length, id_prefix=id_prefix,
+                                max_messages=max_messages)
 
 
 def generate_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
-    id_prefix: str = "synth",
+    id_prefix: str = "synth", max_messages: int | None = None,
 ) -> list[Dialogue]:
-    return list(iter_corpus(n_dialogues, seed, policy=policy, length=length, id_prefix=id_prefix))
+    return list(iter_corpus(n_dialogues, seed, policy=policy, length=length, id_prefix=id_prefix,
+                            max_messages=max_messages))
 
 
 def generate_messages(n_messages: int, seed: int = 0, **kwargs: Any) -> list[Dialogue]:

@@ -319,3 +319,29 @@ def test_output_does_not_depend_on_the_interpreters_hash_seed():
         for seed in ("1", "2")
     }
     assert len(digests) == 1
+
+
+@pytest.mark.parametrize(("args", "low", "high"), [
+    (["--max-messages", "8"], 1, 8),
+    (["--min-messages", "10", "--max-messages", "12"], 10, 12),
+    (["--min-messages", "20", "--max-messages", "24"], 20, 24),
+    (["--min-messages", "23", "--max-messages", "23"], 23, 23),
+    (["--min-messages", "40"], 40, 200),
+])
+def test_cli_message_bounds_are_bounds(tmp_path: Path, args, low, high):
+    out = tmp_path / "c.jsonl"
+    assert main(["--dialogues", "40", "--seed", "3", "--out", str(out), *args]) == 0
+    dialogues = read_corpus(out, labels=set(DEFAULT_LABELS))
+    lengths = [len(d.messages) for d in dialogues]
+    assert low <= min(lengths) and max(lengths) <= high, (min(lengths), max(lengths))
+    for d in dialogues:
+        assert [m.index for m in d.messages] == list(range(len(d.messages)))
+        for m in d.messages:
+            for s in m.spans:
+                check_span_text(m.text, s)
+
+
+def test_the_cli_regenerates_the_checked_in_demo_corpus(tmp_path: Path):
+    out = tmp_path / "demo.jsonl"
+    assert main(["--demo", "--out", str(out)]) == 0
+    assert out.read_bytes() == DEMO_PATH.read_bytes()

@@ -121,6 +121,13 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
 LOGOUT_REDIRECT_URL = "login"
+# Login throttling (annotator/services/accounts.py): this many failed logins for one account, or
+# from one client address, lock it out for the window; counted in the default cache.
+BLINDSPOT_LOGIN_MAX_FAILURES = env_int("BLINDSPOT_LOGIN_MAX_FAILURES", 5)
+BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS", 20)
+BLINDSPOT_LOGIN_LOCKOUT_SECONDS = env_int("BLINDSPOT_LOGIN_LOCKOUT_SECONDS", 15 * 60)
+# Behind a reverse proxy the client address is the proxy's last X-Forwarded-For hop.
+BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

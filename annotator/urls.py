@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from annotator.views import projects
+from annotator.views import accounts, projects
 
 project_patterns = [
     path("", projects.project_dashboard, name="project-dashboard"),
@@ -22,7 +22,7 @@ urlpatterns = [
     path("", projects.project_list, name="project-list"),
     path("projects/new/", projects.project_new, name="project-new"),
     path("p/<slug:slug>/", include(project_patterns)),
-    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
 ]

@@ -1,0 +1,91 @@
+"""Login throttling: failed logins counted per account and per client address in Django's cache.
+
+After ``BLINDSPOT_LOGIN_MAX_FAILURES`` failures for one username, or
+``BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS`` from one address, within
+``BLINDSPOT_LOGIN_LOCKOUT_SECONDS``, every further attempt is refused — the right password
+included — until the window has passed. The counters live in the default cache (Redis in
+production, so all workers share them); the start of a lockout is recorded as an audit event
+(refused attempts are not, so a locked-out attacker cannot fill the audit table). A successful
+login clears its account's counter, not the address's, so one valid account cannot be used to
+reset the budget of an address that is guessing other accounts' passwords.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+
+from annotator.services.audit import audit_record
+
+PREFIX = "blindspot:login-failures"
+
+
+@dataclass(frozen=True)
+class Lockout:
+    scope: str  # "account" | "address"
+    minutes: int
+
+    @property
+    def message(self) -> str:
+        what = "this account" if self.scope == "account" else "your network address"
+        return (f"Too many failed logins for {what}. Try again in {self.minutes} "
+                f"minute{'s' if self.minutes != 1 else ''}.")
+
+
+def client_address(request) -> str:
+    """The client's IP address: the proxy's last X-Forwarded-For hop when behind a proxy we trust."""
+    if settings.BLINDSPOT_TRUST_X_FORWARDED_FOR:
+        hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
+        if hops:
+            return hops[-1]
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def _keys(username: str, address: str) -> dict[str, str]:
+    account = hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
+    return {"account": f"{PREFIX}:account:{account}", "address": f"{PREFIX}:address:{address}"}
+
+
+def _limits() -> dict[str, int]:
+    return {"account": settings.BLINDSPOT_LOGIN_MAX_FAILURES,
+            "address": settings.BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS}
+
+
+def _minutes() -> int:
+    return max(1, -(-settings.BLINDSPOT_LOGIN_LOCKOUT_SECONDS // 60))
+
+
+def login_lockout(*, username: str, address: str) -> Lockout | None:
+    """The lockout that refuses this attempt before its password is even checked, or None."""
+    keys, limits = _keys(username, address), _limits()
+    counts = cache.get_many(list(keys.values()))
+    for scope, key in keys.items():
+        if counts.get(key, 0) >= limits[scope]:
+            return Lockout(scope, _minutes())
+    return None
+
+
+def login_failed(*, username: str, address: str) -> Lockout | None:
+    """Count one failed login; returns the lockout (and audits it) when this failure starts one."""
+    timeout = settings.BLINDSPOT_LOGIN_LOCKOUT_SECONDS
+    started = None
+    for scope, key in _keys(username, address).items():
+        cache.add(key, 0, timeout)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout)
+            count = 1
+        if count == _limits()[scope]:
+            cache.set(key, count, timeout)  # the lockout lasts the whole window from now
+            started = started or Lockout(scope, _minutes())
+            audit_record(user=None, action="auth.login_locked", scope=scope, username=username[:150],
+                         address=address, failures=count, seconds=timeout)
+    return started
+
+
+def login_succeeded(*, username: str, address: str) -> None:
+    cache.delete(_keys(username, address)["account"])

@@ -66,7 +66,9 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "role": role,
         "is_admin": role == Role.ADMIN,
         "is_adjudicator": role in (Role.ADMIN, Role.ADJUDICATOR),
-        "counts": selectors.project_counts(project),
+        # project-wide figures (runs, gold, everyone's progress) are not for annotators: they
+        # see their own queue only (the workspace panel)
+        "counts": selectors.project_counts(project) if role != Role.ANNOTATOR else None,
         "jobs": selectors.recent_jobs(project) if role == Role.ADMIN else [],
     }
     if request.htmx:

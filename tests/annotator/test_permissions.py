@@ -37,7 +37,7 @@ def test_admin_reaches_everything(client, members, corpus, url):
 
 
 def test_dashboard_counts_and_htmx_fragment(client, members, corpus):
-    client.force_login(members["annotator"])
+    client.force_login(members["adjudicator"])  # annotators see their own queue only
     page = client.get("/p/test/")
     assert b"dialogues" in page.content
     fragment = client.get("/p/test/", HTTP_HX_REQUEST="true")

@@ -4,7 +4,20 @@ A detector scored against gold that annotators built while looking at the detect
 partly scored against itself. In randomized mode the same item is labelled blind by one annotator
 and aware by another, so the detector can be scored against both golds on the same items; the
 difference ``ΔF1 = F1(aware gold) − F1(blind gold)`` estimates the inflation. Everything is
-resampled by dialogue with the same weights, so the interval of ΔF1 is paired.
+resampled by dialogue with the same weights, so the interval of ΔF1 is paired; the dialogue is
+also the cluster that contains the unit of randomization, (annotator, dialogue), so the interval
+accounts for items that share an annotator's condition.
+
+Two threats are reported, not assumed away:
+
+* *cross-condition exposure*: a blind item whose annotator saw the model's suggestions on another
+  message of the same dialogue (plans randomizing per item allowed it) pulls blind gold towards
+  the model and biases ΔF1 towards zero;
+* *the sampling design*: an audit sample of unflagged messages drawn with probability ``r`` must
+  weigh ``1/r`` (flagged messages 1), or recall is overstated. ``weights`` carries those.
+
+The report is flagged only when the interval of ΔF1 lies above zero *and* its point estimate
+exceeds the threshold.
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.adjudication import SettledItem, model_favour
+from pipeline.assignment import cross_condition_exposure
 from pipeline.metrics.agreement import (
     AWARE,
     BLIND,
@@ -31,6 +45,8 @@ from pipeline.types import Span
 
 DEFAULT_THRESHOLD = 0.02
 MIN_DIALOGUES = 20  # fewer paired dialogues than this: say the interval is not trustworthy
+CLUSTER_UNIT = "dialogue"  # what the bootstrap resamples
+WEIGHT_RULE = "each item weighs 1/p, p its probability of being sampled: 1/r for audit items, 1 for flagged ones"
 
 Key = tuple[str, int]
 
@@ -90,6 +106,10 @@ class CircularityReport:
     confidence: float = 0.95
     summary: str = ""
     n_paired_dialogues: int = 0
+    randomization_unit: str | None = None  # annotator_dialogue | item | mixed; None: not known
+    cluster_unit: str = CLUSTER_UNIT
+    exposure: dict[str, int] = field(default_factory=dict)
+    weighting: dict[str, Any] = field(default_factory=dict)
 
     @property
     def significant(self) -> bool:
@@ -117,6 +137,8 @@ class CircularityReport:
             "adjudication": {k: (_clean(v) if isinstance(v, float) else v)
                              for k, v in self.adjudication.items()},
             "n_boot": self.n_boot, "confidence": self.confidence, "summary": self.summary,
+            "randomization_unit": self.randomization_unit, "cluster_unit": self.cluster_unit,
+            "exposure": dict(self.exposure), "weighting": dict(self.weighting),
         }
 
     def csv_rows(self) -> list[dict[str, Any]]:
@@ -213,13 +235,18 @@ def circularity_report(
     n_boot: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    weights: Mapping[Key, float] | None = None,
+    randomization_unit: str | None = None,
 ) -> CircularityReport:
     """Score the run against blind-only and aware-only gold on the same items, and more.
 
     ``model_predictions`` maps ``(dialogue_id, index)`` to the run's spans (absent: none);
-    ``settled`` are the adjudicated items, to count decisions that went the model's way.
+    ``settled`` are the adjudicated items, to count decisions that went the model's way;
+    ``weights`` maps an item's key to ``1/p``, its sampling weight (absent: 1), which multiplies
+    its counts in precision, recall and F1; ``randomization_unit`` is what the plans randomized.
     """
     items = list(items)
+    weights = weights or {}
     d_index: dict[str, int] = {}
     for it in items:
         d_index.setdefault(it.dialogue_id, len(d_index))
@@ -228,20 +255,24 @@ def circularity_report(
 
     # Paired comparison: items with both a blind and an aware gold.
     paired = np.zeros((n_d, 7))
+    raw = np.zeros(7)  # unweighted span counts, for the "n" columns
     n_paired = 0
     paired_dialogues: set[int] = set()
     # Annotator-model agreement per condition: (n_ann, ann matched, n_model, model matched).
     agree = {c: np.zeros((n_d, 4)) for c in CONDITIONS}
     accepted = {c: [0, 0] for c in CONDITIONS}
     seconds: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    n_weighted = 0
     for it in items:
         d = d_index[it.dialogue_id]
+        wt = float(weights.get(it.key, 1.0))
+        n_weighted += wt != 1.0
         pred = tuple(model_predictions.get(it.key, ()))
         for al in it.annotations.values():
             if al.condition not in agree:
                 continue
             np_, pm, ng, gm = _counts(pred, al.spans, match)
-            agree[al.condition][d] += (ng, gm, np_, pm)
+            agree[al.condition][d] += np.multiply(wt, (ng, gm, np_, pm))
             if pred:
                 accepted[al.condition][1] += 1
                 accepted[al.condition][0] += {s.key() for s in al.spans} == {
@@ -255,7 +286,8 @@ def circularity_report(
         paired_dialogues.add(d)
         np_, pb, ngb, gbm = _counts(pred, gb, match)
         _, pa, nga, gam = _counts(pred, ga, match)
-        paired[d] += (np_, pb, ngb, gbm, pa, nga, gam)
+        paired[d] += np.multiply(wt, (np_, pb, ngb, gbm, pa, nga, gam))
+        raw += (np_, pb, ngb, gbm, pa, nga, gam)
 
     blind = aware = delta_f1 = delta_p = delta_r = None
     if n_paired:
@@ -267,7 +299,7 @@ def circularity_report(
             res[name] = (p0, pb_)
         blind, aware = (
             Scores(*(_estimate(res[n][0][i], res[n][1][i], confidence) for i in range(3)),
-                   n_pred=int(pt[0]), n_gold=int(pt[2] if n == "blind" else pt[5]))
+                   n_pred=int(raw[0]), n_gold=int(raw[2] if n == "blind" else raw[5]))
             for n in ("blind", "aware")
         )
         delta_p, delta_r, delta_f1 = (
@@ -284,14 +316,18 @@ def circularity_report(
     accept = {c: (v[0] / v[1] if v[1] else None) for c, v in accepted.items()}
     medians = {c: _median(v) for c, v in seconds.items()}
     adjud = model_favour(settled)
-    flagged = delta_f1 is not None and delta_f1.value > threshold
+    flagged = delta_f1 is not None and delta_f1.ci_low > 0 and delta_f1.value > threshold
+    exposure = cross_condition_exposure(
+        (a, it.dialogue_id, al.condition) for it in items for a, al in it.annotations.items())
     report = CircularityReport(
         run=run, match=match, threshold=threshold, n_items=len(items),
         n_paired_items=n_paired, n_dialogues=n_d, blind=blind, aware=aware,
         delta_f1=delta_f1, delta_precision=delta_p, delta_recall=delta_r, flagged=flagged,
         agreement_by_condition=agreement, accept_without_edit=accept, median_seconds=medians,
         adjudication=adjud, n_boot=n_boot, confidence=confidence,
-        n_paired_dialogues=len(paired_dialogues),
+        n_paired_dialogues=len(paired_dialogues), randomization_unit=randomization_unit,
+        exposure=exposure,
+        weighting={"weighted": n_weighted > 0, "items_weighted": n_weighted, "rule": WEIGHT_RULE},
     )
     report.summary = explain(report)
     return report
@@ -314,17 +350,17 @@ def explain(r: CircularityReport) -> str:
         f"annotators who did not. The difference, {d.value:+.3f} ({pct} interval "
         f"{d.ci_low:+.3f} to {d.ci_high:+.3f}),",
     ]
-    if r.flagged and r.significant:
+    if r.flagged:
         parts.append(
-            f"exceeds the {r.threshold:.2f} threshold and its interval excludes zero: seeing the "
+            f"exceeds the {r.threshold:.2f} threshold and its interval lies above zero: seeing the "
             "model's suggestions pulled the gold towards the model, so scores measured against "
             "aware gold overstate the detector. Report the blind-gold figures."
         )
-    elif r.flagged:
+    elif d.value > r.threshold:
         parts.append(
-            f"exceeds the {r.threshold:.2f} threshold, but its interval includes zero: the data "
-            "do not yet show inflation with confidence; label more items in randomized mode "
-            "before trusting aware-gold scores."
+            f"exceeds the {r.threshold:.2f} threshold, but its interval reaches zero, so it is not "
+            "flagged: the data do not yet show inflation with confidence; label more items in "
+            "randomized mode before trusting aware-gold scores."
         )
     elif d.ci_high > r.threshold:
         parts.append(
@@ -342,6 +378,7 @@ def explain(r: CircularityReport) -> str:
             f"{'' if r.n_paired_dialogues == 1 else 's'}; the interval resamples whole dialogues and "
             "is not trustworthy until more are labelled in randomized mode."
         )
+    parts.append(_design(r))
     acc = r.accept_without_edit.get(AWARE)
     base = r.accept_without_edit.get(BLIND)
     if acc is not None:
@@ -360,4 +397,33 @@ def explain(r: CircularityReport) -> str:
             f" Of {disputed} disputed span{'' if disputed == 1 else 's'} settled by an adjudicator, "
             f"{r.adjudication['settled_for_model']} went the way the model had them."
         )
-    return " ".join(p.strip() if i else p for i, p in enumerate(parts)).replace("  ", " ")
+    return " ".join(p.strip() if i else p for i, p in enumerate(parts) if p).replace("  ", " ")
+
+
+def _design(r: CircularityReport) -> str:
+    """What the plans randomized, what the interval resamples, exposure and weighting, in words."""
+    unit = {"annotator_dialogue": "(annotator, dialogue): every message of a dialogue that one "
+                                  "annotator labelled had one condition",
+            "item": "each (annotator, message) on its own, under the old rule",
+            "mixed": "partly (annotator, dialogue), partly each message on its own (older plans)",
+            }.get(r.randomization_unit or "")
+    out = []
+    if unit:
+        out.append(f"Conditions were randomized per {unit};")
+    else:
+        out.append("Conditions:")
+    e = r.exposure
+    out.append(
+        f"{e.get('exposed', 0)} of {e.get('blind', 0)} blind annotations came from annotators who "
+        "saw the model's suggestions on another message of the same dialogue"
+        + (" (measured: none)." if not e.get("exposed") else
+           ", which pulls blind gold towards the model and biases the difference towards zero.")
+    )
+    out.append(f"Intervals resample whole {r.cluster_unit}s.")
+    if r.weighting.get("weighted"):
+        out.append(
+            f"Scores are weighted by the sampling design ({r.weighting['items_weighted']} audit "
+            "items weigh 1/r, the inverse of their audit rate; flagged items weigh 1).")
+    else:
+        out.append("Every item counts once (no item was sampled with a probability below 1).")
+    return " ".join(out)

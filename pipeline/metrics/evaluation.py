@@ -14,6 +14,10 @@
   and false positives against true positives and true PII inside MATH vs NON-MATH segments.
 * Utility: the share of number tokens a redaction would remove (all, and those outside gold PII),
   and spans per 1,000 messages.
+* Sampling weights (optional): when gold covers a *sample* (flagged messages plus an audit of
+  unflagged ones drawn with probability ``r``), each message's P/R/F counts are multiplied by its
+  weight ``1/p`` (1 for flagged, ``1/r`` for audit messages), which estimates the corpus figures
+  instead of overstating recall. The ambiguity and utility tables stay raw counts of the sample.
 
 Precision with no predictions, recall with no gold, and the ratios with a zero denominator are
 undefined: ``nan`` here, ``None`` in :meth:`EvaluationReport.to_dict`, ``–`` in the table.
@@ -227,6 +231,7 @@ def evaluate(
     seed: int = 0,
     labels: Sequence[str] | None = None,
     confidence: float = 0.95,
+    weights: Mapping[Key, float] | None = None,
 ) -> EvaluationReport:
     """Score ``pred`` against ``gold`` over the messages of ``texts``.
 
@@ -234,7 +239,11 @@ def evaluate(
     no predicted (gold) spans; spans for messages not in ``texts`` are an error. ``labels`` picks
     and orders the per-label rows (default: every label in gold or predictions); overall rows
     always count every span. ``segments`` (MATH / NON-MATH per message) adds the FP:TP split.
+    ``weights`` maps a message to its sampling weight ``1/p`` (absent: 1); P/R/F counts are
+    weighted, so the scores estimate the corpus the sample was drawn from.
     """
+    weights = {k: float(w) for k, w in (weights or {}).items() if k in texts}
+    weighted = any(w != 1.0 for w in weights.values())
     _check(texts, gold, "gold")
     _check(texts, pred, "prediction")
     if labels is None:
@@ -244,7 +253,7 @@ def evaluate(
         )
     labels = tuple(labels)
     cols = _Columns(labels)
-    dialogue_rows: dict[str, list[int]] = {}
+    dialogue_rows: dict[str, list[float]] = {}
     width = 4 * len(cols)
 
     fp_by_label: Counter[str] = Counter()
@@ -267,7 +276,15 @@ def evaluate(
         has_digit = _DIGIT.search(text) is not None
         tokens = tokenize(text) if (g or p or has_digit) else ()
         if g or p:
-            _count_message(row, cols, tokens, g, p)
+            w = weights.get(key, 1.0)
+            if w == 1.0:
+                _count_message(row, cols, tokens, g, p)
+            else:
+                here = [0] * width
+                _count_message(here, cols, tokens, g, p)
+                for i, v in enumerate(here):
+                    if v:
+                        row[i] += w * v
         # numeric ambiguity
         fp_here = tp_here = 0
         for s in p:
@@ -300,18 +317,20 @@ def evaluate(
                     num_outside += 1
                     num_removed_outside += removed
 
-    counts = np.array(list(dialogue_rows.values()), dtype=np.int64).reshape(-1, len(cols), 4)
-    totals = counts.sum(axis=0) if len(counts) else np.zeros((len(cols), 4), dtype=np.int64)
+    dtype = np.float64 if weighted else np.int64
+    counts = np.array(list(dialogue_rows.values()), dtype=dtype).reshape(-1, len(cols), 4)
+    totals = counts.sum(axis=0) if len(counts) else np.zeros((len(cols), 4), dtype=dtype)
+    count = (lambda x: round(float(x), 3)) if weighted else int
     ci = bootstrap_intervals(counts, n_boot=n_boot, seed=seed, confidence=confidence)
 
     def score(level: str, label: str | None) -> Score:
         c = cols.index[(level, label)]
         t = totals[c]
         return Score(
-            int(t[0]),
-            int(t[1]),
-            int(t[2]),
-            int(t[3]),
+            count(t[0]),
+            count(t[1]),
+            count(t[2]),
+            count(t[3]),
             ci={m: (float(ci[c, k, 0]), float(ci[c, k, 1])) for k, m in enumerate(METRICS)},
         )
 
@@ -355,4 +374,5 @@ def evaluate(
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,
+        weighted=weighted,
     )

@@ -225,6 +225,7 @@ class EvaluationReport:
     seed: int = 0
     confidence: float = 0.95
     notes: tuple[str, ...] = ()  # what the caller left out or could not use
+    weighted: bool = False  # P/R/F counts weighted by the sampling design (1/p per message)
 
     def scores(self) -> list[tuple[str, str, Score]]:
         """``(level, label, score)`` rows in table order; label ``ALL`` is the overall row."""
@@ -244,6 +245,7 @@ class EvaluationReport:
             "seed": self.seed,
             "confidence": self.confidence,
             "notes": list(self.notes),
+            "weighted": self.weighted,
         }
         for level in LEVELS:
             out[level] = getattr(self, level).to_dict()
@@ -309,6 +311,8 @@ def format_report(report: EvaluationReport) -> str:
         f"{report.n_messages:,} messages in {report.n_dialogues:,} dialogues; "
         f"[{conf} CI]: bootstrap over dialogues, {report.n_boot:,} resamples, seed {report.seed}",
         *(f"note: {n}" for n in report.notes),
+        *(["weighted by the sampling design: audit messages count 1/r, flagged ones 1; "
+           "counts are estimates for the whole corpus"] if report.weighted else []),
         "",
     ]
     rows = []

@@ -126,3 +126,103 @@ def test_scores_agree_with_the_evaluation_module(match, level):
         assert scores.precision.value == pytest.approx(ev.precision)
         assert scores.recall.value == pytest.approx(ev.recall)
         assert scores.f1.value == pytest.approx(ev.f1)
+
+
+# --- issue 11 (7): audit samples weighted by the design; the flag decided on the interval -------
+
+
+def audit_sample(sim, rate: float, seed: int):
+    """Flagged = the model predicted something; plus a random share of the rest. Weights 1 and 1/p."""
+    import random
+
+    rng = random.Random(seed)
+    flagged = [it for it in sim.items if sim.predictions[it.key]]
+    rest = [it for it in sim.items if not sim.predictions[it.key]]
+    audit = rng.sample(rest, round(rate * len(rest)))
+    p = len(audit) / len(rest)
+    return flagged + audit, {**{it.key: 1.0 for it in flagged}, **{it.key: 1 / p for it in audit}}
+
+
+def perfect_study(seed: int):
+    """Annotators who never miss nor over-mark: blind gold is the truth, so recall is known."""
+    perfect = tuple(SimulatedAnnotator(f"A{i}", miss_rate=0.0, false_alarm_rate=0.0) for i in range(4))
+    return simulate_study(StudyConfig(n_dialogues=400, annotators=perfect, pii_per_message=0.5,
+                                      model_recall=0.6, model_false_alarm_rate=0.3, seed=seed))
+
+
+def corpus_recall(sim) -> float:
+    found = total = 0
+    for key, truth in sim.truth.items():
+        pred = {s.key() for s in sim.predictions[key]}
+        total += len(truth)
+        found += sum(s.key() in pred for s in truth)
+    return found / total
+
+
+def test_weighted_recall_recovers_the_corpus_recall():
+    sim = perfect_study(seed=5)
+    known = corpus_recall(sim)
+    items, weights = audit_sample(sim, 0.1, seed=3)
+    naive = circularity_report(items, sim.predictions, n_boot=300, seed=1)
+    weighted = circularity_report(items, sim.predictions, weights=weights, n_boot=300, seed=1)
+    assert naive.blind.recall.value > known + 0.1  # counting every item once overstates recall
+    assert not naive.blind.recall.contains(known)
+    assert weighted.blind.recall.contains(known), (weighted.blind.recall, known)
+    assert weighted.blind.recall.value == pytest.approx(known, abs=0.03)
+    assert weighted.weighting["weighted"] and not naive.weighting["weighted"]
+    assert weighted.weighting["items_weighted"] == sum(w != 1 for w in weights.values())
+    assert "weighted" in weighted.summary and "1/" in weighted.summary
+    assert weighted.to_dict()["weighting"]["weighted"] is True
+
+
+def test_weighted_evaluation_recovers_the_corpus_recall():
+    from pipeline.metrics.evaluation import evaluate
+
+    sim = perfect_study(seed=6)
+    known = corpus_recall(sim)
+    items, weights = audit_sample(sim, 0.1, seed=4)
+    texts = {it.key: it.text for it in items}
+    gold = {k: sim.truth[k] for k in texts}
+    pred = {k: sim.predictions[k] for k in texts}
+    naive = evaluate(texts=texts, gold=gold, pred=pred, n_boot=200)
+    weighted = evaluate(texts=texts, gold=gold, pred=pred, weights=weights, n_boot=200)
+    assert naive.span_exact.recall > known + 0.1
+    assert weighted.span_exact.recall == pytest.approx(known, abs=0.03)
+    lo, hi = weighted.span_exact.ci["recall"]
+    assert lo <= known <= hi
+    assert weighted.weighted and not naive.weighted
+    assert weighted.to_dict()["weighted"] is True and "weighted" in weighted.format_table()
+    # unit weights change nothing
+    same = evaluate(texts=texts, gold=gold, pred=pred, weights={k: 1.0 for k in texts}, n_boot=0)
+    assert same.span_exact.recall == naive.span_exact.recall
+
+
+def test_flag_needs_the_interval_above_zero():
+    # 3 dialogues where aware annotators take a wrong suggestion, 2 where they drop a right one:
+    # the point estimate is above the threshold, the interval is not above zero.
+    items = [item(f"up{i}", [MAYA], [MAYA, ALEX]) for i in range(3)]
+    items += [item(f"down{i}", [MAYA, ALEX], [MAYA]) for i in range(2)]
+    preds = {it.key: (MAYA, ALEX) for it in items}
+    rep = circularity_report(items, preds, n_boot=300, seed=2)
+    assert rep.delta_f1.value > 0.02 and rep.delta_f1.ci_low <= 0
+    assert not rep.flagged and not rep.significant
+    assert "not flagged" in rep.summary or "does not flag" in rep.summary
+
+
+# --- issue 11 (3): cross-condition exposure, measured ------------------------------------------
+
+
+def test_exposure_is_measured_on_the_items():
+    exposed = AnnotatedItem("d", 1, TEXT, annotations={"a": AnnotatorLabels((MAYA,), "blind"),
+                                                       "b": AnnotatorLabels((MAYA,), "aware")})
+    seen = AnnotatedItem("d", 0, TEXT, annotations={"a": AnnotatorLabels((MAYA,), "aware"),
+                                                    "b": AnnotatorLabels((MAYA,), "aware")})
+    clean = item("e", [MAYA], [MAYA])
+    rep = circularity_report([seen, exposed, clean], {}, n_boot=10, randomization_unit="item")
+    assert rep.exposure["exposed"] == 1 and rep.exposure["blind"] == 2
+    assert rep.randomization_unit == "item" and rep.cluster_unit == "dialogue"
+    d = rep.to_dict()
+    assert d["exposure"]["exposed"] == 1 and d["randomization_unit"] == "item"
+    assert "saw the model's suggestions" in rep.summary
+    sim = study(anchoring=0.0, seed=2)
+    assert circularity_report(sim.items[:40], sim.predictions, n_boot=0).exposure["blind"] > 0

@@ -37,3 +37,9 @@ class AdjudicationItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.message} ({self.get_status_display()}, risk {self.risk})"
+
+    @property
+    def changed_after_decision(self) -> bool:
+        """Open again although decided: an annotator changed a submitted item after the decision
+        (only a re-merge reopens a decided item; the decision's gold stands until it is revised)."""
+        return self.status == self.Status.OPEN and self.decision_id is not None

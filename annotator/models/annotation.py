@@ -60,6 +60,10 @@ class Assignment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    timed_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the item was opened or active time last credited: the next credit is capped by the time since.",
+    )
 
     class Meta:
         ordering = ["annotator", "order"]

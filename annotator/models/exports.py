@@ -32,6 +32,10 @@ class Export(models.Model):
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    gold_state = models.JSONField(
+        default=dict, blank=True,
+        help_text="The gold it was built from (selectors_adjudication.gold_state), to tell when it is stale.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -46,3 +50,8 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} v{self.version}"
+
+    @property
+    def uses_gold(self) -> bool:
+        """A gold export, or a release of the gold set (a release of a run's spans is not)."""
+        return self.kind == self.Kind.GOLD or self.params.get("source", "gold") == "gold"

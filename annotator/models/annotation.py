@@ -50,6 +50,13 @@ class Assignment(models.Model):
     message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="assignments")
     condition = models.CharField(max_length=8, choices=Condition.choices, default=Condition.BLIND)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    # The sampling design, per message: scores and residual risk weigh the message 1/p.
+    inclusion_probability = models.FloatField(
+        default=1.0, help_text="Probability that the plan's design sampled this message: 1 for flagged "
+                               "messages, the audit share r for audit messages, n/N for a dialogue sample.")
+    flagged = models.BooleanField(
+        null=True, blank=True, help_text="Whether the plan's detector runs flagged the message (empty: the "
+                                         "plan used no runs).")
     order = models.PositiveIntegerField(default=0, help_text="Queue position (dialogue order).")
     version = models.PositiveIntegerField(default=0, help_text="Optimistic lock: bumped on every change.")
     no_pii = models.BooleanField(default=False)

@@ -1,0 +1,98 @@
+"""Residual-risk estimate: misses, strata, the zero-miss bound and its coverage in simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
+from pipeline.types import Span
+
+
+def test_uncovered_needs_the_whole_gold_span_covered_by_any_label():
+    gold = [Span(0, 5, "NAME"), Span(10, 20, "SCHOOL"), Span(30, 35, "NAME")]
+    spans = [Span(0, 5, "OTHER_IDENTIFIER"), Span(10, 14, "SCHOOL"), Span(14, 20, "SCHOOL"), Span(31, 35, "NAME")]
+    assert uncovered(gold, spans) == [Span(30, 35, "NAME")]
+    assert uncovered(gold, []) == gold
+
+
+def test_zero_found_in_400_still_gives_a_bound():
+    est = estimate_residual([Stratum("unflagged", released=400_000, sampled=400, gold=0, missed=0)])
+    assert est.available and est.per_1000 == 0
+    # exact Poisson bound -ln(0.05)/400 (Clopper-Pearson: 1 - 0.05**(1/400) = 7.46 per 1,000)
+    assert 7.4 < est.per_1000_upper < 7.5
+    assert "0 miss(es)" in est.sentence and "at most 7.5" in est.sentence
+
+
+def test_strata_are_weighted_by_their_sampling_rate():
+    flagged = Stratum("flagged", released=100, sampled=100, gold=120, missed=6)  # census
+    unflagged = Stratum("unflagged", released=1000, sampled=50, gold=2, missed=2, rate=0.05)
+    est = estimate_residual([flagged, unflagged])
+    # 6 + 2 misses counted + 950 unreviewed unflagged messages at 2 misses per 50 (weight 1/r in all)
+    assert est.residual_spans == pytest.approx(6 + 2 + 950 * 2 / 50)
+    assert est.per_1000 == pytest.approx(1000 * 46 / 1100)
+    assert est.recall == pytest.approx(1 - 46 / (120 + 2 + 950 * 2 / 50))
+    assert est.per_1000_upper > est.per_1000
+    assert est.to_dict()["strata"][1]["rate"] == 0.05
+
+
+def test_no_audit_sample_is_said_plainly():
+    est = estimate_residual([Stratum("flagged", released=10, sampled=10, gold=9, missed=0),
+                             Stratum("unflagged", released=90, sampled=0)])
+    assert not est.available and est.per_1000_upper is None
+    assert est.sentence.startswith("No audit sample to estimate from")
+
+
+def test_a_full_review_is_a_census_without_sampling_error():
+    est = estimate_residual([Stratum("flagged", released=4, sampled=4, gold=5, missed=1),
+                             Stratum("unflagged", released=6, sampled=6, gold=1, missed=1)])
+    assert est.census and est.residual_spans == est.residual_spans_upper == 2
+    assert est.per_1000 == 200 and "Every one of the 10 released messages was reviewed" in est.sentence
+
+
+def test_gold_releases_count_what_unreviewed_messages_would_miss():
+    # a release from gold misses nothing on reviewed messages; unreviewed ones get no spans at all
+    est = estimate_residual([Stratum("unflagged", released=200, sampled=20, gold=4, missed=0,
+                                     missed_if_unreviewed=4)])
+    assert est.residual_spans == pytest.approx(180 * 4 / 20)
+
+
+def _simulate(rng, *, sims, n, flagged_share, spans_flagged, miss_flagged, pii_unflagged, rate):
+    """Populations of released messages, a flagged census and an audit sample of the rest."""
+    flagged = rng.random((sims, n)) < flagged_share
+    gold = np.where(flagged, 1 + rng.poisson(spans_flagged, (sims, n)), rng.poisson(pii_unflagged, (sims, n)))
+    missed = np.where(flagged, rng.binomial(gold, miss_flagged), gold)  # unflagged: all of it missed
+    n_u = (~flagged).sum(axis=1)
+    k = np.rint(rate * n_u).astype(int)
+    keys = np.where(flagged, np.inf, rng.random((sims, n)))
+    ranks = np.argsort(np.argsort(keys, axis=1), axis=1)
+    audit = ~flagged & (ranks < k[:, None])
+    rows = []
+    for i in range(sims):
+        f, a = flagged[i], audit[i]
+        strata = [
+            Stratum("flagged", released=int(f.sum()), sampled=int(f.sum()), gold=int(gold[i, f].sum()),
+                    missed=int(missed[i, f].sum())),
+            Stratum("unflagged", released=int(n_u[i]), sampled=int(a.sum()), gold=int(gold[i, a].sum()),
+                    missed=int(missed[i, a].sum()), missed_sq=int((missed[i, a] ** 2).sum()), rate=rate),
+        ]
+        truth_missed, truth_gold = missed[i].sum(), gold[i].sum()
+        rows.append((estimate_residual(strata), 1000 * truth_missed / n, 1 - truth_missed / truth_gold))
+    return rows
+
+
+@pytest.mark.parametrize("pii_unflagged", [0.004, 0.03])
+def test_simulated_upper_bound_covers_the_true_residual_at_the_nominal_rate(pii_unflagged):
+    rng = np.random.default_rng(20261201)
+    rows = _simulate(rng, sims=400, n=5000, flagged_share=0.2, spans_flagged=0.4, miss_flagged=0.1,
+                     pii_unflagged=pii_unflagged, rate=0.05)
+    covered = np.mean([est.per_1000_upper >= truth for est, truth, _ in rows])
+    recall_covered = np.mean([est.recall_lower <= recall for est, _, recall in rows])
+    truth = np.mean([t for _, t, _ in rows])
+    mean_estimate = np.mean([est.per_1000 for est, _, _ in rows])
+    assert covered >= 0.94, covered
+    assert recall_covered >= 0.94, recall_covered
+    assert mean_estimate == pytest.approx(truth, rel=0.05)  # unbiased under the design
+    print(f"unflagged PII {pii_unflagged}: coverage {covered:.3f}, recall-lower coverage {recall_covered:.3f}, "
+          f"truth {truth:.2f}/1000, mean estimate {mean_estimate:.2f}, "
+          f"mean upper {np.mean([e.per_1000_upper for e, _, _ in rows]):.2f}; example: {rows[0][0].sentence}")

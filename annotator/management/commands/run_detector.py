@@ -1,0 +1,63 @@
+"""``manage.py run_detector --project SLUG --detector NAME``: what Start run on the Runs page does."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.management.cli import (
+    follow,
+    json_object_or_error,
+    project_or_error,
+    runs_in_this_process,
+)
+from annotator.models import DetectorRun
+from annotator.services import runs as run_services
+from pipeline import registry
+
+
+class Command(BaseCommand):
+    help = ("Start a detector run over a project's corpus: queued in chunks through the same services as the "
+            "Runs page, so the run, its progress and its predictions appear there too. With a broker "
+            "(REDIS_URL) the workers run it and --wait follows its progress; without one it runs here and "
+            "the command always waits.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="Project slug.")
+        parser.add_argument("--detector", required=True,
+                            help=f"One of: {', '.join(registry.available())}.")
+        parser.add_argument("--config", default="",
+                            help='JSON object, e.g. \'{"preset": "tuned"}\' for presidio or '
+                                 '\'{"strategy": "math_aware"}\' for llm.')
+        parser.add_argument("--wait", action="store_true", help="Show progress until the run finishes.")
+
+    def handle(self, project, detector, config, wait, **opts):
+        proj = project_or_error(project)
+        cfg = json_object_or_error(config)
+        try:
+            run = run_services.run_start(project=proj, detector=detector, config=cfg)
+        except run_services.RunError as exc:
+            raise CommandError(str(exc)) from None
+        here = runs_in_this_process()
+        queued = run_services.run_enqueue(run)
+        self.stdout.write(f"Run {run.label} queued: {run.total_messages:,} messages in {queued} chunk(s)"
+                          + (" (no broker: running here)." if here else "."))
+        if not (wait or here):
+            self.stdout.write(f"Follow it on the Runs page of {proj.slug}, or wait for it with --wait next time.")
+            return
+        try:
+            follow(self.stdout, lambda: _poll(run), unit="messages")
+        except KeyboardInterrupt:
+            if here:  # the work dies with this process: say so on the run instead of leaving it "running"
+                run_services.run_cancel(run=run)
+                raise CommandError(f"Interrupted: run {run.label} cancelled; resume it from its page.") from None
+            raise CommandError(f"Stopped waiting; run {run.label} goes on in the workers.") from None
+        run.refresh_from_db()
+        if run.status != DetectorRun.Status.SUCCEEDED:
+            raise CommandError(f"Run {run.label} {run.status}: {run.error.splitlines()[0] if run.error else ''}".rstrip(": "))
+        counts = ", ".join(f"{label} {n}" for label, n in run_services.run_label_counts(run)) or "no spans"
+        self.stdout.write(self.style.SUCCESS(f"Run {run.label} succeeded: {counts}."))
+
+
+def _poll(run: DetectorRun) -> tuple[int, int, bool]:
+    run.refresh_from_db(fields=["status", "done_messages", "total_messages"])
+    return run.done_messages, run.total_messages, run.is_finished

@@ -1,0 +1,200 @@
+"""Command-line parity with the browser: projects, members, detector runs and releases.
+
+The run and release commands queue work through the same services as the pages; tests use a
+transactional database so the queue (in process, on commit) really runs while the command waits.
+"""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command, load_command_class
+from django.core.management.base import CommandError
+
+from annotator.models import DetectorRun, Export, Membership, Prediction, Project
+from annotator.models.corpus import default_taxonomy
+
+NEW_COMMANDS = ("create_project", "add_member", "run_detector", "build_release")
+
+
+def run(name: str, *args, **opts) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out, stderr=StringIO(), **opts)
+    return out.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _surrogate_key(settings):
+    settings.BLINDSPOT_SURROGATE_KEY = "cli-test-surrogate-key"
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+
+
+@pytest.mark.parametrize("name", NEW_COMMANDS)
+def test_every_new_command_has_help(name):
+    command = load_command_class("annotator", name)
+    text = command.create_parser("manage.py", name).format_help()
+    assert command.help.split()[0] in text
+    if name != "create_project":
+        assert "--project" in text
+
+
+# --- create_project ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_create_project_with_the_form_choices(make_user):
+    boss = make_user("boss")
+    out = run("create_project", "Spring study", visibility="randomized", overlap=3, policy="recall_first",
+              admin="boss")
+    project = Project.objects.get(slug="spring-study")
+    assert (project.name, project.visibility_mode, project.overlap_k, project.labelling_policy) == (
+        "Spring study", "randomized", 3, "recall_first")
+    assert project.taxonomy == default_taxonomy()
+    assert Membership.objects.get(project=project, user=boss).role == "admin"
+    assert "slug spring-study" in out
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("args", "opts", "message"), [
+    (["Twice"], {"slug": "test"}, "Slug already exists"),
+    (["X"], {"overlap": 0}, "--overlap must be at least 1"),
+    (["X"], {"admin": "nobody"}, "No user called 'nobody'"),
+    (["X"], {"slug": "not a slug!"}, "slug:"),
+])
+def test_create_project_refuses_in_one_line(project, args, opts, message):
+    with pytest.raises(CommandError, match=message) as caught:
+        run("create_project", *args, **opts)
+    assert "\n" not in str(caught.value)
+    assert Project.objects.count() == 1
+
+
+def test_create_project_choices_come_from_the_model():
+    command = load_command_class("annotator", "create_project")
+    parser = command.create_parser("manage.py", "create_project")
+    with pytest.raises(CommandError):
+        parser.parse_args(["X", "--visibility", "sometimes"])
+
+
+# --- add_member ----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_add_member_sets_and_changes_a_role(project, make_user):
+    ann = make_user("ann")
+    assert "ann is now annotator in test" in run("add_member", "ann", project="test", role="annotator")
+    run("add_member", "ann", project="test", role="adjudicator")
+    assert Membership.objects.get(project=project, user=ann).role == "adjudicator"
+    assert ann.groups.filter(name="Adjudicator").exists()
+
+
+@pytest.mark.django_db
+def test_add_member_creates_a_user_without_a_password_only_when_asked(project):
+    with pytest.raises(CommandError, match="pass --create"):
+        run("add_member", "newbie", project="test", role="annotator")
+    assert not get_user_model().objects.filter(username="newbie").exists()
+    out = run("add_member", "newbie", project="test", role="annotator", create=True)
+    user = get_user_model().objects.get(username="newbie")
+    assert not user.has_usable_password() and "changepassword newbie" in out
+    assert Membership.objects.get(project=project, user=user).role == "annotator"
+
+
+@pytest.mark.django_db
+def test_add_member_errors(project, make_user):
+    make_user("ann")
+    with pytest.raises(CommandError, match="No project with slug 'nope'"):
+        run("add_member", "ann", project="nope", role="annotator")
+    with pytest.raises(CommandError, match="Cannot create 'bad name!'"):
+        run("add_member", "bad name!", project="test", role="annotator", create=True)
+
+
+# --- run_detector --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_detector_queues_a_run_and_follows_it(corpus):
+    out = run("run_detector", project="test", detector="rules", wait=True)
+    run_ = DetectorRun.objects.get(project=corpus, detector="rules")
+    assert run_.status == "succeeded" and run_.done_messages == run_.total_messages == 6
+    assert run_.done_chunks == run_.total_chunks >= 1
+    emails = Prediction.objects.filter(run=run_, label="EMAIL")
+    assert [(p.start, p.end) for p in emails] == [(12, 35)]
+    assert "100%" in out and "6/6 messages" in out and f"Run {run_.label} succeeded: EMAIL 1" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_run_detector_waits_even_unasked(corpus):
+    out = run("run_detector", project="test", detector="rules")
+    assert "no broker: running here" in out and "succeeded" in out
+    assert DetectorRun.objects.get(project=corpus, detector="rules").status == "succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_detector_config_reaches_the_run(corpus):
+    run("run_detector", project="test", detector="presidio", config=json.dumps({"preset": "vanilla"}))
+    assert DetectorRun.objects.get(project=corpus, detector="presidio").config["preset"] == "vanilla"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("opts", "message"), [
+    ({"detector": "nope"}, "Unknown detector 'nope'"),
+    ({"detector": "rules", "config": "{"}, "--config is not valid JSON"),
+    ({"detector": "rules", "config": "[1]"}, "--config must be a JSON object"),
+    ({"detector": "presidio", "config": '{"preset": "x"}'}, "unknown preset 'x'"),
+])
+def test_run_detector_refuses_in_one_line(corpus, opts, message):
+    with pytest.raises(CommandError, match=message) as caught:
+        run("run_detector", project="test", **opts)
+    assert "\n" not in str(caught.value)
+    assert not DetectorRun.objects.filter(source=DetectorRun.Source.DETECTOR).exists()
+
+
+@pytest.mark.django_db
+def test_run_detector_needs_dialogues(project):
+    with pytest.raises(CommandError, match="no dialogues yet"):
+        run("run_detector", project="test", detector="rules")
+
+
+# --- build_release -------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_build_release_from_gold(corpus):
+    out = run("build_release", project="test", wait=True)
+    export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)
+    assert export.status == "succeeded" and export.params["source"] == "gold" and export.publishable
+    assert export.manifest["dialogues"] == 2
+    assert "Release v1: 2 dialogues, 6 messages" in out and "(publishable)" in out
+    assert "release.jsonl" in out
+
+
+@pytest.mark.django_db(transaction=True)
+def test_build_release_from_a_run_id(corpus):
+    run("run_detector", project="test", detector="rules")
+    run_ = DetectorRun.objects.get(project=corpus, detector="rules")
+    out = run("build_release", project="test", mode="tag", **{"source": str(run_.pk)})
+    export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)
+    assert export.status == "succeeded" and export.source_run == run_ and export.params["mode"] == "tag"
+    assert "Release v1" in out
+
+
+@pytest.mark.django_db
+def test_build_release_refuses_in_one_line(project, corpus, make_user):
+    other = Project.objects.create(name="Other", slug="other")
+    foreign = DetectorRun.objects.create(project=other, detector="rules", status=DetectorRun.Status.SUCCEEDED)
+    queued = DetectorRun.objects.create(project=corpus, detector="rules")
+    cases = [
+        ({"source": "latest"}, "--from takes gold or a run id, not 'latest'"),
+        ({"source": str(foreign.pk)}, f"Project test has no run #{foreign.pk}"),
+        ({"source": str(queued.pk)}, "has not succeeded"),
+    ]
+    for opts, message in cases:
+        with pytest.raises(CommandError, match=message) as caught:
+            run("build_release", project="test", **opts)
+        assert "\n" not in str(caught.value)
+    with pytest.raises(CommandError, match="no gold set yet"):
+        run("build_release", project="other")
+    assert not Export.objects.exists()

@@ -2,7 +2,9 @@
 
 With a broker (``REDIS_URL``) this is ``task.delay``. Without one, Celery runs tasks eagerly, in
 process; long jobs then run on a daemon thread so the page that started them can show progress
-instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism).
+instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism). Such a thread
+closes its database connections when it ends (with a pool: hands them back), whatever
+``CONN_MAX_AGE`` says, or each job would leave one open.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import connections, transaction
 
 
 def enqueue(task, *args) -> None:
@@ -20,7 +22,7 @@ def enqueue(task, *args) -> None:
                 try:
                     task.apply(args=args)
                 finally:
-                    close_old_connections()
+                    connections.close_all()  # the thread ends: never leave its connection open
 
             threading.Thread(target=run, daemon=True, name=f"eager-{task.name}").start()
         else:

@@ -18,6 +18,7 @@ from annotator.models import (
     AdjudicationItem,
     Annotation,
     Assignment,
+    AuditEvent,
     BackgroundJob,
     DetectorRun,
     GoldSpan,
@@ -34,6 +35,7 @@ from pipeline.types import Span
 
 Key = tuple[str, int]
 DONE = Assignment.Status.DONE
+MERGE_FAILED = "gold.merge_failed"  # the audit action that records a failed merge
 
 
 # ----------------------------------------------------------------------------------- people
@@ -152,6 +154,19 @@ def queue_counts(project: Project) -> dict[str, int]:
     agg["gold"] = AdjudicationDecision.objects.filter(message__project=project).count()
     agg["ready"] = messages_ready_to_merge(project).count()
     return agg
+
+
+def merge_health(project: Project) -> dict:
+    """For admins: how many finished items are still out of gold, and the last merge failure
+    (``recovered`` once nothing waits any more)."""
+    unmerged = messages_ready_to_merge(project).count()
+    event = (AuditEvent.objects.filter(project=project, action=MERGE_FAILED)
+             .order_by("-created_at", "-pk").first())
+    failure = None
+    if event is not None:
+        failure = {"at": event.created_at, "error": event.details.get("error", ""),
+                   "retries": event.details.get("retries", 0), "recovered": unmerged == 0}
+    return {"unmerged": unmerged, "last_failure": failure}
 
 
 def queue_page(project: Project, *, status: str = "open", page: int = 1, per_page: int = 50):

@@ -101,16 +101,29 @@ TEMPLATES = [
     }
 ]
 
+# Connections must not run away: persistent connections (CONN_MAX_AGE > 0) stay open in every
+# thread that ever queried, and the threaded dev server and in-process jobs start a thread per
+# request or job, which once exhausted PostgreSQL's 100 connections. So connections close after
+# each request or job (CONN_MAX_AGE 0) and, on PostgreSQL, come from psycopg's pool, which caps
+# them at DB_POOL_MAX_SIZE per process (Django requires CONN_MAX_AGE 0 with a pool).
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'blindspot.sqlite3'}",
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_POOL", True):
+    if DATABASES["default"]["CONN_MAX_AGE"]:
+        raise ImproperlyConfigured("DB_CONN_MAX_AGE must be 0 with DB_POOL on (the pool keeps the connections)")
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN_SIZE", 1),
+        "max_size": env_int("DB_POOL_MAX_SIZE", 10),
+        "timeout": env_int("DB_POOL_TIMEOUT", 30),  # seconds a request waits for a free connection
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -163,6 +176,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 BLINDSPOT_EAGER_IN_THREAD = env_bool("BLINDSPOT_EAGER_IN_THREAD", True)
+# `celery beat` (docker compose runs it) sweeps finished items that a failed merge left out of gold.
+BLINDSPOT_MERGE_SWEEP_SECONDS = env_int("BLINDSPOT_MERGE_SWEEP_SECONDS", 300)
+CELERY_BEAT_SCHEDULE = {
+    "gold-merge-sweep": {"task": "annotator.tasks_agreement.gold_merge_sweep_job",
+                         "schedule": float(BLINDSPOT_MERGE_SWEEP_SECONDS)},
+}
 
 # The cache carries live progress out of long transactions (an import is one transaction, so its
 # progress cannot be read from the database until it commits).

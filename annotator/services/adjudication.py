@@ -9,9 +9,10 @@ queueing and decision leaves an ``AuditEvent``. The merging rules themselves are
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from annotator import selectors_adjudication as sel
@@ -37,6 +38,10 @@ from pipeline.types import Span, SpanError
 
 Outcome = AdjudicationDecision.Outcome
 BATCH = 500
+MERGE_FAILED = sel.MERGE_FAILED
+# Errors that can succeed on retry: a lost connection, "too many clients", a pool timeout.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+logger = logging.getLogger(__name__)
 
 
 class AdjudicationError(Exception):
@@ -91,6 +96,46 @@ def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] 
 def gold_merge_message(*, message: Message, user=None) -> dict:
     """Merge one message if all its annotators are done (call after an assignment is submitted)."""
     return gold_merge_ready(project=message.project, user=user, message_ids=[message.pk])
+
+
+def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, dict]:
+    """Merge every finished item that is not in gold yet, project by project: the safety net
+    for merges that failed or were killed half-way (each batch commits on its own, so a rerun
+    merges exactly what is left). A project whose merge fails for a reason other than the
+    database is recorded and the sweep goes on; database errors propagate, for the task to
+    retry the whole (idempotent) sweep."""
+    out: dict[str, dict] = {}
+    for project in projects if projects is not None else Project.objects.order_by("pk"):
+        try:
+            out[project.slug] = gold_merge_ready(project=project)
+        except TRANSIENT_DB_ERRORS:
+            raise
+        except Exception as exc:  # recorded for the admins; the next project still merges
+            logger.exception("gold merge sweep failed for project %s", project.slug)
+            gold_merge_failure_record(project=project, error=_describe(exc))
+            out[project.slug] = {"error": _describe(exc)}
+    return out
+
+
+def gold_merge_failure_record(*, project: Project | int, error: str, message_ids: Iterable[int] | None = None,
+                              retries: int = 0) -> AuditEvent | None:
+    """Keep the last merge failure where admins see it (an ``AuditEvent``; the dashboard shows
+    the latest with the count of items still unmerged). When the database itself is what
+    failed, this may fail too: it is then logged, and the sweep still recovers the items."""
+    project_id = project if isinstance(project, int) else project.pk
+    try:
+        return AuditEvent.objects.create(
+            project_id=project_id, action=MERGE_FAILED, object_type="Project", object_id=str(project_id),
+            details={"error": error[:2000], "retries": retries,
+                     "messages": None if message_ids is None else list(message_ids)[:100]},
+        )
+    except DatabaseError:
+        logger.exception("could not record a gold merge failure for project %s: %s", project_id, error)
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip()
 
 
 def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple[int, int]:

@@ -40,12 +40,21 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     status, page = AdjudicationItem.Status.OPEN, 1
     if form.is_valid():
         status, page = form.cleaned_data["status"] or status, form.cleaned_data["page"] or 1
+    if not request.htmx:
+        _sweep(project)
     rows, total = sel.queue_page(project, status=status, page=page)
     context = {"project": project, "rows": rows, "total": total, "status": status, "page": page,
                "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
     return render(request, template, context)
+
+
+def _sweep(project) -> None:
+    """Opening the queue merges finished items a failed or killed merge left behind: the sweep
+    for installs without celery beat (``bin/demo``); idempotent, so a second one is harmless."""
+    if sel.messages_ready_to_merge(project).exists():
+        enqueue(gold_merge_job, project.pk)
 
 
 @login_required

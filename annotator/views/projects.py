@@ -15,6 +15,7 @@ from annotator import access, selectors
 from annotator.dispatch import enqueue
 from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
+from annotator.selectors_adjudication import merge_health
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.projects import membership_set, project_create
@@ -70,6 +71,7 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         # see their own queue only (the workspace panel)
         "counts": selectors.project_counts(project) if role != Role.ANNOTATOR else None,
         "jobs": selectors.recent_jobs(project) if role == Role.ADMIN else [],
+        "merge_health": merge_health(project) if role == Role.ADMIN and not request.htmx else None,
     }
     if request.htmx:
         return render(request, "projects/_counts.html", context)

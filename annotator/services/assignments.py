@@ -2,6 +2,9 @@
 
 The algorithms live in :mod:`pipeline.assignment` (pure, seeded); this module feeds them rows and
 stores what they decide, with the plan's parameters, seed and summary on an ``AssignmentPlan``.
+Each ``Assignment`` also records its message's inclusion probability under the plan's design and
+whether the plan's runs flagged it (read back by :func:`annotator.selectors_sampling.audit_sample_weights`).
+In randomized mode one annotator has one condition per dialogue, across plans and reassignment.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ def plan_create(
     existing: dict[int, list[int]] = defaultdict(list)
     for m, a in Assignment.objects.filter(project=project).values_list("message_id", "annotator_id"):
         existing[m].append(a)
+    fixed = cluster_conditions(project)
     user_ids = [u.pk for u in annotators]
     load = dict(
         Assignment.objects.filter(project=project, annotator_id__in=user_ids)
@@ -102,7 +106,7 @@ def plan_create(
     )
     result = algo.make_plan(
         items, user_ids, strategy=strategy, k=k, seed=seed, mode=project.visibility_mode,
-        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load,
+        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load, fixed=fixed,
     )
     names = {u.pk: u.username for u in annotators}
     summary = dict(result.summary)
@@ -112,6 +116,8 @@ def plan_create(
         "n_dialogues": n_dialogues, "annotators": sorted(names.values()),
         "visibility_mode": project.visibility_mode, "include_gold": include_gold,
     }
+    if project.visibility_mode == algo.RANDOMIZED:
+        params["condition_unit"] = algo.UNIT_CLUSTER
     plan = AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
     if dry_run:
         return plan
@@ -136,11 +142,29 @@ def plan_create(
             rows.append(Assignment(
                 project=project, plan=plan, annotator_id=a, message_id=pair.item.message_id,
                 condition=pair.condition, order=order,
+                inclusion_probability=result.inclusion.get(pair.item.message_id, 1.0),
+                flagged=pair.item.flagged if run_ids else None,
             ))
         Assignment.objects.bulk_create(rows, batch_size=2000)
         audit_record(user=by, action="assignment.plan", obj=plan, project=project,
                      seed=seed, params=params, assignments=len(rows))
     return plan
+
+
+def cluster_conditions(project: Project, annotator_ids=None) -> dict[tuple[int, int], str]:
+    """(annotator id, dialogue id) -> the condition that annotator already has in that dialogue.
+
+    A pair left mixed by plans made under the old per-item rule counts as aware: the annotator
+    has seen suggestions there, so a new blind item would be exposed.
+    """
+    qs = Assignment.objects.filter(project=project)
+    if annotator_ids is not None:
+        qs = qs.filter(annotator_id__in=annotator_ids)
+    out: dict[tuple[int, int], str] = {}
+    for a, d, cond in qs.values_list("annotator_id", "message__dialogue_id", "condition").distinct():
+        if out.get((a, d)) != algo.AWARE:
+            out[(a, d)] = cond
+    return out
 
 
 def assignments_reassign(
@@ -150,7 +174,9 @@ def assignments_reassign(
 
     ``to_users`` defaults to every other annotator of the project; items go to the least-loaded
     eligible one, never to someone who already has the message. Partial work on a moved item is
-    discarded (and audited): the new annotator starts it afresh. Finished items never move.
+    discarded (and audited): the new annotator starts it afresh. Finished items never move. A moved
+    item takes the condition its new annotator already has in that dialogue, if any, so nobody
+    works blind on a dialogue where they saw suggestions.
     """
     targets = [u for u in (to_users if to_users is not None else project_annotators(project)) if u.pk != from_user.pk]
     if not targets:
@@ -176,6 +202,8 @@ def assignments_reassign(
             Assignment.objects.filter(project=project, annotator_id__in=target_ids)
             .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
         )
+        conditions = cluster_conditions(project, target_ids)
+        dialogue_of = dict(Message.objects.filter(pk__in=mids).values_list("pk", "dialogue_id"))
         moved, kept = 0, 0
         per_target: dict[int, int] = defaultdict(int)
         for a in moving:
@@ -188,6 +216,7 @@ def assignments_reassign(
             next_order[to] = order = 0 if order is None else order + 1
             a.annotator_id = to
             a.order = order
+            a.condition = conditions.setdefault((to, dialogue_of[a.message_id]), a.condition)
             a.status = Assignment.Status.PENDING
             a.version += 1
             a.no_pii = a.uncertain = False

@@ -35,6 +35,7 @@ from annotator.forms_workspace import (
     TimeForm,
 )
 from annotator.models import Assignment, AssignmentPlan, Role
+from annotator.selectors_sampling import condition_exposure
 from annotator.services import annotation as svc
 from annotator.services.assignments import (
     PlanError,
@@ -274,7 +275,8 @@ def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
 def plan_detail(request: HttpRequest, slug: str, plan_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     plan = get_object_or_404(AssignmentPlan, pk=plan_id, project=project)
-    return render(request, "workspace/plan.html", {"project": project, "plan": plan})
+    return render(request, "workspace/plan.html", {
+        "project": project, "plan": plan, "exposure": condition_exposure(project, plan=plan)})
 
 
 @login_required

@@ -60,11 +60,16 @@ def test_a_second_plan_appends_to_the_queue(members, ws_project, run):
 
 
 def test_randomized_plan_balances_conditions_per_annotator(members, ws_project, planned):
+    # d1 has 4 messages, d2 has 2; conditions go by (annotator, dialogue): each annotator has one
+    # dialogue blind and the other aware, and the two annotators differ on every dialogue.
     plan = planned("randomized")
     for who in ("annotator", "annotator2"):
-        c = Counter(Assignment.objects.filter(annotator=members[who]).values_list("condition", flat=True))
-        assert c["blind"] == c["aware"] == 3
-        assert plan.summary["per_annotator"][who] == {"items": 6, "blind": 3, "aware": 3}
+        per = dict(Assignment.objects.filter(annotator=members[who])
+                   .values_list("message__dialogue__external_id", "condition").distinct())
+        assert sorted(per.values()) == ["aware", "blind"]
+        row = plan.summary["per_annotator"][who]
+        assert row["items"] == 6 and {row["blind"], row["aware"]} == {4, 2}
+    assert plan.summary["paired_items"] == 6
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -128,3 +133,83 @@ def test_reassign_with_nobody_eligible_keeps_the_work(members, ws_project, plann
     assert summary["moved"] == 0 and summary["kept"] == 6
     with pytest.raises(PlanError):
         assignments_reassign(project=ws_project, from_user=members["annotator"], to_users=[members["annotator"]])
+
+
+# --- issue 11 (3): one condition per (annotator, dialogue), across plans and reassignment --------
+
+
+def clusters() -> dict:
+    out: dict = {}
+    for who, d, cond in Assignment.objects.values_list("annotator_id", "message__dialogue_id", "condition"):
+        out.setdefault((who, d), set()).add(cond)
+    return out
+
+
+def test_randomized_plans_keep_one_condition_per_annotator_and_dialogue(members, ws_project, run):
+    ws_project.visibility_mode = "randomized"
+    ws_project.save(update_fields=["visibility_mode"])
+    first = plan_create(project=ws_project, strategy="flagged", runs=[run], k=1, seed=3,
+                        annotators=[members["annotator"]])
+    second = plan_create(project=ws_project, strategy="dialogues", n_dialogues=2, k=2, seed=5,
+                         annotators=[members["annotator"], members["annotator2"]])
+    assert all(len(c) == 1 for c in clusters().values()), clusters()
+    for plan in (first, second):
+        assert plan.params["condition_unit"] == "annotator_dialogue"
+        assert plan.summary["exposure"]["exposed"] == 0
+
+
+def test_reassigned_items_take_the_new_annotators_condition_in_that_dialogue(members, ws_project):
+    ws_project.visibility_mode = "randomized"
+    ws_project.save(update_fields=["visibility_mode"])
+    for seed in range(6):
+        Assignment.objects.all().delete()
+        plan_create(project=ws_project, strategy="dialogues", n_dialogues=2, k=1, seed=seed,
+                    annotators=[members["annotator"], members["annotator2"]])
+        assignments_reassign(project=ws_project, from_user=members["annotator"],
+                             to_users=[members["annotator2"]])
+        assert all(len(c) == 1 for c in clusters().values()), (seed, clusters())
+
+
+def test_exposure_is_measured_from_the_stored_assignments(members, ws_project, planned):
+    from annotator.selectors_sampling import condition_exposure
+
+    plan = planned("randomized")
+    assert condition_exposure(ws_project)["exposed"] == 0
+    assert condition_exposure(ws_project, plan=plan)["blind"] == 6
+    blind = Assignment.objects.filter(annotator=members["annotator"], condition="blind")
+    Assignment.objects.filter(pk=blind.first().pk).update(condition="aware")  # what the per-item rule allowed
+    exposure = condition_exposure(ws_project)
+    assert exposure["exposed"] == blind.count() > 0 and exposure["mixed_clusters"] == 1
+
+
+def test_plan_page_states_the_unit_and_flags_old_plans(client, members, ws_project, planned):
+    plan = planned("randomized")
+    client.force_login(members["admin"])
+    page = client.get(f"/p/{ws_project.slug}/assignments/plans/{plan.pk}/").content.decode()
+    assert "(annotator, dialogue)" in page and "old rule" not in page
+    old = AssignmentPlan.objects.create(project=ws_project, seed=1, summary={"assignments": 0},
+                                        params={"strategy": "dialogues", "visibility_mode": "randomized"})
+    page = client.get(f"/p/{ws_project.slug}/assignments/plans/{old.pk}/").content.decode()
+    assert "old rule" in page
+
+
+# --- issue 11 (7): the sampling design, per message -------------------------------------------
+
+
+def test_audit_plan_records_each_messages_inclusion_probability(members, ws_project, run):
+    from annotator.selectors_sampling import audit_sample_weights, weights_by_key
+
+    plan = plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=1, seed=4,
+                       annotators=[members["annotator"]])
+    assert plan.summary["flagged"] == 4 and plan.summary["audit_sampled"] == 1
+    p_audit = 1 / plan.summary["unflagged_pool"]
+    rows = {a.message_id: a for a in Assignment.objects.all()}
+    samples = audit_sample_weights(ws_project)
+    assert set(samples) == set(rows)
+    for mid, s in samples.items():
+        assert s.flagged == rows[mid].flagged
+        assert s.inclusion_probability == pytest.approx(1.0 if s.flagged else p_audit)
+        assert s.weight == pytest.approx(1 / s.inclusion_probability)
+    assert sum(not s.flagged for s in samples.values()) == 1
+    by_key = weights_by_key(samples)
+    assert sorted(by_key.values()) == [1.0, 1.0, 1.0, 1.0, pytest.approx(1 / p_audit)]

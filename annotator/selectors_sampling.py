@@ -1,0 +1,100 @@
+"""Reads of the sampling design: how each message came to be labelled, and how the blind/aware
+randomization was carried out.
+
+:func:`audit_sample_weights` is *the* accessor for design weights: the circularity report, the
+detectors-against-gold report and the residual-risk estimate of releases all weigh a message by
+``1 / inclusion_probability``, read from here. The figures are recorded on each ``Assignment`` by
+:func:`annotator.services.assignments.plan_create` (and backfilled for older plans).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from annotator.models import Assignment, AssignmentPlan, Project
+from pipeline import assignment as algo
+
+Key = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class SampleWeight:
+    """One sampled message under the plans' design.
+
+    ``inclusion_probability`` is the probability that the design picked the message: 1 for a
+    message a chosen run flagged (or any message of a census), the realised audit share ``r`` for an
+    unflagged message drawn into an audit, ``n/N`` for a message of a dialogue sample. ``flagged``
+    says whether the plan's runs flagged it (None: the plan used no runs).
+    """
+
+    message_id: int
+    key: Key  # (dialogue external id, message position), as the pipeline keys messages
+    inclusion_probability: float
+    flagged: bool | None
+
+    @property
+    def weight(self) -> float:
+        """The Horvitz–Thompson weight ``1/p``: how many corpus messages this one stands for."""
+        return 1.0 / self.inclusion_probability
+
+
+def audit_sample_weights(project: Project) -> dict[int, SampleWeight]:
+    """Every message any plan sampled: message id -> :class:`SampleWeight`.
+
+    Messages that no plan sampled (gold imported with the corpus, for instance) are absent and
+    count with weight 1. A message sampled by several plans takes the largest probability (the
+    smallest weight) and is flagged when any plan flagged it.
+    """
+    out: dict[int, SampleWeight] = {}
+    rows = (Assignment.objects.filter(project=project)
+            .values_list("message_id", "message__dialogue__external_id", "message__position",
+                         "inclusion_probability", "flagged")
+            .order_by("message_id"))
+    for mid, did, pos, p, flagged in rows.iterator(chunk_size=5000):
+        p = p if p and p > 0 else 1.0
+        seen = out.get(mid)
+        if seen is not None:
+            p = max(p, seen.inclusion_probability)
+            if seen.flagged is not None:
+                flagged = seen.flagged if flagged is None else (seen.flagged or flagged)
+        out[mid] = SampleWeight(mid, (did, pos), p, flagged)
+    return out
+
+
+def weights_by_key(samples: Mapping[int, SampleWeight]) -> dict[Key, float]:
+    """``(dialogue id, position) -> 1/p``, the form :mod:`pipeline.metrics` takes."""
+    return {s.key: s.weight for s in samples.values()}
+
+
+def randomization_unit(project: Project) -> str | None:
+    """What the project's randomized plans randomized: ``annotator_dialogue``, ``item`` (plans
+    made before the unit was recorded), ``mixed``, or None when no plan was randomized."""
+    units = set()
+    for params in AssignmentPlan.objects.filter(project=project, assignments__isnull=False).distinct() \
+            .values_list("params", flat=True):
+        if (params or {}).get("visibility_mode") == algo.RANDOMIZED:
+            units.add(plan_condition_unit(params))
+    if not units:
+        return None
+    return units.pop() if len(units) == 1 else "mixed"
+
+
+def plan_condition_unit(params: Mapping) -> str | None:
+    """The unit of randomization of one plan (None when it was not randomized)."""
+    if (params or {}).get("visibility_mode") != algo.RANDOMIZED:
+        return None
+    return params.get("condition_unit") or algo.UNIT_ITEM
+
+
+def condition_exposure(project: Project, *, plan: AssignmentPlan | None = None) -> dict[str, int]:
+    """Cross-condition exposure measured on the stored assignments (see
+    :func:`pipeline.assignment.cross_condition_exposure`): blind items whose annotator has aware
+    items in the same dialogue. With ``plan``, only the (annotator, dialogue) pairs it touched,
+    counting every plan's assignments there."""
+    rows = list(Assignment.objects.filter(project=project)
+                .values_list("annotator_id", "message__dialogue_id", "condition", "plan_id"))
+    if plan is not None:
+        touched = {(a, d) for a, d, _, pid in rows if pid == plan.pk}
+        rows = [r for r in rows if (r[0], r[1]) in touched]
+    return algo.cross_condition_exposure((a, d, c) for a, d, c, _ in rows)

@@ -21,8 +21,12 @@ class Mark:
 
 
 def highlight(text: str, marks: Iterable[Mark], colors: Mapping[str, str] | None = None) -> SafeString:
-    """Non-overlapping marks become ``<mark>`` elements; overlapping later ones are skipped."""
-    colors = colors or {}
+    """Non-overlapping marks become ``<mark>`` elements; overlapping later ones are skipped.
+
+    A mark's colour comes from its ``data-label`` through the project's label stylesheet
+    (:func:`label_stylesheet`), never a style attribute, which the Content Security Policy refuses;
+    ``colors`` is accepted for the callers' sake and not needed.
+    """
     out: list[str] = []
     pos = 0
     for m in sorted(marks, key=lambda m: (m.start, -m.end)):
@@ -31,9 +35,9 @@ def highlight(text: str, marks: Iterable[Mark], colors: Mapping[str, str] | None
         out.append(escape(text[pos:m.start]))
         extra = "".join(format_html(' {}="{}"', k, v) for k, v in (m.attrs or {}).items())
         out.append(format_html(
-            '<mark class="{}" data-label="{}" data-start="{}" data-end="{}" style="--c:{}"{}>{}'
+            '<mark class="{}" data-label="{}" data-start="{}" data-end="{}"{}>{}'
             '<span class="tag" aria-hidden="true">{}</span></mark>',
-            m.css, m.label, m.start, m.end, colors.get(m.label, "#fde68a"), mark_safe(extra),
+            m.css, m.label, m.start, m.end, mark_safe(extra),
             text[m.start:m.end], m.label,
         ))
         pos = m.end
@@ -46,3 +50,19 @@ def taxonomy_colors(taxonomy: Iterable[Mapping]) -> dict[str, str]:
     from annotator.models.corpus import is_color
 
     return {d["label"]: d["color"] if is_color(d.get("color")) else DEFAULT_COLOR for d in taxonomy}
+
+def _css_string(value: str) -> str:
+    """``value`` as the inside of a quoted CSS string: anything but [A-Za-z0-9_-] as a hex escape."""
+    return "".join(c if (c.isascii() and (c.isalnum() or c in "_-")) else f"\\{ord(c):x} " for c in value)
+
+
+def label_stylesheet(taxonomy: Iterable[Mapping]) -> str:
+    """The project's label colours as CSS: every element with ``data-label="X"`` gets ``--c``.
+
+    Served by ``annotator.views.styles.label_styles`` so that no page needs an inline style; only
+    ``#rrggbb`` colours are written (see :func:`taxonomy_colors`), and labels are escaped.
+    """
+    rules = [f"[data-label] {{ --c: {DEFAULT_COLOR}; }}"]
+    rules += [f'[data-label="{_css_string(str(label))}"] {{ --c: {color}; }}'
+              for label, color in taxonomy_colors(taxonomy).items()]
+    return "\n".join(rules) + "\n"

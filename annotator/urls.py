@@ -2,11 +2,12 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from annotator.views import accounts, projects
+from annotator.views import accounts, projects, styles
 
 project_patterns = [
     path("", projects.project_dashboard, name="project-dashboard"),
     path("settings/", projects.project_settings, name="project-settings"),
+    path("labels.css", styles.label_styles, name="project-label-styles"),
     path("members/", projects.project_members, name="project-members"),
     path("import/", projects.corpus_upload, name="corpus-upload"),
     path("jobs/<int:job_id>/", projects.job_detail, name="job-detail"),

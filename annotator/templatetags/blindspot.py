@@ -34,6 +34,14 @@ def render_markdown(text: str) -> str:
     return mark_safe(sanitize_html(converter.convert(text or "")))
 
 
+@register.simple_tag
+def label_styles_url(project) -> str:
+    """Where the project's label colours are (``<link rel="stylesheet">`` in base.html)."""
+    from annotator.views.styles import label_styles_url as url
+
+    return url(project)
+
+
 @register.filter
 def percent(part, whole) -> int:
     try:

@@ -21,3 +21,9 @@
     toast("Cannot reach the server. Your work on this page is kept; try again when you are back online.", false);
   });
 })();
+
+// <select data-autosubmit> submits its form on change (was an inline onchange, which the CSP refuses).
+document.addEventListener("change", function (e) {
+  var el = e.target;
+  if (el.matches && el.matches("[data-autosubmit]") && el.form) el.form.requestSubmit();
+});

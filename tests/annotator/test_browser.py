@@ -145,7 +145,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
 
     # Undo and redo by mouse: a sloppy drag inside a word is snapped to the whole word.
     page.keyboard.press("u")
-    page.wait_for_function("document.querySelectorAll('#ws-spans [data-focus]').length === 0")
+    page.wait_for_function("() => document.querySelectorAll('#ws-spans [data-focus]').length === 0")
     drag_select(page, 14, 34)  # "ria.lopez@example.co" → the whole address
     page.click(".label-btn[data-label=EMAIL]")
     page.wait_for_selector("#ws-spans [data-focus]")
@@ -199,7 +199,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     assert Annotation.objects.get(assignment=first).label == "USERNAME"
     page.keyboard.press("j")
     page.keyboard.press("d")
-    page.wait_for_function("document.querySelectorAll('#ws-spans [data-focus]').length === 0")
+    page.wait_for_function("() => document.querySelectorAll('#ws-spans [data-focus]').length === 0")
     assert not Annotation.objects.filter(assignment=first).exists()
     page.keyboard.press("u")
     page.wait_for_selector("#ws-spans [data-focus]")
@@ -209,7 +209,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     page.keyboard.press("c")
     page.keyboard.type("Is this the student?")
     page.keyboard.press("Control+Enter")
-    page.wait_for_function("document.getElementById('ws-comment').dataset.saved === 'Is this the student?'")
+    page.wait_for_function("() => document.getElementById('ws-comment').dataset.saved === 'Is this the student?'")
     first.refresh_from_db()
     assert first.uncertain and first.comment == "Is this the student?"
 

@@ -21,7 +21,8 @@ class ReleaseForm(forms.Form):
     use_llm = forms.BooleanField(required=False, label="LLM surrogates",
                                  help_text="One call per dialogue; anything invalid falls back to the offline surrogates.")
     complete_only = forms.BooleanField(required=False, initial=True, label="Only fully reviewed dialogues",
-                                       help_text="From gold: leave out dialogues with messages not yet in the gold set.")
+                                       help_text="Leave out dialogues with messages not yet in the gold set, "
+                                                 "from gold or from a run.")
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -38,3 +39,8 @@ class ReleaseForm(forms.Form):
     def source_and_run(self) -> tuple[str, DetectorRun | None]:
         value = self.cleaned_data["source"]
         return ("gold", None) if value == "gold" else ("run", self.runs[value[4:]])
+
+
+class ReleasePublishForm(forms.Form):
+    acknowledge = forms.BooleanField(required=False, label="I acknowledge the residual risk",
+                                     help_text="Needed for an unreviewed release; recorded in the audit log.")

@@ -11,7 +11,10 @@ utility report) and files the outputs:
   table, never part of the release, downloadable by admins only.
 
 A release is *publishable* only when the leak check found nothing; :func:`release_publish`
-refuses any other.
+refuses any other. The leak check can only look for originals that something detected, so every
+release also states its evidence (gold, and how much of it was reviewed, or an unreviewed run) and
+its residual risk, estimated from the reviewed messages (:mod:`pipeline.metrics.residual`);
+publishing an unreviewed release needs an explicit, audited acknowledgement of that risk.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from annotator.models import (
     Prediction,
     Project,
 )
+from annotator.selectors_releases import release_evidence
 from annotator.services.audit import audit_record
 from annotator.services.exports import (
     BATCH_DIALOGUES,
@@ -96,14 +100,16 @@ def _proposer(export: Export):
                          api_key=settings.OPENAI_API_KEY)
 
 
-def _dump(export: Export, path, progress: Callable[[int], None]) -> dict[str, int]:
-    """The chosen dialogues with their spans, in the import format (a private temporary file)."""
+def _dump(export: Export, path, progress: Callable[[int], None]) -> tuple[dict[str, int], list[int]]:
+    """The chosen dialogues with their spans, in the import format (a private temporary file), and
+    the ids of the messages written. ``complete_only`` keeps only fully reviewed dialogues, from
+    gold or from a run alike."""
     project = export.project
     source = export.params.get("source", "gold")
+    complete_only = export.params.get("complete_only", True)
     ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
-    decided = None
-    if source == "gold":
-        decided = set(AdjudicationDecision.objects.filter(message__project=project).values_list("message_id", flat=True))
+    decided = set(AdjudicationDecision.objects.filter(message__project=project).values_list("message_id", flat=True))
+    released: list[int] = []
     skipped = written = messages = unreviewed = 0
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(0, len(ids), BATCH_DIALOGUES):
@@ -118,12 +124,12 @@ def _dump(export: Export, path, progress: Callable[[int], None]) -> dict[str, in
             for mid, s, e, lab in rows.values_list("message_id", "start", "end", "label"):
                 spans.setdefault(mid, []).append({"start": s, "end": e, "label": lab})
             for dialogue, pks in pairs:
-                if decided is not None:
-                    missing = sum(pk not in decided for pk in pks)
-                    if missing and export.params.get("complete_only", True):
-                        skipped += 1
-                        continue
-                    unreviewed += missing
+                missing = sum(pk not in decided for pk in pks)
+                if missing and complete_only:
+                    skipped += 1
+                    continue
+                unreviewed += missing
+                released.extend(pks)
                 obj = dialogue_to_obj(dialogue, with_spans=False)
                 for m, pk in zip(obj["messages"], pks, strict=True):
                     if spans.get(pk):
@@ -133,10 +139,11 @@ def _dump(export: Export, path, progress: Callable[[int], None]) -> dict[str, in
                 messages += len(pks)
             progress(min(i + BATCH_DIALOGUES, len(ids)))
     if not written:
-        raise ExportError("No dialogue to release: none is fully in the gold set yet." if skipped
+        raise ExportError("No dialogue to release: none is fully reviewed (in the gold set) yet; untick "
+                          "'Only fully reviewed dialogues' to release unreviewed ones." if skipped
                           else "The project has no dialogues.")
     return {"dialogues": written, "messages": messages, "skipped_dialogues": skipped,
-            "messages_without_gold": unreviewed, "total_dialogues": len(ids)}
+            "messages_without_gold": unreviewed, "total_dialogues": len(ids)}, released
 
 
 def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
@@ -151,7 +158,7 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
     step = (lambda done: progress(done, total)) if progress else (lambda done: None)
     source_corpus = private / "source.jsonl"
     try:
-        counts = _dump(export, source_corpus, step)
+        counts, released = _dump(export, source_corpus, step)
         offsets = {"spans": n_dialogues, "release": 2 * n_dialogues}
         summary = deidentify_file(
             source_corpus, private / "release.jsonl", key=key, mode=mode,
@@ -171,6 +178,8 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
     leaks = json.loads((root / "leaks.json").read_text(encoding="utf-8"))
     utility = summary.pop("utility")
     run = export.source_run
+    review = release_evidence(source=export.params.get("source", "gold"), run_id=export.params.get("run"),
+                              message_ids=released)
     manifest = {
         "kind": "release",
         "project": project.slug,
@@ -186,6 +195,9 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
         "spans": summary["spans"],
         "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],
+        "leak_check_scope": "finds only originals that the release's spans detected somewhere",
+        "evidence": review["evidence"],
+        "residual_risk": review["residual_risk"],
         "replaced_per_label": utility["replaced_by_label"],
         "maths_intact": utility["maths_intact"],
         "fallbacks": summary["fallbacks"],
@@ -196,7 +208,7 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
     with open(mapping_path, encoding="utf-8") as fh:
         rows = sum(1 for _ in fh)
     mapping = {"name": "mapping.jsonl", "size": mapping_path.stat().st_size, "rows": rows}
-    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": mapping}
+    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": mapping, **review}
     return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
             "report": report, "publishable": bool(leaks["publishable"]),
             "progress_done": total, "progress_total": total}
@@ -211,8 +223,23 @@ def release_mapping_path(export: Export):
     return path
 
 
-def release_publish(*, export: Export, user) -> Export:
-    """Mark a built release as published; refused unless its leak check found nothing."""
+def release_needs_acknowledgement(export: Export) -> bool:
+    """Unreviewed: built from a run, or from gold with messages outside it (older builds recorded
+    no evidence; a run source is enough to tell)."""
+    evidence = export.report.get("evidence")
+    if evidence is None:
+        return export.params.get("source") == "run" or bool(export.manifest.get("messages_without_gold"))
+    return bool(evidence.get("needs_acknowledgement"))
+
+
+def release_residual_sentence(export: Export) -> str:
+    residual = export.report.get("residual_risk") or {}
+    return residual.get("sentence") or "Residual risk not estimated (built before estimates were recorded)."
+
+
+def release_publish(*, export: Export, user, acknowledge: bool = False) -> Export:
+    """Mark a built release as published; refused unless its leak check found nothing, and, for an
+    unreviewed release, unless the admin acknowledges its estimated residual risk (audited)."""
     if export.kind != Export.Kind.RELEASE or export.status != Export.Status.SUCCEEDED:
         raise ExportError("Only a built release can be published.")
     if not export.publishable:
@@ -221,7 +248,20 @@ def release_publish(*, export: Export, user) -> Export:
                           "string(s) in it. Fix the spans (or release from gold) and build a new version.")
     if export.report.get("published"):
         return export
-    export.report = {**export.report, "published": {"at": timezone.now().isoformat(), "by": user.pk}}
+    published: dict[str, Any] = {"at": timezone.now().isoformat(), "by": user.pk}
+    if release_needs_acknowledgement(export):
+        risk = release_residual_sentence(export)
+        if not acknowledge:
+            raise ExportError("This release is unreviewed: its spans were not all checked by people, and the "
+                              "leak check only finds what they detected. Acknowledge its residual risk to "
+                              f"publish it. {risk}")
+        published["acknowledged_risk"] = risk
+        audit_record(user=user, action="export.release.acknowledge_unreviewed", obj=export, project=export.project,
+                     version=export.version, residual_risk=risk,
+                     per_1000=(export.report.get("residual_risk") or {}).get("per_1000"),
+                     per_1000_upper=(export.report.get("residual_risk") or {}).get("per_1000_upper"),
+                     evidence=(export.report.get("evidence") or {}).get("statement"))
+    export.report = {**export.report, "published": published}
     export.save(update_fields=["report"])
     audit_record(user=user, action="export.release.publish", obj=export, project=export.project,
                  version=export.version)

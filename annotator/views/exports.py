@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms_exports import GoldExportForm, ReleaseForm
+from annotator.forms_exports import GoldExportForm, ReleaseForm, ReleasePublishForm
 from annotator.models import Export, Role
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
@@ -87,8 +87,10 @@ def release_mapping_download(request: HttpRequest, slug: str, export_id: int) ->
 def release_publish(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
+    form = ReleasePublishForm(request.POST)
+    acknowledge = form.is_valid() and form.cleaned_data["acknowledge"]
     try:
-        release_services.release_publish(export=export, user=request.user)
+        release_services.release_publish(export=export, user=request.user, acknowledge=acknowledge)
     except export_services.ExportError as exc:
         messages.error(request, str(exc))
     else:

@@ -156,7 +156,8 @@ def _leaky_run(project):
 @pytest.mark.django_db
 def test_leak_check_blocks_publishing(project, members, built, client):
     run = _leaky_run(project)
-    export = built(release_services.release_start, project=project, user=members["admin"], source="run", run=run)
+    export = built(release_services.release_start, project=project, user=members["admin"], source="run", run=run,
+                   complete_only=False)  # nothing is reviewed in this project
     assert export.status == "succeeded", export.error
     assert not export.publishable
     hit = export.report["leaks"]["hits"][0]
@@ -183,6 +184,138 @@ def test_release_from_an_unfinished_run_is_refused(corpus, members):
     run = DetectorRun.objects.create(project=corpus, detector="rules", status=DetectorRun.Status.RUNNING)
     with pytest.raises(ExportError, match="not succeeded"):
         release_services.release_start(project=corpus, user=members["admin"], source="run", run=run)
+
+
+# --- evidence, acknowledgement and residual risk (issue 11, parts 4 and 5) --------------------
+
+OYEKAN = "Hi Mr Oyekan, this is miss Gamble, Stephen's mom."
+
+
+def _unreviewed_run(project):
+    """An imported run over one new dialogue (no gold) that finds "Stephen" but not the others."""
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    rows = [{"id": "p1", "messages": [
+        {"speaker": "Parent", "text": OYEKAN, "spans": [{"start": 35, "end": 42, "label": "NAME"}]},
+        {"speaker": "Tutor", "text": "Thanks! Now 3/4 of 8 is 6."},
+    ]}]
+    raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    corpus_import(project=project, dialogues=parse_corpus(raw, name="parents.jsonl"), source="parents.jsonl",
+                  spans_as="run")
+    return DetectorRun.objects.get(project=project, detector="import:parents.jsonl")
+
+
+@pytest.mark.django_db
+def test_complete_only_is_honoured_for_run_sources(corpus, members, built):
+    run = _unreviewed_run(corpus)
+    export = built(release_services.release_start, project=corpus, user=members["admin"], source="run", run=run,
+                   complete_only=True)
+    assert export.status == "succeeded", export.error
+    release = (export_dir(export) / "release.jsonl").read_text(encoding="utf-8")
+    assert "Oyekan" not in release and [d["id"] for d in _read_jsonl(export_dir(export) / "release.jsonl")] == ["d1", "d2"]
+    assert export.manifest["skipped_dialogues"] == 1
+    # every released message is reviewed, but the run's spans (none on d1, d2) are what was released:
+    # the gold set knows exactly what it misses, which the leak check cannot see
+    residual = export.manifest["residual_risk"]
+    assert residual["available"] and residual["census"]
+    assert residual["missed_found"] == 2 and residual["per_1000"] == pytest.approx(1000 * 2 / 6)
+    assert export.manifest["evidence"]["kind"] == "run" and export.manifest["evidence"]["reviewed_share"] == 1.0
+
+
+@pytest.mark.django_db
+def test_unreviewed_run_release_states_it_and_needs_an_audited_acknowledgement(corpus, members, built, client):
+    from annotator.models import AuditEvent
+
+    run = _unreviewed_run(corpus)
+    export = built(release_services.release_start, project=corpus, user=members["admin"], source="run", run=run,
+                   complete_only=False)
+    assert export.status == "succeeded", export.error
+    # what the detector missed is in the release, and the leak check cannot know it
+    assert "Hi Mr Oyekan, this is miss Gamble" in (export_dir(export) / "release.jsonl").read_text()
+    assert export.publishable
+    evidence = export.manifest["evidence"]
+    assert evidence["kind"] == "run" and evidence["unreviewed"] and evidence["needs_acknowledgement"]
+    assert "unreviewed" in evidence["statement"]
+    residual = export.manifest["residual_risk"]
+    assert not residual["available"] and residual["sentence"].startswith("No audit sample")
+    assert export.report["residual_risk"] == residual
+
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=["test", export.pk])).content.decode()
+    assert "Unreviewed" in detail and "No audit sample to estimate from" in detail
+    assert 'name="acknowledge"' in detail
+
+    with pytest.raises(ExportError, match="unreviewed"):
+        release_services.release_publish(export=export, user=members["admin"])
+    response = client.post(reverse("release-publish", args=["test", export.pk]), follow=True)
+    assert "unreviewed" in response.content.decode()
+    export.refresh_from_db()
+    assert "published" not in export.report
+
+    client.post(reverse("release-publish", args=["test", export.pk]), {"acknowledge": "on"})
+    export.refresh_from_db()
+    assert export.report["published"]["acknowledged_risk"] == residual["sentence"]
+    ack = AuditEvent.objects.get(action="export.release.acknowledge_unreviewed")
+    assert ack.details["residual_risk"] == residual["sentence"] and ack.user == members["admin"]
+
+
+@pytest.mark.django_db
+def test_gold_release_states_its_review_evidence(corpus, members, built):
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    evidence = export.manifest["evidence"]
+    assert evidence["kind"] == "gold" and not evidence["unreviewed"] and not evidence["needs_acknowledgement"]
+    assert evidence["reviewed_messages"] == 6 and evidence["reviewed_share"] == 1.0
+    assert evidence["decisions"] == {"imported": 6} and evidence["annotators"] == 0
+    assert "100 % of the 6 released messages reviewed" in evidence["statement"]
+    assert export.manifest["residual_risk"]["census"] and export.manifest["residual_risk"]["missed_found"] == 0
+    release_services.release_publish(export=export, user=members["admin"])  # no acknowledgement needed
+
+
+@pytest.mark.django_db
+def test_residual_risk_from_a_flagged_plus_audit_sample(project, members, built, client):
+    """Flagged messages all reviewed, 10 unflagged ones audited: one miss found stands for many."""
+    from annotator.models import AdjudicationDecision, Assignment, AssignmentPlan, GoldSpan, Message
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    rows = [{"id": f"t{i}", "messages": [
+        {"speaker": "Tutor", "text": f"Hi Sam{i}!", "spans": [{"start": 3, "end": 7 + len(str(i)), "label": "NAME"}]},
+        *({"speaker": "Student", "text": f"{j} + {i} = {i + j}"} for j in range(4)),
+    ]} for i in range(20)]
+    raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    corpus_import(project=project, dialogues=parse_corpus(raw, name="tutoring.jsonl"), source="tutoring.jsonl",
+                  spans_as="run")
+    run = DetectorRun.objects.get(project=project, detector="import:tutoring.jsonl")
+    messages = list(Message.objects.filter(project=project).order_by("dialogue_id", "position"))
+    flagged = [m for m in messages if m.position == 0]
+    unflagged = [m for m in messages if m.position != 0]
+    audit = unflagged[::8]  # 10 of 80
+    plan = AssignmentPlan.objects.create(project=project, params={"strategy": "flagged_audit", "runs": [run.pk]})
+    for m in flagged + audit:
+        Assignment.objects.create(project=project, plan=plan, annotator=members["annotator"], message=m,
+                                  status=Assignment.Status.DONE, flagged=m in flagged,
+                                  inclusion_probability=1.0 if m in flagged else len(audit) / len(unflagged))
+        AdjudicationDecision.objects.create(message=m, outcome="unanimous")
+        if m in flagged:
+            GoldSpan.objects.create(message=m, start=3, end=len(m.text) - 1, label="NAME", provenance="unanimous")
+    GoldSpan.objects.create(message=audit[3], start=0, end=1, label="AGE", provenance="unanimous")  # a miss
+
+    export = built(release_services.release_start, project=project, user=members["admin"], source="run", run=run,
+                   complete_only=False)
+    assert export.status == "succeeded", export.error
+    rr = export.manifest["residual_risk"]
+    assert rr["available"] and not rr["census"] and (rr["sampled"], rr["missed_found"]) == (30, 1)
+    strata = {s["name"]: s for s in rr["strata"]}
+    assert strata["flagged"]["released"] == strata["flagged"]["sampled"] == 20
+    assert (strata["unflagged"]["released"], strata["unflagged"]["sampled"], strata["unflagged"]["rate"]) == (80, 10, 0.125)
+    assert rr["residual_spans"] == pytest.approx(1 + 70 / 10)  # the miss, and 7 unreviewed messages per sampled one
+    assert rr["per_1000"] == pytest.approx(80) and rr["per_1000_upper"] > 200
+    assert rr["recall"] == pytest.approx(20 / 28)
+    assert (export_dir(export) / "manifest.json").read_text().count("residual_risk") == 1
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=["test", export.pk])).content.decode()
+    assert "residual PII spans per 1,000 released messages" in detail and "0.125" in detail
 
 
 # --- pages, downloads, roles ------------------------------------------------------------------

@@ -226,3 +226,34 @@ def test_in_process_job_thread_closes_its_connection(settings, django_capture_on
         if t.name == "eager-hold":
             t.join(10)
     assert closed == ["eager-hold"]
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_worker_killed_mid_merge_is_swept_into_gold(celery_worker, study):
+    """A real worker dies (SIGKILL) half-way through a merge: the batches it committed stay, the
+    one it was in rolls back, and the sweep on a fresh worker merges the rest exactly once."""
+    import os
+    import signal
+
+    from tests.conftest import wait_for
+
+    slow = celery_worker(extra_env={"BLINDSPOT_DETECTOR_PLUGINS": "tests.slow_merge", "SLOW_MERGE_SECONDS": "1.5"})
+    gold_merge_job.delay(study.pk)
+
+    def settled() -> int:
+        return (AdjudicationDecision.objects.filter(message__project=study).count()
+                + AdjudicationItem.objects.filter(project=study).count())
+
+    wait_for(lambda: settled() >= 2, timeout=90, what=f"two merged batches\n{slow.output()[-3000:]}")
+    os.killpg(slow.proc.pid, signal.SIGKILL)
+    slow.proc.wait(10)
+    assert 2 <= settled() < READY
+    assert sel.merge_health(study)["unmerged"] == READY - settled()
+
+    fresh = celery_worker()  # the killed job is not redelivered within the visibility timeout
+    gold_merge_sweep_job.delay()
+    wait_for(lambda: settled() == READY, timeout=90, what=f"the sweep\n{fresh.output()[-3000:]}")
+    _settled_once(study)
+    assert sel.merge_health(study)["unmerged"] == 0

@@ -2,7 +2,9 @@
 computed as background jobs; the latest succeeded job's ``result`` is the cache the pages read.
 
 The figures themselves come from :mod:`pipeline.metrics`; this module only gathers inputs through
-the selectors, runs the computation and stores the result.
+the selectors, runs the computation and stores the result. Both reports weigh each message by the
+sampling design (``1/p`` from :func:`annotator.selectors_sampling.audit_sample_weights`: audit
+messages drawn at rate r count 1/r, flagged ones 1), so an audit sample does not overstate recall.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from django.utils import timezone
 
 from annotator import selectors_adjudication as sel
+from annotator import selectors_sampling as sampling
 from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.services import jobs
@@ -82,12 +85,14 @@ def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed
         return []
     texts = sel.texts_by_key(project, gold)
     segments = sel.segments_by_key(project, texts)
+    weights = sampling.weights_by_key(sampling.audit_sample_weights(project))
+    weighting = design_weighting(weights, texts)
     out = []
     for run in sel.scorable_runs(project):
         pred = {k: v for k, v in sel.run_predictions(run).items() if k in texts}
         try:
             report = evaluate(texts=texts, gold=gold, pred=pred, segments=segments, n_boot=n_boot,
-                              seed=seed, labels=project.labels)
+                              seed=seed, labels=project.labels, weights=weights)
         except EvaluationError as exc:
             out.append({"run": run.pk, "name": run.label, "error": str(exc)})
             continue
@@ -105,18 +110,49 @@ def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed
         out.append({"run": run.pk, "name": run.label, "detector": run.detector,
                     "version": run.detector_version or run.model_version, "rows": rows,
                     "n_messages": report.n_messages, "n_dialogues": report.n_dialogues, "n_boot": n_boot,
+                    "weighting": weighting,
                     "ambiguity": full["ambiguity"], "utility": full["utility"], "evaluation": full})
     return out
 
 
+def design_weighting(weights: dict, keys) -> dict[str, Any]:
+    """How the design weights apply to these messages, for the report pages."""
+    used = [weights[k] for k in keys if k in weights and weights[k] != 1.0]
+    return {"weighted": bool(used), "items_weighted": len(used),
+            "max_weight": round(max(used), 4) if used else 1.0}
+
+
 def circularity_compute(*, project: Project, run: DetectorRun, threshold: float = DEFAULT_THRESHOLD,
                         match: str = "exact", n_boot: int = DEFAULT_BOOT, seed: int = 0) -> CircularityReport:
+    """Blind-only and aware-only gold, weighted by the sampling design, with the plans' unit of
+    randomization and the exposure measured on the items."""
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")
     return circularity_report(
         sel.agreement_items(project), sel.run_predictions(run), run=run.label, match=match,
         threshold=threshold, settled=sel.settled_items(project, run), n_boot=n_boot, seed=seed,
+        weights=sampling.weights_by_key(sampling.audit_sample_weights(project)),
+        randomization_unit=sampling.randomization_unit(project),
     )
+
+
+def circularity_result(report: CircularityReport, run: DetectorRun) -> dict[str, Any]:
+    """The stored form of a circularity report (what the page, CSV and JSON read)."""
+    result = {"computed_at": timezone.now().isoformat(), "run": run.pk, "run_name": run.label,
+              **report.to_dict(), "rows": report.csv_rows()}
+    return json.loads(json.dumps(result, default=str))
+
+
+def circularity_store(*, project: Project, run: DetectorRun, report: CircularityReport, params: dict,
+                      user=None) -> BackgroundJob:
+    """Keep a report computed outside a job (the command line) as a finished job, so the report
+    page shows it like one computed from the page."""
+    job = BackgroundJob.objects.create(project=project, kind=Kind.CIRCULARITY, created_by=user,
+                                       params={"run": run.pk, **params})
+    jobs.job_start(job)
+    jobs.job_finish(job, result=circularity_result(report, run))
+    audit_record(user=user, action="report.circularity.store", obj=job, project=project, run=run.pk)
+    return job
 
 
 def job_run(*, job: BackgroundJob) -> None:
@@ -137,8 +173,7 @@ def job_run(*, job: BackgroundJob) -> None:
             report = circularity_compute(
                 project=job.project, run=run, threshold=p.get("threshold", DEFAULT_THRESHOLD),
                 match=p.get("match", "exact"), n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
-            result = {"computed_at": timezone.now().isoformat(), "run": run.pk, "run_name": run.label,
-                      **report.to_dict(), "rows": report.csv_rows()}
+            result = circularity_result(report, run)
         else:
             raise ReportError(f"Not a report job: {job.kind}.")
     except ReportError as exc:

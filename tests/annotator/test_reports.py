@@ -171,3 +171,47 @@ def test_management_command_errors(study):
         call_command("circularity_report", "--project", "nope", "--run", "1")
     with pytest.raises(CommandError, match="has no run"):
         call_command("circularity_report", "--project", "test", "--run", "99999")
+
+
+# --- issue 11 (3, 7): unit, exposure and design weights on both reports; the command stores ------
+
+
+def test_management_command_stores_its_result_for_the_page(client, members, study, capsys):
+    run = DetectorRun.objects.get(project=study)
+    call_command("circularity_report", "--project", "test", "--run", str(run.pk), "--boot", "30", "--merge")
+    assert "Stored as report" in capsys.readouterr().out
+    job = BackgroundJob.objects.get(kind=Kind.CIRCULARITY)
+    assert job.status == "succeeded" and job.params["run"] == run.pk
+    assert job.result["n_paired_items"] == 3 and job.result["exposure"]["blind"] > 0
+    client.force_login(members["adjudicator"])
+    page = client.get("/p/test/reports/circularity/").content.decode()
+    assert job.result["summary"][:40] in page
+    call_command("circularity_report", "--project", "test", "--run", str(run.pk), "--boot", "10", "--no-store")
+    assert BackgroundJob.objects.filter(kind=Kind.CIRCULARITY).count() == 1
+
+
+def test_reports_state_unit_exposure_and_weighting(client, members, study, django_capture_on_commit_callbacks):
+    from annotator.models import Assignment
+
+    # one message came from an audit at rate 0.25: it weighs 4
+    audited = Assignment.objects.filter(project=study, message__dialogue__external_id="d1", message__position=1)
+    audited.update(inclusion_probability=0.25, flagged=False)
+    gold_merge_ready(project=study)
+    run = DetectorRun.objects.get(project=study)
+    with django_capture_on_commit_callbacks(execute=True):
+        agreement_request(project=study, user=members["adjudicator"], n_boot=20)
+        job = circularity_request(project=study, user=members["adjudicator"], run=run, n_boot=20)
+    job.refresh_from_db()
+    r = job.result
+    assert r["weighting"]["weighted"] and r["weighting"]["items_weighted"] == 1
+    assert r["cluster_unit"] == "dialogue" and r["randomization_unit"] is None
+    # annotator 1 saw suggestions on d1#0 and labelled d1#2 and d1#3 blind (the old per-item rule)
+    assert r["exposure"]["exposed"] >= 2
+    client.force_login(members["adjudicator"])
+    page = client.get(f"/p/test/reports/circularity/?run={run.pk}").content.decode()
+    assert "Cross-condition exposure" in page and "weighted by the sampling design" in page
+    assert "whole dialogues" in page
+    detectors = BackgroundJob.objects.filter(kind=Kind.AGREEMENT).latest("pk").result["detectors"]
+    assert detectors[0]["weighting"]["weighted"] and detectors[0]["evaluation"]["weighted"]
+    page = client.get("/p/test/reports/detectors/").content.decode()
+    assert "weighted by the sampling design" in page

@@ -1,4 +1,8 @@
-"""The circularity check from the command line: ``manage.py circularity_report --project SLUG --run RUN_ID``."""
+"""The circularity check from the command line: ``manage.py circularity_report --project SLUG --run RUN_ID``.
+
+The result is stored like one computed from the page (a finished report job), so the report page
+shows it; ``--no-store`` only prints.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import DetectorRun, Project
 from annotator.services.adjudication import gold_merge_ready
-from annotator.services.agreement import ReportError, circularity_compute
+from annotator.services.agreement import ReportError, circularity_compute, circularity_store
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD
 
 
@@ -32,6 +36,8 @@ class Command(BaseCommand):
         parser.add_argument("--merge", action="store_true",
                             help="Merge finished items into gold first (counts adjudications so far).")
         parser.add_argument("--fail-on-flag", action="store_true", help="Exit with status 3 when flagged.")
+        parser.add_argument("--no-store", action="store_true",
+                            help="Print only; do not keep the result for the report page.")
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -47,6 +53,11 @@ class Command(BaseCommand):
                                          match=opts["match"], n_boot=opts["boot"], seed=opts["seed"])
         except ReportError as exc:
             raise CommandError(str(exc)) from None
+        job = None
+        if not opts["no_store"]:
+            job = circularity_store(project=project, run=run, report=report, params={
+                "threshold": opts["threshold"], "match": opts["match"], "n_boot": opts["boot"],
+                "seed": opts["seed"], "source": "command"})
         if opts["json"]:
             self.stdout.write(json.dumps(report.to_dict(), indent=1))
         else:
@@ -57,10 +68,18 @@ class Command(BaseCommand):
                 for name, sc in (("blind gold", report.blind), ("aware gold", report.aware)):
                     w(f"  {name:11} P {_fmt(sc.precision)}  R {_fmt(sc.recall)}  F1 {_fmt(sc.f1)}")
                 flag = "FLAGGED" if report.flagged else "not flagged"
-                w(f"  ΔF1 (aware − blind): {_fmt(report.delta_f1)} — {flag} (threshold {report.threshold})")
+                w(f"  ΔF1 (aware − blind): {_fmt(report.delta_f1)} — {flag} (flagged when the interval "
+                  f"is above 0 and the estimate above {report.threshold})")
+            e = report.exposure
+            w(f"randomization unit: {report.randomization_unit or 'unknown'}; intervals resample "
+              f"{report.cluster_unit}s; exposure: {e.get('exposed', 0)} of {e.get('blind', 0)} blind "
+              f"annotations; weighted by the sampling design: "
+              f"{'yes' if report.weighting.get('weighted') else 'no'}")
             for cond, est in report.agreement_by_condition.items():
                 w(f"  annotator–model span F1, {cond}: {_fmt(est)}")
             w("")
             w(report.summary)
+            if job is not None:
+                w(f"Stored as report #{job.pk}: the circularity page shows it.")
         if opts["fail_on_flag"] and report.flagged:
             raise SystemExit(3)

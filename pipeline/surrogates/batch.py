@@ -11,6 +11,10 @@ Files written next to ``out`` (``RELEASE.jsonl``): ``RELEASE.leaks.json``,
 ``RELEASE.utility.json``, ``RELEASE.summary.json`` and — unless ``mapping=False`` —
 ``RELEASE.mapping.jsonl``, the original → surrogate table, which must be kept apart from the
 release (anyone holding it can undo the de-identification).
+
+With ``gold`` (dialogues of the corpus with reviewed spans), the summary also estimates the residual
+risk: what the release's spans miss, per 1,000 messages, with an upper bound
+(:mod:`pipeline.metrics.residual`); without it, it says there is nothing to estimate from.
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import csvsafe
-from pipeline.corpus import dialogue_to_obj, iter_jsonl_dialogues, read_corpus
+from pipeline.corpus import (
+    CorpusError,
+    CorpusProblem,
+    dialogue_to_obj,
+    iter_jsonl_dialogues,
+    read_corpus,
+)
+from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.stream import iter_spans
@@ -70,6 +81,45 @@ def _jsonl_to_csv(src: Path, dst: Path) -> None:
                 )
 
 
+NO_GOLD = ("No audit sample to estimate from: no gold was given for a sample of the corpus (--gold), so the "
+           "PII the spans miss is unknown; the leak check only finds originals the spans detected.")
+
+
+class ResidualTally:
+    """Per stratum (flagged by the release's spans or not): released messages, and for the messages
+    of the gold sample, their gold spans and what the release's spans miss."""
+
+    def __init__(self, gold_path: str | Path):
+        self.gold = {d.id: d for d in read_corpus(gold_path)}
+        self.counts = {name: dict.fromkeys(("released", "sampled", "gold", "missed", "missed_sq"), 0)
+                       for name in ("flagged", "unflagged")}
+        self.matched = 0
+
+    def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> None:
+        reviewed = self.gold.get(dialogue.id)
+        if reviewed is not None:
+            if [m.text for m in reviewed.messages] != [m.text for m in dialogue.messages]:
+                raise CorpusError([CorpusProblem(0, f"gold dialogue {dialogue.id!r}: its messages differ "
+                                                    "from the corpus's")])
+            self.matched += 1
+        for i, ss in enumerate(spans):
+            c = self.counts["flagged" if ss else "unflagged"]
+            c["released"] += 1
+            if reviewed is not None:
+                gold = list(reviewed.messages[i].spans)
+                missed = len(uncovered(gold, ss))
+                c["sampled"] += 1
+                c["gold"] += len(gold)
+                c["missed"] += missed
+                c["missed_sq"] += missed * missed
+
+    def to_dict(self) -> dict[str, Any]:
+        est = estimate_residual([Stratum(name, **c) for name, c in self.counts.items()])
+        return {**est.to_dict(), "gold_dialogues": len(self.gold), "gold_dialogues_matched": self.matched,
+                "assumes": "the gold dialogues are a random sample of the corpus (per stratum); "
+                           "whole dialogues cluster, so the bound is somewhat optimistic for them"}
+
+
 def release_obj(dialogue: Dialogue, *, with_spans: bool = True) -> dict[str, Any]:
     """The import-format object of a release dialogue (message-level meta is dropped: its offsets,
     if any, point into the original text)."""
@@ -92,6 +142,7 @@ def deidentify_file(
     batch_size: int = 32,
     progress: Progress | None = None,
     extra_summary: dict[str, Any] | None = None,
+    gold: str | Path | None = None,
 ) -> dict[str, Any]:
     """Write the release of ``src`` to ``out`` and its reports beside it; return the summary.
 
@@ -122,6 +173,7 @@ def deidentify_file(
                 batch_size=batch_size,
                 progress=progress,
                 extra_summary=extra_summary,
+                gold=gold,
             )
             if out.suffix.lower() == ".csv":
                 _jsonl_to_csv(jsonl_out, out)
@@ -132,6 +184,7 @@ def deidentify_file(
     t0 = time.perf_counter()
     originals: set[tuple[str, str]] = set()
     n_dialogues = n_messages = n_spans = 0
+    tally = ResidualTally(gold) if gold is not None else None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
         for dialogue, spans in iter_spans(_read(src), spans_for, batch_size=batch_size):
             rows = []
@@ -144,6 +197,8 @@ def deidentify_file(
                         )
                 n_spans += len(ss)
             spill.write(json.dumps(rows) + "\n")
+            if tally is not None:
+                tally.add(dialogue, spans)
             n_dialogues += 1
             n_messages += len(dialogue.messages)
             if progress and n_dialogues % 100 == 0:
@@ -199,6 +254,7 @@ def deidentify_file(
         "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],
         "fallbacks": dict(deid.fallbacks),
+        "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
         "seconds": {"spans": round(detect_s, 3), "release": round(release_s, 3)},
         "files": {k: p.name for k, p in paths.items() if k != "mapping" or mapping},
         **(extra_summary or {}),

@@ -417,6 +417,14 @@ def test_deidentify_command_needs_no_database(tmp_path, capsys):
                  "--detector", "rules", "--no-mapping")
     assert "<EMAIL>" in (tmp_path / "tags.jsonl").read_text()
     assert not (tmp_path / "tags.mapping.jsonl").exists()
+    assert "residual risk: No audit sample to estimate from" in capsys.readouterr().out
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps(SMALL_CORPUS[0]) + "\n", encoding="utf-8")
+    call_command("deidentify", str(src), "--out", str(tmp_path / "audited.jsonl"), "--mode", "tag",
+                 "--detector", "rules", "--gold", str(gold))
+    printed = capsys.readouterr().out
+    assert "residual risk: Estimated from 4 reviewed messages of 6 released" in printed
+    assert json.loads((tmp_path / "audited.summary.json").read_text())["residual_risk"]["available"]
 
 
 @pytest.mark.django_db

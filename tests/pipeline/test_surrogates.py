@@ -820,3 +820,37 @@ def test_deidentify_file_csv_in_csv_out(tmp_path):
         ("d1", "1", "what is 3/4 of 8?"),
     ]
     assert (tmp_path / "release.leaks.json").exists() and not (tmp_path / "release.jsonl").exists()
+
+
+def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
+    from pipeline.corpus import CorpusError
+    from pipeline.surrogates.batch import deidentify_file
+
+    def dialogue(i, spans):
+        return {"id": f"d{i}", "messages": [
+            {"speaker": "Parent", "text": "Hi Mr Oyekan, this is miss Gamble, Stephen's mom.", "spans": spans},
+            {"speaker": "Student", "text": f"{i} + 1 = {i + 1}"},
+        ]}
+
+    stephen = [{"start": 35, "end": 42, "label": "NAME"}]
+    everyone = [{"start": 6, "end": 12, "label": "NAME"}, {"start": 27, "end": 33, "label": "NAME"}, *stephen]
+    corpus, gold = tmp_path / "corpus.jsonl", tmp_path / "gold.jsonl"
+    corpus.write_text("".join(json.dumps(dialogue(i, stephen)) + "\n" for i in range(10)), encoding="utf-8")
+    gold.write_text("".join(json.dumps(dialogue(i, everyone)) + "\n" for i in (0, 5)), encoding="utf-8")
+
+    summary = deidentify_file(corpus, tmp_path / "none.jsonl", key=KEY)
+    assert summary["publishable"]  # the leak check cannot see Oyekan or Gamble
+    assert not summary["residual_risk"]["available"]
+    assert summary["residual_risk"]["sentence"].startswith("No audit sample to estimate from")
+
+    summary = deidentify_file(corpus, tmp_path / "release.jsonl", key=KEY, gold=gold)
+    rr = summary["residual_risk"]
+    assert rr["available"] and rr["gold_dialogues_matched"] == 2 and (rr["sampled"], rr["missed_found"]) == (4, 4)
+    assert rr["recall"] == pytest.approx(1 / 3)
+    assert rr["per_1000"] == pytest.approx(1000 * 20 / 20)  # 2 misses in each of the 10 parent messages
+    assert rr["per_1000_upper"] > rr["per_1000"]
+    assert json.loads((tmp_path / "release.summary.json").read_text())["residual_risk"] == rr
+
+    gold.write_text(json.dumps({"id": "d1", "messages": [{"speaker": "Parent", "text": "Hi"}]}) + "\n")
+    with pytest.raises(CorpusError, match="differ"):
+        deidentify_file(corpus, tmp_path / "bad.jsonl", key=KEY, gold=gold)

@@ -21,8 +21,20 @@ def project_create(*, name: str, slug: str = "", user=None, **fields) -> Project
     return project
 
 
+def _groups_sync(user) -> None:
+    """The user's role groups are exactly those of the roles they hold in some project.
+
+    The groups carry Django-admin rights and project creation (the Admin group), so a role
+    taken away in the last project that gave it must take its group away too.
+    """
+    held = set(Membership.objects.filter(user=user).values_list("role", flat=True))
+    wanted = {ROLE_GROUPS[Role(r)] for r in held}
+    user.groups.remove(*Group.objects.filter(name__in=set(ROLE_GROUPS.values()) - wanted))
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in sorted(wanted)))
+
+
 def membership_set(*, project: Project, user, role: str, by=None) -> Membership:
-    """Give ``user`` ``role`` in ``project`` and the matching auth group (for Django admin rights)."""
+    """Give ``user`` ``role`` in ``project``; their auth groups follow (see ``_groups_sync``)."""
     with transaction.atomic():
         membership, _ = Membership.objects.update_or_create(
             project=project, user=user, defaults={"role": role}
@@ -31,8 +43,7 @@ def membership_set(*, project: Project, user, role: str, by=None) -> Membership:
             n = Membership.objects.filter(project=project).count()
             membership.pseudonym = f"A{n:02d}"
             membership.save(update_fields=["pseudonym"])
-        group, _ = Group.objects.get_or_create(name=ROLE_GROUPS[Role(role)])
-        user.groups.add(group)
+        _groups_sync(user)
         audit_record(user=by, action="membership.set", obj=membership, project=project,
                      member=user.username, role=role)
     return membership

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
 from annotator.forms_exports import GoldExportForm, ReleaseForm, ReleasePublishForm
@@ -48,6 +48,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
+@require_GET
     export = get_object_or_404(Export.objects.select_related("source_run", "created_by"), pk=export_id, project=project)
     context = {"project": project, "export": export, "finished": export.status in ("succeeded", "failed")}
     if request.htmx:
@@ -59,6 +60,7 @@ def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpRespon
 def export_download(request: HttpRequest, slug: str, export_id: int, name: str) -> FileResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     export = get_object_or_404(Export, pk=export_id, project=project)
+@require_GET
     try:
         path = export_services.export_file_path(export, name)
     except export_services.ExportError as exc:
@@ -72,6 +74,7 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
 def release_mapping_download(request: HttpRequest, slug: str, export_id: int) -> FileResponse:
     """The original → surrogate table: the key to the release, for admins only."""
     project = access.project_for(request.user, slug, Role.ADMIN)
+@require_GET
     export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
     try:
         path = release_services.release_mapping_path(export)

@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import access, selectors
 from annotator.dispatch import enqueue
@@ -23,6 +23,7 @@ from annotator.tasks import corpus_import_job
 
 
 @login_required
+@require_GET
 def project_list(request: HttpRequest) -> HttpResponse:
     projects = access.projects_for(request.user)
     rows = [(p, access.role_in(request.user, p)) for p in projects]
@@ -59,6 +60,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ANNOTATOR)
     role = access.role_in(request.user, project)
@@ -121,6 +123,7 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     job = get_object_or_404(BackgroundJob, pk=job_id, project=project)
@@ -132,6 +135,7 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def dialogue_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = DialogueFilterForm(request.GET or None)
@@ -146,6 +150,7 @@ def dialogue_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_GET
 def dialogue_detail(request: HttpRequest, slug: str, dialogue_id: int) -> HttpResponse:
     """The transcript with its gold spans; admins may overlay a run's predictions and segments."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
 from annotator.forms_runs import RunForm, TrainForm
@@ -47,6 +47,7 @@ def _run_context(project, run) -> dict:
 
 
 @login_required
+@require_GET
 def run_detail(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     run = get_object_or_404(DetectorRun, pk=run_id, project=project)

@@ -1,0 +1,306 @@
+"""Every URL × every role × GET and POST, driven by Django's URL resolver.
+
+The table ``EXPECT`` names, for each URL pattern (by name), who may open it and what the right
+role gets; the test walks ``get_resolver().url_patterns`` recursively and fails for a pattern
+that has no entry, so a new URL cannot escape the matrix. Django admin URLs are one group
+(staff only), checked over each registered model's pages.
+
+Roles: ``anonymous``; ``outsider`` (admin of *another* project); ``annotator``, ``adjudicator``
+and ``admin`` of the project. Expectations: anonymous → 302 to the login page; outsider → 404
+(it must not learn the project exists); a role below the page's → 403; the right role → the
+status in the table (200, 302, or 405 for a method the page does not take). Each request runs
+in a transaction that is rolled back, so one request's writes never change another's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib import admin as django_admin
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from annotator.models import (
+    AdjudicationItem,
+    Assignment,
+    AssignmentPlan,
+    BackgroundJob,
+    Dialogue,
+    Export,
+    Role,
+)
+from tests.annotator.workspace_fixtures import *  # noqa: F403
+from tests.annotator.workspace_fixtures import msg
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "outsider", "annotator", "adjudicator", "admin")
+RANK = {"annotator": 1, "adjudicator": 2, "admin": 3}
+LOGIN = "/accounts/login/"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A project page: ``role`` is the least role that may use it; ``get``/``post`` what it answers."""
+
+    role: str
+    get: int = 200
+    post: int = 405
+    owner: bool = False  # an annotator's own item: every other member gets 404, not 403
+
+    def expected(self, who: str, method: str) -> int:
+        status = self.get if method == "GET" else self.post
+        if who == "anonymous":
+            return 302
+        if status == 405:  # the method is refused before anything is looked up: it tells nothing
+            return 405
+        if who == "outsider":
+            return 404
+        if self.owner and who != "annotator":
+            return 404
+        if RANK[who] < RANK[self.role]:
+            return 403
+        return status
+
+
+@dataclass(frozen=True)
+class Site:
+    """A page outside any project: the status for each role and method, given explicitly."""
+
+    statuses: dict
+
+    def expected(self, who: str, method: str) -> int:
+        return self.statuses[(who, method)]
+
+
+def site(anonymous: tuple[int, int], others: tuple[int, int], **per_role: tuple[int, int]) -> Site:
+    statuses = {}
+    for who in ROLES:
+        get, post = anonymous if who == "anonymous" else per_role.get(who, others)
+        statuses[(who, "GET")], statuses[(who, "POST")] = get, post
+    return Site(statuses)
+
+
+ANNOTATOR, ADJUDICATOR, ADMIN = "annotator", "adjudicator", "admin"
+
+EXPECT: dict[str, Page | Site] = {
+    # outside projects
+    "project-list": site((302, 302), (200, 405)),
+    "project-new": site((302, 302), (403, 403), outsider=(200, 200), admin=(200, 200)),
+    "login": site((200, 200), (302, 302)),
+    "logout": site((405, 302), (405, 302)),
+    # the project
+    "project-dashboard": Page(ANNOTATOR),
+    "project-label-styles": Page(ANNOTATOR),
+    "project-settings": Page(ADMIN, post=200),
+    "project-members": Page(ADMIN, post=200),
+    "corpus-upload": Page(ADMIN, post=200),
+    "job-detail": Page(ADMIN),
+    "dialogue-list": Page(ADJUDICATOR),
+    "dialogue-detail": Page(ADJUDICATOR),
+    # detector runs and the tagger
+    "run-list": Page(ADMIN, post=200),
+    "run-detail": Page(ADMIN),
+    "run-cancel": Page(ADMIN, get=405, post=302),
+    "run-resume": Page(ADMIN, get=405, post=302),
+    "tagger": Page(ADMIN, post=200),
+    # the workspace
+    "workspace-queue": Page(ANNOTATOR, get=302),
+    "workspace-list": Page(ANNOTATOR),
+    "workspace-guidelines": Page(ANNOTATOR),
+    "workspace-item": Page(ANNOTATOR, owner=True),
+    **{name: Page(ANNOTATOR, get=405, post=302, owner=True) for name in (
+        "workspace-span-add", "workspace-span-delete", "workspace-span-relabel",
+        "workspace-suggestion-accept", "workspace-suggestion-reject", "workspace-suggestion-relabel",
+        "workspace-no-pii", "workspace-flag", "workspace-undo", "workspace-submit", "workspace-skip",
+        "workspace-reopen")},
+    "workspace-time": Page(ANNOTATOR, get=405, post=204, owner=True),
+    "workspace-admin": Page(ADMIN, post=200),
+    "workspace-plan": Page(ADMIN),
+    "workspace-reassign": Page(ADMIN, get=405, post=302),
+    # adjudication and reports
+    "adjudication-queue": Page(ADJUDICATOR),
+    "adjudication-merge": Page(ADJUDICATOR, get=405, post=302),
+    "adjudication-next": Page(ADJUDICATOR, get=302),
+    "adjudication-item": Page(ADJUDICATOR),
+    "adjudication-decide": Page(ADJUDICATOR, get=405, post=302),
+    "reports-agreement": Page(ADJUDICATOR, post=200),
+    "reports-agreement-download": Page(ADJUDICATOR),
+    "reports-detectors": Page(ADJUDICATOR),
+    "reports-detectors-download": Page(ADJUDICATOR),
+    "reports-circularity": Page(ADJUDICATOR, post=200),
+    "reports-circularity-download": Page(ADJUDICATOR),
+    # exports and releases
+    "export-list": Page(ADMIN, post=200),
+    "export-detail": Page(ADMIN),
+    "export-download": Page(ADMIN),
+    "release-mapping": Page(ADMIN),
+    "release-publish": Page(ADMIN, get=405, post=302),
+}
+
+
+def walk(patterns, prefix: str = "", namespace: str | None = None):
+    """(route, name, namespace) of every URL pattern, included ones too."""
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            yield from walk(p.url_patterns, prefix + str(p.pattern), p.namespace or namespace)
+        elif isinstance(p, URLPattern):
+            yield prefix + str(p.pattern), p.name, namespace
+
+
+def app_patterns() -> list[tuple[str, str]]:
+    return [(route, name) for route, name, ns in walk(get_resolver().url_patterns) if ns != "admin"]
+
+
+def test_every_url_pattern_is_in_the_matrix():
+    routes = app_patterns()
+    missing = [f"{route} (name={name!r})" for route, name in routes if name not in EXPECT]
+    assert not missing, f"URL patterns with no entry in the role matrix: {missing}"
+    names = [name for _, name in routes]
+    assert len(names) == len(set(names)), "URL names must be unique for the matrix"
+    stale = sorted(set(EXPECT) - set(names))
+    assert not stale, f"matrix entries for URLs that no longer exist: {stale}"
+    admin_routes = [route for route, _, ns in walk(get_resolver().url_patterns) if ns == "admin"]
+    assert admin_routes and all(r.startswith("admin/") for r in admin_routes)
+
+
+# ---- the world every URL is requested in ------------------------------------------------------
+
+
+@pytest.fixture
+def world(ws_project, members, planned, settings, make_user):
+    """Objects for every URL argument: an item of the annotator's, an adjudication item, jobs, a
+    plan, a built release with files, and an outsider who is admin of another project."""
+    from annotator.services.projects import membership_set, project_create
+
+    project = ws_project
+    plan = planned("aware")
+    assignment = Assignment.objects.filter(annotator=members["annotator"], project=project).first()
+    adj_item = AdjudicationItem.objects.create(project=project, message=msg(project, "d2", 1), risk=1)
+    import_job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.IMPORT,
+                                              status=BackgroundJob.Status.SUCCEEDED)
+    BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.AGREEMENT,
+                                 status=BackgroundJob.Status.SUCCEEDED,
+                                 result={"agreement": {"figures": []}, "detectors": []})
+    circ = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.CIRCULARITY,
+                                        status=BackgroundJob.Status.SUCCEEDED,
+                                        params={"run": project.suggestion_runs.first().pk},
+                                        result={"rows": []})
+    export = Export.objects.create(project=project, kind=Export.Kind.RELEASE, version=1,
+                                   status=Export.Status.SUCCEEDED, publishable=True,
+                                   files=[{"name": "release.jsonl", "size": 3, "sha256": ""}])
+    from annotator.services.exports import export_dir, private_dir
+
+    for folder, name in ((export_dir(export), "release.jsonl"), (private_dir(export), "mapping.jsonl")):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("{}\n")
+    other = project_create(name="Other", slug="other")
+    membership_set(project=other, user=members["outsider"], role=Role.ADMIN)
+    kwargs = {
+        "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
+            project=project, external_id="d1").pk,
+        "run_id": project.suggestion_runs.first().pk, "public_id": assignment.public_id,
+        "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
+        "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
+    }
+    special = {"reports-circularity-download": {"job_id": circ.pk}}
+    return {"members": members, "kwargs": kwargs, "special": special}
+
+
+def url_for(world, name: str, route: str) -> str:
+    from django.urls.resolvers import RoutePattern
+
+    params = RoutePattern(route).converters
+    kwargs = {k: world["kwargs"][k] for k in params}
+    kwargs.update({k: v for k, v in world["special"].get(name, {}).items() if k in params})
+    return reverse(name, kwargs=kwargs)
+
+
+def clients(world) -> dict[str, Client]:
+    out = {}
+    for who in ROLES:
+        out[who] = Client()
+        if who != "anonymous":
+            out[who].force_login(world["members"][who])
+    return out
+
+
+def request(client: Client, method: str, url: str):
+    """One request, in a transaction rolled back afterwards (the login outlives it)."""
+    with transaction.atomic():
+        response = client.get(url) if method == "GET" else client.post(url, {})
+        transaction.set_rollback(True)
+    return response
+
+
+def test_role_matrix(world):
+    failures = []
+    by_role = clients(world)
+    for route, name in app_patterns():
+        url = url_for(world, name, route)
+        for who in ROLES:
+            for method in ("GET", "POST"):
+                want = EXPECT[name].expected(who, method)
+                response = request(by_role[who], method, url)
+                got, where = response.status_code, response.get("Location", "")
+                if name == "logout" and method == "POST":
+                    by_role = clients(world)  # logging out ends the client's session
+                elif got == 302 and who == "anonymous" and not where.startswith(LOGIN):
+                    got = f"302 to {where}"  # anonymous users go to the login page, nowhere else
+                if got != want:
+                    failures.append(f"{method} {url} as {who}: {got} {where}, expected {want}")
+    assert not failures, "\n" + "\n".join(failures)
+
+
+# ---- Django admin, as a group: staff only ---------------------------------------------------
+
+
+def admin_urls() -> list[str]:
+    urls = [reverse("admin:index")]
+    for model in django_admin.site._registry:
+        urls.append(reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist"))
+    return urls
+
+
+def test_django_admin_is_for_staff_only(world, django_user_model):
+    staff = django_user_model.objects.create_superuser("root", password="pw-root")
+    by_role = clients(world)
+    failures = []
+    for url in admin_urls():
+        for who in ROLES:  # none of them is staff, not even the project admin
+            for method in ("GET", "POST"):
+                response = request(by_role[who], method, url)
+                if response.status_code != 302 or not response["Location"].startswith("/admin/login/"):
+                    failures.append(f"{method} {url} as {who}: {response.status_code}")
+        root = Client()
+        root.force_login(staff)
+        if request(root, "GET", url).status_code != 200:
+            failures.append(f"GET {url} as staff superuser")
+    assert not failures, "\n" + "\n".join(failures)
+
+
+# ---- found by the matrix: roles that were taken away --------------------------------------
+
+
+def test_a_demoted_admin_cannot_create_projects(client, members, project):
+    """Project creation is for the Admin group; demoting the only admin role must take it away."""
+    from annotator.services.projects import membership_set
+
+    user = members["admin"]
+    client.force_login(user)
+    assert client.get("/projects/new/").status_code == 200
+    membership_set(project=project, user=user, role=Role.ANNOTATOR)
+    assert client.get("/projects/new/").status_code == 403
+    assert set(user.groups.values_list("name", flat=True)) == {"Annotator"}
+
+
+def test_group_follows_the_highest_role_held_anywhere(members, project):
+    from annotator.services.projects import membership_set, project_create
+
+    user = members["adjudicator"]
+    other = project_create(name="Other", slug="other")
+    membership_set(project=other, user=user, role=Role.ADMIN)
+    membership_set(project=project, user=user, role=Role.ANNOTATOR)
+    assert set(user.groups.values_list("name", flat=True)) == {"Admin", "Annotator"}

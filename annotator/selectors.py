@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Count, Q
+from django.http import Http404
 
 from annotator.models import (
     Assignment,
@@ -39,13 +41,22 @@ def recent_jobs(project: Project, limit: int = 5):
     return BackgroundJob.objects.filter(project=project).order_by("-created_at")[:limit]
 
 
+def page_of(qs, page: int, per_page: int = 50) -> tuple[list, int]:
+    """One page of an ordered queryset and the total. A page past the end, however large, is a
+    404 (as Django's ``ListView`` answers), never an offset the database cannot hold (a 500)."""
+    paginator = Paginator(qs, per_page)
+    try:
+        rows = paginator.page(max(1, page)).object_list
+    except InvalidPage:
+        raise Http404("No such page.") from None
+    return list(rows), paginator.count
+
+
 def dialogue_page(project: Project, *, q: str = "", page: int = 1, per_page: int = 50):
     qs = Dialogue.objects.filter(project=project).annotate(n_messages=Count("messages")).order_by("id")
     if q:
         qs = qs.filter(Q(external_id__icontains=q) | Q(messages__text__icontains=q)).distinct()
-    total = qs.count()
-    page = max(1, page)
-    return list(qs[(page - 1) * per_page: page * per_page]), total
+    return page_of(qs, page, per_page)
 
 
 def dialogue_messages(dialogue: Dialogue):

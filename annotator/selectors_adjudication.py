@@ -29,6 +29,7 @@ from annotator.models import (
     Project,
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.selectors import page_of
 from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
 from pipeline.types import Span
@@ -112,6 +113,12 @@ def messages_ready_to_merge(project: Project, message_ids=None):
     )
 
 
+def message_has_open_assignments(message: Message) -> bool:
+    """Someone still labels it (not started, in progress or reopened): it cannot merge yet."""
+    return message.assignments.filter(
+        status__in=[Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS]).exists()
+
+
 @dataclass
 class ItemEvidence:
     """What annotators did on one message, keyed by their project pseudonym."""
@@ -173,9 +180,7 @@ def queue_page(project: Project, *, status: str = "open", page: int = 1, per_pag
     qs = AdjudicationItem.objects.filter(project=project, status=status).select_related(
         "message", "message__dialogue"
     ).order_by("-risk", "-risk_weight", "message__dialogue_id", "message__position")
-    total = qs.count()
-    page = max(1, page)
-    return list(qs[(page - 1) * per_page: page * per_page]), total
+    return page_of(qs, page, per_page)  # a page past the end is a 404
 
 
 def next_open_item(project: Project, *, exclude: int | None = None) -> AdjudicationItem | None:

@@ -14,6 +14,7 @@ from django.db.models import Count, Q
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, Message, Prediction, Project
 from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.selectors import page_of
 
 Status = Assignment.Status
 Origin = Annotation.Origin
@@ -49,15 +50,12 @@ def queue_page(user, project: Project, *, status: str = "", page: int = 1, per_p
     qs = Assignment.objects.filter(annotator=user, project=project).order_by("order")
     if status:
         qs = qs.filter(status=status)
-    total = qs.count()
-    page = max(1, page)
-    rows = list(
+    return page_of(
         qs.select_related("message", "message__dialogue")
         .only("public_id", "status", "order", "uncertain", "no_pii", "active_seconds",
-              "message__position", "message__text", "message__dialogue__external_id")
-        [(page - 1) * per_page: page * per_page]
+              "message__position", "message__text", "message__dialogue__external_id"),
+        page, per_page,
     )
-    return rows, total
 
 
 # ----------------------------------------------------------------------------------- one item

@@ -22,6 +22,7 @@ urlpatterns = [
     path(item + "undo/", v.undo, name="workspace-undo"),
     path(item + "submit/", v.submit, name="workspace-submit"),
     path(item + "skip/", v.skip, name="workspace-skip"),
+    path(item + "reopen/", v.reopen, name="workspace-reopen"),
     path(item + "time/", v.time_report, name="workspace-time"),
     path("assignments/", v.assignments_admin, name="workspace-admin"),
     path("assignments/plans/<int:plan_id>/", v.plan_detail, name="workspace-plan"),

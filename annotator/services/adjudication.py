@@ -155,7 +155,7 @@ def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple
         decisions.append((AdjudicationDecision(
             message=ev.message, outcome=outcome, risk=decision_risk(risk.level),
             details={"rule": rule, "risk": risk.to_dict(), "annotators": [
-                {"annotator": n, "condition": ev.conditions[n]} for n in ev.order]},
+                {"annotator": n, "condition": ev.conditions[n]} for n in ev.order], "evidence": _evidence(ev)},
         ), ev, cands))
     AdjudicationItem.objects.bulk_create([it for it, _ in items])
     AdjudicationDecision.objects.bulk_create([d for d, _, _ in decisions])
@@ -172,6 +172,67 @@ def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple
     GoldSpan.objects.bulk_create(gold)
     AuditEvent.objects.bulk_create(events)
     return len(decisions), len(items)
+
+
+def _evidence(ev: sel.ItemEvidence) -> list:
+    """What a decision was based on, to tell later whether the annotations changed since."""
+    return [[name, [list(s.key()) for s in ev.spans[name]]] for name in ev.order]
+
+
+@transaction.atomic
+def gold_remerge_message(*, message: Message, user=None) -> str:
+    """Merge a message again after an annotator changed an item they had submitted (reopen,
+    edit, submit). Returns what happened, for the caller and the tests.
+
+    Gold from an automatic merge is recomputed from the current annotations (it may now be a
+    disagreement for the queue). Gold an adjudicator decided is never overwritten: the item goes
+    back to the queue, *changed after decision*, and the decision stands until it is revised.
+    An undecided queue item gets its risk again. Imported gold does not come from annotations
+    and stays. Nothing happens while another annotator of the message is still at work (their
+    submit merges) or when the annotations are what the decision was based on.
+    """
+    list(Message.objects.select_for_update().filter(pk=message.pk).values_list("pk"))
+    project = message.project
+    if sel.message_has_open_assignments(message):
+        return "waiting"
+    decision = AdjudicationDecision.objects.filter(message=message).first()
+    item = AdjudicationItem.objects.select_for_update().filter(message=message).first()
+    if decision is None and item is None:
+        return "unmerged"  # the ordinary merge takes it
+    if decision is not None and decision.outcome == Outcome.IMPORTED:
+        return "imported"
+    ev = sel.evidence_for(project, [message])[0]
+    if decision is not None and decision.details.get("evidence") == _evidence(ev) and (
+            item is None or item.status == AdjudicationItem.Status.SETTLED):
+        return "unchanged"
+    if (decision is not None and decision.outcome == Outcome.ADJUDICATED) or (item is not None and (
+            item.decision_id is not None or merge_candidates(ev.spans, project.merge_rule) is None)):
+        return _requeue(project, message, item, decision, ev, user)
+    if item is not None:
+        item.delete()
+    if decision is not None:
+        decision.delete()  # and its gold spans
+    merged, _ = _merge_batch(project, project.merge_rule, [ev], user)
+    _audit(user, project, "gold.remerge", message, outcome="gold" if merged else "queue",
+           replaced=decision.outcome if decision is not None else None).save()
+    return "merged" if merged else "queued"
+
+
+def _requeue(project, message, item, decision, ev, user) -> str:
+    """Put a message (back) in the adjudication queue with the risk of the current annotations;
+    a decided one keeps its decision and gold until the adjudicator revises it."""
+    risk = assess_risk(ev.spans)
+    if item is None:
+        item = AdjudicationItem(project=project, message=message, decision=decision, version=0)
+    was_settled = item.status == AdjudicationItem.Status.SETTLED
+    item.status, item.settled_at = AdjudicationItem.Status.OPEN, None
+    item.risk, item.risk_weight, item.risk_details = risk.level, risk.weight, risk.to_dict()
+    item.version += 1  # an adjudicator looking at the old evidence is told to reload
+    item.save()
+    action = "adjudication.changed_after_decision" if item.decision_id else "adjudication.requeue"
+    _audit(user, project, action, item, message=message.pk, risk=risk.to_dict()["kind"],
+           was_settled=was_settled).save()
+    return "requeued"
 
 
 # ----------------------------------------------------------------------------------- deciding
@@ -237,6 +298,7 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
         "risk": locked.risk_details, "model_favour": favour,
         "dropped": [s.to_dict(with_score=False) for s in dropped],
         "annotators": [{"annotator": n, "condition": ev.conditions[n]} for n in ev.order],
+        "evidence": _evidence(ev),
     }
     if revised:
         decision = locked.decision

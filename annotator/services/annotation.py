@@ -49,7 +49,14 @@ class NotFoundError(WorkspaceError):
     status = 404
 
 
+class ReadOnlyError(WorkspaceError):
+    """A submitted item is read-only until its annotator reopens it (423 Locked)."""
+
+    status = 423
+
+
 CONFLICT_MESSAGE = "This item changed in another tab. Reload to see the latest version; nothing was saved."
+READ_ONLY_MESSAGE = "This item is submitted: press Reopen (o) to change it; nothing was saved."
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -57,10 +64,11 @@ CONFLICT_MESSAGE = "This item changed in another tab. Reload to see the latest v
 # Everything an action may change: re-read under the row lock onto the caller's instance, so the
 # view can render the result without fetching the assignment again.
 _LOCKED_FIELDS = ("annotator_id", "condition", "status", "version", "no_pii", "uncertain", "comment",
-                  "undo_log", "active_seconds", "started_at", "submitted_at", "order")
+                  "undo_log", "active_seconds", "started_at", "submitted_at", "order", "timed_at", "created_at")
 
 
-def _lock(assignment: Assignment, version: int | None) -> Assignment:
+def _lock(assignment: Assignment, version: int | None, *, edit: bool = True) -> Assignment:
+    """Lock and re-read the row; refuse a stale version and, for an edit, a submitted item."""
     row = (
         Assignment.objects.select_for_update().filter(pk=assignment.pk).values(*_LOCKED_FIELDS).first()
     )
@@ -70,6 +78,8 @@ def _lock(assignment: Assignment, version: int | None) -> Assignment:
         setattr(assignment, field, value)
     if version is not None and assignment.version != int(version):
         raise ConflictError(CONFLICT_MESSAGE)
+    if edit and assignment.status == Assignment.Status.DONE:
+        raise ReadOnlyError(READ_ONLY_MESSAGE)
     return assignment
 
 
@@ -85,7 +95,8 @@ def _save(a: Assignment, *, undo: dict | None = None, active: float = 0.0, field
 
 
 def _add_time(a: Assignment, active: float, update: set[str]) -> None:
-    seconds = _clamp(active)
+    seconds = _credit(a, active)
+    update.add("timed_at")
     if seconds:
         a.active_seconds = (a.active_seconds or 0) + seconds
         update.add("active_seconds")
@@ -95,6 +106,18 @@ def _add_time(a: Assignment, active: float, update: set[str]) -> None:
     if a.status == Assignment.Status.PENDING:
         a.status = Assignment.Status.IN_PROGRESS
         update.add("status")
+
+
+def _credit(a: Assignment, active) -> float:
+    """The seconds to credit for one report, and the clock moved on (the row must be locked).
+
+    The client's figure is capped per request and by the wall-clock time since the item was
+    opened or time was last credited, so a client that posts ``active=300`` twenty times a second
+    is credited no more time than passed."""
+    now = timezone.now()
+    since = a.timed_at or a.created_at or now
+    a.timed_at = now
+    return min(_clamp(active), max((now - since).total_seconds(), 0.0))
 
 
 def _clamp(active) -> float:
@@ -378,13 +401,19 @@ def undo(*, assignment: Assignment, user, version: int | None, active: float = 0
 
 @transaction.atomic
 def submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
-    """Finish the item. A repeated submit of a finished item (double Enter, a second tab) is a no-op."""
+    """Finish the item. A repeated submit of a finished item (double Enter, a second tab) is a no-op.
+
+    Submitting a reopened item merges its message again (``gold_remerge_message``): gold that
+    annotators agreed on is recomputed, and gold an adjudicator decided goes back to their queue.
+    """
     try:
-        a = _lock(assignment, version)
+        a = _lock(assignment, version, edit=False)
     except ConflictError:
         if assignment.status == Assignment.Status.DONE:  # _lock has read the current row
             return assignment
         raise
+    if a.status == Assignment.Status.DONE:
+        return a
     annotations = _annotations(a)
     if a.condition == Assignment.Condition.AWARE:
         left = len(pending_suggestions(a, annotations))
@@ -394,18 +423,40 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
             )
     if not a.no_pii and not _spans(annotations):
         raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
-    first = a.status != Assignment.Status.DONE
+    resubmit = a.submitted_at is not None  # submitted before, then reopened
     a.status = Assignment.Status.DONE
     a.submitted_at = timezone.now()
     _save(a, active=active, fields=("status", "submitted_at"))
     _audit(user, "assignment.submit", a, spans=len(_spans(annotations)), no_pii=a.no_pii,
-           uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=not first)
-    if first:  # the last of the k annotators to finish turns the item into gold or a queue item
-        from annotator.dispatch import enqueue
-        from annotator.tasks_agreement import gold_merge_job
+           uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=resubmit)
+    if resubmit:  # its message may be gold or decided already: merge it again, now, with the change
+        from annotator.services.adjudication import gold_remerge_message
 
-        enqueue(gold_merge_job, a.project_id, [a.message_id])
+        gold_remerge_message(message=a.message, user=user)
+    # The last of the k annotators to finish turns the item into gold or a queue item.
+    from annotator.dispatch import enqueue
+    from annotator.tasks_agreement import gold_merge_job
+
+    enqueue(gold_merge_job, a.project_id, [a.message_id])
     return a
+
+
+@transaction.atomic
+def reopen(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+    """Make a submitted item editable again (audited). Its gold stays as it is until the item is
+    submitted again, which merges it again."""
+    a = _lock(assignment, version, edit=False)
+    if a.status != Assignment.Status.DONE:
+        raise WorkspaceError("Only a submitted item can be reopened.")
+    a.status = Assignment.Status.IN_PROGRESS
+    _save(a, active=active, fields=("status",))
+    _audit(user, "assignment.reopen", a, submitted_at=a.submitted_at.isoformat() if a.submitted_at else None)
+    return a
+
+
+def item_open(*, assignment: Assignment) -> None:
+    """The annotator opened the item's page: active time reported later is capped from now."""
+    Assignment.objects.filter(pk=assignment.pk).update(timed_at=timezone.now())
 
 
 @transaction.atomic
@@ -413,22 +464,29 @@ def skip(*, assignment: Assignment, user, version: int | None, active: float = 0
     a = _lock(assignment, version)
     if a.status == Assignment.Status.DONE:
         raise WorkspaceError("This item is already submitted.")
-    _add_time(a, 0, set())
+    if a.started_at is None:
+        a.started_at = timezone.now()
     a.status = Assignment.Status.SKIPPED
     _save(a, active=active, fields=("status", "started_at"))
     _audit(user, "assignment.skip", a)
     return a
 
 
-def time_add(*, assignment: Assignment, active: float) -> None:
-    """Count active seconds without touching the version (a heartbeat must never cause a conflict)."""
-    seconds = _clamp(active)
-    if seconds:
-        Assignment.objects.filter(pk=assignment.pk).update(active_seconds=F("active_seconds") + seconds)
+@transaction.atomic
+def time_add(*, assignment: Assignment, active: float) -> float:
+    """Count active seconds without touching the version (a heartbeat must never cause a conflict);
+    returns the seconds credited (capped by the wall clock, see ``_credit``)."""
+    a = Assignment.objects.select_for_update().filter(pk=assignment.pk).only("pk", "timed_at", "created_at").first()
+    if a is None:
+        return 0.0
+    seconds = _credit(a, active)
+    Assignment.objects.filter(pk=a.pk).update(active_seconds=F("active_seconds") + seconds, timed_at=a.timed_at)
+    return seconds
 
 
 __all__ = [
-    "ConflictError", "NotFoundError", "OverlapError", "WorkspaceError", "flag_set", "no_pii_set",
-    "skip", "span_add", "span_delete", "span_relabel", "submit", "suggestion_accept",
+    "ConflictError", "NotFoundError", "OverlapError", "ReadOnlyError", "WorkspaceError", "flag_set",
+    "item_open", "no_pii_set", "reopen", "skip", "span_add", "span_delete", "span_relabel", "submit",
+    "suggestion_accept",
     "suggestion_reject", "suggestion_relabel", "time_add", "undo",
 ]

@@ -46,6 +46,7 @@ from annotator.models import (
     Project,
 )
 from annotator.selectors_adjudication import pseudonyms
+from annotator.selectors_exports import gold_state
 from annotator.services.audit import audit_record
 from pipeline.exports import conll_block, dataset_card, hf_row, sha256_file, split_of
 from pipeline.tagger.labels import LabelMap
@@ -116,6 +117,8 @@ def export_build(*, export_id: int) -> str:
     if export.status == Export.Status.SUCCEEDED:
         return "already built"
     Export.objects.filter(pk=export.pk).update(status=Export.Status.RUNNING, error="")
+    # What gold looks like before it is read: a change from here on makes the export stale.
+    state = gold_state(export.project) if export.uses_gold else {}
     try:
         if export.kind == Export.Kind.GOLD:
             fields = gold_export_write(export, progress=lambda d, t: export_progress(export, d, t))
@@ -128,7 +131,7 @@ def export_build(*, export_id: int) -> str:
         _fail(export, f"{type(exc).__name__}: {exc}")
         raise
     Export.objects.filter(pk=export.pk).update(
-        status=Export.Status.SUCCEEDED, finished_at=timezone.now(), **fields
+        status=Export.Status.SUCCEEDED, finished_at=timezone.now(), gold_state=state, **fields
     )
     audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
                  project=export.project, version=export.version, publishable=fields.get("publishable"))

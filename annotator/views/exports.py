@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator import access
 from annotator.forms_exports import GoldExportForm, ReleaseForm, ReleasePublishForm
 from annotator.models import Export, Role
+from annotator.selectors_exports import export_is_stale, stale_export_ids
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
 from annotator.services.audit import audit_record
@@ -39,28 +40,30 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("export-detail", slug=slug, export_id=export.pk)
     except export_services.ExportError as exc:
         (gold_form if action == "gold" else release_form).add_error(None, str(exc))
-    exports = Export.objects.filter(project=project).select_related("created_by", "source_run")
+    exports = list(Export.objects.filter(project=project).select_related("project", "created_by", "source_run"))
     return render(request, "exports/list.html", {
         "project": project, "gold_form": gold_form, "release_form": release_form, "exports": exports,
+        "stale": stale_export_ids(exports),
     })
 
 
 @login_required
+@require_GET
 def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
-@require_GET
     export = get_object_or_404(Export.objects.select_related("source_run", "created_by"), pk=export_id, project=project)
-    context = {"project": project, "export": export, "finished": export.status in ("succeeded", "failed")}
+    context = {"project": project, "export": export, "finished": export.status in ("succeeded", "failed"),
+               "stale": export_is_stale(export)}
     if request.htmx:
         return render(request, "exports/_progress.html", context)
     return render(request, "exports/detail.html", context)
 
 
 @login_required
+@require_GET
 def export_download(request: HttpRequest, slug: str, export_id: int, name: str) -> FileResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     export = get_object_or_404(Export, pk=export_id, project=project)
-@require_GET
     try:
         path = export_services.export_file_path(export, name)
     except export_services.ExportError as exc:

@@ -108,6 +108,7 @@ def item(request: HttpRequest, slug: str, public_id) -> HttpResponse:
     a = _item_for(request, slug, public_id)
     if request.htmx:
         return render(request, "workspace/_item.html", sel.item_context(a))
+    svc.item_open(assignment=a)  # the page's active-time clock starts now
     return render(request, "workspace/item.html", sel.item_context(a, page=True))
 
 
@@ -211,6 +212,13 @@ def undo(request, slug, public_id):
 def submit(request, slug, public_id):
     return _action(request, slug, public_id, ActionForm,
                    lambda a, d: svc.submit(**_common(request, a, d)), then_next=True)
+
+
+@login_required
+@require_POST
+def reopen(request, slug, public_id):
+    """Make a submitted item editable again (its next submit merges it again)."""
+    return _action(request, slug, public_id, ActionForm, lambda a, d: svc.reopen(**_common(request, a, d)))
 
 
 @login_required

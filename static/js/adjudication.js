@@ -3,26 +3,25 @@
 // saves confirming that marked text left out is not PII, Esc clears.
 // Without JavaScript the same form works with checkboxes and the "add by offsets" fields.
 (function () {
-  var WORD = /[\p{L}\p{N}_'’@.\-]/u;
+  var WORD = /[\p{L}\p{M}\p{N}_'’@.\-]/u;
 
-  function codePoints(str, unitIndex) { return Array.from(str.slice(0, unitIndex)).length; }
-
+  // Offsets come from the runs the server rendered with their code-point offsets
+  // (static/js/offsets.js), never from textContent, which lost the message's CRs and counts UTF-16
+  // units; snapping walks the stored text one code point at a time.
   function selection(target) {
     var sel = window.getSelection();
     if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
     var r = sel.getRangeAt(0);
     if (!target.contains(r.startContainer) || !target.contains(r.endContainer)) return null;
-    var text = target.textContent;
-    var pre = document.createRange();
-    pre.selectNodeContents(target);
-    pre.setEnd(r.startContainer, r.startOffset);
-    var s = pre.toString().length, e = s + r.toString().length;
+    var off = window.blindspotOffsets.selection(target);
+    if (!off) return null;
+    var text = window.blindspotOffsets.chars(target), s = off.start, e = off.end;
     while (s > 0 && WORD.test(text[s - 1]) && WORD.test(text[s])) s--;
     while (e < text.length && WORD.test(text[e - 1]) && WORD.test(text[e])) e++;
     while (s < e && /\s/.test(text[s])) s++;
     while (e > s && /\s/.test(text[e - 1])) e--;
     if (s >= e) return null;
-    return { start: codePoints(text, s), end: codePoints(text, e), text: text.slice(s, e) };
+    return { start: s, end: e, text: text.slice(s, e).join("") };
   }
 
   function addCandidate(list, span, label) {

@@ -8,7 +8,7 @@
 
   var IDLE_MS = 60000;        // no input for a minute: the annotator is away, stop counting
   var HEARTBEAT_MS = 30000;   // report active time even when nothing else is sent
-  var WORD = /[\p{L}\p{N}_]+(?:['’.,:/][\p{L}\p{N}_]+)*/gu;
+  var WORD = /[\p{L}\p{M}\p{N}_]+(?:['’.,:/][\p{L}\p{M}\p{N}_]+)*/gu;
 
   var st = {
     chain: Promise.resolve(), busy: 0, blocked: false, leaving: false,
@@ -79,9 +79,17 @@
   // Actions run one after another, each with the version the page holds when it is sent, so a
   // quick sequence of keys never conflicts with itself; a real conflict (another tab) stops the
   // queue and says so.
+  // A submitted item is read-only until it is reopened (the server refuses edits too, 423).
+  function readOnly() { return item() && item().dataset.status === "done"; }
+  var READ_ONLY = "This item is submitted. Press o (Reopen) to change it.";
   function act(path, values, onFail) {
     if (st.blocked) {
       toast("This item changed in another tab. Reload the page to see the latest version.");
+      return Promise.resolve(false);
+    }
+    if (readOnly() && path.indexOf("/reopen/") < 0) {
+      toast(READ_ONLY, false);
+      if (onFail) onFail();
       return Promise.resolve(false);
     }
     st.busy++;
@@ -181,63 +189,11 @@
   }
 
   // ------------------------------------------------------------------ selection ↔ offsets
-  // Offsets are counted over the message's own text: the label tags inside highlights are not
-  // part of it. The server counts code points, JavaScript UTF-16 units: convert at the edge.
-  function textNodes(root) {
-    return document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-      acceptNode: function (n) { return n.parentElement.closest(".tag") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT; }
-    });
-  }
-  function fullText(root) {
-    var w = textNodes(root), t, s = "";
-    while ((t = w.nextNode())) s += t.data;
-    return s;
-  }
-  function unitsBefore(root, node, offset) {
-    var pre = document.createRange();
-    pre.selectNodeContents(root);
-    pre.setEnd(node, offset);
-    var w = textNodes(root), t, n = 0;
-    while ((t = w.nextNode())) {
-      if (t === node) return n + offset;
-      if (!pre.intersectsNode(t)) break;
-      n += t.data.length;
-    }
-    return n;
-  }
-  function toCodePoints(text, units) { return Array.from(text.slice(0, units)).length; }
-  function toUnits(text, cps) { return Array.from(text).slice(0, cps).join("").length; }
-
-  function selectionOffsets() {
-    var root = target(), sel = window.getSelection();
-    if (!root || !sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
-    var r = sel.getRangeAt(0);
-    if (!r.intersectsNode(root)) return null;
-    var text = fullText(root);
-    var s = root.contains(r.startContainer) ? unitsBefore(root, r.startContainer, r.startOffset) : 0;
-    var e = root.contains(r.endContainer) ? unitsBefore(root, r.endContainer, r.endOffset) : text.length;
-    if (e <= s) return null;
-    return { start: toCodePoints(text, s), end: toCodePoints(text, e), text: text };
-  }
-  function pointAt(root, units) {
-    var w = textNodes(root), t, n = 0, last = null;
-    while ((t = w.nextNode())) {
-      if (units <= n + t.data.length) return { node: t, offset: units - n };
-      n += t.data.length;
-      last = t;
-    }
-    return last ? { node: last, offset: last.data.length } : { node: root, offset: 0 };
-  }
-  function selectUnits(s, e) {
-    var root = target();
-    if (!root) return;
-    var a = pointAt(root, s), b = pointAt(root, e), r = document.createRange();
-    r.setStart(a.node, a.offset);
-    r.setEnd(b.node, b.offset);
-    var sel = window.getSelection();
-    sel.removeAllRanges();
-    sel.addRange(r);
-  }
+  // Offsets are the server's code points, read from the runs it rendered (static/js/offsets.js):
+  // the DOM text lost the message's CRs and counts UTF-16 units, so it is never counted here.
+  function offsets() { return window.blindspotOffsets; }
+  function selectionOffsets() { return offsets().selection(target()); }
+  function selectOffsets(s, e) { if (target()) offsets().select(target(), s, e); }
   function clearSelection() {
     var sel = window.getSelection();
     if (sel && !sel.isCollapsed && target() && sel.rangeCount && sel.getRangeAt(0).intersectsNode(target())) sel.removeAllRanges();
@@ -246,9 +202,11 @@
 
   // Keyboard selection: → / ← select the next / previous word; Shift extends.
   function words() {
-    var text = fullText(target()), out = [], m;
+    var chars = offsets().chars(target()), text = chars.join(""), cp = [], out = [], m, i;
+    for (i = 0; i < chars.length; i++) { cp.push(i); if (chars[i].length > 1) cp.push(i); }  // UTF-16 unit → code point
+    cp.push(chars.length);
     WORD.lastIndex = 0;
-    while ((m = WORD.exec(text))) out.push({ s: m.index, e: m.index + m[0].length });
+    while ((m = WORD.exec(text))) out.push({ s: cp[m.index], e: cp[m.index + m[0].length] });
     return out;
   }
   function moveWord(dir, extend) {
@@ -258,17 +216,16 @@
     else if (extend) { st.kb.b = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); }
     else { var i = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); st.kb = { a: i, b: i }; }
     var lo = Math.min(st.kb.a, st.kb.b), hi = Math.max(st.kb.a, st.kb.b);
-    selectUnits(ws_[lo].s, ws_[hi].e);
+    selectOffsets(ws_[lo].s, ws_[hi].e);
   }
 
   // ------------------------------------------------------------------ actions
   function addSpan(label, exact) {
     var off = selectionOffsets();
     if (!off) { toast("Select some text of the highlighted message first.", false); return; }
-    var keep = { s: toUnits(off.text, off.start), e: toUnits(off.text, off.end) };
     act(url("SpanAdd"), { start: off.start, end: off.end, label: label, exact: exact || st.exact ? "on" : "" }, function () {
       // The request failed: the fragment was not swapped, so put the selection back.
-      selectUnits(keep.s, keep.e);
+      selectOffsets(off.start, off.end);
     });
   }
   function focusables() { return Array.prototype.slice.call(document.querySelectorAll("#item [data-focus]")); }
@@ -350,11 +307,12 @@
         if (!(st.focus && st.focus.charAt(0) === "a" && command("delete", st.focus))) toast("Focus one of your spans first (j / k).", false);
         break;
       case "n": command("no-pii"); break;
-      case "m": var cb = document.getElementById("ws-uncertain"); if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); } break;
+      case "m": var cb = document.getElementById("ws-uncertain"); if (readOnly()) toast(READ_ONLY, false); else if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); } break;
       case "c": var ta = document.getElementById("ws-comment"); if (ta) ta.focus(); break;
       case "u": command("undo"); break;
       case "z": if (e.ctrlKey || e.metaKey) command("undo"); else handled = false; break;
-      case "Enter": command("submit"); break;
+      case "Enter": if (!command("submit") && readOnly()) { var nx = document.querySelector("#item a[data-next]"); if (nx) nx.click(); } break;
+      case "o": if (!command("reopen")) toast("Only a submitted item can be reopened.", false); break;
       case "s": command("skip"); break;
       case "x": st.exact = !st.exact; setMode(); break;
       case "g": openDialog("ws-guidelines"); break;

@@ -25,7 +25,7 @@ def select_in_target(page, start: int, end: int) -> None:
     """Select characters start..end of the target message, as a mouse drag would."""
     page.evaluate(
         """([s, e]) => {
-            const node = document.getElementById('adj-target').firstChild;
+            const node = document.querySelector('#adj-target .run').firstChild;  // the text's one run
             const r = document.createRange(); r.setStart(node, s); r.setEnd(node, e);
             const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r);
         }""",

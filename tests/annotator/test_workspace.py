@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, AuditEvent
 from annotator.services import annotation as svc
@@ -344,10 +347,16 @@ def test_every_decision_is_audited_with_its_condition(members, aware_item):
 # ----------------------------------------------------------------------------------- time
 
 def test_active_time_is_counted_capped_and_never_conflicts(client, members, blind_item):
+    def wall(seconds):  # the page was opened, or time last reported, this long ago
+        Assignment.objects.filter(pk=blind_item.pk).update(timed_at=timezone.now() - timedelta(seconds=seconds))
+
     client.force_login(members["annotator"])
     url = reverse("workspace-time", kwargs={"slug": "test", "public_id": blind_item.public_id})
+    wall(20)
     assert client.post(url, {"active": "12.5"}).status_code == 204
+    wall(3600)
     assert client.post(url, {"active": "100000"}).status_code == 204  # capped
+    wall(5)
     post_action(client, blind_item, "span-add", start=3, end=8, label="NAME", active="2.5")
     blind_item.refresh_from_db()
     assert blind_item.active_seconds == pytest.approx(12.5 + svc.MAX_ACTIVE_REPORT + 2.5)
@@ -401,7 +410,8 @@ def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, r
             svc.suggestion_accept(assignment=a, user=who, version=None, prediction_id=p.pk)
         if not a.annotations.exists():
             svc.no_pii_set(assignment=a, user=who, version=None, value=True)
-        svc.time_add(assignment=a, active=30)
+        Assignment.objects.filter(pk=a.pk).update(timed_at=timezone.now() - timedelta(minutes=1))
+        svc.time_add(assignment=a, active=30)  # a minute after the item was opened
         svc.submit(assignment=a, user=who, version=None)
     stats = {s["username"]: s for s in __import__("annotator.selectors_workspace", fromlist=["x"]).annotator_stats(ws_project)}
     assert stats["annotator"]["done"] == 2 and stats["annotator"]["median_seconds"] == 30

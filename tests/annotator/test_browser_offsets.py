@@ -1,0 +1,151 @@
+"""Selections map to the right code-point offsets in Chromium (issue 11).
+
+The browser's DOM is not the stored text: the HTML parser turns CRLF into LF, and JavaScript
+counts UTF-16 units where the server counts code points. Messages with CRLF and lone CR (stored
+before imports normalised them), tabs, emoji, combining marks and right-to-left script are labelled
+in the workspace and in adjudication; every stored span must be exactly the text selected.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.models import AdjudicationItem, Annotation, Assignment, Dialogue, GoldSpan, Message
+from annotator.services.adjudication import gold_merge_ready
+from tests.annotator.adjudication_fixtures import label
+from tests.annotator.test_browser import browser_page  # noqa: F401  (the fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# (text as stored, words to select in it). The CRs are written as they were before imports
+# normalised them: old rows keep them.
+TEXTS = [
+    ("Hello\r\nmy name is Fred Smith\r\nand I live in Paris", ["Paris", "Fred", "Smith\nand"]),
+    ("one\rtwo\r\rFred\rSmith", ["Smith", "two"]),
+    ("Name:\tJose\u0301 Garci\u0301a\tage\t12", ["Garci\u0301a", "Jose\u0301"]),
+    ("\U0001F600\U0001F600 hi \U0001F469\u200d\U0001F469\u200d\U0001F467 Maria \U0001F389 Lopez", ["Lopez", "Maria"]),
+    ("\u0627\u0633\u0645\u064a \u0641\u0627\u0637\u0645\u0629 and \u05d3\u05d5\u05d3 \u05db\u05d4\u05df ok",
+     ["\u05db\u05d4\u05df", "\u0641\u0627\u0637\u0645\u0629"]),
+]
+
+
+THIRD_WORD = {2: "Garci\u0301a", 3: "Lopez"}  # what → → → selects, word by word
+DRAGGED = {"Paris", "Lopez"}  # selected with a real mouse drag in the workspace; the rest by a DOM range
+
+
+def stored(text: str) -> str:
+    """What the browser shows of a stored text: its line breaks as LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@pytest.fixture
+def messages(project):
+    d = Dialogue.objects.create(project=project, external_id="o1")
+    return [Message.objects.create(dialogue=d, project=project, position=i, speaker="Student", text=t)
+            for i, (t, _) in enumerate(TEXTS)]
+
+
+def login(page, server, user: str, next_url: str) -> None:
+    page.goto(f"{server.url}/accounts/login/?next={next_url}")
+    page.fill("input[name=username]", user)
+    page.fill("input[name=password]", f"pw-{user}")
+    page.click("form button.primary")
+
+
+def select_word(page, root: str, word: str) -> None:
+    """Select ``word`` in the element ``root`` with a DOM range (as a mouse drag would), found in the
+    rendered text, never through the app's own offsets; the words may span several text nodes."""
+    found = page.evaluate(
+        """([root, word]) => {
+            const el = document.querySelector(root);
+            const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+            const nodes = []; let t, all = '';
+            while ((t = walker.nextNode())) {
+              if (t.parentElement.closest('.tag')) continue;
+              nodes.push([t, all.length]); all += t.data;
+            }
+            const at = all.indexOf(word);
+            if (at < 0) return all;
+            const point = (i, end) => {
+              for (const [n, s] of nodes) if (end ? i <= s + n.data.length : i < s + n.data.length) return [n, i - s];
+            };
+            const [a, ao] = point(at, false), [b, bo] = point(at + word.length, true);
+            const r = document.createRange(); r.setStart(a, ao); r.setEnd(b, bo);
+            const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r);
+            return null;
+        }""",
+        [root, word],
+    )
+    assert found is None, f"{word!r} is not in {found!r}"
+    assert page.evaluate("window.getSelection().toString()") == word
+
+
+def drag_over(page, root: str, word: str) -> None:
+    """Select ``word`` (one text node, left to right) with a real mouse drag."""
+    box = page.evaluate(
+        """([root, word]) => {
+            const walker = document.createTreeWalker(document.querySelector(root), NodeFilter.SHOW_TEXT);
+            let t;
+            while ((t = walker.nextNode())) {
+              const at = t.data.indexOf(word);
+              if (at < 0) continue;
+              const r1 = document.createRange(); r1.setStart(t, at); r1.setEnd(t, at + 1);
+              const r2 = document.createRange(); r2.setStart(t, at + word.length - 1); r2.setEnd(t, at + word.length);
+              const p = r1.getBoundingClientRect(), q = r2.getBoundingClientRect();
+              return {x1: p.left + 1, y1: p.top + p.height / 2, x2: q.right - 1, y2: q.top + q.height / 2};
+            }
+        }""",
+        [root, word],
+    )
+    page.mouse.move(box["x1"], box["y1"])
+    page.mouse.down()
+    page.mouse.move(box["x2"], box["y2"], steps=6)
+    page.mouse.up()
+    assert page.evaluate("window.getSelection().toString()") == word
+
+
+def test_workspace_spans_are_the_selected_text(live_server, browser_page, members, messages):  # noqa: F811
+    page = browser_page
+    me = members["annotator"]
+    items = [Assignment.objects.create(project=m.project, annotator=me, message=m, condition="blind")
+             for m in messages]
+    login(page, live_server, "annotator", f"/p/test/item/{items[0].public_id}/")
+    for item, (text, words) in zip(items, TEXTS, strict=True):
+        page.goto(f"{live_server.url}/p/test/item/{item.public_id}/")
+        page.wait_for_selector("#target-text")
+        for n, word in enumerate(words, start=1):
+            (drag_over if word in DRAGGED else select_word)(page, "#target-text", word)
+            page.keyboard.press("Shift+N")  # exact characters: no snapping to words
+            expect(page.locator("#ws-spans [data-focus]")).to_have_count(n)
+        spans = Annotation.objects.filter(assignment=item).order_by("pk")
+        assert [stored(text[a.start:a.end]) for a in spans] == words
+        if item.message.position in THIRD_WORD:
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+            assert page.evaluate("window.getSelection().toString()") == THIRD_WORD[item.message.position]
+
+
+def test_adjudication_spans_are_the_selected_text(live_server, browser_page, members, messages):  # noqa: F811
+    for m, (text, words) in zip(messages, TEXTS, strict=True):
+        start = text.index(words[0])  # one annotator marked the first word, the other nothing
+        label(members["annotator"], m, [(start, start + len(words[0]), "NAME")])
+        label(members["annotator2"], m, [])
+    gold_merge_ready(project=messages[0].project)
+    page = browser_page
+    login(page, live_server, "adjudicator", "/p/test/adjudication/")
+    for m, (text, words) in zip(messages, TEXTS, strict=True):
+        item = AdjudicationItem.objects.get(message=m)
+        page.goto(f"{live_server.url}/p/test/adjudication/{item.pk}/")
+        page.wait_for_selector("#adj-target")
+        added = [w for w in words[1:] if "\n" not in w]  # the adjudicator adds whole words
+        for n, word in enumerate(added, start=1):
+            select_word(page, "#adj-target", word)
+            page.keyboard.press("o")
+            expect(page.locator("#adj-candidates li.added")).to_have_count(n)
+        values = page.eval_on_selector_all("#adj-candidates li.added input", "els => els.map(e => e.value)")
+        assert [stored(text[int(v.split(':')[0]):int(v.split(':')[1])]) for v in values] == added
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_url(lambda url, here=f"/adjudication/{item.pk}/": here not in url)
+        gold = GoldSpan.objects.filter(message=m, label="OTHER_IDENTIFIER").order_by("start")
+        assert sorted(stored(text[g.start:g.end]) for g in gold) == sorted(added)

@@ -1,0 +1,30 @@
+"""Issue 11: a page number past the end of a list is a 404, however large (it was a 500)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+HUGE = "99999999999999999999"
+
+
+@pytest.mark.parametrize("name, who", [
+    ("workspace-list", "annotator"), ("dialogue-list", "adjudicator"), ("adjudication-queue", "adjudicator"),
+])
+def test_a_page_past_the_end_is_404(client, members, corpus, name, who):
+    client.force_login(members[who])
+    url = reverse(name, kwargs={"slug": "test"})
+    assert client.get(url).status_code == 200
+    assert client.get(url, {"page": "1"}).status_code == 200  # the first page, even when empty
+    for page in (HUGE, "2", "-" + HUGE):
+        response = client.get(url, {"page": page})
+        assert response.status_code == (404 if not page.startswith("-") else 200), page
+    assert client.get(url, {"page": HUGE}, HTTP_HX_REQUEST="true").status_code == 404
+
+
+def test_a_page_inside_the_list_still_works(client, members, corpus):
+    client.force_login(members["adjudicator"])
+    response = client.get(reverse("dialogue-list", kwargs={"slug": "test"}), {"page": "1"})
+    assert response.status_code == 200 and "d1" in response.content.decode()

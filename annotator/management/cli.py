@@ -4,8 +4,10 @@ terminal progress line for background work (detector runs, release builds)."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import CommandError
@@ -40,28 +42,43 @@ def runs_in_this_process() -> bool:
     return bool(app.conf.task_always_eager)
 
 
-def follow(stdout, poll: Callable[[], tuple[int, int, bool]], *, unit: str, interval: float = 0.5) -> None:
-    """Print progress until ``poll()`` says finished: ``(done, total, finished)``.
+class Progress:
+    """One progress line: rewritten in place on a terminal, else printed per 10 % step."""
 
-    On a terminal one line is rewritten in place; otherwise a line is printed per 10 % step.
-    """
-    tty = stdout.isatty()
-    shown = -1
+    def __init__(self, stdout, unit: str):
+        self.stdout, self.unit, self.tty, self.shown = stdout, unit, stdout.isatty(), -1
+
+    def update(self, done: int, total: int, *, finished: bool = False) -> None:
+        percent = int(100 * done / total) if total else (100 if finished else 0)
+        line = f"  {percent:3d}%  {done:,}/{total:,} {self.unit}"
+        if self.tty:
+            self.stdout.write("\r" + line, ending="\n" if finished else "")
+            self.stdout.flush()
+        elif percent // 10 != self.shown // 10 or (finished and percent != self.shown):
+            self.stdout.write(line)
+        self.shown = percent
+
+
+def follow(stdout, poll: Callable[[], tuple[int, int, bool]], *, unit: str, interval: float = 0.5) -> None:
+    """Print progress until ``poll()`` says finished: ``(done, total, finished)``."""
+    bar = Progress(stdout, unit)
     while True:
         done, total, finished = poll()
-        if not total and not finished:  # queued, not started yet
-            time.sleep(interval)
-            continue
-        percent = int(100 * done / total) if total else (100 if finished else 0)
-        line = f"  {percent:3d}%  {done:,}/{total:,} {unit}"
-        if tty:
-            stdout.write("\r" + line, ending="")
-            stdout.flush()
-        elif percent // 10 != shown // 10 or finished and percent != shown:
-            stdout.write(line)
-        shown = percent
+        if total or finished:  # nothing to show while it is still queued
+            bar.update(done, total, finished=finished)
         if finished:
-            if tty:
-                stdout.write("")
             return
         time.sleep(interval)
+
+
+@contextmanager
+def quiet_task_logs():
+    """Celery logs a failing in-process task with its traceback; the command reports the error
+    recorded on the run or export in one line instead."""
+    logger = logging.getLogger("celery.app.trace")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

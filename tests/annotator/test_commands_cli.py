@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
+from annotator.management.commands import run_detector
 from annotator.models import DetectorRun, Export, Membership, Prediction, Project
 from annotator.models.corpus import default_taxonomy
 
@@ -114,9 +115,9 @@ def test_add_member_errors(project, make_user):
 # --- run_detector --------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-def test_run_detector_queues_a_run_and_follows_it(corpus):
-    out = run("run_detector", project="test", detector="rules", wait=True)
+@pytest.mark.django_db
+def test_without_a_broker_run_detector_runs_the_chunks_here(corpus):
+    out = run("run_detector", project="test", detector="rules")
     run_ = DetectorRun.objects.get(project=corpus, detector="rules")
     assert run_.status == "succeeded" and run_.done_messages == run_.total_messages == 6
     assert run_.done_chunks == run_.total_chunks >= 1
@@ -126,13 +127,30 @@ def test_run_detector_queues_a_run_and_follows_it(corpus):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_without_a_broker_run_detector_waits_even_unasked(corpus):
+def test_with_a_broker_run_detector_queues_and_wait_follows(corpus, monkeypatch):
+    """The queued path of the Runs page: run_enqueue at commit (the test's queue runs it in
+    process at once), then --wait polls the run's progress."""
+    monkeypatch.setattr(run_detector, "runs_in_this_process", lambda: False)
+    out = run("run_detector", project="test", detector="rules", wait=True)
+    run_ = DetectorRun.objects.get(project=corpus, detector="rules")
+    assert run_.status == "succeeded" and "queued: 6 messages in 1 chunk(s)" in out
+    assert "100%  6/6 messages" in out and "succeeded: EMAIL 1" in out
     out = run("run_detector", project="test", detector="rules")
-    assert "no broker: running here" in out and "succeeded" in out
-    assert DetectorRun.objects.get(project=corpus, detector="rules").status == "succeeded"
+    assert "wait for it with --wait" in out
 
 
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db
+def test_a_failing_detector_ends_in_one_line_with_the_runs_error(corpus):
+    import tests.slow_detector  # noqa: F401  (registers slow_test)
+
+    with pytest.raises(CommandError, match="failed: chunk 0: RuntimeError: boom on d2") as caught:
+        run("run_detector", project="test", detector="slow_test",
+            config=json.dumps({"seconds_per_dialogue": 0, "fail_on": "d2"}))
+    assert "\n" not in str(caught.value)
+    assert DetectorRun.objects.get(project=corpus, detector="slow_test").status == "failed"
+
+
+@pytest.mark.django_db
 def test_run_detector_config_reaches_the_run(corpus):
     run("run_detector", project="test", detector="presidio", config=json.dumps({"preset": "vanilla"}))
     assert DetectorRun.objects.get(project=corpus, detector="presidio").config["preset"] == "vanilla"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.management.cli import follow, project_or_error, runs_in_this_process
+from annotator.management.cli import follow, project_or_error, quiet_task_logs, runs_in_this_process
 from annotator.models import DetectorRun, Export
 from annotator.services.exports import ExportError, export_dir
 from annotator.services.releases import release_start
@@ -51,7 +51,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Follow it on the Exports page of {proj.slug}, or wait for it with --wait next time.")
             return
         try:
-            follow(self.stdout, lambda: _poll(export), unit="steps")
+            with quiet_task_logs():
+                follow(self.stdout, lambda: _poll(export), unit="steps")
         except KeyboardInterrupt:
             raise CommandError(f"Stopped waiting for release v{export.version}"
                                + ("; it was building here and stopped with this command." if here else

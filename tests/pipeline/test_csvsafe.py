@@ -72,3 +72,16 @@ def test_agreement_report_csv_quotes_formulas_not_numbers():
                                              ci_low=-0.5, ci_high=0.1, n=3)])
     row = next(csv.DictReader(io.StringIO(report.to_csv())))
     assert row["pair"] == "'=evil~b" and row["value"] == "-0.25" and row["ci_low"] == "-0.5"
+
+
+def test_no_csv_writer_bypasses_csvsafe():
+    """Every CSV writer in the code goes through pipeline.csvsafe (reading CSV is fine)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    pattern = re.compile(r"\bcsv\.(writer|DictWriter)\(")
+    offenders = [str(path.relative_to(root)) for folder in ("annotator", "pipeline", "bench")
+                 for path in (root / folder).rglob("*.py")
+                 if path.name != "csvsafe.py" and pattern.search(path.read_text(encoding="utf-8"))]
+    assert not offenders, f"use pipeline.csvsafe.writer / DictWriter instead of csv in {offenders}"

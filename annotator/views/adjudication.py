@@ -20,6 +20,7 @@ from annotator import selectors_adjudication as sel
 from annotator.dispatch import enqueue
 from annotator.forms_adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
+from annotator.rendering import taxonomy_colors
 from annotator.services.adjudication import AdjudicationError, adjudication_submit
 from annotator.tasks_agreement import gold_merge_job
 
@@ -83,7 +84,8 @@ def next_item(request: HttpRequest, slug: str) -> HttpResponse:
 def item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
     it = _item_for(request, slug, item_id)
     context = sel.item_context(it)
-    context["labels"] = [{"label": d["label"], "key": d["key"].lower(), "color": d.get("color", "#fde68a")}
+    colors = taxonomy_colors(it.project.taxonomy)  # only #rrggbb reaches adjudication.js
+    context["labels"] = [{"label": d["label"], "key": d["key"].lower(), "color": colors[d["label"]]}
                          for d in it.project.taxonomy]
     template = "adjudication/_item.html" if request.htmx else "adjudication/item.html"
     return render(request, template, context)

@@ -135,3 +135,36 @@ def test_settings_form_rejects_css_in_colour(client, members):
     assert response.status_code == 200 and b"#rrggbb" in response.content
     project.refresh_from_db()
     assert project.taxonomy == before
+
+
+@pytest.mark.django_db
+def test_label_stylesheet_is_for_members_and_carries_only_valid_colours(client, members):
+    """Rows saved before colours were validated (update() skips validation) never reach the CSS."""
+    project = Project.objects.get(slug="test")
+    taxonomy = [{"label": "NAME", "key": "n", "color": "#fca5a5"},
+                {"label": "EMAIL", "key": "e", "color": "red;background-image:url(http://evil.example/x.png)"},
+                {"label": 'A"]{} body{display:none', "key": "x", "color": "#00ff00"}]
+    Project.objects.filter(pk=project.pk).update(taxonomy=taxonomy)
+    client.force_login(members["outsider"])
+    assert client.get("/p/test/labels.css").status_code == 404
+    client.force_login(members["annotator"])
+    response = client.get("/p/test/labels.css")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/css")
+    css = response.content.decode()
+    assert '[data-label="NAME"] { --c: #fca5a5; }' in css
+    assert '[data-label="EMAIL"] { --c: #fde68a; }' in css  # the default, not the injected CSS
+    assert "url(" not in css and "evil" not in css
+    assert "body{" not in css and '"]{' not in css  # the label is escaped inside its string
+    # Every project page links its stylesheet, versioned by content; no style attribute anywhere.
+    page = client.get("/p/test/guidelines/").content.decode()
+    assert re.search(r'<link rel="stylesheet" href="/p/test/labels\.css\?v=[0-9a-f]{12}">', page)
+    assert "style=" not in page
+
+
+def test_taxonomy_colors_fall_back_for_invalid_values():
+    """What every page and adjudication.js get for a colour saved before validation existed."""
+    from annotator.rendering import taxonomy_colors
+
+    colors = taxonomy_colors([{"label": "NAME", "color": "red;x:url(y)"}, {"label": "AGE", "color": "#123456"},
+                              {"label": "URL"}])
+    assert colors == {"NAME": "#fde68a", "AGE": "#123456", "URL": "#fde68a"}

@@ -74,10 +74,10 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
 
 
 @login_required
+@require_GET
 def release_mapping_download(request: HttpRequest, slug: str, export_id: int) -> FileResponse:
     """The original → surrogate table: the key to the release, for admins only."""
     project = access.project_for(request.user, slug, Role.ADMIN)
-@require_GET
     export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
     try:
         path = release_services.release_mapping_path(export)

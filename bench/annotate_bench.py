@@ -232,7 +232,7 @@ def free_port() -> int:
 
 def start_server(db_url: str):
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": db_url, "DEBUG": "1", "DB_CONN_MAX_AGE": "60"}
+    env = {**os.environ, "DATABASE_URL": db_url, "DEBUG": "1"}  # pooled connections (DB_POOL_*)
     env.pop("REDIS_URL", None)
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "annotator.wsgi", "-b", f"127.0.0.1:{port}",

@@ -24,7 +24,8 @@ class ThrottledLoginMixin:
         try:
             cleaned = super().clean()
         except ValidationError as exc:
-            if getattr(exc, "code", None) == "invalid_login":
+            # a wrong password, not a right one refused later (inactive, or not staff for the admin)
+            if getattr(exc, "code", None) == "invalid_login" and self.get_user() is None:
                 lockout = accounts.login_failed(username=username, address=address)
                 if lockout is not None:
                     self.throttled = True

@@ -349,3 +349,22 @@ def test_honest_reports_are_credited_in_full(client, members, fred):
         client.post(url, {"active": "29.5"})
     a.refresh_from_db()
     assert a.active_seconds == pytest.approx(3 * 29.5)
+
+
+def test_the_adjudicator_sees_the_item_changed_after_their_decision(client, members, act, fred):
+    a1, a2 = fred["annotator"], fred["annotator2"]
+    act(svc.span_add, a1, start=FRED[0], end=FRED[1], label="NAME")
+    act(svc.submit, a1)
+    act(svc.no_pii_set, a2, value=True)
+    act(svc.submit, a2)
+    item = AdjudicationItem.objects.get()
+    adjudication_submit(item=item, user=members["adjudicator"], spans=[], version=item.version, confirm_drop=True)
+    a2 = act(svc.reopen, a2)  # annotator 2 now sees "Fred" too
+    act(svc.no_pii_set, a2, value=False)
+    act(svc.span_add, a2, start=FRED[0], end=FRED[1], label="NAME")
+    act(svc.submit, a2)
+    client.force_login(members["adjudicator"])
+    queue = client.get(reverse("adjudication-queue", kwargs={"slug": "test"})).content.decode()
+    assert "changed after decision" in queue
+    page = client.get(reverse("adjudication-item", kwargs={"slug": "test", "item_id": item.pk})).content.decode()
+    assert "changed after decision" in page.lower() and "Fred" in page

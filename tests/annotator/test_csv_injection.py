@@ -6,7 +6,6 @@ import csv
 import io
 import json
 
-import pytest
 from django.core.management import call_command
 
 from annotator.services.agreement import agreement_csv, circularity_csv, detectors_csv

@@ -403,8 +403,9 @@ def undo(*, assignment: Assignment, user, version: int | None, active: float = 0
 def submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
     """Finish the item. A repeated submit of a finished item (double Enter, a second tab) is a no-op.
 
-    Submitting a reopened item merges its message again (``gold_remerge_message``): gold that
-    annotators agreed on is recomputed, and gold an adjudicator decided goes back to their queue.
+    Submitting an item whose message is already merged (a reopened item, or one reassigned after
+    the merge) merges it again, now (``gold_remerge_message``): gold that annotators agreed on is
+    recomputed, and gold an adjudicator decided goes back to their queue.
     """
     try:
         a = _lock(assignment, version, edit=False)
@@ -429,10 +430,9 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
     _save(a, active=active, fields=("status", "submitted_at"))
     _audit(user, "assignment.submit", a, spans=len(_spans(annotations)), no_pii=a.no_pii,
            uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=resubmit)
-    if resubmit:  # its message may be gold or decided already: merge it again, now, with the change
-        from annotator.services.adjudication import gold_remerge_message
+    from annotator.services.adjudication import gold_remerge_message
 
-        gold_remerge_message(message=a.message, user=user)
+    gold_remerge_message(message=a.message, user=user)  # a no-op unless the message is merged already
     # The last of the k annotators to finish turns the item into gold or a queue item.
     from annotator.dispatch import enqueue
     from annotator.tasks_agreement import gold_merge_job
@@ -464,6 +464,9 @@ def skip(*, assignment: Assignment, user, version: int | None, active: float = 0
     a = _lock(assignment, version)
     if a.status == Assignment.Status.DONE:
         raise WorkspaceError("This item is already submitted.")
+    if a.submitted_at is not None:
+        raise WorkspaceError("This item was submitted before and reopened: submit it again (Enter) to keep "
+                             "your changes, or undo them (u) first.")
     if a.started_at is None:
         a.started_at = timezone.now()
     a.status = Assignment.Status.SKIPPED

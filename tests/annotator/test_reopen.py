@@ -368,3 +368,30 @@ def test_the_adjudicator_sees_the_item_changed_after_their_decision(client, memb
     assert "changed after decision" in queue
     page = client.get(reverse("adjudication-item", kwargs={"slug": "test", "item_id": item.pk})).content.decode()
     assert "changed after decision" in page.lower() and "Fred" in page
+
+
+def test_a_reopened_item_cannot_be_skipped(act, fred):
+    _no_pii_both(act, fred)
+    a = act(svc.reopen, fred["annotator"])
+    with pytest.raises(svc.WorkspaceError, match="submit it again"):
+        act(svc.skip, a)
+
+
+def test_a_reopened_item_reassigned_to_someone_else_merges_again_when_they_submit(act, fred, project, members,
+                                                                                  make_user):
+    """Reassigning drops the reopened item's labels; the gold must not keep crediting them."""
+    from annotator.models import Role
+    from annotator.services.assignments import assignments_reassign
+    from annotator.services.projects import membership_set
+
+    _fred_both(act, fred)
+    act(svc.reopen, fred["annotator"])
+    third = make_user("annotator3")
+    membership_set(project=project, user=third, role=Role.ANNOTATOR)
+    assignments_reassign(project=project, from_user=members["annotator"], to_users=[third], by=members["admin"])
+    a = Assignment.objects.get(annotator=third)
+    act(svc.no_pii_set, a, value=True)
+    act(svc.submit, a)
+    message = a.message
+    assert not GoldSpan.objects.filter(message=message).exists()
+    assert AdjudicationItem.objects.get(message=message).risk_details["kind"] == "possible leak"

@@ -414,7 +414,7 @@ def _design(r: CircularityReport) -> str:
         out.append("Conditions:")
     e = r.exposure
     out.append(
-        f"{e.get('exposed', 0)} of {e.get('blind', 0)} blind annotations came from annotators who "
+        f"{e.get('exposed', 0)} of {e.get('blind', 0)} blind annotations were made by annotators who "
         "saw the model's suggestions on another message of the same dialogue"
         + (" (measured: none)." if not e.get("exposed") else
            ", which pulls blind gold towards the model and biases the difference towards zero.")

@@ -1,18 +1,19 @@
 """Reads for releases: the evidence behind a release and the audit sample its residual risk uses.
 
-The sampling design comes from the plans' assignments (``Assignment.inclusion_probability`` and
-``flagged``, recorded per message when a plan draws it): a reviewed message drawn by a plan is part
-of the random sample of its stratum; a reviewed message no plan drew (imported gold, a hand-made
-queue) is counted exactly but stands for nothing else.
+The sampling design comes from :func:`annotator.selectors_sampling.audit_sample_weights`, the one
+reader of the plans' design (shared with the circularity and detector reports): a reviewed message
+drawn by a plan is part of the random sample of its stratum; a reviewed message no plan drew
+(imported gold, a hand-made queue) is counted exactly but stands for nothing else.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotator.models import AdjudicationDecision, Assignment, GoldSpan, Prediction
+from annotator.models import AdjudicationDecision, Assignment, GoldSpan, Prediction, Project
+from annotator.selectors_sampling import SampleWeight, audit_sample_weights
 from pipeline.metrics.residual import ResidualEstimate, Stratum, estimate_residual, uncovered
 from pipeline.types import Span
 
@@ -31,27 +32,8 @@ def _spans(queryset) -> dict[int, list[Span]]:
     return out
 
 
-def message_design(message_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    """Per message drawn by a plan: its inclusion probability (over all plans) and whether flagged.
-
-    Several plans drawing one message combine as ``1 - Π(1 - p)`` (independent draws).
-    """
-    out: dict[int, dict[str, Any]] = {}
-    for chunk in _chunks(list(message_ids)):
-        rows = (Assignment.objects.filter(message_id__in=chunk, plan__isnull=False)
-                .values_list("message_id", "plan_id", "inclusion_probability", "flagged"))
-        seen: set[tuple[int, int]] = set()
-        for mid, plan, p, flagged in rows:
-            d = out.setdefault(mid, {"miss": 1.0, "flagged": None})
-            if (mid, plan) not in seen:  # k annotators of one plan are one draw
-                seen.add((mid, plan))
-                d["miss"] *= 1 - min(max(p, 0.0), 1.0)
-            if flagged is not None:
-                d["flagged"] = bool(d["flagged"]) or flagged
-    return {mid: {"inclusion": 1 - d.pop("miss"), **d} for mid, d in out.items()}
-
-
-def release_evidence(*, source: str, run_id: int | None, message_ids: Sequence[int]) -> dict[str, Any]:
+def release_evidence(*, project: Project, source: str, run_id: int | None,
+                     message_ids: Sequence[int]) -> dict[str, Any]:
     """What a release's spans rest on (gold, and how much of it) and its residual-risk estimate."""
     ids = list(message_ids)
     decisions: Counter = Counter()
@@ -73,7 +55,7 @@ def release_evidence(*, source: str, run_id: int | None, message_ids: Sequence[i
             done_per_message[mid] += 1
     if source == "gold":  # reviewed messages carry their gold spans; the others go out without any
         released_spans = {mid: gold.get(mid, []) for mid in reviewed}
-    design = message_design(ids)
+    design = audit_sample_weights(project)
     estimate = residual_estimate(ids=ids, reviewed=reviewed, gold=gold, released_spans=released_spans,
                                  design=design, gold_source=source == "gold")
     n, r = len(ids), len(reviewed)
@@ -104,14 +86,14 @@ def release_evidence(*, source: str, run_id: int | None, message_ids: Sequence[i
 
 
 def residual_estimate(*, ids: Sequence[int], reviewed: set[int], gold: dict[int, list[Span]],
-                      released_spans: dict[int, list[Span]], design: dict[int, dict[str, Any]],
+                      released_spans: dict[int, list[Span]], design: Mapping[int, SampleWeight],
                       gold_source: bool) -> ResidualEstimate:
     """Strata of the released messages and their audit samples, then the pure estimate.
 
     Stratified by the plans' flags when a plan with detector runs drew any released message,
     otherwise by whether the release's own spans flag the message.
     """
-    by_design = any(d["flagged"] is not None for d in design.values())
+    by_design = any(design[m].flagged is not None for m in ids if m in design)
     counts: dict[str, Counter] = defaultdict(Counter)
     rates: dict[str, list[float]] = defaultdict(list)
     for mid in ids:
@@ -119,7 +101,7 @@ def residual_estimate(*, ids: Sequence[int], reviewed: set[int], gold: dict[int,
         if mid in reviewed and d is None:
             name = "reviewed outside a sampling plan"  # counted exactly, stands for nothing else
         elif by_design:
-            name = "flagged" if d is not None and d["flagged"] else "unflagged"
+            name = "flagged" if d is not None and d.flagged else "unflagged"
         else:
             name = "flagged" if released_spans.get(mid) else "unflagged"
         c = counts[name]
@@ -135,7 +117,7 @@ def residual_estimate(*, ids: Sequence[int], reviewed: set[int], gold: dict[int,
         c["would"] += would
         c["would_sq"] += would * would
         if d is not None:
-            rates[name].append(d["inclusion"])
+            rates[name].append(d.inclusion_probability)
     strata = [
         Stratum(name, released=c["released"], sampled=c["sampled"], gold=c["gold"], missed=c["missed"],
                 missed_if_unreviewed=c["would"], missed_sq=c["would_sq"],

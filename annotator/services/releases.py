@@ -178,7 +178,7 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
     leaks = json.loads((root / "leaks.json").read_text(encoding="utf-8"))
     utility = summary.pop("utility")
     run = export.source_run
-    review = release_evidence(source=export.params.get("source", "gold"), run_id=export.params.get("run"),
+    review = release_evidence(project=project, source=export.params.get("source", "gold"), run_id=export.params.get("run"),
                               message_ids=released)
     manifest = {
         "kind": "release",

@@ -110,14 +110,15 @@ def load(n_messages: int):
     order = Counter()
     with connection.cursor() as cur:
         columns = ("public_id, project_id, plan_id, annotator_id, message_id, condition, status, \"order\", "
-                   "version, no_pii, uncertain, comment, active_seconds, undo_log, created_at, started_at, submitted_at")
+                   "version, no_pii, uncertain, comment, active_seconds, undo_log, created_at, started_at, submitted_at, "
+                   "inclusion_probability")
         with cur.copy(f"COPY annotator_assignment ({columns}) FROM STDIN") as copy:
             for pair in made.pairs:
                 n = order[pair.annotator]
                 order[pair.annotator] += 1
                 copy.write_row((uuid.uuid4(), project.pk, plan.pk, pair.annotator, pair.item.message_id,
                                 pair.condition, "done", n, 3, False, False, "", 4 + n % 40, "[]",
-                                "now", "now", "now"))
+                                "now", "now", "now", 1.0))
         cur.execute("ANALYZE annotator_assignment")
         cur.execute(
             "INSERT INTO annotator_annotation (assignment_id, start, \"end\", label, condition, origin, "

@@ -96,3 +96,39 @@ def test_readme_names_the_production_variables():
     production = production[:production.find("\n## ", 1) if "\n## " in production[1:] else None]
     missing = [k for k in PRODUCTION_VARIABLES if k not in production]
     assert missing == []
+
+
+SERVE_STATIC = """
+from django.test import Client
+response = Client().get("/static/css/blindspot.css", secure=True, HTTP_HOST="blindspot.example.org")
+print(response.status_code, response.get("Content-Type"))
+"""
+
+
+@pytest.mark.slow
+def test_production_serves_collected_static_files(tmp_path):
+    """With DEBUG off nothing but the app itself serves /static/ under gunicorn (docker-compose)."""
+    variables = {**env_example(), "STATIC_ROOT": str(tmp_path / "static"), "ALLOWED_HOSTS": "blindspot.example.org"}
+    env = {"PATH": os.environ.get("PATH", ""), "BLINDSPOT_ENV_FILE": "",
+           "DJANGO_SETTINGS_MODULE": "annotator.settings", "BLINDSPOT_VAR_DIR": str(tmp_path / "var"),
+           **{k: v for k, v in variables.items() if not k.startswith(("DATABASE_URL", "REDIS_URL"))}}
+    collect = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert collect.returncode == 0, collect.stderr
+    served = subprocess.run([sys.executable, "manage.py", "shell", "-v", "0", "-c", SERVE_STATIC], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert served.returncode == 0, served.stderr
+    status, content_type = served.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert (status, content_type.split(";")[0]) == ("200", "text/css")
+
+
+@pytest.mark.slow
+def test_migrate_on_a_fresh_clone_creates_the_sqlite_directory(tmp_path):
+    """`manage.py migrate` before anything made var/ used to stop with 'unable to open database file'."""
+    var = tmp_path / "fresh" / "var"
+    env = {"PATH": os.environ.get("PATH", ""), "BLINDSPOT_ENV_FILE": "", "DEBUG": "1",
+           "DJANGO_SETTINGS_MODULE": "annotator.settings", "BLINDSPOT_VAR_DIR": str(var)}
+    done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (var / "blindspot.sqlite3").is_file()

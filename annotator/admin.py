@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from annotator import models as m
-from annotator.forms_accounts import AdminLoginForm
+from annotator.forms.accounts import AdminLoginForm
 
 # The admin's login page is throttled like the app's (annotator/services/accounts.py).
 admin.site.login_form = AdminLoginForm

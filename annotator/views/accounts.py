@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
 
-from annotator.forms_accounts import LoginForm
+from annotator.forms.accounts import LoginForm
 
 
 class LoginView(auth_views.LoginView):

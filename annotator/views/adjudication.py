@@ -18,7 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from annotator import access
 from annotator import selectors_adjudication as sel
 from annotator.dispatch import enqueue
-from annotator.forms_adjudication import DecisionForm, QueueFilterForm
+from annotator.forms.adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
 from annotator.services.adjudication import AdjudicationError, adjudication_submit

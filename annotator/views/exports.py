@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms_exports import GoldExportForm, ReleaseForm, ReleasePublishForm
+from annotator.forms.exports import GoldExportForm, ReleaseForm, ReleasePublishForm
 from annotator.models import Export, Role
 from annotator.selectors_exports import export_is_stale, stale_export_ids
 from annotator.services import exports as export_services

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import access, selectors
 from annotator.dispatch import enqueue
-from annotator.forms import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
+from annotator.forms.projects import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
 from annotator.selectors_adjudication import merge_health
 from annotator.services import jobs

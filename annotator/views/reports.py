@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import access, charts
 from annotator import selectors_adjudication as sel
-from annotator.forms_adjudication import AgreementForm, CircularityForm, RunPickForm
+from annotator.forms.reports import AgreementForm, CircularityForm, RunPickForm
 from annotator.models import BackgroundJob, Role
 from annotator.services import agreement as svc
 

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms_runs import RunForm, TrainForm
+from annotator.forms.runs import RunForm, TrainForm
 from annotator.models import DetectorRun, Role
 from annotator.services import runs as run_services
 from annotator.services import tagger as tagger_services

@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from annotator import access
 from annotator import selectors_workspace as sel
-from annotator.forms_workspace import (
+from annotator.forms.workspace import (
     ActionForm,
     FlagForm,
     NoPiiForm,

@@ -4,7 +4,7 @@ import html
 import json
 import re
 
-from annotator.forms import ProjectForm
+from annotator.forms.projects import ProjectForm
 from annotator.models import Project
 from annotator.models.corpus import default_taxonomy
 

@@ -13,7 +13,7 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotator.forms import ProjectForm
+from annotator.forms.projects import ProjectForm
 from annotator.models import Project
 from annotator.templatetags.blindspot import render_markdown
 

@@ -1,3 +1,5 @@
+"""The root URLconf: project pages here; each area's pages come from urls/<area>.py under /p/<slug>/."""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -13,10 +15,10 @@ project_patterns = [
     path("jobs/<int:job_id>/", projects.job_detail, name="job-detail"),
     path("dialogues/", projects.dialogue_list, name="dialogue-list"),
     path("dialogues/<int:dialogue_id>/", projects.dialogue_detail, name="dialogue-detail"),
-    path("", include("annotator.urls_runs")),
-    path("", include("annotator.urls_workspace")),
-    path("", include("annotator.urls_adjudication")),
-    path("", include("annotator.urls_exports")),
+    path("", include("annotator.urls.runs")),
+    path("", include("annotator.urls.workspace")),
+    path("", include("annotator.urls.adjudication")),
+    path("", include("annotator.urls.exports")),
 ]
 
 urlpatterns = [

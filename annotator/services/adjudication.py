@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from annotator import selectors_adjudication as sel
 from annotator.models import (
     AdjudicationDecision,
     AdjudicationItem,
@@ -24,6 +23,7 @@ from annotator.models import (
     Message,
     Project,
 )
+from annotator.selectors import adjudication as sel
 from pipeline.adjudication import (
     ADJUDICATED,
     LEAK,

@@ -3,7 +3,7 @@ computed as background jobs; the latest succeeded job's ``result`` is the cache 
 
 The figures themselves come from :mod:`pipeline.metrics`; this module only gathers inputs through
 the selectors, runs the computation and stores the result. Both reports weigh each message by the
-sampling design (``1/p`` from :func:`annotator.selectors_sampling.audit_sample_weights`: audit
+sampling design (``1/p`` from :func:`annotator.selectors.assignments.audit_sample_weights`: audit
 messages drawn at rate r count 1/r, flagged ones 1), so an audit sample does not overstate recall.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 
 from django.utils import timezone
 
-from annotator import selectors_adjudication as sel
-from annotator import selectors_sampling as sampling
 from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, DetectorRun, Project
+from annotator.selectors import assignments as sampling
+from annotator.selectors import reports as sel
 from annotator.services import jobs
 from annotator.services.adjudication import gold_merge_ready
 from annotator.services.audit import audit_record

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, Prediction
-from annotator.selectors_workspace import pending_suggestions
+from annotator.selectors.workspace import pending_suggestions
 from annotator.services.audit import audit_record
 from pipeline.text import word_bounds
 

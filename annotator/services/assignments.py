@@ -3,7 +3,7 @@
 The algorithms live in :mod:`pipeline.assignment` (pure, seeded); this module feeds them rows and
 stores what they decide, with the plan's parameters, seed and summary on an ``AssignmentPlan``.
 Each ``Assignment`` also records its message's inclusion probability under the plan's design and
-whether the plan's runs flagged it (read back by :func:`annotator.selectors_sampling.audit_sample_weights`).
+whether the plan's runs flagged it (read back by :func:`annotator.selectors.assignments.audit_sample_weights`).
 In randomized mode one annotator has one condition per dialogue, across plans and reassignment.
 """
 

@@ -45,8 +45,8 @@ from annotator.models import (
     Message,
     Project,
 )
-from annotator.selectors_adjudication import pseudonyms
-from annotator.selectors_exports import gold_state
+from annotator.selectors.exports import gold_state
+from annotator.selectors.projects import pseudonyms
 from annotator.services.audit import audit_record
 from pipeline.exports import conll_block, dataset_card, hf_row, sha256_file, split_of
 from pipeline.tagger.labels import LabelMap

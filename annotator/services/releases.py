@@ -38,7 +38,7 @@ from annotator.models import (
     Prediction,
     Project,
 )
-from annotator.selectors_releases import release_evidence
+from annotator.selectors.releases import release_evidence
 from annotator.services.audit import audit_record
 from annotator.services.exports import (
     BATCH_DIALOGUES,

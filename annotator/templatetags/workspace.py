@@ -8,8 +8,8 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from annotator import access
-from annotator import selectors_workspace as sel
 from annotator.models import AssignmentPlan, Role
+from annotator.selectors import workspace as sel
 from annotator.templatetags.blindspot import render_markdown
 
 register = template.Library()

@@ -16,11 +16,11 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator import access
-from annotator import selectors_adjudication as sel
 from annotator.dispatch import enqueue
 from annotator.forms.adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
+from annotator.selectors import adjudication as sel
 from annotator.services.adjudication import AdjudicationError, adjudication_submit
 from annotator.tasks_agreement import gold_merge_job
 

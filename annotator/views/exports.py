@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator import access
 from annotator.forms.exports import GoldExportForm, ReleaseForm, ReleasePublishForm
 from annotator.models import Export, Role
-from annotator.selectors_exports import export_is_stale, stale_export_ids
+from annotator.selectors.exports import export_is_stale, stale_export_ids
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
 from annotator.services.audit import audit_record

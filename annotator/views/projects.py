@@ -11,11 +11,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator import access, selectors
+from annotator import access
 from annotator.dispatch import enqueue
 from annotator.forms.projects import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
-from annotator.selectors_adjudication import merge_health
+from annotator.selectors import projects as sel
+from annotator.selectors.adjudication import merge_health
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.projects import membership_set, project_create
@@ -71,8 +72,8 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "is_adjudicator": role in (Role.ADMIN, Role.ADJUDICATOR),
         # project-wide figures (runs, gold, everyone's progress) are not for annotators: they
         # see their own queue only (the workspace panel)
-        "counts": selectors.project_counts(project) if role != Role.ANNOTATOR else None,
-        "jobs": selectors.recent_jobs(project) if role == Role.ADMIN else [],
+        "counts": sel.project_counts(project) if role != Role.ANNOTATOR else None,
+        "jobs": sel.recent_jobs(project) if role == Role.ADMIN else [],
         "merge_health": merge_health(project) if role == Role.ADMIN and not request.htmx else None,
     }
     if request.htmx:
@@ -142,7 +143,7 @@ def dialogue_list(request: HttpRequest, slug: str) -> HttpResponse:
     q, page = "", 1
     if form.is_valid():
         q, page = form.cleaned_data["q"] or "", form.cleaned_data["page"] or 1
-    rows, total = selectors.dialogue_page(project, q=q, page=page)
+    rows, total = sel.dialogue_page(project, q=q, page=page)
     context = {"project": project, "rows": rows, "total": total, "q": q, "page": page,
                "has_next": page * 50 < total, "has_prev": page > 1}
     template = "projects/_dialogue_rows.html" if request.htmx else "projects/dialogues.html"
@@ -159,7 +160,7 @@ def dialogue_detail(request: HttpRequest, slug: str, dialogue_id: int) -> HttpRe
     run = None
     if is_admin and request.GET.get("run", "").isdigit():
         run = DetectorRun.objects.filter(project=project, pk=int(request.GET["run"])).first()
-    context = selectors.dialogue_view(dialogue, run=run, with_segments=is_admin)
+    context = sel.dialogue_view(dialogue, run=run, with_segments=is_admin)
     context.update(project=project, dialogue=dialogue, run=run,
                    runs=DetectorRun.objects.filter(project=project, status="succeeded") if is_admin else [])
     return render(request, "projects/dialogue.html", context)

@@ -16,9 +16,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import access, charts
-from annotator import selectors_adjudication as sel
 from annotator.forms.reports import AgreementForm, CircularityForm, RunPickForm
 from annotator.models import BackgroundJob, Role
+from annotator.selectors import reports as sel
 from annotator.services import agreement as svc
 
 Kind = BackgroundJob.Kind

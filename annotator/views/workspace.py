@@ -19,7 +19,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator import access
-from annotator import selectors_workspace as sel
 from annotator.forms.workspace import (
     ActionForm,
     FlagForm,
@@ -35,7 +34,8 @@ from annotator.forms.workspace import (
     TimeForm,
 )
 from annotator.models import Assignment, AssignmentPlan, Role
-from annotator.selectors_sampling import condition_exposure
+from annotator.selectors import workspace as sel
+from annotator.selectors.assignments import condition_exposure
 from annotator.services import annotation as svc
 from annotator.services.assignments import (
     PlanError,

@@ -171,7 +171,7 @@ def test_reassigned_items_take_the_new_annotators_condition_in_that_dialogue(mem
 
 
 def test_exposure_is_measured_from_the_stored_assignments(members, ws_project, planned):
-    from annotator.selectors_sampling import condition_exposure
+    from annotator.selectors.assignments import condition_exposure
 
     plan = planned("randomized")
     assert condition_exposure(ws_project)["exposed"] == 0
@@ -197,7 +197,7 @@ def test_plan_page_states_the_unit_and_flags_old_plans(client, members, ws_proje
 
 
 def test_audit_plan_records_each_messages_inclusion_probability(members, ws_project, run):
-    from annotator.selectors_sampling import audit_sample_weights, weights_by_key
+    from annotator.selectors.assignments import audit_sample_weights, weights_by_key
 
     plan = plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=1, seed=4,
                        annotators=[members["annotator"]])

@@ -10,8 +10,8 @@ import time
 import pytest
 from django.db import OperationalError, connection, connections
 
-from annotator import selectors_adjudication as sel
 from annotator.models import AdjudicationDecision, AdjudicationItem, AuditEvent
+from annotator.selectors import adjudication as sel
 from annotator.services import adjudication
 from annotator.tasks_agreement import gold_merge_job, gold_merge_sweep_job
 from tests.annotator.adjudication_fixtures import *  # noqa: F403

@@ -274,7 +274,7 @@ def built(django_capture_on_commit_callbacks, settings):
 
 
 def test_exports_built_before_a_change_after_submit_are_stale(client, members, act, fred, built):
-    from annotator.selectors_exports import export_is_stale
+    from annotator.selectors.exports import export_is_stale
     from annotator.services.exports import gold_export_start
     from annotator.services.releases import release_start
 
@@ -298,7 +298,7 @@ def test_exports_built_before_a_change_after_submit_are_stale(client, members, a
 
 
 def test_new_gold_elsewhere_does_not_make_an_export_stale(members, act, fred, built, project):
-    from annotator.selectors_exports import export_is_stale
+    from annotator.selectors.exports import export_is_stale
     from annotator.services.exports import gold_export_start
 
     _no_pii_both(act, fred)

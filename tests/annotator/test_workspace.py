@@ -413,7 +413,7 @@ def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, r
         Assignment.objects.filter(pk=a.pk).update(timed_at=timezone.now() - timedelta(minutes=1))
         svc.time_add(assignment=a, active=30)  # a minute after the item was opened
         svc.submit(assignment=a, user=who, version=None)
-    stats = {s["username"]: s for s in __import__("annotator.selectors_workspace", fromlist=["x"]).annotator_stats(ws_project)}
+    stats = {s["username"]: s for s in __import__("annotator.selectors.workspace", fromlist=["x"]).annotator_stats(ws_project)}
     assert stats["annotator"]["done"] == 2 and stats["annotator"]["median_seconds"] == 30
     assert stats["annotator"]["accept_rate"] == 100.0
     body = client.get(url).content.decode()

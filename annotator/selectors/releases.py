@@ -1,6 +1,6 @@
 """Reads for releases: the evidence behind a release and the audit sample its residual risk uses.
 
-The sampling design comes from :func:`annotator.selectors_sampling.audit_sample_weights`, the one
+The sampling design comes from :func:`annotator.selectors.assignments.audit_sample_weights`, the one
 reader of the plans' design (shared with the circularity and detector reports): a reviewed message
 drawn by a plan is part of the random sample of its stratum; a reviewed message no plan drew
 (imported gold, a hand-made queue) is counted exactly but stands for nothing else.
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotator.models import AdjudicationDecision, Assignment, GoldSpan, Prediction, Project
-from annotator.selectors_sampling import SampleWeight, audit_sample_weights
+from annotator.selectors.assignments import SampleWeight, audit_sample_weights
 from pipeline.metrics.residual import ResidualEstimate, Stratum, estimate_residual, uncovered
 from pipeline.types import Span
 

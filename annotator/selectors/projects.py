@@ -1,10 +1,9 @@
-"""Reads: the queries pages need, in one place."""
+"""Reads of projects: the dashboard counts, the dialogue list and one transcript, and the
+project's pseudonyms for its members."""
 
 from __future__ import annotations
 
-from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Count, Q
-from django.http import Http404
 
 from annotator.models import (
     Assignment,
@@ -12,12 +11,14 @@ from annotator.models import (
     DetectorRun,
     Dialogue,
     GoldSpan,
+    Membership,
     Message,
     MessageSegment,
     Prediction,
     Project,
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.selectors import page_of
 
 
 def project_counts(project: Project) -> dict[str, int]:
@@ -39,17 +40,6 @@ def project_counts(project: Project) -> dict[str, int]:
 
 def recent_jobs(project: Project, limit: int = 5):
     return BackgroundJob.objects.filter(project=project).order_by("-created_at")[:limit]
-
-
-def page_of(qs, page: int, per_page: int = 50) -> tuple[list, int]:
-    """One page of an ordered queryset and the total. A page past the end, however large, is a
-    404 (as Django's ``ListView`` answers), never an offset the database cannot hold (a 500)."""
-    paginator = Paginator(qs, per_page)
-    try:
-        rows = paginator.page(max(1, page)).object_list
-    except InvalidPage:
-        raise Http404("No such page.") from None
-    return list(rows), paginator.count
 
 
 def dialogue_page(project: Project, *, q: str = "", page: int = 1, per_page: int = 50):
@@ -92,3 +82,13 @@ def dialogue_view(dialogue: Dialogue, *, run: DetectorRun | None = None, with_se
         "segment": segments.get(m.pk),
     } for m in messages]
     return {"rows": rows, "segment_run": seg_run}
+
+
+def pseudonyms(project: Project) -> dict[int, str]:
+    """user id -> the project's pseudonym for them (never the username)."""
+    out = {}
+    for uid, pseudo, pk in Membership.objects.filter(project=project).values_list(
+        "user_id", "pseudonym", "pk"
+    ):
+        out[uid] = pseudo or f"A{pk:02d}"
+    return out

@@ -1,0 +1,156 @@
+"""Reads of the reports: the inputs of the agreement, circularity and detectors-versus-gold
+computations (as :mod:`pipeline` dataclasses), and the newest report jobs.
+
+Annotators appear here only under the project's pseudonyms (``Membership.pseudonym``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from annotator.models import (
+    AdjudicationDecision,
+    Assignment,
+    BackgroundJob,
+    DetectorRun,
+    GoldSpan,
+    Message,
+    MessageSegment,
+    Prediction,
+    Project,
+)
+from annotator.selectors.adjudication import (
+    DONE,
+    evidence_for,
+    model_run_ids,
+    predictions_by_message,
+    spans_by_assignment,
+)
+from annotator.selectors.projects import pseudonyms
+from pipeline.adjudication import SettledItem
+from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
+from pipeline.types import Span
+
+Key = tuple[str, int]
+
+
+# ----------------------------------------------------------------------------------- report inputs
+
+
+def segment_run(project: Project) -> DetectorRun | None:
+    """The newest finished run that labelled MATH / NON-MATH segments."""
+    return (
+        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
+        .order_by("-created_at").distinct().first()
+    )
+
+
+def agreement_items(project: Project) -> list[AnnotatedItem]:
+    """Every message with finished assignments, as the agreement functions take it."""
+    names = pseudonyms(project)
+    assignments = list(
+        Assignment.objects.filter(project=project, status=DONE)
+        .values_list("pk", "message_id", "annotator_id", "condition", "active_seconds")
+        .iterator(chunk_size=5000)
+    )
+    spans = spans_by_assignment([a[0] for a in assignments])
+    by_msg: dict[int, dict[str, AnnotatorLabels]] = defaultdict(dict)
+    for aid, mid, uid, cond, secs in assignments:
+        by_msg[mid][names.get(uid, f"user{uid}")] = AnnotatorLabels(
+            tuple(sorted(spans.get(aid, ()))), cond, secs or None)
+    seg_run = segment_run(project)
+    segments = {}
+    if seg_run is not None:
+        segments = dict(MessageSegment.objects.filter(run=seg_run).values_list("message_id", "segment"))
+    items = []
+    rows = (Message.objects.filter(pk__in=list(by_msg)).order_by("dialogue_id", "position")
+            .values_list("pk", "dialogue__external_id", "position", "text", "speaker_role"))
+    for mid, did, pos, text, role in rows.iterator(chunk_size=5000):
+        items.append(AnnotatedItem(did, pos, text, role, segments.get(mid), by_msg[mid]))
+    return items
+
+
+def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
+    out: dict[Key, list[Span]] = defaultdict(list)
+    rows = Prediction.objects.filter(run=run).values_list(
+        "message__dialogue__external_id", "message__position", "start", "end", "label", "score")
+    for did, pos, start, end, label, score in rows.iterator(chunk_size=5000):
+        out[(did, pos)].append(Span(start, end, label, score))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def settled_items(project: Project, run: DetectorRun | None = None) -> list[SettledItem]:
+    """Adjudicated items with each annotator's spans, the model's spans and the final gold."""
+    decisions = list(
+        AdjudicationDecision.objects.filter(message__project=project,
+                                            outcome=AdjudicationDecision.Outcome.ADJUDICATED)
+        .values_list("message_id", flat=True)
+    )
+    if not decisions:
+        return []
+    messages = list(Message.objects.filter(pk__in=decisions))
+    evidence = evidence_for(project, messages)
+    run_ids = [run.pk] if run is not None else model_run_ids(project)
+    preds = predictions_by_message(decisions, run_ids)
+    gold: dict[int, list[Span]] = defaultdict(list)
+    for mid, s, e, lab in GoldSpan.objects.filter(message_id__in=decisions).values_list(
+            "message_id", "start", "end", "label"):
+        gold[mid].append(Span(s, e, lab))
+    return [
+        SettledItem(annotations=ev.spans, model_spans=[Span(*k) for k in preds.get(ev.message.pk, {})],
+                    gold=gold.get(ev.message.pk, []))
+        for ev in evidence
+    ]
+
+
+def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
+    """The current gold set: every message with a decision, spans or not."""
+    out: dict[Key, list[Span]] = {}
+    for did, pos in AdjudicationDecision.objects.filter(message__project=project).values_list(
+            "message__dialogue__external_id", "message__position").iterator(chunk_size=5000):
+        out[(did, pos)] = []
+    rows = GoldSpan.objects.filter(message__project=project).values_list(
+        "message__dialogue__external_id", "message__position", "start", "end", "label")
+    for did, pos, s, e, lab in rows.iterator(chunk_size=5000):
+        out.setdefault((did, pos), []).append(Span(s, e, lab))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
+def scorable_runs(project: Project):
+    return list(DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED)
+                .order_by("-created_at"))
+
+
+def latest_job(project: Project, kind: str, **params) -> BackgroundJob | None:
+    qs = BackgroundJob.objects.filter(project=project, kind=kind)
+    for k, v in params.items():
+        qs = qs.filter(**{f"params__{k}": v})
+    return qs.order_by("-created_at").first()
+
+
+def latest_result(project: Project, kind: str, **params) -> BackgroundJob | None:
+    qs = BackgroundJob.objects.filter(project=project, kind=kind, status=BackgroundJob.Status.SUCCEEDED)
+    for k, v in params.items():
+        qs = qs.filter(**{f"params__{k}": v})
+    return qs.order_by("-finished_at", "-pk").first()
+
+
+def texts_by_key(project: Project, keys) -> dict[Key, str]:
+    wanted = set(keys)
+    out = {}
+    rows = Message.objects.filter(project=project).values_list("dialogue__external_id", "position", "text")
+    for did, pos, text in rows.iterator(chunk_size=5000):
+        if (did, pos) in wanted:
+            out[(did, pos)] = text
+    return out
+
+
+def segments_by_key(project: Project, keys) -> dict[Key, str] | None:
+    """MATH / NON-MATH of the given messages from the newest segment run; None without one."""
+    run = segment_run(project)
+    if run is None:
+        return None
+    wanted = set(keys)
+    rows = MessageSegment.objects.filter(run=run).values_list(
+        "message__dialogue__external_id", "message__position", "segment")
+    return {(d, p): seg for d, p, seg in rows.iterator(chunk_size=5000) if (d, p) in wanted}

@@ -9,4 +9,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
 app = Celery("annotator")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["annotator"], related_name="tasks")
-# Each area keeps its tasks in its own module; annotator.tasks imports them all.
+# Each area keeps its tasks in tasks/<area>.py; the annotator.tasks package imports them all.

@@ -209,6 +209,7 @@ BLINDSPOT_EAGER_IN_THREAD = env_bool("BLINDSPOT_EAGER_IN_THREAD", True)
 # `celery beat` (docker compose runs it) sweeps finished items that a failed merge left out of gold.
 BLINDSPOT_MERGE_SWEEP_SECONDS = env_int("BLINDSPOT_MERGE_SWEEP_SECONDS", 300)
 CELERY_BEAT_SCHEDULE = {
+    # the name gold_merge_sweep_job is registered under (annotator/tasks/adjudication.py)
     "gold-merge-sweep": {"task": "annotator.tasks_agreement.gold_merge_sweep_job",
                          "schedule": float(BLINDSPOT_MERGE_SWEEP_SECONDS)},
 }

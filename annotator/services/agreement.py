@@ -40,7 +40,7 @@ class ReportError(ValueError):
 
 def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
     """Queue a recomputation of the agreement report (and detectors against gold)."""
-    from annotator.tasks_agreement import agreement_job
+    from annotator.tasks.reports import agreement_job
 
     job = BackgroundJob.objects.create(project=project, kind=Kind.AGREEMENT, created_by=user,
                                        params={"n_boot": n_boot, "seed": seed})
@@ -51,7 +51,7 @@ def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, see
 
 def circularity_request(*, project: Project, user, run: DetectorRun, threshold: float = DEFAULT_THRESHOLD,
                         match: str = "exact", n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
-    from annotator.tasks_agreement import circularity_job
+    from annotator.tasks.reports import circularity_job
 
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")

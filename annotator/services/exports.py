@@ -93,7 +93,7 @@ def export_create(*, project: Project, kind: str, user, params: dict[str, Any],
 
 def gold_export_start(*, project: Project, user, test_fraction: float = 0.2, seed: int = 0) -> Export:
     """Queue a gold export (a Celery job with progress)."""
-    from annotator.tasks_exports import export_build_task
+    from annotator.tasks.exports import export_build_task
 
     if not 0 <= test_fraction < 1:
         raise ExportError("The test share must be at least 0 and below 1.")

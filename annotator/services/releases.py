@@ -69,7 +69,7 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
                   mode: str = "surrogate", scope: str = "dialogue", use_llm: bool = False,
                   complete_only: bool = True) -> Export:
     """Queue a release build (a Celery job with progress)."""
-    from annotator.tasks_exports import export_build_task
+    from annotator.tasks.exports import export_build_task
 
     if source not in SOURCES or mode not in MODES or scope not in SCOPES:
         raise ExportError("Unknown source, mode or scope.")

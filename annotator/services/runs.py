@@ -123,7 +123,7 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
 def run_enqueue(run: DetectorRun, *, only_unfinished: bool = True) -> int:
     """Queue every chunk not yet done (after commit). Returns how many were queued."""
     from annotator.dispatch import enqueue
-    from annotator.tasks_runs import run_chunk_task
+    from annotator.tasks.runs import run_chunk_task
 
     chunks = run.chunks.all()
     if only_unfinished:

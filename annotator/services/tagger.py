@@ -119,7 +119,7 @@ def tagger_activate(*, project: Project, version: str, user=None) -> None:
 
 def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> BackgroundJob:
     from annotator.dispatch import enqueue
-    from annotator.tasks import tagger_train_job
+    from annotator.tasks.tagger import tagger_train_job
 
     job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
                                        params={"synthetic": synthetic, "use_gold": use_gold})

@@ -22,7 +22,7 @@ from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
 from annotator.selectors import adjudication as sel
 from annotator.services.adjudication import AdjudicationError, adjudication_submit
-from annotator.tasks_agreement import gold_merge_job
+from annotator.tasks.adjudication import gold_merge_job
 
 
 def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem:

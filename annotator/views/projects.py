@@ -20,7 +20,7 @@ from annotator.selectors.adjudication import merge_health
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.projects import membership_set, project_create
-from annotator.tasks import corpus_import_job
+from annotator.tasks.projects import corpus_import_job
 
 
 @login_required

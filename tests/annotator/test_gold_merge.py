@@ -13,7 +13,7 @@ from django.db import OperationalError, connection, connections
 from annotator.models import AdjudicationDecision, AdjudicationItem, AuditEvent
 from annotator.selectors import adjudication as sel
 from annotator.services import adjudication
-from annotator.tasks_agreement import gold_merge_job, gold_merge_sweep_job
+from annotator.tasks.adjudication import gold_merge_job, gold_merge_sweep_job
 from tests.annotator.adjudication_fixtures import *  # noqa: F403
 
 READY = 5  # the study has five finished messages (two agree, three disagree) and one unfinished
@@ -67,7 +67,7 @@ def test_merge_killed_midway_is_recorded_and_the_sweep_recovers_it(study, monkey
 
 @pytest.mark.django_db
 def test_merge_retries_database_errors_with_backoff_in_process(study, monkeypatch, in_process):
-    import annotator.tasks_agreement as tasks
+    import annotator.tasks.adjudication as tasks
 
     sleeps: list[float] = []
     monkeypatch.setattr(tasks.time, "sleep", sleeps.append)
@@ -90,7 +90,7 @@ def test_merge_retries_database_errors_with_backoff_in_process(study, monkeypatc
 
 @pytest.mark.django_db
 def test_merge_that_outlasts_its_retries_is_recorded(study, monkeypatch, in_process):
-    import annotator.tasks_agreement as tasks
+    import annotator.tasks.adjudication as tasks
 
     monkeypatch.setattr(tasks.time, "sleep", lambda s: None)
     attempts = []

@@ -9,7 +9,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis, pytest
 
 def test_worker_imports_an_uploaded_corpus(celery_worker, project, corpus_bytes, settings, tmp_path):
     from annotator.models import BackgroundJob, Message
-    from annotator.tasks import corpus_import_job
+    from annotator.tasks.projects import corpus_import_job
 
     path = tmp_path / "upload.jsonl"
     path.write_bytes(corpus_bytes)

@@ -1,4 +1,5 @@
-"""Celery tasks of this area: ids in, one service call."""
+"""Celery tasks of adjudication (merging finished items into gold, and the sweep): ids in, one
+service call, database errors retried with backoff."""
 
 from __future__ import annotations
 
@@ -9,28 +10,15 @@ from contextlib import contextmanager
 from celery import Task, shared_task
 from django.db import connections
 
-from annotator.models import BackgroundJob, Project
+from annotator.models import Project
 from annotator.services.adjudication import (
     TRANSIENT_DB_ERRORS,
     gold_merge_failure_record,
     gold_merge_ready,
     gold_merge_sweep,
 )
-from annotator.services.agreement import job_run
 
 logger = logging.getLogger(__name__)
-
-
-@shared_task(acks_late=True)
-def agreement_job(job_id: int) -> None:
-    """Compute the agreement report (and detectors against gold) of a queued job."""
-    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
-
-
-@shared_task(acks_late=True)
-def circularity_job(job_id: int) -> None:
-    """Compute the circularity report of a queued job."""
-    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
 
 
 class MergeTask(Task):
@@ -72,14 +60,14 @@ _merge_options = {"base": MergeTask, "bind": True, "acks_late": True, "autoretry
                   "max_retries": MERGE_RETRIES}
 
 
-@shared_task(**_merge_options)
+@shared_task(name="annotator.tasks_agreement.gold_merge_job", **_merge_options)
 def gold_merge_job(self, project_id: int, message_ids: list[int] | None = None) -> None:
     """Merge finished items into gold or the adjudication queue (idempotent)."""
     with failure_recorded(self, project_id, message_ids):
         gold_merge_ready(project=Project.objects.get(pk=project_id), message_ids=message_ids)
 
 
-@shared_task(**_merge_options)
+@shared_task(name="annotator.tasks_agreement.gold_merge_sweep_job", **_merge_options)
 def gold_merge_sweep_job(self) -> None:
     """Merge every finished item still out of gold, in every project (celery beat runs it).
     A project's own failure is recorded by the sweep; here only a database outage is left."""

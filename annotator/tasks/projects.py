@@ -1,21 +1,17 @@
-"""Thin Celery tasks: take ids, call one service, retry only what can succeed on retry.
-
-Each area keeps its tasks in its own module; importing them here lets the worker find them all.
-"""
+"""Celery tasks of projects (corpus imports): ids in, one service call."""
 
 from __future__ import annotations
 
 from celery import shared_task
 from django.db import transaction
 
-from annotator import tasks_agreement, tasks_exports, tasks_runs  # noqa: F401  (registers tasks)
 from annotator.models import BackgroundJob
 from annotator.services import jobs
 from annotator.services.imports import corpus_import_file
 from pipeline.corpus import CorpusError
 
 
-@shared_task(acks_late=True)
+@shared_task(acks_late=True, name="annotator.tasks.corpus_import_job")
 def corpus_import_job(job_id: int) -> None:
     """Import an uploaded file. The import and the job's success commit together, so a worker
     that dies half-way leaves nothing behind and the redelivered task starts clean."""
@@ -37,14 +33,3 @@ def corpus_import_job(job_id: int) -> None:
     except Exception as exc:  # recorded for the user; the upload is kept for a retry
         jobs.job_fail(job, exc)
         raise
-
-
-@shared_task(acks_late=True)
-def tagger_train_job(job_id: int) -> None:
-    """Train a tagger. A redelivered job whose training already finished does nothing."""
-    from annotator.services.tagger import tagger_train_job_run
-
-    job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
-    if job.is_finished:
-        return
-    tagger_train_job_run(job)

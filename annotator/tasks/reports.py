@@ -1,0 +1,20 @@
+"""Celery tasks of the reports (agreement, circularity): ids in, one service call."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from annotator.models import BackgroundJob
+from annotator.services.agreement import job_run
+
+
+@shared_task(acks_late=True, name="annotator.tasks_agreement.agreement_job")
+def agreement_job(job_id: int) -> None:
+    """Compute the agreement report (and detectors against gold) of a queued job."""
+    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
+
+
+@shared_task(acks_late=True, name="annotator.tasks_agreement.circularity_job")
+def circularity_job(job_id: int) -> None:
+    """Compute the circularity report of a queued job."""
+    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.detectors.base import DetectorError
+from pipeline.errors import DetectorError
 
 
 class Encoder:

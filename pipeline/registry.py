@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipeline.detectors.base import Detector
+from pipeline.types import Detector
 
 Factory = Callable[[Mapping[str, Any]], Detector]
 

@@ -6,9 +6,9 @@ database uses, so a span can travel from a detector to a page to an export witho
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 MATH = "MATH"
 NON_MATH = "NON-MATH"
@@ -133,6 +133,29 @@ class Detection:
             if self.segment_score is not None:
                 out["segment_score"] = round(self.segment_score, 6)
         return out
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """The one interface every detector implements (:class:`pipeline.detectors.base.BaseDetector`
+    is its shared plumbing); here so the registry can name it without importing detectors."""
+
+    name: str
+    version: str
+    config: Mapping[str, Any]
+
+    def detect(self, dialogue: Dialogue) -> list[Detection]:
+        """One Detection per message of ``dialogue``, in order."""
+        ...
+
+    def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
+        """Like :meth:`detect` over many dialogues; detectors that batch override it."""
+        ...
+
+    @property
+    def model_version(self) -> str:
+        """The exact model (weights, prompt file) this detector's output depends on."""
+        ...
 
 
 def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:

@@ -8,37 +8,12 @@ the dialogue's anchor text (the word problem), which is what separates "Alex has
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
-from pipeline.types import Detection, Dialogue
+from pipeline.errors import ConfigError, DetectorError
+from pipeline.types import Detection, Detector, Dialogue
 
-
-class DetectorError(RuntimeError):
-    """A detector could not process an item; the message says why, for the run's error field."""
-
-
-class ConfigError(ValueError):
-    """A detector was given a config it does not understand."""
-
-
-@runtime_checkable
-class Detector(Protocol):
-    name: str
-    version: str
-    config: Mapping[str, Any]
-
-    def detect(self, dialogue: Dialogue) -> list[Detection]:
-        """One Detection per message of ``dialogue``, in order."""
-        ...
-
-    def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
-        """Like :meth:`detect` over many dialogues; detectors that batch override it."""
-        ...
-
-    @property
-    def model_version(self) -> str:
-        """The exact model (weights, prompt file) this detector's output depends on."""
-        ...
+__all__ = ["BaseDetector", "ConfigError", "Detector", "DetectorError"]
 
 
 class BaseDetector:

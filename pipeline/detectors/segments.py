@@ -29,6 +29,7 @@ from pipeline.detectors.base import BaseDetector, ConfigError
 from pipeline.embeddings import Encoder, get_encoder, resolve_dtype
 from pipeline.maths import math_expression_spans, math_token_hits
 from pipeline.registry import register
+from pipeline.spans import overlaps_any
 from pipeline.types import MATH, NON_MATH, Detection, Dialogue, Span
 
 Key = tuple[str, int]
@@ -355,7 +356,6 @@ def grid_search(
     and embeddings are computed once and reused across the grid (``detector`` supplies the encoder
     settings; the defaults otherwise).
     """
-    from pipeline.metrics.evaluation import overlaps_any
 
     detector = detector or MathSegmentDetector()
     t_anchors, t_sims = list(t_anchors), list(t_sims)

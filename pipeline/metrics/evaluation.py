@@ -43,6 +43,7 @@ from pipeline.metrics.report import (
     SegmentErrors,
     Utility,
 )
+from pipeline.spans import overlaps_any
 from pipeline.text import Token, tokenize
 from pipeline.types import DEFAULT_LABELS, MATH, NON_MATH, Span
 
@@ -71,14 +72,6 @@ class EvaluationError(ValueError):
 
 
 # --- matching helpers ------------------------------------------------------------------------
-
-
-def overlaps_any(span: Span, others: Iterable[Span], *, label: str | None = None) -> bool:
-    """Does ``span`` overlap any of ``others`` (of ``label``, when given)?"""
-    return any(
-        span.start < o.end and o.start < span.end and (label is None or o.label == label)
-        for o in others
-    )
 
 
 def _dedupe(spans: Sequence[Span] | None) -> list[Span]:

@@ -7,7 +7,7 @@ the dialogue's anchor text (the word problem), which is what separates "Alex has
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from pipeline.errors import ConfigError, DetectorError
@@ -39,6 +39,32 @@ class BaseDetector:
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
         for dialogue in dialogues:
             yield self.detect(dialogue)
+
+    @staticmethod
+    def batched(
+        dialogues: Iterable[Dialogue],
+        run: Callable[[list[Dialogue]], Iterable[list[Detection]]],
+        *,
+        max_messages: int | None = None,
+        max_dialogues: int | None = None,
+    ) -> Iterator[list[Detection]]:
+        """Hand ``run`` consecutive dialogues a batch at a time, yielding its lists in order.
+
+        The one chunking loop of every batching ``detect_many``: a batch closes once it holds
+        ``max_messages`` messages or ``max_dialogues`` dialogues, so a stream is never read whole.
+        """
+        batch: list[Dialogue] = []
+        size = 0
+        for dialogue in dialogues:
+            batch.append(dialogue)
+            size += len(dialogue.messages)
+            if (max_messages is not None and size >= max_messages) or (
+                max_dialogues is not None and len(batch) >= max_dialogues
+            ):
+                yield from run(batch)
+                batch, size = [], 0
+        if batch:
+            yield from run(batch)
 
     @property
     def model_version(self) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
 from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, Detector
@@ -137,12 +136,13 @@ class EnsembleDetector(BaseDetector):
         return next(self.detect_many([dialogue]))
 
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
-        it = iter(dialogues)
         size = max(1, int(self.config["chunk_size"]))
-        while chunk := list(islice(it, size)):
-            per_member = [list(m.detect_many(chunk)) for m in self.members]
-            for k, dialogue in enumerate(chunk):
-                yield self._combine(dialogue, [pm[k] for pm in per_member])
+        return self.batched(dialogues, self._run_chunk, max_dialogues=size)
+
+    def _run_chunk(self, chunk: list[Dialogue]) -> Iterator[list[Detection]]:
+        per_member = [list(m.detect_many(chunk)) for m in self.members]
+        for k, dialogue in enumerate(chunk):
+            yield self._combine(dialogue, [pm[k] for pm in per_member])
 
     def _combine(self, dialogue: Dialogue, member_dets: list[list[Detection]]) -> list[Detection]:
         out = []

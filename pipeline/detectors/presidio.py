@@ -287,16 +287,7 @@ class PresidioDetector(BaseDetector):
 
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
         """Batch messages of consecutive dialogues through ``nlp.pipe``; one list per dialogue."""
-        batch: list[Dialogue] = []
-        size = 0
-        for dialogue in dialogues:
-            batch.append(dialogue)
-            size += len(dialogue.messages)
-            if size >= self.config["batch_size"] * 4:
-                yield from self._run(batch)
-                batch, size = [], 0
-        if batch:
-            yield from self._run(batch)
+        return self.batched(dialogues, self._run, max_messages=self.config["batch_size"] * 4)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
         engine = self.engine

@@ -232,16 +232,9 @@ class MathSegmentDetector(BaseDetector):
         return self._segment_chunk([dialogue])[0]
 
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
-        chunk: list[Dialogue] = []
-        size = 0
-        for dialogue in dialogues:
-            chunk.append(dialogue)
-            size += len(dialogue.messages)
-            if size >= self.config["chunk_messages"]:
-                yield from self._segment_chunk(chunk)
-                chunk, size = [], 0
-        if chunk:
-            yield from self._segment_chunk(chunk)
+        return self.batched(
+            dialogues, self._segment_chunk, max_messages=self.config["chunk_messages"]
+        )
 
     def densities(self, dialogue: Dialogue) -> np.ndarray:
         return np.array([math_density(m.text) for m in dialogue.messages], dtype=np.float64)

@@ -105,16 +105,7 @@ class TaggerDetector(BaseDetector):
         return next(self.detect_many([dialogue]))
 
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
-        chunk: list[Dialogue] = []
-        size = 0
-        for dialogue in dialogues:
-            chunk.append(dialogue)
-            size += len(dialogue.messages)
-            if size >= CHUNK_MESSAGES:
-                yield from self._run(chunk)
-                chunk, size = [], 0
-        if chunk:
-            yield from self._run(chunk)
+        return self.batched(dialogues, self._run, max_messages=CHUNK_MESSAGES)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
         from pipeline.tagger.postfilter import anchor_words, filter_spans

@@ -34,7 +34,7 @@ class Export(models.Model):
     error = models.TextField(blank=True)
     gold_state = models.JSONField(
         default=dict, blank=True,
-        help_text="The gold it was built from (selectors_adjudication.gold_state), to tell when it is stale.",
+        help_text="The gold it was built from (annotator.selectors.exports.gold_state), to tell when it is stale.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -14,9 +14,9 @@ import pytest
 
 from annotator.models import AdjudicationItem, GoldSpan
 from annotator.services.adjudication import gold_merge_ready
-from tests.annotator.adjudication_fixtures import *  # noqa: F403
-from tests.annotator.adjudication_fixtures import msg
-from tests.annotator.test_browser import SHOTS, browser_page  # noqa: F401  (the fixture)
+from tests.annotator.adjudication.fixtures import *  # noqa: F403
+from tests.annotator.adjudication.fixtures import msg
+from tests.annotator.workspace.test_browser import SHOTS, browser_page  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -24,7 +24,7 @@ import pytest
 
 from annotator import envfile
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
 PREFIX = ".venv/bin/python manage.py "
 

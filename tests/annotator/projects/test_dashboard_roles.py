@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.annotator.workspace_fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

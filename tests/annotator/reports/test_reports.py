@@ -12,7 +12,7 @@ from django.core.management import call_command
 from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request
-from tests.annotator.adjudication_fixtures import *  # noqa: F403
+from tests.annotator.adjudication.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

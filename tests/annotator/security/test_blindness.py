@@ -15,8 +15,8 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, Prediction
-from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import (
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import (
     RUN_DETECTOR,
     RUN_MODEL,
     RUN_PRESET,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Annotation, Assignment, Message, Project
-from tests.annotator.test_browser import browser_page  # noqa: F401 (the shared Chromium fixture)
-from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import msg
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import msg
+from tests.annotator.workspace.test_browser import browser_page  # noqa: F401 (the shared Chromium fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # What production needs beyond DEBUG=0 (names the README, .env.example and docker-compose agree on).
 PRODUCTION_VARIABLES = [

@@ -31,8 +31,8 @@ from annotator.models import (
     Export,
     Role,
 )
-from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import msg
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import msg
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Fixtures of the workspace tests: a detector run with tell-tale metadata, and assignment plans.
 
-Import the fixtures into a test module with ``from tests.annotator.workspace_fixtures import *``.
+Import the fixtures into a test module with ``from tests.annotator.workspace.fixtures import *``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from annotator.models import Assignment, AssignmentPlan, AuditEvent
 from annotator.services import annotation as svc
 from annotator.services.assignments import PlanError, assignments_reassign, plan_create
-from tests.annotator.workspace_fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from annotator.models import Annotation, Assignment
-from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import RUN_DETECTOR, RUN_MODEL, msg
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import RUN_DETECTOR, RUN_MODEL, msg
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--no-first-run"]
 

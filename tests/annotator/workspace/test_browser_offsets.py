@@ -13,8 +13,8 @@ from playwright.sync_api import expect
 
 from annotator.models import AdjudicationItem, Annotation, Assignment, Dialogue, GoldSpan, Message
 from annotator.services.adjudication import gold_merge_ready
-from tests.annotator.adjudication_fixtures import label
-from tests.annotator.test_browser import browser_page  # noqa: F401  (the fixture)
+from tests.annotator.adjudication.fixtures import label
+from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,7 +6,7 @@ import pytest
 
 from annotator.models import Annotation, Assignment, AuditEvent, Dialogue, Message
 from annotator.services import annotation as svc
-from tests.annotator.test_browser import browser_page  # noqa: F401  (the fixture)
+from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, AuditEvent
 from annotator.services import annotation as svc
-from tests.annotator.workspace_fixtures import *  # noqa: F403
-from tests.annotator.workspace_fixtures import msg, post_action
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.workspace.fixtures import msg, post_action
 
 pytestmark = pytest.mark.django_db
 

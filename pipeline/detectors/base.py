@@ -23,6 +23,11 @@ class BaseDetector:
     version: ClassVar[str] = "0"
     defaults: ClassVar[Mapping[str, Any]] = {}
 
+    @property
+    def filters(self) -> tuple[str, ...]:
+        """The registered :mod:`pipeline.filters` this detector applies under its config."""
+        return ()
+
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         config = dict(config or {})
         unknown = sorted(set(config) - set(self.defaults))

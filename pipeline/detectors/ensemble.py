@@ -128,6 +128,11 @@ class EnsembleDetector(BaseDetector):
         self.members: list[Detector] = [build(m["name"], m.get("config") or {}) for m in members]
 
     @property
+    def filters(self) -> tuple[str, ...]:
+        """Every filter a member applies, once, in member order."""
+        return tuple(dict.fromkeys(n for m in self.members for n in getattr(m, "filters", ())))
+
+    @property
     def model_version(self) -> str:
         inner = ",".join(m.model_version for m in self.members)
         return f"{self.name}@{self.version}[{self.config['mode']}]({inner})"

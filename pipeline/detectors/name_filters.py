@@ -9,8 +9,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pipeline.filters.anchor import in_anchor
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection
+
+__all__ = [
+    "crosses_sentence",
+    "drop_characters",
+    "handle_like",
+    "in_anchor",
+    "is_addressed",
+    "is_common_word",
+    "is_word_problem_character",
+    "not_a_name",
+]
 
 _NUMBERISH = re.compile(r"\d")
 _NAME_STOPWORDS = frozenset(
@@ -172,8 +184,3 @@ _STORY_VERB_RE = re.compile(
 
 def _looks_like_story(after: str) -> bool:
     return bool(_STORY_VERB_RE.match(after))
-
-
-def in_anchor(chunk: str, anchor_low: str) -> bool:
-    """A name from the word problem ("Alex has 5 apples") is teaching content, not PII."""
-    return re.search(r"\b" + re.escape(chunk.lower()) + r"\b", anchor_low) is not None

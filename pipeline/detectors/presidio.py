@@ -265,6 +265,21 @@ class PresidioDetector(BaseDetector):
             self._rules = RulesDetector(self.config["tutoring_rules"])
 
     @property
+    def filters(self) -> tuple[str, ...]:
+        """Registered filters of the preset (the name checks of :mod:`name_filters` aside)."""
+        cfg = self.config
+        names: list[str] = []
+        if cfg["math_filter"]:
+            names += ["maths.context", "cue.pii"]
+        if cfg["placeholder_filter"]:
+            names.append("placeholder.text")
+        if cfg["anchor_filter"]:
+            names.append("anchor.phrase")
+        if self._rules is not None:
+            names += [n for n in self._rules.filters if n not in names]
+        return tuple(names)
+
+    @property
     def model_version(self) -> str:
         return f"{self.name}@{self.version}:{self.config['preset']}+{self.config['model']}"
 

@@ -17,7 +17,8 @@ import phonenumbers
 
 from pipeline.detectors.base import BaseDetector, ConfigError
 from pipeline.detectors.rules_personal import find_addresses, find_ages, find_birthdays
-from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans
+from pipeline.filters.maths import inside_expression
+from pipeline.maths import MATH_WORDS, in_math_context
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
 
@@ -238,6 +239,10 @@ class RulesDetector(BaseDetector):
             prev = m.text
         return out
 
+    @property
+    def filters(self) -> tuple[str, ...]:
+        return ("maths.context", "maths.operand") if self.config["math_filter"] else ()
+
     def find(self, text: str, *, prev: str = "") -> list[Span]:
         """Non-overlapping spans of one text (the longest, most specific rule wins).
 
@@ -311,7 +316,7 @@ class RulesDetector(BaseDetector):
                 continue  # a bare digit string needs a cue: maths is full of them
             if not cue and self._is_maths(text, start, end):
                 continue
-            if cue and self.config["math_filter"] and _inside_expression(text, start, end):
+            if cue and self.config["math_filter"] and inside_expression(text, start, end):
                 continue
             score = 0.95 if (valid or cue) else 0.8
             yield self._span(start, end, "PHONE", score, "phone")
@@ -366,7 +371,7 @@ class RulesDetector(BaseDetector):
                 cue = bool(lead and lead.start(1) == start)
             if not cue:
                 continue
-            if self.config["math_filter"] and _inside_expression(text, start, end):
+            if self.config["math_filter"] and inside_expression(text, start, end):
                 continue
             yield self._span(start, end, "ID_NUMBER", 0.97, "id_cue" if not reply else "id_reply")
         for m in _SSN_RE.finditer(text):
@@ -422,7 +427,7 @@ def has_id_cue(text: str, start: int, end: int, prev: str = "") -> bool:
     """Is the number at ``start..end`` introduced as an identifier ("student id 4815", "A29 is my
     school id", or a short reply to "What's your student ID?") and not part of a maths
     expression? Shared with the tuned Presidio preset."""
-    if _inside_expression(text, start, end):
+    if inside_expression(text, start, end):
         return False
     if _ID_BEFORE_RE.search(text[max(0, start - 40) : start]) or _ID_AFTER_RE.match(
         text[end : end + 40]
@@ -438,14 +443,6 @@ def _handle_like(token: str) -> bool:
 def _plausible_handle(token: str) -> bool:
     low = token.lower()
     return len(token) >= 3 and low not in _NOT_A_HANDLE and low not in MATH_WORDS
-
-
-def _inside_expression(text: str, start: int, end: int) -> bool:
-    """Is the range an operand of maths around it (cue or not): "id 4815 / 2" is arithmetic."""
-    return any(
-        s <= start and end <= e and (e - s) > (end - start) + 2
-        for s, e in math_expression_spans(text)
-    )
 
 
 @register("rules", "Maths-safe patterns for e-mail, URL, phone, username and ID numbers.")

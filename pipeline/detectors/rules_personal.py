@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pipeline.maths import MATH_WORDS, in_math_context, math_expression_spans, math_token_hits
+from pipeline.filters.cues import AGE_QUESTION_RE
+from pipeline.filters.maths import inside_expression
+from pipeline.maths import MATH_WORDS, in_math_context, math_token_hits
 
 _MONTHS = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -57,9 +59,6 @@ _SELF_AGE_RE = re.compile(
     re.IGNORECASE,
 )
 _YEARS_OLD_RE = re.compile(rf"\b({_AGE_NUM})\s*(?:years?|yrs?|y/?o)(?:\s*old)?\b", re.IGNORECASE)
-AGE_QUESTION_RE = re.compile(
-    r"\bhow\s+old\s+(?:are|r)\s+(?:you|u)\b|\b(?:your|ur)\s+age\b", re.IGNORECASE
-)
 _REPLY_AGE_RE = re.compile(
     rf"^\W*(?:(?:i'?m|im|i\s+am|i\s+turn(?:ed)?|almost|just|only|like|um+|uh+|oh)\s+)*({_AGE_NUM})"
     r"(?:\s*(?:years?|yrs?)(?:\s*old)?)?\W*(?:$|[!.?,]|lol|and\b|but\b|in\b|going\b)",
@@ -79,13 +78,6 @@ def _age_value(token: str) -> int | None:
     return _NUMBER_WORDS.get(low)
 
 
-def _inside_expression(text: str, start: int, end: int) -> bool:
-    return any(
-        s <= start and end <= e and (e - s) > (end - start) + 2
-        for s, e in math_expression_spans(text)
-    )
-
-
 def find_birthdays(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]]:
     """``(start, end, score, rule)`` for dates said to be someone's birthday."""
     asked = bool(prev and BIRTHDAY_QUESTION_RE.search(prev)) and len(text.split()) <= 14
@@ -101,7 +93,7 @@ def _birthday_verdict(text: str, start: int, end: int, asked: bool) -> str:
     before = text[max(0, start - 40) : start]
     after = text[end : end + 30]
     cue = bool(BIRTH_CUE_RE.search(before)) or bool(_BIRTH_AFTER_RE.match(after))
-    if not (cue or asked) or _inside_expression(text, start, end):
+    if not (cue or asked) or inside_expression(text, start, end):
         return ""
     first_person = bool(_FIRST_PERSON_RE.search(before) or _FIRST_PERSON_RE.search(after))
     if not (asked or first_person) and (
@@ -129,7 +121,7 @@ def find_ages(text: str, prev: str = "") -> Iterator[tuple[int, int, float, str]
         after = _NOT_AGE_AFTER_RE.match(text[end : end + 20])
         if after and after.group().strip().lower() not in _ALLOWED_AFTER_AGE:
             continue  # "I'm 5 points away", "I'm 3 steps in"
-        if _inside_expression(text, start, end):
+        if inside_expression(text, start, end):
             continue
         seen.add(start)
         yield start, end, 0.85, "age_self"
@@ -203,6 +195,6 @@ def find_addresses(text: str, prev: str = "") -> Iterator[tuple[int, int, float,
         strong = bool(_STRONG_SUFFIX_RE.search(chunk)) and chunk.split()[1][:1].isupper()
         if not (cue or asked or strong):
             continue
-        if _inside_expression(text, start, end) or not cue and in_math_context(text, start, end):
+        if inside_expression(text, start, end) or not cue and in_math_context(text, start, end):
             continue
         yield start, end, 0.85 if cue or asked else 0.7, "address"

@@ -101,6 +101,12 @@ class TaggerDetector(BaseDetector):
 
     # -- detection -----------------------------------------------------------------------------
 
+    @property
+    def filters(self) -> tuple[str, ...]:
+        from pipeline.tagger.postfilter import POLICY_FILTERS
+
+        return POLICY_FILTERS[self.config["policy"]] if self.config["postfilter"] else ()
+
     def detect(self, dialogue: Dialogue) -> list[Detection]:
         return next(self.detect_many([dialogue]))
 

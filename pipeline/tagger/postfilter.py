@@ -27,129 +27,42 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.maths import (
-    has_pii_cue,
-    in_math_context,
-    is_placeholder,
+from pipeline.filters.anchor import anchor_words, is_anchor_name
+from pipeline.filters.cues import has_age_evidence
+from pipeline.filters.maths import (
+    TEXTUAL_LABELS,
+    is_math_number,
+    is_number_sequence,
+    is_reference,
 )
+from pipeline.filters.placeholder import is_placeholder_span
+from pipeline.maths import has_pii_cue
 from pipeline.types import Dialogue, Span
 
+__all__ = [
+    "POLICIES",
+    "POLICY_FILTERS",
+    "TEXTUAL_LABELS",
+    "anchor_words",
+    "filter_spans",
+    "has_age_evidence",
+    "is_math_number",
+    "is_number_sequence",
+    "is_placeholder_span",
+    "is_reference",
+    "named_number_start",
+]
+
 POLICIES = ("strict", "recall_first")
-TEXTUAL_LABELS = frozenset({"EMAIL", "URL", "USERNAME"})
+# the registered filters (pipeline.filters) each policy applies, in order
+POLICY_FILTERS: dict[str, tuple[str, ...]] = {
+    "recall_first": ("placeholder.span", "maths.number", "cue.age_evidence", "cue.pii"),
+    "strict": ("placeholder.span", "maths.number", "cue.age_evidence", "cue.pii", "anchor.words"),
+}
 _DIGIT = re.compile(r"\d")
-_AGE_UNIT = re.compile(r"\s*-?\s*(?:years?|yrs?|y/?o|months?)\b", re.IGNORECASE)
-_FILLER = r"(?:um+|uh+|hm+|no|yes|yeah|ok|okay|so|oh|well|i|think|it|is|it's|its|it’s|the|answer|" \
-    r"going|to|be|maybe|like|equals|is it|i got|got|was|=|:|,)"
-_BARE_NUMBER = re.compile(
-    rf"^\s*(?:{_FILLER}\s*)*[$£€]?\s*[\d.,:/%\s-]*\d[\d.,:/%\s-]*[a-zA-Z]{{0,3}}[\s.!?]*$",
-    re.IGNORECASE,
-)
-_REFERENCE_BEFORE = re.compile(
-    r"\b(?:page|pages|pg|p\.|chapter|ch\.|lesson|problem|question|exercise|section|unit|step|"
-    r"slide|worksheet|level|row|column|line|box|part|grade)\s*#?\s*$",
-    re.IGNORECASE,
-)
-_NUMBER_RUN = re.compile(r"\d+(?:\.\d+)?")
-_ASKS_AGE = re.compile(
-    r"\b(?:how old are (?:you|u)|your age|ur age|(?:you|u) turn|(?:your|ur) (?:birthday|bday)|"
-    r"when were (?:you|u) born)",
-    re.IGNORECASE,
-)
-_AGE_CUE_BEFORE = re.compile(
-    r"\b(?:i'?m|i’m|im|i am|(?:he|she)(?:'s|’s| is)|turn(?:s|ed|ing)?)"
-    r"\s+(?:only\s+|just\s+|almost\s+|nearly\s+)?$",
-    re.IGNORECASE,
-)
-_AGE_WORDS = re.compile(r"\b(?:old|age[ds]?|birthday|b-?day|born)\b", re.IGNORECASE)
 NEVER_NUMERIC = frozenset({"NAME", "SCHOOL", "COURSE"})
 _LETTER = re.compile(r"[^\W\d_]")
 _NAME_BEFORE = re.compile(r"(?<![\w.])[A-Z][A-Za-z]*\.?\s+$")
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_OPERATOR = re.compile(r"[+*/×÷=^<>]|\d\s*[xX-]\s*\d")
-_PLACEHOLDER_BEFORE = re.compile(
-    r"(?:student|teacher|tutor|speaker|person|parent|child|kid|pupil|learner|user|participant)"
-    r"[\s_\-]?$",
-    re.IGNORECASE,
-)
-
-
-def anchor_words(anchor: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(anchor))
-
-
-def is_placeholder_span(text: str, start: int, end: int) -> bool:
-    """The span is, or sits inside, an anonymisation placeholder."""
-    piece = text[start:end]
-    if is_placeholder(piece):
-        return True
-    # "[STUDENT]" tagged without its brackets, or "A" of "Student A"
-    lo = start - 1 if start > 0 and text[start - 1] in "[<{(" else start
-    hi = end + 1 if end < len(text) and text[end] in "]>})" else end
-    if (lo, hi) != (start, end) and is_placeholder(text[lo:hi]):
-        return True
-    before = text[max(0, start - 14) : start]
-    m = _PLACEHOLDER_BEFORE.search(before)
-    return bool(m and is_placeholder(before[m.start() :] + piece))
-
-
-def _asks_for_pii(before: Sequence[str]) -> bool:
-    """One of the messages before asks for a personal detail (phone, id, age, birthday …)."""
-    return any(
-        has_pii_cue(t, len(t), len(t), window=len(t)) or _ASKS_AGE.search(t) for t in before if t
-    )
-
-
-def is_reference(text: str, start: int) -> bool:
-    """``page 49``, ``problem 12``, ``lesson 3``: a place in the material, not a person."""
-    return bool(_REFERENCE_BEFORE.search(text[max(0, start - 16) : start]))
-
-
-def is_number_sequence(piece: str) -> bool:
-    """Skip counting and number patterns: four or more numbers with a constant difference
-    (``40-60-80-100``, ``3, 6, 9, 12``). Phone and card numbers are not arithmetic runs."""
-    nums = [float(x) for x in _NUMBER_RUN.findall(piece)]
-    if len(nums) < 4:
-        return False
-    steps = {round(b - a, 6) for a, b in zip(nums, nums[1:], strict=False)}
-    return len(steps) == 1 and 0 not in steps
-
-
-def is_math_number(
-    text: str, start: int, end: int, label: str, previous: Sequence[str] = ()
-) -> bool:
-    """Should a digit-bearing span be read as maths rather than PII?
-
-    ``previous``: the messages just before (a bare number answers them: maths unless they asked
-    for a personal detail).
-    """
-    if label in TEXTUAL_LABELS or not _DIGIT.search(text[start:end]):
-        return False
-    if is_number_sequence(text[start:end]):
-        return True
-    if is_reference(text, start) and not has_pii_cue(text, start, end, weak=False):
-        return True
-    if in_math_context(text, start, end):
-        if label != "AGE" or not _AGE_UNIT.match(text, end):
-            return True
-        rest = text[:start] + " " + text[end:]
-        return bool(_DIGIT.search(rest) or _OPERATOR.search(text))
-    if isinstance(previous, str):
-        previous = (previous,)
-    return bool(
-        _BARE_NUMBER.match(text)
-        and not has_pii_cue(text, start, end)
-        and not _asks_for_pii(previous)
-    )
-
-
-def has_age_evidence(text: str, start: int, end: int, previous: Sequence[str] = ()) -> bool:
-    """Does anything mark the number ``text[start:end]`` as somebody's age?"""
-    return bool(
-        _AGE_CUE_BEFORE.search(text[max(0, start - 24) : start])
-        or _AGE_UNIT.match(text, end)
-        or _AGE_WORDS.search(text)
-        or any(_ASKS_AGE.search(t) for t in previous if t)
-    )
 
 
 def named_number_start(text: str, start: int) -> int | None:
@@ -194,9 +107,12 @@ def filter_spans(
             and named_number_start(text, span.start) is None
         ):
             continue
-        if policy == "strict" and span.label == "NAME" and anchor_vocab:
-            words = [w.lower() for w in _WORD.findall(text[span.start : span.end])]
-            if words and all(w in anchor_vocab for w in words):
-                continue
+        if (
+            policy == "strict"
+            and span.label == "NAME"
+            and anchor_vocab
+            and is_anchor_name(text[span.start : span.end], anchor_vocab)
+        ):
+            continue
         kept.append(span)
     return kept

@@ -42,6 +42,7 @@ class LLMDetector(BaseDetector):
 
     name = "llm"
     version = "1"
+    filters: tuple[str, ...] = ()  # the model's reply is taken as is: no maths or cue filters
     defaults: Mapping[str, Any] = {
         "base_url": None,
         "api_key": None,

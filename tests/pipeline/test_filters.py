@@ -1,0 +1,78 @@
+"""The filters registry: each maths/placeholder/anchor/cue filter once, named and versioned."""
+
+import pytest
+
+from pipeline import filters
+from pipeline.detectors import name_filters, rules, rules_personal
+from pipeline.filters.anchor import in_anchor, is_anchor_name
+from pipeline.filters.cues import AGE_QUESTION_RE, asks_age
+from pipeline.filters.maths import inside_expression, is_math_number
+from pipeline.filters.placeholder import is_placeholder_span
+from pipeline.registry import build
+from pipeline.tagger import postfilter
+
+
+def test_every_filter_has_a_name_and_a_version():
+    names = filters.names()
+    assert {"maths.context", "maths.operand", "maths.number", "placeholder.span", "cue.pii"} <= set(names)
+    for name in names:
+        fn = filters.get(name)
+        assert fn.name == name and fn.version
+    with pytest.raises(KeyError, match="unknown filter"):
+        filters.get("nope")
+
+
+def test_detectors_call_the_one_copy():
+    assert postfilter.is_math_number is is_math_number
+    assert postfilter.is_placeholder_span is is_placeholder_span
+    assert name_filters.in_anchor is in_anchor
+    assert rules.inside_expression is inside_expression is rules_personal.inside_expression
+    assert rules_personal.AGE_QUESTION_RE is AGE_QUESTION_RE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how old are you?", "How old r u", "what's your age", "ur age?",  # the rules' old pattern
+        "when do you turn 10", "when is your bday", "when were you born",  # the post-filter's
+    ],
+)
+def test_one_age_question_covers_both_former_patterns(text):
+    assert asks_age(text)
+
+
+def test_age_question_does_not_match_maths():
+    assert not asks_age("how old is the tree if it grows 3 cm a year")
+
+
+def test_anchor_and_operand_filters():
+    assert is_anchor_name("Alex", frozenset({"alex", "has"}))
+    assert not is_anchor_name("Alex Smith", frozenset({"alex"}))
+    assert in_anchor("Alex", "alex has 5 apples")
+    assert inside_expression("id 4815 / 2 = x", 3, 7)
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "expected"),
+    [
+        ("rules", {}, ("maths.context", "maths.operand")),
+        ("rules", {"math_filter": False}, ()),
+        ("presidio", {"preset": "vanilla"}, ()),
+        ("llm", {"base_url": "http://localhost:1", "model": "m"}, ()),
+    ],
+)
+def test_detectors_list_the_filters_they_apply(name, config, expected):
+    assert build(name, config).filters == expected
+
+
+def test_tuned_presidio_ensemble_and_tagger_policies_name_registered_filters():
+    tuned = build("presidio", {"preset": "tuned"})
+    assert {"maths.context", "placeholder.text", "anchor.phrase"} <= set(tuned.filters)
+    ensemble = build("ensemble", {"members": [{"name": "rules"}, {"name": "presidio", "config": {"preset": "tuned"}}]})
+    assert set(ensemble.filters) == set(tuned.filters) | set(build("rules").filters)
+    assert "anchor.words" in postfilter.POLICY_FILTERS["strict"]
+    assert "anchor.words" not in postfilter.POLICY_FILTERS["recall_first"]
+    registered = set(filters.names())
+    for names in (tuned.filters, ensemble.filters, *postfilter.POLICY_FILTERS.values()):
+        assert set(names) <= registered
+    assert filters.versioned(("maths.number",)) == ("maths.number@1",)

@@ -8,9 +8,12 @@ Config:
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
 - ``batch_size`` — windows per forward pass; ``precision`` — ``auto`` (bf16 on CPUs that have
   it natively, else int8, each only where training found it within 0.01 F1 of fp32), ``fp32``,
-  ``int8`` or ``bf16``; ``postfilter`` — the maths-aware filter (default on).
+  ``int8`` or ``bf16``; ``postfilter`` — the maths-aware filter (default on);
+- ``backend`` — ``auto`` (the version's verified ONNX Runtime file where it has one and bf16 is
+  not chosen, else torch), ``torch`` or ``onnx`` (int8, or fp32 when ``precision`` says so).
 
-``model_version`` is ``name/version`` of the weights in use (plus ``+int8`` or ``+bf16``), which
+``model_version`` is ``name/version`` of the weights in use (plus ``+int8`` or ``+bf16``, and
+``+onnx`` / ``+onnx-int8`` for the ONNX files), which
 every run records. The model is loaded on first use, never in ``__init__``.
 """
 
@@ -26,6 +29,7 @@ from pipeline.tagger.model import PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
+BACKENDS = ("auto", "torch", "onnx")
 CHUNK_MESSAGES = 512  # messages per forward sweep: enough to batch by length, little memory
 
 
@@ -42,6 +46,7 @@ class TaggerDetector(BaseDetector):
         "batch_size": 64,
         "precision": "auto",
         "postfilter": True,
+        "backend": "auto",
     }
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
@@ -53,6 +58,10 @@ class TaggerDetector(BaseDetector):
             raise ConfigError("tagger: 'batch_size' must be a positive integer")
         if cfg["precision"] not in ("auto", *PRECISIONS):
             raise ConfigError(f"tagger: 'precision' must be one of auto, {', '.join(PRECISIONS)}")
+        if cfg["backend"] not in BACKENDS:
+            raise ConfigError(f"tagger: 'backend' must be one of {', '.join(BACKENDS)}")
+        if cfg["backend"] == "onnx" and cfg["precision"] == "bf16":
+            raise ConfigError("tagger: the onnx backend runs fp32 or int8, not bf16")
         self._info: Any = None
         self._model: Any = None
 
@@ -78,20 +87,27 @@ class TaggerDetector(BaseDetector):
     def model(self) -> Any:
         if self._model is None:
             try:
-                self._model = _load(self.info.path, self.precision)
+                self._model = _load(self.info.path, *self.runtime)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise DetectorError(f"tagger: cannot load {self.info.path}: {exc}") from exc
         return self._model
 
     @property
-    def precision(self) -> str:
-        from pipeline.tagger.store import choose_precision
+    def runtime(self) -> tuple[str, str]:
+        """``(backend, precision)`` the model runs in (see ``store.choose_backend``)."""
+        from pipeline.tagger.store import choose_backend
 
-        return choose_precision(self.info, self.config["precision"])
+        return choose_backend(self.info, self.config["backend"], self.config["precision"])
+
+    @property
+    def precision(self) -> str:
+        return self.runtime[1]
 
     @property
     def model_version(self) -> str:
-        precision = self.precision
+        backend, precision = self.runtime
+        if backend == "onnx":
+            return self.info.full_version + ("+onnx" if precision == "fp32" else f"+onnx-{precision}")
         return self.info.full_version + ("" if precision == "fp32" else f"+{precision}")
 
     def thresholds(self) -> dict[str, float]:
@@ -136,11 +152,11 @@ class TaggerDetector(BaseDetector):
 
 
 @lru_cache(maxsize=2)
-def _load(path: str, precision: str) -> Any:
+def _load(path: str, backend: str, precision: str) -> Any:
     """Loaded models are shared by the detectors of a process (a worker builds one per run)."""
     from pipeline.tagger.store import load_model
 
-    return load_model(path, precision=precision)
+    return load_model(path, precision=precision, backend=backend)
 
 
 @register("tagger", "Fine-tuned transformer PII tagger (PIIvot context window, maths-aware).")

@@ -235,15 +235,15 @@ class TaggerModel:
             out.append(msgs)
             windows.extend(dialogue_windows)
             owners.extend([j] * len(dialogue_windows))
-        self.model.eval()
+        if hasattr(self.model, "eval"):
+            self.model.eval()
         batches = length_batches(windows, batch_size, max_tokens=batch_size * 96)
         with torch.inference_mode():
             for b, idx in enumerate(batches):
                 batch = collate(torch, [windows[i] for i in idx], self.pad_id, with_labels=False)
                 if not self.use_token_types:
                     batch.pop("token_type_ids")
-                logits = self.model(**batch).logits
-                probs = torch.softmax(logits.float(), dim=-1).numpy()
+                probs = self.forward_probs(batch)
                 for r, i in enumerate(idx):
                     w = windows[i]
                     if not w.positions:
@@ -254,6 +254,13 @@ class TaggerModel:
                 if progress is not None:
                     progress(b + 1, len(batches))
         return out
+
+    def forward_probs(self, batch: dict) -> np.ndarray:
+        """Tag probabilities ``(rows, tokens, tags)`` of one collated batch (torch backend;
+        :class:`pipeline.tagger.onnx_export.OnnxTaggerModel` runs ONNX Runtime instead)."""
+        torch = import_torch()
+        logits = self.model(**batch).logits
+        return torch.softmax(logits.float(), dim=-1).numpy()
 
     def entity_probs(self, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """``(P(word is label), P(word begins label) or None for IO)`` per word and label."""

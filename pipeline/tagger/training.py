@@ -35,6 +35,7 @@ from pipeline.tagger.model import (
     offline_env,
     set_threads,
 )
+from pipeline.tagger.onnx_export import export_after_training
 from pipeline.tagger.scoring import span_scores, tune_thresholds
 from pipeline.tagger.store import DEFAULT_ROOT, ModelInfo, data_hash, write_model
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
@@ -179,10 +180,64 @@ def train_tagger(
     started = time.perf_counter()
     cpu_started = time.process_time()
     report = progress or (lambda done, total, message: None)
+    labels = tuple(labels or DEFAULT_LABELS)
+    train, dev = _check_inputs(
+        train_dialogues, dev_dialogues, name=name, epochs=epochs, batch_size=batch_size, lr=lr,
+        dev_fraction=dev_fraction, seed=seed,
+    )
+    torch = _prepare_torch(seed)
+    base = str(base_model or default_base_model())
+    window = window or WindowConfig()
+    tagger, tokenizer = _load_base(base, LabelMap(scheme, labels), window, num_layers)
+    loop = _TrainingLoop(
+        torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev,
+        epochs=epochs, lr=lr, batch_size=batch_size, outside_weight=outside_weight, seed=seed,
+        f_beta=f_beta, patience=patience, freeze_embeddings=freeze_embeddings,
+        deadline=started + max_seconds if max_seconds else None, report=report,
+    )
+    loop.run()
+    total = loop.total
+    thresholds, dev_metrics, checks = _tune_on_dev(
+        tagger, dev, labels, f_beta, check_precision,
+        {"history": loop.history, "best_epoch": loop.best_epoch, "stopped": loop.stopped},
+        lambda message: report(total, total, message),
+    )
+    elapsed = time.perf_counter() - started
+
+    info = _model_info(
+        torch, tagger, train, dev, name=name, base=base, scheme=scheme, labels=labels,
+        window=window, thresholds=thresholds, f_beta=f_beta, dev_metrics=dev_metrics,
+        checks=checks, elapsed=elapsed, cpu_started=cpu_started, steps=loop.done,
+        hyper={
+            "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
+            "patience": patience, "outside_weight": outside_weight,
+            "freeze_embeddings": freeze_embeddings,
+        },
+    )
+    report(total, total, "saving")
+    saved = write_model(Path(out_dir) / name / info.version, info, tagger.model, tokenizer)
+    report(total, total, f"saved {saved.full_version}")
+    saved = export_after_training(saved, dev, lambda done, all_, message: report(total, total, message))
+    return saved
+
+
+# -- the phases of train_tagger ---------------------------------------------------------------
+
+
+def _check_inputs(
+    train_dialogues: Sequence[Dialogue],
+    dev_dialogues: Sequence[Dialogue] | None,
+    *,
+    name: str,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    dev_fraction: float,
+    seed: int,
+) -> tuple[list[Dialogue], list[Dialogue]]:
+    """Validate the arguments and return the (train, dev) dialogues that have messages."""
     if name != Path(name).name or name.startswith(".") or not name.strip():
         raise TrainingError(f"model name {name!r} must be a plain directory name")
-    labels = tuple(labels or DEFAULT_LABELS)
-    label_map = LabelMap(scheme, labels)
     if epochs < 1 or batch_size < 1 or lr <= 0:
         raise TrainingError("epochs and batch_size must be at least 1 and lr positive")
     train = [d for d in train_dialogues if d.messages]
@@ -194,19 +249,29 @@ def train_tagger(
         raise TrainingError("no training dialogues")
     if not any(m.spans for d in train for m in d.messages):
         raise TrainingError("the training dialogues carry no gold spans")
+    return train, dev
 
+
+def _prepare_torch(seed: int) -> Any:
+    """torch, offline and seeded, with transformers' logging quiet."""
     offline_env()
     torch = import_torch()
     try:
-        from transformers import AutoModelForTokenClassification, AutoTokenizer
         from transformers.utils import logging as hf_logging
     except ImportError as exc:  # pragma: no cover - a declared dependency
         raise TaggerUnavailableError("the tagger needs transformers") from exc
     hf_logging.set_verbosity_error()
     set_threads(torch)
     _seed_everything(torch, seed)
+    return torch
 
-    base = str(base_model or default_base_model())
+
+def _load_base(
+    base: str, label_map: LabelMap, window: WindowConfig, num_layers: int | None
+) -> tuple[TaggerModel, Any]:
+    """The base encoder with a fresh token-classification head, wrapped as a TaggerModel."""
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(base)
     if not getattr(tokenizer, "is_fast", False):
         raise TrainingError(f"{base}: the tagger needs a fast tokenizer (offsets)")
@@ -219,115 +284,161 @@ def train_tagger(
         label2id={t: i for i, t in label_map.id2tag().items()},
     )
     use_types = int(getattr(model.config, "type_vocab_size", 0) or 0) >= 2
-    window = window or WindowConfig()
-    encoder = WindowEncoder(tokenizer, label_map, window)
-    tagger = TaggerModel(model, tokenizer, label_map, window, use_token_types=use_types)
+    return TaggerModel(model, tokenizer, label_map, window, use_token_types=use_types), tokenizer
 
-    if freeze_embeddings:
-        emb = model.get_input_embeddings()
-        emb.weight.requires_grad_(False)
-    head_names = {"classifier.weight", "classifier.bias"}
-    body = [p for n, p in model.named_parameters() if p.requires_grad and n not in head_names]
-    head = [p for n, p in model.named_parameters() if p.requires_grad and n in head_names]
-    optimizer = torch.optim.AdamW(
-        [{"params": body, "lr": lr}, {"params": head, "lr": lr * 10}], weight_decay=0.01
-    )
 
-    def epoch_batches(epoch: int) -> list[list]:
-        rng = random.Random(seed * 1000 + epoch)
+class _TrainingLoop:
+    """Epochs of AdamW over shuffled length-bucketed windows, early-stopped on dev F-beta;
+    the best epoch's weights are loaded back at the end."""
+
+    def __init__(
+        self, torch: Any, tagger: TaggerModel, encoder: WindowEncoder, train: list[Dialogue],
+        dev: list[Dialogue], *, epochs: int, lr: float, batch_size: int, outside_weight: float,
+        seed: int, f_beta: float, patience: int, freeze_embeddings: bool,
+        deadline: float | None, report: Progress,
+    ) -> None:
+        self.torch, self.tagger, self.model = torch, tagger, tagger.model
+        self.encoder, self.train, self.dev = encoder, train, dev
+        self.epochs, self.batch_size, self.seed = epochs, batch_size, seed
+        self.f_beta, self.patience, self.deadline, self.report = f_beta, patience, deadline, report
+        self.params, self.optimizer = self._optimizer(lr, freeze_embeddings)
+        self.first = self.epoch_batches(0)
+        self.total = len(self.first) * epochs
+        warmup = max(1, int(0.06 * self.total))
+        total = self.total
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer,
+            lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
+        )
+        self.class_weight = torch.ones(tagger.label_map.num_tags)
+        self.class_weight[0] = outside_weight  # rarer PII tags weigh more: recall first
+        self.best_f, self.best_state, self.best_epoch, self.bad, self.done = -1.0, None, 0, 0, 0
+        self.history: list[dict] = []
+        self.stopped = "epochs"
+
+    def _optimizer(self, lr: float, freeze_embeddings: bool) -> tuple[list, Any]:
+        model = self.model
+        if freeze_embeddings:
+            model.get_input_embeddings().weight.requires_grad_(False)
+        head_names = {"classifier.weight", "classifier.bias"}
+        body = [p for n, p in model.named_parameters() if p.requires_grad and n not in head_names]
+        head = [p for n, p in model.named_parameters() if p.requires_grad and n in head_names]
+        optimizer = self.torch.optim.AdamW(
+            [{"params": body, "lr": lr}, {"params": head, "lr": lr * 10}], weight_decay=0.01
+        )
+        return body + head, optimizer
+
+    def epoch_batches(self, epoch: int) -> list[list]:
+        rng = random.Random(self.seed * 1000 + epoch)
         windows = [
             w
-            for d in train
-            for w in encoder.encode(d, with_labels=True, rng=rng)
+            for d in self.train
+            for w in self.encoder.encode(d, with_labels=True, rng=rng)
             if w.positions
         ]
-        batches = [[windows[i] for i in b] for b in length_batches(windows, batch_size)]
+        batches = [[windows[i] for i in b] for b in length_batches(windows, self.batch_size)]
         rng.shuffle(batches)
         return batches
 
-    first = epoch_batches(0)
-    steps_per_epoch = len(first)
-    total = steps_per_epoch * epochs
-    warmup = max(1, int(0.06 * total))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup))),
-    )
-    pad_id = tagger.pad_id
-    class_weight = torch.ones(label_map.num_tags)
-    class_weight[0] = outside_weight  # rarer PII tags weigh more: recall first
+    def run(self) -> None:
+        for epoch in range(self.epochs):
+            losses = self._train_epoch(epoch)
+            entry: dict[str, Any] = {"epoch": epoch + 1, "loss": round(float(np.mean(losses)), 5)}
+            self._score_epoch(epoch, entry)
+            self.history.append(entry)
+            if self.stopped == "time limit":
+                break
+            if self.dev and self.bad >= self.patience and epoch + 1 < self.epochs:
+                self.stopped = "early stopping"
+                break
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        self.model.eval()
 
-    best_f, best_state, best_epoch, bad, done = -1.0, None, 0, 0, 0
-    history: list[dict] = []
-    stopped = "epochs"
-    for epoch in range(epochs):
-        batches = first if epoch == 0 else epoch_batches(epoch)
+    def _train_epoch(self, epoch: int) -> list[float]:
+        torch, model = self.torch, self.model
+        batches = self.first if epoch == 0 else self.epoch_batches(epoch)
         model.train()
-        losses = []
+        losses: list[float] = []
         for batch_windows in batches:
-            batch = collate(torch, batch_windows, pad_id, with_labels=True)
-            if not use_types:
+            batch = collate(torch, batch_windows, self.tagger.pad_id, with_labels=True)
+            if not self.tagger.use_token_types:
                 batch.pop("token_type_ids")
             targets = batch.pop("labels")
             logits = model(**batch).logits
             loss = torch.nn.functional.cross_entropy(
-                logits.view(-1, logits.shape[-1]), targets.view(-1), weight=class_weight
+                logits.view(-1, logits.shape[-1]), targets.view(-1), weight=self.class_weight
             )
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(body + head, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
+            torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+            self.optimizer.step()
+            self.scheduler.step()
+            self.optimizer.zero_grad(set_to_none=True)
             losses.append(float(loss.detach()))
-            done += 1
-            report(done, total, f"epoch {epoch + 1}/{epochs}, loss {np.mean(losses[-50:]):.4f}")
-            if max_seconds and time.perf_counter() - started > max_seconds:
-                stopped = "time limit"
+            self.done += 1
+            self.report(
+                self.done, self.total,
+                f"epoch {epoch + 1}/{self.epochs}, loss {np.mean(losses[-50:]):.4f}",
+            )
+            if self.deadline and time.perf_counter() > self.deadline:
+                self.stopped = "time limit"
                 break
-        entry: dict[str, Any] = {"epoch": epoch + 1, "loss": round(float(np.mean(losses)), 5)}
-        if dev:
-            report(done, total, f"epoch {epoch + 1}: scoring dev")
-            scores, _ = evaluate_model(tagger, dev, beta=f_beta)
-            f = scores[f"f{f_beta:g}"]
-            entry["dev"] = {k: scores[k] for k in ("precision", "recall", "f1", f"f{f_beta:g}")}
-            if f > best_f:
-                best_f, best_epoch, bad = f, epoch + 1, 0
-                best_state = copy.deepcopy(model.state_dict())
-            else:
-                bad += 1
+        return losses
+
+    def _score_epoch(self, epoch: int, entry: dict[str, Any]) -> None:
+        if not self.dev:
+            self.best_epoch = epoch + 1
+            return
+        self.report(self.done, self.total, f"epoch {epoch + 1}: scoring dev")
+        scores, _ = evaluate_model(self.tagger, self.dev, beta=self.f_beta)
+        f = scores[f"f{self.f_beta:g}"]
+        entry["dev"] = {k: scores[k] for k in ("precision", "recall", "f1", f"f{self.f_beta:g}")}
+        if f > self.best_f:
+            self.best_f, self.best_epoch, self.bad = f, epoch + 1, 0
+            self.best_state = copy.deepcopy(self.model.state_dict())
         else:
-            best_epoch = epoch + 1
-        history.append(entry)
-        if stopped == "time limit":
-            break
-        if dev and bad >= patience and epoch + 1 < epochs:
-            stopped = "early stopping"
-            break
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
+            self.bad += 1
 
-    # thresholds for recall-first operation, tuned on dev
+
+def _tune_on_dev(
+    tagger: TaggerModel,
+    dev: list[Dialogue],
+    labels: tuple[str, ...],
+    f_beta: float,
+    check_precision: bool,
+    dev_metrics: dict[str, Any],
+    say: Callable[[str], None],
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    """Per-label thresholds for recall-first operation, tuned on dev; dev metrics; precision checks."""
     thresholds = dict.fromkeys(labels, 0.5)
-    dev_metrics: dict[str, Any] = {"history": history, "best_epoch": best_epoch, "stopped": stopped}
     checks: dict[str, Any] = {}
-    if dev:
-        report(total, total, "tuning thresholds on dev")
-        strict, probs = evaluate_model(tagger, dev, beta=f_beta)
-        words, gold, ent = [], [], []
-        for d, dp in zip(dev, probs, strict=True):
-            for m, mp in zip(d.messages, dp, strict=True):
-                words.append(mp.words)
-                gold.append([s for s in m.spans if s.label in labels])
-                ent.append(tagger.entity_probs(mp.probs)[0])
-        thresholds, tuning = tune_thresholds(words, gold, ent, labels, beta=f_beta)
-        recall_first = _rescore(tagger, dev, probs, thresholds, f_beta)
-        dev_metrics.update(strict=strict, recall_first=recall_first, thresholds=tuning)
-        if check_precision:
-            report(total, total, "checking int8 and bf16 against fp32")
-            checks = measure_precisions(tagger, dev, strict, f_beta)
-    elapsed = time.perf_counter() - started
+    if not dev:
+        return thresholds, dev_metrics, checks
+    say("tuning thresholds on dev")
+    strict, probs = evaluate_model(tagger, dev, beta=f_beta)
+    words, gold, ent = [], [], []
+    for d, dp in zip(dev, probs, strict=True):
+        for m, mp in zip(d.messages, dp, strict=True):
+            words.append(mp.words)
+            gold.append([s for s in m.spans if s.label in labels])
+            ent.append(tagger.entity_probs(mp.probs)[0])
+    thresholds, tuning = tune_thresholds(words, gold, ent, labels, beta=f_beta)
+    recall_first = _rescore(tagger, dev, probs, thresholds, f_beta)
+    dev_metrics.update(strict=strict, recall_first=recall_first, thresholds=tuning)
+    if check_precision:
+        say("checking int8 and bf16 against fp32")
+        checks = measure_precisions(tagger, dev, strict, f_beta)
+    return thresholds, dev_metrics, checks
 
+
+def _model_info(
+    torch: Any, tagger: TaggerModel, train: list[Dialogue], dev: list[Dialogue], *, name: str,
+    base: str, scheme: str, labels: tuple[str, ...], window: WindowConfig,
+    thresholds: dict[str, float], f_beta: float, dev_metrics: dict[str, Any],
+    checks: dict[str, Any], elapsed: float, cpu_started: float, steps: int,
+    hyper: dict[str, Any],
+) -> ModelInfo:
+    """The trained model's record: data hash, version, metrics, hyper-parameters, software."""
     import transformers
 
     digest = data_hash([*train, *dev])
@@ -350,25 +461,16 @@ def train_tagger(
         precision_checks=checks,
         data={"train": _counts(train), "dev": _counts(dev)},
         hyper={
-            "epochs": epochs,
-            "lr": lr,
-            "batch_size": batch_size,
-            "seed": seed,
-            "patience": patience,
-            "outside_weight": outside_weight,
-            "freeze_embeddings": freeze_embeddings,
-            "steps": done,
+            **hyper,
+            "steps": steps,
             "threads": torch.get_num_threads(),
-            "num_layers": int(model.config.num_hidden_layers),
+            "num_layers": int(tagger.model.config.num_hidden_layers),
             "cpu_seconds": round(time.process_time() - cpu_started, 1),
         },
         software={"torch": torch.__version__, "transformers": transformers.__version__},
-        use_token_types=use_types,
+        use_token_types=tagger.use_token_types,
     )
-    report(total, total, "saving")
-    saved = write_model(Path(out_dir) / name / version, info, model, tokenizer)
-    report(total, total, f"saved {saved.full_version}")
-    return saved
+    return info
 
 
 def _rescore(

@@ -1,0 +1,375 @@
+"""The tagger in ONNX Runtime: export, verification against torch, and an inference backend.
+
+A saved version's fp32 torch weights are exported with ``torch.onnx`` (dynamic batch and
+sequence axes, softmax inside the graph), fused with ONNX Runtime's transformer optimiser
+(attention, layer norm, GELU) and, for ``int8``, dynamically quantised with
+``onnxruntime.quantization`` (weights per channel, the classification head left in float).
+
+Each file is verified before it is registered: the tagger's word probabilities on a sample of
+encoded windows are compared with torch's (fp32: largest absolute difference and argmax
+agreement; int8: argmax agreement and exact-span F1 against fp32 on the sample's gold). A file
+that disagrees is deleted and :class:`OnnxVerificationError` raised, so an unverified graph never
+sits in the registry. What passed is recorded in ``tagger.json`` under ``onnx``.
+
+    from pipeline.tagger.onnx_export import export_onnx, load_onnx_model
+    info = export_onnx("var/models/demo/<version>")       # model.onnx, model.int8.onnx
+    tagger = load_onnx_model(info.path, precision="int8")  # same API as TaggerModel
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.tagger.encoding import WindowConfig
+from pipeline.tagger.model import (
+    TaggerModel,
+    TaggerUnavailableError,
+    cpu_threads,
+    import_torch,
+    offline_env,
+)
+from pipeline.tagger.store import ModelInfo, read_info, update_info
+from pipeline.types import Dialogue
+
+ONNX_PRECISIONS = ("fp32", "int8")
+ONNX_FILES = {"fp32": "model.onnx", "int8": "model.int8.onnx"}
+OPSET = 17
+# fp32 must match torch to float noise; int8 may move a few borderline words but not the spans
+FP32_MAX_ABS_DIFF = 1e-3
+FP32_MIN_AGREEMENT = 0.999
+INT8_MIN_AGREEMENT = 0.98
+INT8_MAX_F1_DROP = 0.01
+SAMPLE_SEED = 2027  # export-only verification sample: never the demo corpus's seed (7)
+SAMPLE_DIALOGUES = 12
+MAX_SAMPLE_DIALOGUES = 200  # a big gold dev set is verified on its first 200 dialogues
+
+Progress = Callable[[int, int, str], None]
+
+
+class OnnxVerificationError(RuntimeError):
+    """The exported graph's outputs disagree with the torch model's: it is not registered."""
+
+
+def import_ort() -> Any:
+    try:
+        import onnxruntime
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise TaggerUnavailableError("the onnx backend needs onnxruntime") from exc
+    return onnxruntime
+
+
+def sha256_file(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# --- inference -------------------------------------------------------------------------------
+
+
+class OnnxTaggerModel(TaggerModel):
+    """A :class:`TaggerModel` whose forward pass is an ONNX Runtime session."""
+
+    def __init__(self, session: Any, *args: Any, precision: str = "fp32", **kwargs: Any) -> None:
+        super().__init__(session, *args, **kwargs)
+        self.precision = precision
+        self.backend = "onnx"
+        self._inputs = {i.name for i in session.get_inputs()}
+
+    def set_precision(self, precision: str) -> TaggerModel:
+        if precision != self.precision:
+            raise ValueError("an ONNX model's precision is fixed by its file; load the other one")
+        return self
+
+    def forward_probs(self, batch: dict) -> np.ndarray:
+        feed = {k: v.numpy() for k, v in batch.items() if k in self._inputs}
+        return self.model.run(["probs"], feed)[0]
+
+
+def session_options(threads: int | None = None) -> Any:
+    ort = import_ort()
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.intra_op_num_threads = threads or cpu_threads()
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return opts
+
+
+def _session(file: str | Path, threads: int | None = None) -> Any:
+    ort = import_ort()
+    return ort.InferenceSession(
+        str(file), sess_options=session_options(threads), providers=["CPUExecutionProvider"]
+    )
+
+
+def _tokenizer(path: str | Path) -> Any:
+    offline_env()
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    return AutoTokenizer.from_pretrained(str(path))
+
+
+def _onnx_tagger(info: ModelInfo, file: Path, precision: str, tokenizer: Any, threads: int | None = None):
+    return OnnxTaggerModel(
+        _session(file, threads),
+        tokenizer,
+        info.label_map,
+        WindowConfig.from_dict(info.window),
+        thresholds=info.thresholds,
+        use_token_types=info.use_token_types,
+        info=info,
+        precision=precision,
+    )
+
+
+def onnx_available(info: ModelInfo, precision: str) -> bool:
+    """Whether this version has a verified ONNX file for ``precision`` that is still intact."""
+    entry = (info.onnx or {}).get(precision) or {}
+    return bool(entry.get("verified")) and (Path(info.path) / entry.get("file", "-")).is_file()
+
+
+def load_onnx_model(path: str | Path, *, precision: str = "int8", threads: int | None = None) -> OnnxTaggerModel:
+    """Load a version's verified ONNX file; refuses a file whose hash is not the one verified."""
+    if precision not in ONNX_PRECISIONS:
+        raise ValueError(f"onnx precision must be one of {', '.join(ONNX_PRECISIONS)}")
+    info = read_info(path)
+    entry = (info.onnx or {}).get(precision)
+    if not entry or not entry.get("verified"):
+        raise FileNotFoundError(f"{path}: no verified {precision} ONNX export (run export_tagger)")
+    file = Path(path) / entry["file"]
+    if sha256_file(file) != entry["sha256"]:
+        raise OnnxVerificationError(f"{file} is not the file that was verified (hash differs)")
+    return _onnx_tagger(info, file, precision, _tokenizer(path), threads)
+
+
+# --- export ----------------------------------------------------------------------------------
+
+
+def _probs_module(torch: Any, model: Any, use_types: bool) -> Any:
+    class Probs(torch.nn.Module):
+        """The token classifier with its softmax, so ONNX Runtime returns probabilities."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None):
+            kw = {"token_type_ids": token_type_ids} if use_types else {}
+            logits = self.model(input_ids=input_ids, attention_mask=attention_mask, **kw).logits
+            return torch.softmax(logits.float(), dim=-1)
+
+    return Probs().eval()
+
+
+def _export_fp32(path: Path, info: ModelInfo, out: Path) -> None:
+    """torch → ONNX (eager attention, so ONNX Runtime's optimiser recognises it), then fused."""
+    torch = import_torch()
+    offline_env()
+    from transformers import AutoModelForTokenClassification
+
+    model = AutoModelForTokenClassification.from_pretrained(str(path), attn_implementation="eager")
+    model.eval()
+    module = _probs_module(torch, model, info.use_token_types)
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if info.use_token_types else [])
+    ids = torch.full((2, 16), 101, dtype=torch.long)
+    args = (ids, torch.ones_like(ids)) + ((torch.zeros_like(ids),) if info.use_token_types else ())
+    axes = {n: {0: "batch", 1: "sequence"} for n in names} | {"probs": {0: "batch", 1: "sequence"}}
+    raw = out.with_suffix(".raw.onnx")
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter: fine here
+        torch.onnx.export(
+            module, args, str(raw), input_names=names, output_names=["probs"],
+            dynamic_axes=axes, opset_version=OPSET, dynamo=False, do_constant_folding=True,
+        )
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        cfg = model.config
+        fused = optimize_model(
+            str(raw), model_type="bert", num_heads=int(cfg.num_attention_heads),
+            hidden_size=int(cfg.hidden_size), opt_level=0,
+        )
+        fused.save_model_to_file(str(out))
+    finally:
+        raw.unlink(missing_ok=True)
+
+
+def _quantize(src: Path, out: Path) -> None:
+    """Dynamic int8 over the encoder's MatMuls, weights per channel; the head stays in float."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    graph = onnx.load(str(src), load_external_data=False).graph
+    head = [n.name for n in graph.node if "classifier" in n.name or any("classifier" in i for i in n.input)]
+    quantize_dynamic(
+        str(src), str(out), per_channel=True, weight_type=QuantType.QInt8,
+        op_types_to_quantize=["MatMul", "Gemm"], nodes_to_exclude=head,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops: no shape info
+    )
+
+
+def sample_dialogues() -> list[Dialogue]:
+    """A small generated sample with gold spans (seed never the demo's) for export-only runs."""
+    from pipeline.synthetic import generate_corpus
+
+    return generate_corpus(SAMPLE_DIALOGUES, SAMPLE_SEED, id_prefix="onnx-check")
+
+
+def compare(
+    reference: TaggerModel, candidate: TaggerModel, dialogues: Sequence[Dialogue], batch_size: int = 32
+) -> dict[str, Any]:
+    """Word-level agreement of two taggers on ``dialogues`` (the probabilities decoding uses),
+    and exact-span F1 of each against the gold spans (strict thresholds, no post-filter)."""
+    from pipeline.tagger.scoring import span_scores
+
+    ref = reference.predict(dialogues, batch_size=batch_size)
+    cand = candidate.predict(dialogues, batch_size=batch_size)
+    a = np.concatenate([m.probs for d in ref for m in d] or [np.zeros((0, 1))])
+    b = np.concatenate([m.probs for d in cand for m in d] or [np.zeros((0, 1))])
+    known = set(reference.label_map.labels)
+    gold, pred_ref, pred_cand = [], [], []
+    for d, dr, dc in zip(dialogues, ref, cand, strict=True):
+        for m, mr, mc in zip(d.messages, dr, dc, strict=True):
+            gold.append([s for s in m.spans if s.label in known])
+            pred_ref.append(reference.to_spans(m.text, mr, {}))
+            pred_cand.append(candidate.to_spans(m.text, mc, {}))
+    f_ref = span_scores(gold, pred_ref)["f1"]
+    f_cand = span_scores(gold, pred_cand)["f1"]
+    return {
+        "words": int(len(a)),
+        "max_abs_diff": float(np.abs(a - b).max()) if len(a) else 0.0,
+        "mean_abs_diff": float(np.abs(a - b).mean()) if len(a) else 0.0,
+        "argmax_agreement": float((a.argmax(1) == b.argmax(1)).mean()) if len(a) else 1.0,
+        "same_spans": float(np.mean([p == q for p, q in zip(pred_ref, pred_cand, strict=True)] or [1.0])),
+        "f1_torch": round(float(f_ref), 4),
+        "f1": round(float(f_cand), 4),
+        "f1_drop": round(float(f_ref - f_cand), 4),
+    }
+
+
+def check_verification(precision: str, report: dict[str, Any]) -> None:
+    """Raise :class:`OnnxVerificationError` when ``report`` breaks ``precision``'s tolerances."""
+    problems = []
+    if precision == "fp32":
+        if report["max_abs_diff"] > FP32_MAX_ABS_DIFF:
+            problems.append(f"max |p_onnx - p_torch| {report['max_abs_diff']:.2g} > {FP32_MAX_ABS_DIFF}")
+        if report["argmax_agreement"] < FP32_MIN_AGREEMENT:
+            problems.append(f"argmax agreement {report['argmax_agreement']:.4f} < {FP32_MIN_AGREEMENT}")
+    else:
+        if report["argmax_agreement"] < INT8_MIN_AGREEMENT:
+            problems.append(f"argmax agreement {report['argmax_agreement']:.4f} < {INT8_MIN_AGREEMENT}")
+        if report["f1_drop"] > INT8_MAX_F1_DROP:
+            problems.append(f"F1 drop {report['f1_drop']:.4f} > {INT8_MAX_F1_DROP}")
+    if problems:
+        raise OnnxVerificationError(f"ONNX {precision} export disagrees with torch: " + "; ".join(problems))
+
+
+def export_onnx(
+    path: str | Path,
+    *,
+    dialogues: Sequence[Dialogue] | None = None,
+    precisions: Sequence[str] = ONNX_PRECISIONS,
+    progress: Progress | None = None,
+) -> ModelInfo:
+    """Export a saved version to ONNX beside its torch weights, verify, and record it.
+
+    ``dialogues`` (the training run's dev set, or any gold dialogues) are the verification
+    sample; without them a small generated one is used. Raises :class:`OnnxVerificationError`
+    (and leaves no file behind) when a graph disagrees with torch.
+    """
+    from pipeline.tagger.store import load_model
+
+    path = Path(path)
+    report = progress or (lambda done, total, message: None)
+    info = read_info(path)
+    sample = [d for d in (dialogues if dialogues is not None else sample_dialogues()) if d.messages]
+    if not sample:
+        sample = sample_dialogues()
+    sample = sample[:MAX_SAMPLE_DIALOGUES]
+    torch_model = load_model(path, precision="fp32")
+    tokenizer = torch_model.tokenizer
+    fp32_file = path / ONNX_FILES["fp32"]
+    records: dict[str, Any] = {}
+    steps = len(precisions) + 1
+    created: list[Path] = []
+    try:
+        report(0, steps, "exporting to ONNX")
+        t0 = time.perf_counter()
+        _export_fp32(path, info, fp32_file)
+        created.append(fp32_file)
+        export_seconds = time.perf_counter() - t0
+        for k, precision in enumerate(precisions, start=1):
+            if precision not in ONNX_PRECISIONS:
+                raise ValueError(f"onnx precision must be one of {', '.join(ONNX_PRECISIONS)}")
+            file = path / ONNX_FILES[precision]
+            if precision == "int8":
+                report(k, steps, "quantising the ONNX graph to int8")
+                _quantize(fp32_file, file)
+                created.append(file)
+            report(k, steps, f"verifying ONNX {precision} against torch")
+            candidate = _onnx_tagger(info, file, precision, tokenizer)
+            t0 = time.perf_counter()
+            check = compare(torch_model, candidate, sample)
+            check["seconds"] = round(time.perf_counter() - t0, 2)
+            check_verification(precision, check)
+            records[precision] = {
+                "file": file.name,
+                "sha256": sha256_file(file),
+                "bytes": file.stat().st_size,
+                "verified": True,
+                "verification": check,
+                "sample": {"dialogues": len(sample), "given": dialogues is not None},
+            }
+    except BaseException:
+        for file in created:
+            file.unlink(missing_ok=True)
+        raise
+    if "fp32" not in precisions:
+        fp32_file.unlink(missing_ok=True)
+    import onnxruntime
+
+    meta = {
+        **records,
+        "opset": OPSET,
+        "export_seconds": round(export_seconds, 1),
+        "method": "torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert); "
+        "int8: onnxruntime.quantization.quantize_dynamic (QInt8 per channel, head in float)",
+        "tolerances": {
+            "fp32": {"max_abs_diff": FP32_MAX_ABS_DIFF, "argmax_agreement": FP32_MIN_AGREEMENT},
+            "int8": {"argmax_agreement": INT8_MIN_AGREEMENT, "f1_drop": INT8_MAX_F1_DROP},
+        },
+        "software": {"onnxruntime": onnxruntime.__version__, "torch": import_torch().__version__},
+    }
+    saved = update_info(path, onnx=meta)
+    report(steps, steps, "ONNX export verified")
+    return saved
+
+
+def export_after_training(
+    info: ModelInfo, dev: Sequence[Dialogue], progress: Progress | None = None
+) -> ModelInfo:
+    """The training run's last step: export and verify on its dev set (``BLINDSPOT_TAGGER_ONNX=0``
+    skips it). A disagreeing export is left out and noted, the torch model is kept."""
+    if os.environ.get("BLINDSPOT_TAGGER_ONNX", "1") == "0":
+        return info
+    report = progress or (lambda done, total, message: None)
+    try:
+        saved = export_onnx(info.path, dialogues=dev or None, progress=progress)
+    except OnnxVerificationError as exc:
+        report(1, 1, f"saved {info.full_version}; ONNX export refused: {exc}")
+        return update_info(info.path, onnx={"verified": False, "error": str(exc)})
+    report(1, 1, f"saved {saved.full_version} with verified ONNX fp32 and int8")
+    return saved

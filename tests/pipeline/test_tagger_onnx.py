@@ -1,0 +1,142 @@
+"""The tagger's ONNX Runtime backend: export at the end of training, verification against torch
+(a disagreeing graph is refused), the registry record, and the same spans as torch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.registry import build
+from pipeline.types import Dialogue, Message, Span
+
+pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+
+
+def _msg(text: str, *spans: tuple[str, str], role: str = "tutor", index: int = 0) -> Message:
+    out = []
+    for piece, label in spans:
+        start = text.index(piece)
+        out.append(Span(start, start + len(piece), label))
+    return Message(text=text, speaker=role, role=role, index=index, spans=tuple(out))
+
+
+def _dialogues() -> list[Dialogue]:
+    names = ["Maria", "Tom", "Ana", "Luis", "Priya", "Chen"]
+    out = []
+    for k in range(8):
+        a, b = names[k % 6], names[(k + 1) % 6]
+        msgs = [
+            _msg(f"Hi {a}! I'm Mr. {b}.", (a, "NAME"), (b, "NAME")),
+            _msg(f"hi mr {b.lower()}", (b.lower(), "NAME"), role="student"),
+            _msg("What is 3/4 of 12?"),
+            _msg("9", role="student"),
+            _msg(f"good job {a.lower()}, call me at 555-123-4567", (a.lower(), "NAME")),
+        ]
+        msgs = [Message(m.text, m.speaker, m.role, i, None, m.spans, m.meta) for i, m in enumerate(msgs)]
+        out.append(Dialogue(id=f"t{k}", messages=tuple(msgs), anchor="Maria buys 12 apples."))
+    return out
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A 1-layer tagger trained for one epoch; training ends with the ONNX export step."""
+    from pipeline.tagger import train_tagger
+
+    root = tmp_path_factory.mktemp("models")
+    info = train_tagger(_dialogues(), name="tiny", out_dir=root, epochs=1, num_layers=1, seed=1,
+                        dev_fraction=0.25, check_precision=False)
+    return info
+
+
+def test_training_exports_verified_onnx_files_recorded_in_the_registry(trained):
+    from pipeline.tagger import read_info
+    from pipeline.tagger.onnx_export import ONNX_FILES, sha256_file
+
+    info = read_info(trained.path)
+    assert info.version == trained.version  # the weights are untouched: same version
+    meta = json.loads((Path(info.path) / "tagger.json").read_text())["onnx"]
+    for precision in ("fp32", "int8"):
+        entry = info.onnx[precision]
+        assert entry["verified"] is True and entry == meta[precision]
+        assert entry["file"] == ONNX_FILES[precision]
+        assert sha256_file(Path(info.path) / entry["file"]) == entry["sha256"]
+        assert entry["sample"] == {"dialogues": 2, "given": True}  # the training run's dev split
+    check = info.onnx["fp32"]["verification"]
+    assert check["max_abs_diff"] <= 1e-3 and check["argmax_agreement"] == 1.0
+    assert info.onnx["int8"]["verification"]["f1_drop"] <= 0.01
+
+
+def test_onnx_backend_gives_the_same_spans_as_torch(trained):
+    from pipeline.tagger import load_model
+
+    dialogues = _dialogues()
+    torch_model = load_model(trained.path, precision="fp32")
+    onnx_model = load_model(trained.path, precision="fp32", backend="onnx")
+    assert type(onnx_model).__name__ == "OnnxTaggerModel"
+    for a, b in zip(torch_model.predict(dialogues), onnx_model.predict(dialogues), strict=True):
+        for ma, mb in zip(a, b, strict=True):
+            np.testing.assert_allclose(mb.probs, ma.probs, atol=1e-4)
+    config = {"model_path": trained.path, "precision": "fp32"}
+    by_torch = list(build("tagger", config | {"backend": "torch"}).detect_many(dialogues))
+    det = build("tagger", config | {"backend": "onnx"})
+    assert det.model_version == f"{trained.full_version}+onnx"
+    assert list(det.detect_many(dialogues)) == [
+        [d.__class__(d.dialogue_id, d.index, d.spans) for d in dets] for dets in by_torch
+    ]
+    assert any(d.spans for dets in by_torch for d in dets)  # the comparison is not vacuous
+    auto = build("tagger", {"model_path": trained.path})
+    assert auto.runtime == ("onnx", "int8") or auto.runtime[1] == "bf16"
+    if auto.runtime[0] == "onnx":
+        assert auto.model_version == f"{trained.full_version}+onnx-int8"
+        assert len(list(auto.detect_many(dialogues))) == len(dialogues)
+
+
+def test_a_disagreeing_export_is_refused_and_leaves_nothing(trained, tmp_path, monkeypatch):
+    import shutil
+
+    import onnx
+    from onnx import numpy_helper
+
+    from pipeline.tagger import read_info
+    from pipeline.tagger.onnx_export import OnnxVerificationError, _export_fp32, export_onnx
+
+    copy = tmp_path / "tiny" / trained.version
+    shutil.copytree(trained.path, copy)
+    num_tags = read_info(copy).label_map.num_tags
+
+    def tampered(path, info, out):
+        """The real export, then the classifier bias shifted (as a corrupted or swapped file)."""
+        _export_fp32(path, info, out)
+        model = onnx.load(str(out))
+        for init in model.graph.initializer:
+            arr = numpy_helper.to_array(init)
+            if arr.shape == (num_tags,):
+                init.CopyFrom(numpy_helper.from_array(arr + np.eye(num_tags, dtype=arr.dtype)[1] * 8, init.name))
+        onnx.save(model, str(out))
+
+    monkeypatch.setattr("pipeline.tagger.onnx_export._export_fp32", tampered)
+    before = read_info(copy).onnx
+    with pytest.raises(OnnxVerificationError, match="disagrees with torch"):
+        export_onnx(copy, dialogues=_dialogues()[:2], precisions=("fp32",))
+    assert read_info(copy).onnx == before  # the record still names the old, verified files
+    assert not (copy / "model.raw.onnx").exists()
+
+
+def test_a_file_changed_after_verification_is_refused_at_load(trained, tmp_path):
+    import shutil
+
+    from pipeline.tagger.onnx_export import OnnxVerificationError, load_onnx_model
+
+    copy = tmp_path / "tiny" / trained.version
+    shutil.copytree(trained.path, copy)
+    with open(copy / "model.int8.onnx", "ab") as fh:
+        fh.write(b"\0")
+    with pytest.raises(OnnxVerificationError, match="hash"):
+        load_onnx_model(copy, precision="int8")
+    det = build("tagger", {"model_path": str(copy), "backend": "onnx"})
+    with pytest.raises(Exception, match="hash"):
+        det.detect(_dialogues()[0])

@@ -35,6 +35,7 @@ from pipeline.tagger.model import (
     offline_env,
     set_threads,
 )
+from pipeline.tagger.onnx_export import export_after_training
 from pipeline.tagger.scoring import span_scores, tune_thresholds
 from pipeline.tagger.store import DEFAULT_ROOT, ModelInfo, data_hash, write_model
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
@@ -216,6 +217,7 @@ def train_tagger(
     report(total, total, "saving")
     saved = write_model(Path(out_dir) / name / info.version, info, tagger.model, tokenizer)
     report(total, total, f"saved {saved.full_version}")
+    saved = export_after_training(saved, dev, lambda done, all_, message: report(total, total, message))
     return saved
 
 

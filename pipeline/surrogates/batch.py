@@ -23,9 +23,10 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pipeline import csvsafe
 from pipeline.corpus import (
@@ -126,11 +127,132 @@ def release_obj(dialogue: Dialogue, *, with_spans: bool = True) -> dict[str, Any
     return dialogue_to_obj(dialogue, with_spans=with_spans)
 
 
-def deidentify_file(
-    src: str | Path,
+@dataclass
+class SpanPass:
+    """What the first pass learns: the original PII strings (no surrogate may be one; the leak check
+    looks for them) and the counts for the summary; the spans themselves wait in the spill file."""
+
+    originals: set[tuple[str, str]] = field(default_factory=set)
+    dialogues: int = 0
+    messages: int = 0
+    spans: int = 0
+    seconds: float = 0.0
+
+
+def collect_spans(
+    dialogues: Iterable[Dialogue],
+    spans_for: Any,
+    spill: IO[str],
+    *,
+    batch_size: int = 32,
+    tally: ResidualTally | None = None,
+    progress: Progress | None = None,
+) -> SpanPass:
+    """Pass 1: find each dialogue's spans, spill them one line per dialogue, collect the originals."""
+    t0 = time.perf_counter()
+    found = SpanPass()
+    for dialogue, spans in iter_spans(dialogues, spans_for, batch_size=batch_size):
+        rows = []
+        for msg, ss in zip(dialogue.messages, spans, strict=True):
+            rows.append([[s.start, s.end, s.label] for s in ss])
+            for s in ss:
+                if s.end <= len(msg.text):
+                    found.originals.add((s.label, Deidentifier._base(s.label, msg.text[s.start : s.end])))
+            found.spans += len(ss)
+        spill.write(json.dumps(rows) + "\n")
+        if tally is not None:
+            tally.add(dialogue, spans)
+        found.dialogues += 1
+        found.messages += len(dialogue.messages)
+        if progress and found.dialogues % 100 == 0:
+            progress("spans", found.dialogues)
+    found.seconds = time.perf_counter() - t0
+    return found
+
+
+def _spilled(spill: IO[str]) -> Iterator[list[list[Span]]]:
+    for line in spill:
+        yield [[Span(a, b, lab) for a, b, lab in row] for row in json.loads(line)]
+
+
+def write_release(
+    dialogues: Iterable[Dialogue],
+    spans: Iterable[list[list[Span]]],
+    deid: Deidentifier,
+    paths: dict[str, Path],
+    *,
+    originals: set[tuple[str, str]],
+    with_spans: bool = True,
+    mapping: bool = True,
+    progress: Progress | None = None,
+) -> tuple[LeakChecker, UtilityReport]:
+    """Pass 2: de-identify each dialogue with its spans, write the release (and the mapping table),
+    leak-check and count it for the utility report."""
+    checker = LeakChecker(originals)
+    utility = UtilityReport()
+    paths["release"].parent.mkdir(parents=True, exist_ok=True)
+    map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115
+    try:
+        with open(paths["release"], "w", encoding="utf-8") as rel:
+            for done, (dialogue, ss) in enumerate(zip(dialogues, spans, strict=True), start=1):
+                result = deid.deidentify(dialogue, ss)
+                rel.write(json.dumps(release_obj(result.release, with_spans=with_spans), ensure_ascii=False) + "\n")
+                checker.check_result(result)
+                utility.add(result)
+                if map_fh is not None:
+                    for entry in result.mapping:
+                        map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+                if progress and done % 100 == 0:
+                    progress("release", done)
+    finally:
+        if map_fh is not None:
+            map_fh.close()
+    return checker, utility
+
+
+def write_reports(
+    paths: dict[str, Path],
+    found: SpanPass,
+    deid: Deidentifier,
+    checker: LeakChecker,
+    utility: UtilityReport,
+    *,
+    source: str,
+    release_s: float,
+    mapping: bool = True,
+    tally: ResidualTally | None = None,
+    extra_summary: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the leak, utility and summary reports beside the release; return the summary."""
+    leaks = checker.report.to_dict()
+    summary = {
+        "strategy": deid.describe(),
+        "source": source,
+        "dialogues": found.dialogues,
+        "messages": found.messages,
+        "spans": found.spans,
+        "originals": len(found.originals),
+        "publishable": leaks["publishable"],
+        "leaks": leaks["leaks"],
+        "fallbacks": dict(deid.fallbacks),
+        "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
+        "seconds": {"spans": round(found.seconds, 3), "release": round(release_s, 3)},
+        "files": {k: p.name for k, p in paths.items() if k != "mapping" or mapping},
+        **(extra_summary or {}),
+    }
+    paths["leaks"].write_text(json.dumps(leaks, indent=2, ensure_ascii=False), encoding="utf-8")
+    paths["utility"].write_text(json.dumps(utility.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    summary["utility"] = utility.to_dict()
+    return summary
+
+
+def deidentify_dialogues(
+    open_dialogues: Callable[[], Iterable[Dialogue]],
     out: str | Path,
     *,
     key: str | bytes,
+    source: str,
     spans_for: Any = None,
     mode: str = "surrogate",
     scope: str = "dialogue",
@@ -144,125 +266,61 @@ def deidentify_file(
     extra_summary: dict[str, Any] | None = None,
     gold: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Write the release of ``src`` to ``out`` and its reports beside it; return the summary.
-
-    The import format in, the same format out: JSONL (streamed), or CSV when ``src`` ends in
-    ``.csv`` (then ``out`` is CSV too if it ends in ``.csv``; spans are JSONL-only).
-    """
-    src, out = Path(src), Path(out)
-    if src.suffix.lower() == ".csv" or out.suffix.lower() == ".csv":
-        with tempfile.TemporaryDirectory() as tmp:
-            src_jsonl = Path(tmp) / "source.jsonl"
-            if src.suffix.lower() == ".csv":
-                _csv_to_jsonl(src, src_jsonl)
-            else:
-                shutil.copyfile(src, src_jsonl)
-            jsonl_out = out.with_suffix(".jsonl")
-            summary = deidentify_file(
-                src_jsonl,
-                jsonl_out,
-                key=key,
-                spans_for=spans_for,
-                mode=mode,
-                scope=scope,
-                propagate=propagate,
-                sweep_corpus=sweep_corpus,
-                proposer=proposer,
-                with_spans=with_spans,
-                mapping=mapping,
-                batch_size=batch_size,
-                progress=progress,
-                extra_summary=extra_summary,
-                gold=gold,
-            )
-            if out.suffix.lower() == ".csv":
-                _jsonl_to_csv(jsonl_out, out)
-                jsonl_out.unlink()
-                summary["files"]["release"] = out.name
-            return summary
+    """Write the JSONL release of the dialogues ``open_dialogues()`` yields (called twice, once per
+    pass, so a database query can stream them without a dump) and its reports; return the summary."""
     paths = report_paths(out)
-    t0 = time.perf_counter()
-    originals: set[tuple[str, str]] = set()
-    n_dialogues = n_messages = n_spans = 0
     tally = ResidualTally(gold) if gold is not None else None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
-        for dialogue, spans in iter_spans(_read(src), spans_for, batch_size=batch_size):
-            rows = []
-            for msg, ss in zip(dialogue.messages, spans, strict=True):
-                rows.append([[s.start, s.end, s.label] for s in ss])
-                for s in ss:
-                    if s.end <= len(msg.text):
-                        originals.add(
-                            (s.label, Deidentifier._base(s.label, msg.text[s.start : s.end]))
-                        )
-                n_spans += len(ss)
-            spill.write(json.dumps(rows) + "\n")
-            if tally is not None:
-                tally.add(dialogue, spans)
-            n_dialogues += 1
-            n_messages += len(dialogue.messages)
-            if progress and n_dialogues % 100 == 0:
-                progress("spans", n_dialogues)
-        detect_s = time.perf_counter() - t0
-
+        found = collect_spans(
+            open_dialogues(), spans_for, spill, batch_size=batch_size, tally=tally, progress=progress
+        )
         spill.seek(0)
         t1 = time.perf_counter()
         deid = Deidentifier(
-            key=key,
-            mode=mode,
-            scope=scope,
-            propagate=propagate,
-            sweep_corpus=sweep_corpus,
-            proposer=proposer,
-            forbidden=originals,
+            key=key, mode=mode, scope=scope, propagate=propagate, sweep_corpus=sweep_corpus,
+            proposer=proposer, forbidden=found.originals,
         )
-        checker = LeakChecker(originals)
-        utility = UtilityReport()
-        paths["release"].parent.mkdir(parents=True, exist_ok=True)
-        map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115
-        try:
-            with open(paths["release"], "w", encoding="utf-8") as rel:
-                for done, dialogue in enumerate(_read(src), start=1):
-                    rows = json.loads(spill.readline())
-                    spans = [[Span(a, b, lab) for a, b, lab in row] for row in rows]
-                    result = deid.deidentify(dialogue, spans)
-                    rel.write(
-                        json.dumps(
-                            release_obj(result.release, with_spans=with_spans), ensure_ascii=False
-                        )
-                        + "\n"
-                    )
-                    checker.check_result(result)
-                    utility.add(result)
-                    if map_fh is not None:
-                        for entry in result.mapping:
-                            map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
-                    if progress and done % 100 == 0:
-                        progress("release", done)
-        finally:
-            if map_fh is not None:
-                map_fh.close()
-    release_s = time.perf_counter() - t1
-    leaks = checker.report.to_dict()
-    summary = {
-        "strategy": deid.describe(),
-        "source": src.name,
-        "dialogues": n_dialogues,
-        "messages": n_messages,
-        "spans": n_spans,
-        "originals": len(originals),
-        "publishable": leaks["publishable"],
-        "leaks": leaks["leaks"],
-        "fallbacks": dict(deid.fallbacks),
-        "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
-        "seconds": {"spans": round(detect_s, 3), "release": round(release_s, 3)},
-        "files": {k: p.name for k, p in paths.items() if k != "mapping" or mapping},
-        **(extra_summary or {}),
-    }
-    paths["leaks"].write_text(json.dumps(leaks, indent=2, ensure_ascii=False), encoding="utf-8")
-    paths["utility"].write_text(
-        json.dumps(utility.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8"
+        checker, utility = write_release(
+            open_dialogues(), _spilled(spill), deid, paths, originals=found.originals,
+            with_spans=with_spans, mapping=mapping, progress=progress,
+        )
+    return write_reports(
+        paths, found, deid, checker, utility, source=source, release_s=time.perf_counter() - t1,
+        mapping=mapping, tally=tally, extra_summary=extra_summary,
     )
-    paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    summary["utility"] = utility.to_dict()
-    return summary
+
+
+def deidentify_file(
+    src: str | Path,
+    out: str | Path,
+    *,
+    key: str | bytes,
+    **options: Any,
+) -> dict[str, Any]:
+    """Write the release of ``src`` to ``out`` and its reports beside it; return the summary.
+
+    The import format in, the same format out: JSONL (streamed), or CSV when ``src`` ends in
+    ``.csv`` (then ``out`` is CSV too if it ends in ``.csv``; spans are JSONL-only). ``options``
+    are :func:`deidentify_dialogues`'s.
+    """
+    src, out = Path(src), Path(out)
+    if src.suffix.lower() == ".csv" or out.suffix.lower() == ".csv":
+        return _deidentify_via_jsonl(src, out, key=key, **options)
+    return deidentify_dialogues(lambda: _read(src), out, key=key, source=src.name, **options)
+
+
+def _deidentify_via_jsonl(src: Path, out: Path, *, key: str | bytes, **options: Any) -> dict[str, Any]:
+    """CSV in or out: de-identify a JSONL copy, then write the release as CSV if ``out`` asks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src_jsonl = Path(tmp) / "source.jsonl"
+        if src.suffix.lower() == ".csv":
+            _csv_to_jsonl(src, src_jsonl)
+        else:
+            shutil.copyfile(src, src_jsonl)
+        jsonl_out = out.with_suffix(".jsonl")
+        summary = deidentify_file(src_jsonl, jsonl_out, key=key, **options)
+        if out.suffix.lower() == ".csv":
+            _jsonl_to_csv(jsonl_out, out)
+            jsonl_out.unlink()
+            summary["files"]["release"] = out.name
+        return summary

@@ -16,7 +16,12 @@ def _num(x) -> float | None:
 def bar_chart(rows: Sequence[dict], *, width: int = 640, bar: int = 22, gap: int = 8,
               label_width: int = 150, lo: float | None = None, hi: float = 1.0) -> dict:
     """Horizontal bars with confidence whiskers. ``rows``: ``{"label", "value", "ci_low",
-    "ci_high", "n"}``; the axis runs from ``lo`` (default: min(0, lowest whisker)) to ``hi``."""
+    "ci_high", "n"}``; the axis runs from ``lo`` (default: min(0, lowest whisker)) to ``hi``.
+
+    Optional keys: ``group`` (consecutive rows with the same group sit under one heading, so a
+    label's pairs or a run's precision and recall read together) and ``series`` (a small integer
+    that picks the bar's class, ``bar s<series>``; every bar also carries its own text label, so
+    colour is never the only cue)."""
     values = [v for r in rows for v in (_num(r.get("value")), _num(r.get("ci_low"))) if v is not None]
     if lo is None:
         lo = min([0.0, *values])
@@ -27,12 +32,19 @@ def bar_chart(rows: Sequence[dict], *, width: int = 640, bar: int = 22, gap: int
     def x(v: float) -> float:
         return round(label_width + plot * (min(max(v, lo), hi) - lo) / span, 1)
 
-    out = []
-    for i, r in enumerate(rows):
-        y = i * (bar + gap) + 4
+    out, headings = [], []
+    y, group = 4, object()
+    for r in rows:
+        if r.get("group") is not None and r["group"] != group:
+            group = r["group"]
+            headings.append({"label": group, "y": y + bar / 2 + 4})
+            y += bar
+        series = r.get("series")
         v, cl, ch = _num(r.get("value")), _num(r.get("ci_low")), _num(r.get("ci_high"))
-        item = {"label": r["label"], "y": y, "mid": y + bar / 2, "text_y": y + bar / 2 + 4,
+        item = {"label": r["label"], "group": r.get("group"), "y": y, "mid": y + bar / 2, "text_y": y + bar / 2 + 4,
+                "cls": "bar" if series is None else f"bar s{int(series)}",
                 "value": v, "ci_low": cl, "ci_high": ch, "n": r.get("n")}
+        y += bar + gap
         if v is not None:
             x0, x1 = sorted((x(0.0 if lo <= 0 else lo), x(v)))
             item.update(x=x0, w=max(round(x1 - x0, 1), 1), value_x=x(max(v, ch or v)) + 6)
@@ -44,8 +56,8 @@ def bar_chart(rows: Sequence[dict], *, width: int = 640, bar: int = 22, gap: int
     while t <= hi + 1e-9:
         ticks.append({"x": x(t), "label": f"{t:g}"})
         t = round(t + (0.25 if span <= 1.25 else 0.5), 2)
-    height = len(rows) * (bar + gap) + 28
-    return {"width": width, "height": height, "bar": bar, "bars": out, "ticks": ticks,
+    height = y + 24
+    return {"width": width, "height": height, "bar": bar, "bars": out, "headings": headings, "ticks": ticks,
             "axis_y": height - 20, "zero_x": x(0.0) if lo < 0 else None, "label_width": label_width}
 
 
@@ -73,3 +85,37 @@ def heatmap(names: Sequence[str], values: dict[tuple[str, str], float | None], *
             "cols": [{"x": label_width + j * cell + cell / 2, "name": n} for j, n in enumerate(names)],
             "rows": [{"y": 24 + i * cell + cell / 2 + 4, "name": n} for i, n in enumerate(names)],
             "label_width": label_width}
+
+
+def kappa_by_label(figures: Sequence[dict]) -> list[dict]:
+    """Rows for :func:`bar_chart`: pairwise Cohen's κ per label (typed tokens), one group per
+    label and one bar per annotator pair, the pair's place in the report as its series."""
+    kappas = [f for f in figures if f.get("metric") == "cohen_kappa" and f.get("by") == "label"
+              and f.get("scheme", "typed") == "typed"]
+    pairs = list(dict.fromkeys(f["pair"] for f in kappas))
+    labels = list(dict.fromkeys(f["group"] for f in kappas))
+    rows = []
+    for label in labels:
+        for f in kappas:
+            if f["group"] == label:
+                rows.append({**f, "group": label, "label": f["pair"].replace("~", " – "),
+                             "series": pairs.index(f["pair"]) % 4})
+    return rows
+
+
+PR_SERIES = (("precision", "precision", 0), ("recall", "recall", 1))
+
+
+def detector_precision_recall(runs: Sequence[dict], *, level: str = "span_exact") -> list[dict]:
+    """Rows for :func:`bar_chart`: each scored run's overall precision and recall at ``level``
+    with their intervals, one group per run (runs that failed to score are left out)."""
+    rows = []
+    for run in runs:
+        overall = next((r for r in run.get("rows", []) if r["level"] == level and r["label"] == "ALL"), None)
+        if overall is None:
+            continue
+        group = f"{run['name']} {run['version']}" if run.get("version") else run["name"]
+        for key, name, series in PR_SERIES:
+            rows.append({**overall[key], "label": name, "group": group, "series": series,
+                         "n": overall["n_pred" if key == "precision" else "n_gold"]})
+    return rows

@@ -58,10 +58,15 @@ def _agreement_view_model(result: dict) -> dict:
     for f in pick(metric="cohen_kappa", by="all", scheme="typed"):
         a, b = f["pair"].split("~", 1)
         pair_values[(a, b)] = f["value"]
+    kappa_rows = charts.kappa_by_label(figures)
+    per_label = [f for f in figures if f["by"] == "label"
+                 and (f["metric"], f["scheme"]) in (("cohen_kappa", "typed"), ("krippendorff_alpha", "typed"),
+                                                    ("span_f1", "overlap"))]
     breakdown = [f for f in figures if f["by"] in ("role", "segment", "condition")
                  and f["metric"] in ("krippendorff_alpha", "span_f1")]
     return {
-        "meta": ag, "overall": overall, "breakdown": breakdown,
+        "meta": ag, "overall": overall, "breakdown": breakdown, "per_label": per_label,
+        "kappa_chart": charts.bar_chart(kappa_rows) if kappa_rows else None,
         "label_chart": charts.bar_chart(label_rows) if label_rows else None,
         "span_chart": charts.bar_chart(span_rows, lo=0.0) if span_rows else None,
         "heatmap": charts.heatmap(ag.get("annotators", []), pair_values) if pair_values else None,
@@ -125,8 +130,10 @@ def detectors(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     job = sel.latest_result(project, Kind.AGREEMENT)
     runs = job.result.get("detectors", []) if job is not None else []
+    pr_rows = charts.detector_precision_recall(runs)
     return render(request, "reports/detectors.html", {
         "project": project, "job": job, "runs": runs, "pending": _pending(project, Kind.AGREEMENT),
+        "pr_chart": charts.bar_chart(pr_rows, lo=0.0, label_width=170) if pr_rows else None,
         "form": AgreementForm(),
     })
 

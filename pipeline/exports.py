@@ -1,7 +1,12 @@
-"""File formats of a gold export: CoNLL (IO and BIO over word tokens) and a Hugging Face layout.
+"""File formats of a gold export: gold JSONL, CoNLL (IO and BIO over word tokens) and a Hugging
+Face layout — formatters and writers, as doccano's ``data_export`` pipeline has them.
 
-Pure functions over ``(dialogue id, message index, text, spans)``; the Django service that
-gathers the gold set writes their output to disk. Words are :func:`pipeline.text.tokenize`
+Formatters are pure functions over ``(dialogue id, message index, text, spans)``. Writers take the
+streamed gold :class:`~pipeline.types.Dialogue` objects (each message's ``meta["gold"]`` holds its
+decision and span provenance) and write files under a bundle directory; :data:`GOLD_WRITERS` is
+their registry (name → writer class): add a format by adding an entry. :func:`write_gold_bundle`
+runs the chosen writers over one pass of the dialogues and returns the counts for the manifest; the
+Django service only streams the gold set in and records the manifest. Words are :func:`pipeline.text.tokenize`
 tokens — the same units the tagger and the token-level metrics use — and a word takes the label of
 the first gold span it overlaps (:func:`pipeline.tagger.labels.word_labels`).
 """
@@ -9,13 +14,16 @@ the first gold span it overlaps (:func:`pipeline.tagger.labels.word_labels`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pipeline.tagger.labels import LabelMap, word_labels
 from pipeline.text import tokenize
-from pipeline.types import Span
+from pipeline.types import Dialogue, Message, Span
 
 SPLITS = ("train", "test")
 
@@ -112,3 +120,158 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------------- writers
+
+
+@dataclass(frozen=True)
+class BundleSpec:
+    """What every writer of one gold bundle needs to know."""
+
+    root: Path
+    name: str
+    version: int
+    labels: tuple[str, ...]
+
+    @property
+    def label_map(self) -> LabelMap:
+        return LabelMap("bio", self.labels)
+
+
+def gold_record(dialogue: Dialogue, message: Message, split: str) -> dict[str, Any]:
+    """A ``gold.jsonl`` row: the message, its decision and its spans with their provenance."""
+    gold = message.meta.get("gold") or {}
+    return {
+        "dialogue_id": dialogue.id,
+        "index": message.index,
+        "speaker": message.speaker,
+        "role": message.role,
+        "text": message.text,
+        "split": split,
+        "decision": gold.get("decision"),
+        "decided_by": gold.get("decided_by"),
+        "spans": [{"start": g["start"], "end": g["end"], "label": g["label"],
+                   "text": message.text[g["start"]:g["end"]], "provenance": g["provenance"],
+                   "annotators": g["annotators"], "model_matched": g["model_matched"]}
+                  for g in gold.get("spans", [])],
+    }
+
+
+def _jsonl(fh: IO[str], row: dict[str, Any]) -> None:
+    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+class GoldJsonlWriter:
+    """``gold.jsonl``: one row per gold message with provenance (:func:`gold_record`)."""
+
+    def __init__(self, spec: BundleSpec):
+        self.fh = open(spec.root / "gold.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        for m in dialogue.messages:
+            _jsonl(self.fh, gold_record(dialogue, m, split))
+
+    def close(self) -> list[str]:
+        self.fh.close()
+        return ["gold.jsonl"]
+
+
+class ConllWriter:
+    """``conll/gold.io.conll`` and ``conll/gold.bio.conll`` (:func:`conll_block`)."""
+
+    SCHEMES = ("io", "bio")
+
+    def __init__(self, spec: BundleSpec):
+        (spec.root / "conll").mkdir(exist_ok=True)
+        self.fhs = {s: open(spec.root / "conll" / f"gold.{s}.conll", "w", encoding="utf-8")  # noqa: SIM115
+                    for s in self.SCHEMES}
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        for m in dialogue.messages:
+            for scheme, fh in self.fhs.items():
+                fh.write(conll_block(dialogue.id, m.index, m.text, m.spans, scheme))
+
+    def close(self) -> list[str]:
+        for fh in self.fhs.values():
+            fh.close()
+        return [f"conll/gold.{s}.conll" for s in self.SCHEMES]
+
+
+class HfWriter:
+    """``hf/train.jsonl``, ``hf/test.jsonl``, ``hf/labels.json`` and the dataset card."""
+
+    def __init__(self, spec: BundleSpec):
+        self.spec, self.label_map = spec, spec.label_map
+        self.dir = spec.root / "hf"
+        self.dir.mkdir(exist_ok=True)
+        self.fhs = {s: open(self.dir / f"{s}.jsonl", "w", encoding="utf-8") for s in SPLITS}  # noqa: SIM115
+        self.counts: Counter = Counter()
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        for m in dialogue.messages:
+            _jsonl(self.fhs[split], hf_row(dialogue.id, m.index, m.text, m.spans, self.label_map,
+                                           speaker=m.speaker, role=m.role))
+            self.counts[split] += 1
+
+    def close(self) -> list[str]:
+        for fh in self.fhs.values():
+            fh.close()
+        (self.dir / "labels.json").write_text(json.dumps(self.label_map.to_dict(), indent=2), encoding="utf-8")
+        card = dataset_card(name=self.spec.name, label_map=self.label_map, version=self.spec.version,
+                            counts={s: self.counts[s] for s in SPLITS})
+        (self.dir / "README.md").write_text(card, encoding="utf-8")
+        return [f"hf/{s}.jsonl" for s in SPLITS] + ["hf/labels.json", "hf/README.md"]
+
+
+GOLD_WRITERS: dict[str, Callable[[BundleSpec], Any]] = {
+    "gold": GoldJsonlWriter,
+    "conll": ConllWriter,
+    "hf": HfWriter,
+}
+"""Writers of a gold bundle by name: a class taking a :class:`BundleSpec` whose instances have
+``write(dialogue, split)`` and ``close() -> [relative file names]``."""
+
+
+@dataclass
+class BundleCounts:
+    """What the manifest of a gold bundle states about its contents."""
+
+    files: list[str] = field(default_factory=list)
+    messages: int = 0
+    by_label: Counter = field(default_factory=Counter)
+    by_provenance: Counter = field(default_factory=Counter)
+    unknown_labels: Counter = field(default_factory=Counter)
+    split_dialogues: Counter = field(default_factory=Counter)
+    split_messages: Counter = field(default_factory=Counter)
+
+    def add(self, dialogue: Dialogue, split: str, labels: tuple[str, ...]) -> None:
+        self.split_dialogues[split] += 1
+        for m in dialogue.messages:
+            for g in (m.meta.get("gold") or {}).get("spans", []):
+                self.by_label[g["label"]] += 1
+                self.by_provenance[g["provenance"]] += 1
+                if g["label"] not in labels:
+                    self.unknown_labels[g["label"]] += 1
+            self.split_messages[split] += 1
+            self.messages += 1
+
+
+def write_gold_bundle(dialogues: Iterable[Dialogue], spec: BundleSpec, *, test_fraction: float, seed: int = 0,
+                      writers: Sequence[str] = ("gold", "conll", "hf"),
+                      progress: Callable[[int], None] | None = None) -> BundleCounts:
+    """Write the chosen writers' files for ``dialogues`` (one pass, split by dialogue); the counts."""
+    opened = [GOLD_WRITERS[name](spec) for name in writers]
+    counts = BundleCounts()
+    try:
+        for dialogue in dialogues:
+            split = split_of(dialogue.id, test_fraction=test_fraction, seed=seed)
+            for w in opened:
+                w.write(dialogue, split)
+            counts.add(dialogue, split, spec.labels)
+            if progress:
+                progress(counts.messages)
+    finally:
+        for w in opened:
+            counts.files += w.close()
+    return counts

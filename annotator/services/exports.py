@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,9 +37,7 @@ from annotator.models import (
     AdjudicationDecision,
     BackgroundJob,
     DetectorRun,
-    Dialogue,
     Export,
-    GoldSpan,
     Membership,
     Message,
     Project,
@@ -48,9 +45,7 @@ from annotator.models import (
 from annotator.selectors.exports import gold_state
 from annotator.selectors.projects import pseudonyms
 from annotator.services.audit import audit_record
-from pipeline.exports import conll_block, dataset_card, hf_row, sha256_file, split_of
-from pipeline.tagger.labels import LabelMap
-from pipeline.types import Span
+from pipeline.exports import SPLITS, BundleCounts, BundleSpec, sha256_file, write_gold_bundle
 
 BATCH_DIALOGUES = 200
 Progress = Callable[[int, int], None]
@@ -221,115 +216,49 @@ def annotator_pseudonyms(project: Project) -> list[dict[str, str]]:
             for uid, role in Membership.objects.filter(project=project).order_by("pk").values_list("user_id", "role")]
 
 
-def iter_gold(project: Project) -> Iterator[tuple[Dialogue, list[tuple[Message, AdjudicationDecision, list[GoldSpan]]]]]:
-    """Dialogues in import order with their gold messages (a decision each) and gold spans."""
-    ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
-    for i in range(0, len(ids), BATCH_DIALOGUES):
-        batch = ids[i:i + BATCH_DIALOGUES]
-        dialogues = {d.pk: d for d in Dialogue.objects.filter(pk__in=batch)}
-        decisions = {d.message_id: d for d in AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)}
-        spans: dict[int, list[GoldSpan]] = {}
-        for g in GoldSpan.objects.filter(message__dialogue_id__in=batch).order_by("message_id", "start", "end"):
-            spans.setdefault(g.message_id, []).append(g)
-        rows: dict[int, list] = {pk: [] for pk in batch}
-        for m in Message.objects.filter(dialogue_id__in=batch).order_by("dialogue_id", "position"):
-            if m.pk in decisions:
-                rows[m.dialogue_id].append((m, decisions[m.pk], spans.get(m.pk, [])))
-        for pk in batch:
-            if rows[pk]:
-                yield dialogues[pk], rows[pk]
-
-
 def gold_export_write(export: Export, *, progress: Progress | None = None) -> dict[str, Any]:
     """Write the gold bundle; returns the record's fields (files, manifest)."""
-    from annotator.services.adjudication import gold_merge_ready
+    from annotator.services.dialogues import stream_dialogues
 
     project = export.project
-    gold_merge_ready(project=project)  # finished items become gold before they are exported
     root = fresh_dir(export_dir(export))
-    (root / "conll").mkdir()
-    (root / "hf").mkdir()
     test_fraction = float(export.params.get("test_fraction", 0.2))
     seed = int(export.params.get("seed", 0))
-    labels = tuple(project.labels)
-    label_map = LabelMap("bio", labels)
-    names = pseudonyms(project)
+    # finished items become gold before they are exported (stream_dialogues merges them first)
+    streamed = stream_dialogues(project, "gold", reviewed_only=True, gold_details=True)
     total = Message.objects.filter(project=project, decision__isnull=False).count()
-    by_label: Counter = Counter()
-    by_provenance: Counter = Counter()
-    split_messages: Counter = Counter()
-    split_dialogues: Counter = Counter()
-    unknown_labels: Counter = Counter()
-    done = 0
-    files = {
-        "gold": open(root / "gold.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
-        "io": open(root / "conll" / "gold.io.conll", "w", encoding="utf-8"),  # noqa: SIM115
-        "bio": open(root / "conll" / "gold.bio.conll", "w", encoding="utf-8"),  # noqa: SIM115
-        "train": open(root / "hf" / "train.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
-        "test": open(root / "hf" / "test.jsonl", "w", encoding="utf-8"),  # noqa: SIM115
-    }
-    try:
-        for dialogue, rows in iter_gold(project):
-            split = split_of(dialogue.external_id, test_fraction=test_fraction, seed=seed)
-            split_dialogues[split] += 1
-            for message, decision, gold in rows:
-                spans = [Span(g.start, g.end, g.label) for g in gold]
-                for g in gold:
-                    by_label[g.label] += 1
-                    by_provenance[g.provenance] += 1
-                    if g.label not in labels:
-                        unknown_labels[g.label] += 1
-                row = {
-                    "dialogue_id": dialogue.external_id,
-                    "index": message.position,
-                    "speaker": message.speaker,
-                    "role": message.speaker_role,
-                    "text": message.text,
-                    "split": split,
-                    "decision": decision.outcome,
-                    "decided_by": names.get(decision.decided_by_id) if decision.decided_by_id else None,
-                    "spans": [
-                        {"start": g.start, "end": g.end, "label": g.label, "text": message.text[g.start:g.end],
-                         "provenance": g.provenance, "annotators": g.annotators, "model_matched": g.model_matched}
-                        for g in gold
-                    ],
-                }
-                files["gold"].write(json.dumps(row, ensure_ascii=False) + "\n")
-                files["io"].write(conll_block(dialogue.external_id, message.position, message.text, spans, "io"))
-                files["bio"].write(conll_block(dialogue.external_id, message.position, message.text, spans, "bio"))
-                hf = hf_row(dialogue.external_id, message.position, message.text, spans, label_map,
-                            speaker=message.speaker, role=message.speaker_role)
-                files[split].write(json.dumps(hf, ensure_ascii=False) + "\n")
-                split_messages[split] += 1
-                done += 1
-            if progress:
-                progress(done, total)
-    finally:
-        for fh in files.values():
-            fh.close()
-    (root / "hf" / "labels.json").write_text(json.dumps(label_map.to_dict(), indent=2), encoding="utf-8")
-    (root / "hf" / "README.md").write_text(
-        dataset_card(name=project.name, label_map=label_map, version=export.version,
-                     counts={s: split_messages[s] for s in ("train", "test")}),
-        encoding="utf-8",
+    counts = write_gold_bundle(
+        (s.dialogue for s in streamed),
+        BundleSpec(root=root, name=project.name, version=export.version, labels=tuple(project.labels)),
+        test_fraction=test_fraction, seed=seed, progress=(lambda done: progress(done, total)) if progress else None,
     )
-    names_written = ["gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
-                     "hf/test.jsonl", "hf/labels.json", "hf/README.md"]
-    entries = file_entries(root, names_written)
-    manifest = {
+    entries = file_entries(root, counts.files)
+    manifest = gold_manifest(export, counts, entries, test_fraction=test_fraction, seed=seed)
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
+            "progress_done": counts.messages, "progress_total": total}
+
+
+def gold_manifest(export: Export, counts: BundleCounts, entries: list[dict[str, Any]], *,
+                  test_fraction: float, seed: int) -> dict[str, Any]:
+    """``manifest.json`` of a gold bundle: counts, provenance, configuration, versions, hashes."""
+    project = export.project
+    names = pseudonyms(project)
+    return {
         "kind": "gold",
         "project": project.slug,
         "version": export.version,
         "exported_at": timezone.now().isoformat(),
         "exported_by": names.get(export.created_by_id) if export.created_by_id else None,
         "blindspot_version": blindspot_version(),
-        "messages": done,
-        "dialogues": sum(split_dialogues.values()),
-        "spans": sum(by_label.values()),
-        "spans_per_label": dict(sorted(by_label.items())),
-        "spans_per_provenance": dict(sorted(by_provenance.items())),
-        "labels_outside_taxonomy": dict(unknown_labels),
-        "splits": {s: {"dialogues": split_dialogues[s], "messages": split_messages[s]} for s in ("train", "test")},
+        "messages": counts.messages,
+        "dialogues": sum(counts.split_dialogues.values()),
+        "spans": sum(counts.by_label.values()),
+        "spans_per_label": dict(sorted(counts.by_label.items())),
+        "spans_per_provenance": dict(sorted(counts.by_provenance.items())),
+        "labels_outside_taxonomy": dict(counts.unknown_labels),
+        "splits": {s: {"dialogues": counts.split_dialogues[s], "messages": counts.split_messages[s]}
+                   for s in SPLITS},
         "split_rule": {"by": "dialogue", "test_fraction": test_fraction, "seed": seed},
         "agreement": agreement_summary(project),
         "annotators": annotator_pseudonyms(project),
@@ -338,6 +267,3 @@ def gold_export_write(export: Export, *, progress: Progress | None = None) -> di
         "offsets": "Python str code points, end exclusive",
         "files": entries,
     }
-    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
-    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
-            "progress_done": done, "progress_total": total}

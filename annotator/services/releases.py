@@ -20,28 +20,23 @@ publishing an unreviewed release needs an explicit, audited acknowledgement of t
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
-from annotator.adapters import dialogues_from_db
 from annotator.dispatch import enqueue
-from annotator.models import (
-    AdjudicationDecision,
-    DetectorRun,
-    Dialogue,
-    Export,
-    GoldSpan,
-    Prediction,
-    Project,
-)
+from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
+from annotator.selectors.dialogues import StreamStats, iter_dialogues
 from annotator.selectors.releases import release_evidence
 from annotator.services.audit import audit_record
+from annotator.services.dialogues import stream_dialogues
 from annotator.services.exports import (
-    BATCH_DIALOGUES,
     ExportError,
     blindspot_version,
     export_create,
@@ -50,9 +45,11 @@ from annotator.services.exports import (
     fresh_dir,
     private_dir,
 )
-from pipeline.corpus import dialogue_to_obj
 from pipeline.surrogates import MODES, SCOPES
-from pipeline.surrogates.batch import deidentify_file, report_paths
+from pipeline.surrogates.batch import _spilled as spilled_spans  # the spill reader of pass 2
+from pipeline.surrogates.batch import collect_spans, write_release, write_reports
+from pipeline.surrogates.engine import Deidentifier
+from pipeline.types import Dialogue as PDialogue
 
 SOURCES = ("gold", "run")
 NO_KEY = "no-surrogate-key-needed-for-tags"  # tag and redact modes draw nothing at random
@@ -100,89 +97,112 @@ def _proposer(export: Export):
                          api_key=settings.OPENAI_API_KEY)
 
 
-def _dump(export: Export, path, progress: Callable[[int], None]) -> tuple[dict[str, int], list[int]]:
-    """The chosen dialogues with their spans, in the import format (a private temporary file), and
-    the ids of the messages written. ``complete_only`` keeps only fully reviewed dialogues, from
-    gold or from a run alike."""
-    project = export.project
-    source = export.params.get("source", "gold")
-    complete_only = export.params.get("complete_only", True)
-    ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
-    decided = set(AdjudicationDecision.objects.filter(message__project=project).values_list("message_id", flat=True))
-    released: list[int] = []
-    skipped = written = messages = unreviewed = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(0, len(ids), BATCH_DIALOGUES):
-            batch = ids[i:i + BATCH_DIALOGUES]
-            pairs = dialogues_from_db(batch)
-            msg_ids = [pk for _, pks in pairs for pk in pks]
-            if source == "gold":
-                rows = GoldSpan.objects.filter(message_id__in=msg_ids)
-            else:
-                rows = Prediction.objects.filter(run_id=export.params["run"], message_id__in=msg_ids)
-            spans: dict[int, list[dict]] = {}
-            for mid, s, e, lab in rows.values_list("message_id", "start", "end", "label"):
-                spans.setdefault(mid, []).append({"start": s, "end": e, "label": lab})
-            for dialogue, pks in pairs:
-                missing = sum(pk not in decided for pk in pks)
-                if missing and complete_only:
-                    skipped += 1
-                    continue
-                unreviewed += missing
-                released.extend(pks)
-                obj = dialogue_to_obj(dialogue, with_spans=False)
-                for m, pk in zip(obj["messages"], pks, strict=True):
-                    if spans.get(pk):
-                        m["spans"] = sorted(spans[pk], key=lambda d: (d["start"], d["end"]))
-                fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-                written += 1
-                messages += len(pks)
-            progress(min(i + BATCH_DIALOGUES, len(ids)))
-    if not written:
-        raise ExportError("No dialogue to release: none is fully reviewed (in the gold set) yet; untick "
-                          "'Only fully reviewed dialogues' to release unreviewed ones." if skipped
-                          else "The project has no dialogues.")
-    return {"dialogues": written, "messages": messages, "skipped_dialogues": skipped,
-            "messages_without_gold": unreviewed, "total_dialogues": len(ids)}, released
+@dataclass
+class Released:
+    """What the first pass of a release read: which dialogues and messages, and what it left out."""
+
+    stats: StreamStats = field(default_factory=StreamStats)
+    dialogue_ids: list[int] = field(default_factory=list)
+    message_ids: list[int] = field(default_factory=list)
+    messages: int = 0
+    unreviewed: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {"dialogues": len(self.dialogue_ids), "messages": self.messages,
+                "skipped_dialogues": self.stats.skipped, "messages_without_gold": self.unreviewed,
+                "total_dialogues": self.stats.dialogues}
+
+
+def _source(export: Export) -> str | DetectorRun:
+    return "gold" if export.params.get("source", "gold") == "gold" else export.source_run
+
+
+def _first_pass(export: Export, released: Released) -> Iterator[PDialogue]:
+    """The chosen dialogues with the source's spans, after merging pending gold (as a gold export
+    does); ``complete_only`` keeps only fully reviewed dialogues, from gold or from a run alike."""
+    for s in stream_dialogues(export.project, _source(export), export.params.get("complete_only", True),
+                              stats=released.stats):
+        released.dialogue_ids.append(s.pk)
+        released.message_ids.extend(s.message_ids)
+        released.messages += len(s.message_ids)
+        released.unreviewed += s.reviewed.count(False)
+        yield s.dialogue
+
+
+def _no_dialogue(released: Released) -> ExportError:
+    if released.stats.skipped:
+        return ExportError("No dialogue to release: none is fully reviewed (in the gold set) yet; untick "
+                           "'Only fully reviewed dialogues' to release unreviewed ones.")
+    return ExportError("The project has no dialogues.")
+
+
+def release_paths(export: Export) -> dict[str, Path]:
+    """Where the release's files go: the release and its reports in the export directory, the
+    mapping table apart (private); the summary is kept on the record only."""
+    root, private = fresh_dir(export_dir(export)), fresh_dir(private_dir(export))
+    return {"release": root / "release.jsonl", "leaks": root / "leaks.json", "utility": root / "utility.json",
+            "summary": private / "summary.json", "mapping": private / "mapping.jsonl"}
+
+
+def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple[dict, dict, Released]:
+    """Both passes of the streaming de-identifier over the database: spans, then the release; the
+    summary, the leak report and what was released."""
+    released = Released()
+
+    def progress(stage: str, n: int) -> None:
+        step(n + (released.stats.dialogues if stage == "release" else 0))
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
+        found = collect_spans(_first_pass(export, released), None, spill, progress=progress)
+        if not found.dialogues:
+            raise _no_dialogue(released)
+        spill.seek(0)
+        t1 = time.perf_counter()
+        deid = Deidentifier(key=key, mode=export.params.get("mode", "surrogate"),
+                            scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
+                            forbidden=found.originals)
+        again = (s.dialogue for s in iter_dialogues(export.project, _source(export),
+                                                    dialogue_ids=released.dialogue_ids))
+        checker, utility = write_release(again, spilled_spans(spill), deid, paths, originals=found.originals,
+                                         progress=progress)
+    summary = write_reports(paths, found, deid, checker, utility, source="database",
+                            release_s=time.perf_counter() - t1, tally=None,
+                            extra_summary={"source": export.params.get("source"), "run": export.params.get("run")})
+    paths["summary"].unlink(missing_ok=True)
+    return summary, checker.report.to_dict(), released
 
 
 def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Build the release files; returns the record's fields (files, manifest, report, publishable)."""
     project = export.project
-    mode = export.params.get("mode", "surrogate")
-    key = surrogate_key(mode)
-    root = fresh_dir(export_dir(export))
-    private = fresh_dir(private_dir(export))
-    n_dialogues = Dialogue.objects.filter(project=project).count()
-    total = 3 * max(n_dialogues, 1)
-    step = (lambda done: progress(done, total)) if progress else (lambda done: None)
-    source_corpus = private / "source.jsonl"
-    try:
-        counts, released = _dump(export, source_corpus, step)
-        offsets = {"spans": n_dialogues, "release": 2 * n_dialogues}
-        summary = deidentify_file(
-            source_corpus, private / "release.jsonl", key=key, mode=mode,
-            scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
-            progress=lambda stage, n: step(offsets.get(stage, 0) + n),
-            extra_summary={"source": export.params.get("source"), "run": export.params.get("run")},
-        )
-    finally:
-        source_corpus.unlink(missing_ok=True)
-    out = report_paths(private / "release.jsonl")
-    shutil.move(out["release"], root / "release.jsonl")
-    shutil.move(out["leaks"], root / "leaks.json")
-    shutil.move(out["utility"], root / "utility.json")
-    out["summary"].unlink(missing_ok=True)
-    mapping_path = out["mapping"].rename(private / "mapping.jsonl")
+    key = surrogate_key(export.params.get("mode", "surrogate"))
+    paths = release_paths(export)
+    total = 2 * max(Dialogue.objects.filter(project=project).count(), 1)
+    step = (lambda done: progress(min(done, total), total)) if progress else (lambda done: None)
+    summary, leaks, released = _deidentify(export, paths, key, step)
+    root = paths["release"].parent
     entries = file_entries(root, ["release.jsonl", "leaks.json", "utility.json"])
-    leaks = json.loads((root / "leaks.json").read_text(encoding="utf-8"))
     utility = summary.pop("utility")
+    review = release_evidence(project=project, source=export.params.get("source", "gold"),
+                              run_id=export.params.get("run"), message_ids=released.message_ids)
+    manifest = release_manifest(export, summary, leaks, utility, review, released, entries)
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
+    with open(paths["mapping"], encoding="utf-8") as fh:
+        rows = sum(1 for _ in fh)
+    mapping = {"name": "mapping.jsonl", "size": paths["mapping"].stat().st_size, "rows": rows}
+    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": mapping, **review}
+    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
+            "report": report, "publishable": bool(leaks["publishable"]),
+            "progress_done": total, "progress_total": total}
+
+
+def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, review: dict,
+                     released: Released, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """``manifest.json`` of a release: its source, strategy, counts, leak check, evidence, hashes."""
     run = export.source_run
-    review = release_evidence(project=project, source=export.params.get("source", "gold"), run_id=export.params.get("run"),
-                              message_ids=released)
-    manifest = {
+    return {
         "kind": "release",
-        "project": project.slug,
+        "project": export.project.slug,
         "version": export.version,
         "built_at": timezone.now().isoformat(),
         "blindspot_version": blindspot_version(),
@@ -191,7 +211,7 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
                    "detector_version": run.detector_version if run else None,
                    "model_version": run.model_version if run else None},
         "strategy": summary["strategy"],
-        **counts,
+        **released.counts(),
         "spans": summary["spans"],
         "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],
@@ -204,14 +224,6 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
         "files": entries,
         "mapping_table": "kept apart from the release; admins only",
     }
-    (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
-    with open(mapping_path, encoding="utf-8") as fh:
-        rows = sum(1 for _ in fh)
-    mapping = {"name": "mapping.jsonl", "size": mapping_path.stat().st_size, "rows": rows}
-    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": mapping, **review}
-    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
-            "report": report, "publishable": bool(leaks["publishable"]),
-            "progress_done": total, "progress_total": total}
 
 
 def release_mapping_path(export: Export):

@@ -13,6 +13,7 @@ from annotator.models import DetectorRun, Export
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir, private_dir
+from tests.annotator.adjudication.fixtures import model_project, study  # noqa: F401
 
 KEY = "test-release-key-0001"
 
@@ -443,3 +444,23 @@ def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built
     assert methods["maria.lopez@example.com"][0] == "offline"  # refused three times, then offline
     assert "Hi Lucia! Ready for fractions?" in (export_dir(export) / "release.jsonl").read_text()
     assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@1+llm:")
+
+
+# --- one read path (issue 13, item 1) --------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_release_and_gold_export_read_the_same_merged_gold(study, members, built):  # noqa: F811
+    """Finished items not merged yet become gold before a release reads it, as before a gold export:
+    both are built from the same gold (a release used to skip the merge and ship 'Maria')."""
+    from annotator.models import AdjudicationDecision
+    from annotator.services.adjudication import gold_merge_ready
+    from tests.annotator.adjudication.fixtures import msg
+
+    gold_merge_ready(project=study, message_ids=[msg(study, "d1", 1).pk])  # some gold, d1#0 still pending
+    release = built(release_services.release_start, project=study, user=members["admin"], complete_only=False)
+    assert release.status == "succeeded", release.error
+    assert AdjudicationDecision.objects.filter(message=msg(study, "d1", 0)).exists()
+    assert "Hi Maria!" not in (export_dir(release) / "release.jsonl").read_text(encoding="utf-8")
+    gold = built(export_services.gold_export_start, project=study, user=members["admin"])
+    assert release.manifest["evidence"]["reviewed_messages"] == gold.manifest["messages"] == 2

@@ -1,0 +1,181 @@
+"""The one read path from the database to the pipeline: dialogues with gold or a run's spans.
+
+Every consumer of gold (gold exports, releases, tagger training, evaluation, agreement and
+circularity) reads it here, so they all see the same gold in the same shape: pipeline
+:class:`~pipeline.types.Dialogue` objects whose messages carry the source's spans, with the
+primary key of each message beside them. Dialogues are read in batches (keyset pagination, the
+next batch queried while the current one is consumed), so memory stays flat on large projects.
+
+This module only reads; :func:`annotator.services.dialogues.stream_dialogues` merges pending gold
+first and is what services call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from annotator.adapters import dialogues_from_db
+from annotator.models import (
+    AdjudicationDecision,
+    DetectorRun,
+    Dialogue,
+    GoldSpan,
+    Prediction,
+    Project,
+)
+from annotator.selectors.projects import pseudonyms
+from pipeline.types import Dialogue as PDialogue
+from pipeline.types import Span
+
+BATCH_DIALOGUES = 200
+Key = tuple[str, int]
+Source = str | DetectorRun  # "gold" or a run
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedDialogue:
+    """A dialogue with the source's spans on its messages, each message's primary key, and
+    whether each message is in the gold set (has a decision)."""
+
+    dialogue: PDialogue
+    pk: int
+    message_ids: tuple[int, ...]
+    reviewed: tuple[bool, ...]
+
+    @property
+    def complete(self) -> bool:
+        return all(self.reviewed)
+
+
+@dataclass
+class StreamStats:
+    """What a stream left out, for the manifests that report it."""
+
+    dialogues: int = 0  # read from the project (or the given ids)
+    skipped: int = 0  # left out by ``complete_only``
+
+
+def segment_run(project: Project) -> DetectorRun | None:
+    """The project's segment run: the newest finished run that labelled MATH / NON-MATH segments
+    (the one reports, evaluation and transcripts use)."""
+    return (
+        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
+        .order_by("-created_at", "-pk").distinct().first()
+    )
+
+
+def _dialogue_pks(project: Project, dialogue_ids: Sequence[int] | None) -> Iterator[list[int]]:
+    """Batches of dialogue primary keys in import order (keyset pages, never the whole list)."""
+    if dialogue_ids is not None:
+        ids = list(dialogue_ids)
+        for i in range(0, len(ids), BATCH_DIALOGUES):
+            yield ids[i:i + BATCH_DIALOGUES]
+        return
+    last = 0
+    while True:
+        batch = list(Dialogue.objects.filter(project=project, pk__gt=last).order_by("pk")
+                     .values_list("pk", flat=True)[:BATCH_DIALOGUES])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1]
+
+
+def _gold_details(message_ids: list[int], names: dict[int, str]) -> tuple[dict[int, list[Span]], dict[int, dict]]:
+    """Gold spans per message and what a gold export states about them (decision, provenance)."""
+    spans: dict[int, list[Span]] = {}
+    details: dict[int, dict[str, Any]] = {}
+    for mid, outcome, by in AdjudicationDecision.objects.filter(message_id__in=message_ids).values_list(
+            "message_id", "outcome", "decided_by_id"):
+        details[mid] = {"decision": outcome, "decided_by": names.get(by) if by else None, "spans": []}
+    for g in (GoldSpan.objects.filter(message_id__in=message_ids).order_by("message_id", "start", "end", "label")
+              .values("message_id", "start", "end", "label", "provenance", "annotators", "model_matched")):
+        mid = g.pop("message_id")
+        spans.setdefault(mid, []).append(Span(g["start"], g["end"], g["label"]))
+        if mid in details:
+            details[mid]["spans"].append(g)
+    return spans, details
+
+
+def _source_spans(source: Source, message_ids: list[int]) -> dict[int, list[Span]]:
+    if source == "gold":
+        rows = GoldSpan.objects.filter(message_id__in=message_ids)
+    else:
+        rows = Prediction.objects.filter(run=source, message_id__in=message_ids)
+    spans: dict[int, list[Span]] = {}
+    for mid, s, e, lab in rows.values_list("message_id", "start", "end", "label"):
+        spans.setdefault(mid, []).append(Span(s, e, lab))
+    return {mid: sorted(ss) for mid, ss in spans.items()}
+
+
+def _with_spans(dialogue: PDialogue, pks: list[int], spans: dict[int, list[Span]],
+                details: dict[int, dict] | None, keep: list[bool]) -> PDialogue:
+    messages = []
+    for m, pk, kept in zip(dialogue.messages, pks, keep, strict=True):
+        if not kept:
+            continue
+        meta = {"gold": details[pk]} if details is not None else m.meta
+        messages.append(replace(m, spans=tuple(spans.get(pk, ())), meta=meta))
+    return replace(dialogue, messages=tuple(messages))
+
+
+def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: bool = False,
+                   reviewed_only: bool = False, gold_details: bool = False,
+                   dialogue_ids: Sequence[int] | None = None,
+                   stats: StreamStats | None = None) -> Iterator[StreamedDialogue]:
+    """Dialogues in import order with ``source``'s spans ("gold" or a :class:`DetectorRun`).
+
+    ``complete_only`` leaves out dialogues with a message outside the gold set; ``reviewed_only``
+    keeps only the messages in it (and the dialogues with any); ``gold_details`` puts each gold
+    message's decision and span provenance in its ``meta["gold"]`` (what a gold export writes).
+    """
+    stats = stats if stats is not None else StreamStats()
+    names = pseudonyms(project) if gold_details else {}
+    for batch in _dialogue_pks(project, dialogue_ids):
+        pairs = dialogues_from_db(batch)
+        msg_ids = [pk for _, pks in pairs for pk in pks]
+        decided = set(AdjudicationDecision.objects.filter(message_id__in=msg_ids).values_list("message_id", flat=True))
+        details = None
+        if gold_details:
+            spans, details = _gold_details(msg_ids, names)
+        else:
+            spans = _source_spans(source, msg_ids)
+        present = set(Dialogue.objects.filter(pk__in=batch).values_list("pk", flat=True))
+        for dialogue_pk, (dialogue, pks) in zip([pk for pk in batch if pk in present], pairs, strict=True):
+            stats.dialogues += 1
+            reviewed = [pk in decided for pk in pks]
+            if complete_only and not all(reviewed):
+                stats.skipped += 1
+                continue
+            keep = reviewed if reviewed_only else [True] * len(pks)
+            if not any(keep):
+                continue
+            yield StreamedDialogue(
+                _with_spans(dialogue, pks, spans, details, keep), dialogue_pk,
+                tuple(pk for pk, k in zip(pks, keep, strict=True) if k),
+                tuple(r for r, k in zip(reviewed, keep, strict=True) if k),
+            )
+
+
+def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
+    """The current gold set keyed (dialogue id, message index): every message with a decision,
+    spans or not."""
+    return {(s.dialogue.id, m.index): m.spans
+            for s in iter_dialogues(project, "gold", reviewed_only=True) for m in s.dialogue.messages}
+
+
+def gold_texts_and_spans(project: Project) -> tuple[dict[Key, str], dict[Key, list[Span]], dict[int, Key]]:
+    """Texts and gold spans of every gold message keyed (dialogue id, index), and each message's key
+    by primary key: what scoring a run against gold takes."""
+    texts: dict[Key, str] = {}
+    gold: dict[Key, list[Span]] = {}
+    keys: dict[int, Key] = {}
+    for s in iter_dialogues(project, "gold", reviewed_only=True):
+        for m, pk in zip(s.dialogue.messages, s.message_ids, strict=True):
+            key = (s.dialogue.id, m.index)
+            keys[pk], texts[key] = key, m.text
+            if m.spans:
+                gold[key] = list(m.spans)
+    return texts, gold, keys

@@ -360,19 +360,38 @@ def detect_format(name: str, head: bytes) -> str:
 
 def parse_corpus(
     raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
+    report: ParseReport | None = None, fmt: str | None = None,
 ) -> list[Dialogue]:
-    """Parse an uploaded corpus (bytes) as JSONL or CSV, raising :class:`CorpusError` on any problem.
+    """Parse an uploaded corpus (bytes), raising :class:`CorpusError` on any problem.
 
-    Message texts come out canonical (see :func:`canonical_text`); ``report`` counts what changed."""
+    ``fmt`` is one of :data:`pipeline.formats.FORMATS` (JSONL, CSV, Label Studio, doccano, spaCy
+    DocBin); without it the name and first bytes decide. Message texts come out canonical (see
+    :func:`canonical_text`); ``report`` counts what changed."""
+    from pipeline import formats
+
+    fmt = fmt or formats.sniff(name, raw[:65536])
+    if fmt not in formats.FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(formats.FORMATS)}")
+    kwargs: dict[str, Any] = {"labels": labels, "max_id_length": max_id_length, "report": report}
+    if fmt == "spacy":
+        from pipeline.formats.spacy_docbin import parse_docbin
+
+        return parse_docbin(raw, **kwargs)
     text = _decode(raw)
-    parse = parse_csv if detect_format(name, raw[:64]) == "csv" else parse_jsonl
-    return parse(text, labels=labels, max_id_length=max_id_length, report=report)
+    if fmt == "labelstudio":
+        from pipeline.formats.labelstudio import parse_labelstudio
+
+        return parse_labelstudio(text, **kwargs)
+    if fmt == "doccano":
+        from pipeline.formats.doccano import parse_doccano
+
+        return parse_doccano(text, **kwargs)
+    return (parse_csv if fmt == "csv" else parse_jsonl)(text, **kwargs)
 
 
-def read_corpus(path: str | Path, *, labels: set[str] | None = None) -> list[Dialogue]:
+def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:
     path = Path(path)
-    return parse_corpus(path.read_bytes(), name=path.name, labels=labels)
+    return parse_corpus(path.read_bytes(), name=path.name, labels=labels, fmt=fmt)
 
 
 def iter_jsonl_dialogues(fh: IO[str]) -> Iterator[Dialogue]:

@@ -1,0 +1,94 @@
+"""doccano sequence-labelling JSONL: one message per line, ``{"text", "label": [[start, end, L]]}``.
+
+doccano's other export shape, ``"entities": [{"start_offset", "end_offset", "label"}]`` (its
+relation mode), is read too. Offsets are code points. The writer adds ``dialogue_id``, ``index``
+and ``speaker`` (and ``ts``, and ``anchor`` on a dialogue's first message) — doccano keeps extra
+keys as metadata — so reading its file back restores the dialogues; a line from elsewhere without
+them becomes a one-message dialogue named after its ``id`` (else ``line-N``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from typing import IO, Any
+
+from pipeline.corpus import CorpusProblem, ParseReport
+from pipeline.formats._common import DEFAULT_SPEAKER, Record, assemble, fallback_id, message_index
+from pipeline.types import Dialogue
+
+
+def to_rows(dialogues: Iterable[Dialogue]) -> Iterable[dict[str, Any]]:
+    for d in dialogues:
+        for pos, m in enumerate(d.messages):
+            row: dict[str, Any] = {"text": m.text, "label": [[s.start, s.end, s.label] for s in sorted(m.spans)],
+                                   "dialogue_id": d.id, "index": m.index, "speaker": m.speaker}
+            if m.ts is not None:
+                row["ts"] = m.ts
+            if pos == 0 and d.anchor:
+                row["anchor"] = d.anchor
+            yield row
+
+
+def write_doccano(dialogues: Iterable[Dialogue], fh: IO[str]) -> int:
+    n = 0
+    for row in to_rows(dialogues):
+        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    return n
+
+
+def _spans(obj: dict, at: str, problems: list, line: int) -> list[dict[str, Any]]:
+    spans: list[dict[str, Any]] = []
+    if "entities" in obj and "label" not in obj:
+        raw = obj["entities"]
+        if not isinstance(raw, list):
+            problems.append(CorpusProblem(line, f"{at}'entities' must be a list"))
+            return spans
+        for k, e in enumerate(raw):
+            if not isinstance(e, dict) or not {"start_offset", "end_offset", "label"} <= set(e):
+                problems.append(CorpusProblem(line, f"{at}entity {k}: needs 'start_offset', 'end_offset' and 'label'"))
+                continue
+            spans.append({"start": e["start_offset"], "end": e["end_offset"], "label": e["label"]})
+        return spans
+    raw = obj.get("label", [])
+    if not isinstance(raw, list):
+        problems.append(CorpusProblem(line, f"{at}'label' must be a list of [start, end, label]"))
+        return spans
+    for k, item in enumerate(raw):
+        if not (isinstance(item, list) and len(item) == 3):
+            problems.append(CorpusProblem(line, f"{at}label {k}: must be [start, end, label], got {item!r}"))
+            continue
+        spans.append({"start": item[0], "end": item[1], "label": item[2]})
+    return spans
+
+
+def parse_doccano(
+    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
+    """doccano JSONL → Dialogues, all or nothing; problems name their line."""
+    problems: list[CorpusProblem] = []
+    records: list[Record] = []
+    for lineno, line in enumerate(io.StringIO(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(CorpusProblem(lineno, "each line must be a JSON object"))
+            continue
+        if not isinstance(obj.get("text"), str):
+            problems.append(CorpusProblem(lineno, "'text' must be a string"))
+            continue
+        records.append(Record(
+            line=lineno, text=obj["text"], spans=_spans(obj, "", problems, lineno),
+            dialogue_id=fallback_id(obj.get("dialogue_id"), fallback_id(obj.get("id"), f"line-{lineno}")),
+            index=message_index(obj.get("index", obj.get("seq"))),
+            speaker=obj.get("speaker") or DEFAULT_SPEAKER, ts=obj.get("ts"), anchor=obj.get("anchor"),
+        ))
+    return assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)

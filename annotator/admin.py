@@ -62,7 +62,7 @@ class MessageAdmin(admin.ModelAdmin):
 
 @admin.register(m.DetectorRun)
 class DetectorRunAdmin(ReadOnlyAdmin):
-    list_display = ["pk", "project", "detector", "status", "done_messages", "total_messages", "created_at"]
+    list_display = ["pk", "project", "detector", "status", "progress_done", "progress_total", "created_at"]
     list_filter = ["project", "detector", "status"]
 
 

@@ -6,7 +6,7 @@ from annotator.models.audit import AuditEvent
 from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
-from annotator.models.jobs import BackgroundJob
+from annotator.models.jobs import BackgroundJob, JobFields, JobStatus
 from annotator.models.runs import DetectorRun, MessageSegment, Prediction, RunChunk
 
 __all__ = [
@@ -21,6 +21,8 @@ __all__ = [
     "Dialogue",
     "Export",
     "GoldSpan",
+    "JobFields",
+    "JobStatus",
     "Membership",
     "Message",
     "MessageSegment",

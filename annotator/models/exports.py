@@ -3,24 +3,19 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.jobs import JobFields
 
-class Export(models.Model):
+
+class Export(JobFields):
     """An immutable, versioned gold export or anonymized release; its files live under var/exports."""
 
     class Kind(models.TextChoices):
         GOLD = "gold", "Gold export"
         RELEASE = "release", "Anonymized release"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="exports")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     version = models.PositiveIntegerField()
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     params = models.JSONField(default=dict, blank=True)
     source_run = models.ForeignKey(
         "annotator.DetectorRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -29,9 +24,6 @@ class Export(models.Model):
     manifest = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=dict, blank=True, help_text="Leak and utility reports.")
     publishable = models.BooleanField(default=False)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     gold_state = models.JSONField(
         default=dict, blank=True,
         help_text="The gold it was built from (annotator.selectors.exports.gold_state), to tell when it is stale.",
@@ -40,7 +32,6 @@ class Export(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

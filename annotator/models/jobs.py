@@ -4,7 +4,44 @@ from django.conf import settings
 from django.db import models
 
 
-class BackgroundJob(models.Model):
+class JobStatus(models.TextChoices):
+    """The one set of states every background job goes through (runs, exports, releases,
+    plans, training, reports): queued -> running -> succeeded | failed | cancelled."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class JobFields(models.Model):
+    """The fields of a job's lifecycle, shared by BackgroundJob, Export and DetectorRun; the
+    service API in annotator.services.jobs is the only code that moves them."""
+
+    Status = JobStatus
+    FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.progress_done / self.progress_total) if self.progress_total else 0
+
+
+class BackgroundJob(JobFields):
     """A long task (import, training, agreement) whose progress a page polls."""
 
     class Kind(models.TextChoices):
@@ -12,40 +49,21 @@ class BackgroundJob(models.Model):
         TRAIN = "train", "Tagger training"
         AGREEMENT = "agreement", "Agreement report"
         CIRCULARITY = "circularity", "Circularity report"
+        PLAN = "plan", "Sampling plan"
         OTHER = "other", "Other"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
 
     project = models.ForeignKey("annotator.Project", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     params = models.JSONField(default=dict, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     message = models.CharField(max_length=300, blank=True)
     result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.progress_done / self.progress_total) if self.progress_total else 0

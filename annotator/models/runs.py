@@ -5,22 +5,16 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.jobs import JobFields
 from annotator.models.spans import SpanFields
 
 
-class DetectorRun(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+class DetectorRun(JobFields):
+    """A detector over a project's messages; its progress counts messages, done in chunks."""
 
     class Source(models.TextChoices):
         DETECTOR = "detector", "Detector"
         IMPORT = "import", "Imported spans"
-
-    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="runs")
     detector = models.CharField(max_length=64)
@@ -28,25 +22,19 @@ class DetectorRun(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.DETECTOR)
     detector_version = models.CharField(max_length=64, blank=True)
     model_version = models.CharField(max_length=300, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    total_messages = models.PositiveIntegerField(default=0)
-    done_messages = models.PositiveIntegerField(default=0)
     total_chunks = models.PositiveIntegerField(default=0)
     done_chunks = models.PositiveIntegerField(default=0)
     usage = models.JSONField(default=dict, blank=True, help_text="Tokens, requests, cost (LLM runs).")
-    error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(done_messages__lte=models.F("total_messages")),
+                condition=models.Q(progress_done__lte=models.F("progress_total")),
                 name="run_progress_bounded",
             )
         ]
@@ -55,17 +43,16 @@ class DetectorRun(models.Model):
         return f"#{self.pk} {self.detector}"
 
     @property
-    def is_finished(self) -> bool:
-        return self.status in self.FINISHED
-
-    @property
     def label(self) -> str:
         preset = self.config.get("preset") or self.config.get("strategy") or self.config.get("mode")
         return f"#{self.pk} {self.detector}" + (f" ({preset})" if preset else "")
 
 
 class RunChunk(models.Model):
-    """A slice of a run's dialogues: the unit of work a Celery task redoes idempotently."""
+    """A slice of a run's dialogues: the unit of work a Celery task redoes idempotently.
+
+    Not a job of its own: nobody starts, polls or cancels a chunk; it has pending/done/failed
+    and its attempts, and the run it belongs to carries the lifecycle."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

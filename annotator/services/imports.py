@@ -57,29 +57,30 @@ class ImportResult:
 
 
 def corpus_parse(
-    *, project: Project, raw: bytes, name: str, report: ParseReport | None = None
+    *, project: Project, raw: bytes, name: str, report: ParseReport | None = None, fmt: str | None = None,
 ) -> list[PDialogue]:
     """Parse an upload against the project's taxonomy and the columns' limits, so that SQLite and
-    PostgreSQL refuse the same files; raises CorpusError with every problem."""
+    PostgreSQL refuse the same files; raises CorpusError with every problem. ``fmt`` is one of
+    :data:`pipeline.formats.FORMATS` (Label Studio, doccano, spaCy DocBin too); None guesses it."""
     limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
     if len(raw) > limit:
         raise CorpusError(
             [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
         )
-    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels), report=report,
+    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
                                   max_id_length=Dialogue._meta.get_field("external_id").max_length)
 
 
 def corpus_import_file(
     *, project: Project, path: str | Path, name: str | None = None, user=None, spans_as: str = "run",
-    skip_existing: bool = False, progress: Callable[[int, int], None] | None = None,
+    skip_existing: bool = False, progress: Callable[[int, int], None] | None = None, fmt: str | None = None,
 ) -> ImportResult:
     """Import a file; ``name`` is what the user called it (an upload is stored under another name)."""
     path = Path(path)
     source = Path(name).name if name else path.name
     raw = path.read_bytes()
     report = ParseReport()
-    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report)
+    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report, fmt=fmt)
     return corpus_import(
         project=project, dialogues=dialogues, source=source, user=user,
         spans_as=spans_as, skip_existing=skip_existing, progress=progress, normalised=report.normalised,
@@ -182,7 +183,7 @@ def _import_spans(project, rows, todo, source, spans_as, user) -> int | None:
         run = DetectorRun.objects.create(
             project=project, detector=f"import:{source}"[:64], source=DetectorRun.Source.IMPORT,
             config={"file": source}, status=DetectorRun.Status.SUCCEEDED, created_by=user,
-            total_messages=len(msg_ids), done_messages=len(msg_ids), model_version=source[:300],
+            progress_total=len(msg_ids), progress_done=len(msg_ids), model_version=source[:300],
         )
         Prediction.objects.bulk_create(
             [Prediction(run=run, message_id=msg_ids[(row.pk, m.index)], start=s.start, end=s.end,

@@ -107,7 +107,7 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
         run = DetectorRun.objects.create(
             project=project, detector=detector, config=stored, created_by=user,
             detector_version=str(getattr(probe, "version", "")),
-            total_messages=sum(counts.values()),
+            progress_total=sum(counts.values()),
         )
         chunks = [dialogue_ids[i:i + size] for i in range(0, len(dialogue_ids), size)]
         RunChunk.objects.bulk_create([
@@ -209,18 +209,18 @@ def chunk_process(*, chunk_id: int) -> str:
         locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
         locked.save(update_fields=["status", "error", "seconds", "finished_at"])
         current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
-        current.done_messages = sum(
+        current.progress_done = sum(
             current.chunks.filter(status=RunChunk.Status.DONE).values_list("message_count", flat=True)
         )
         current.model_version = str(getattr(detector, "model_version", ""))[:300]
         if usage:
             current.usage = usage
-        fields = ["done_chunks", "done_messages", "model_version", "usage"]
+        fields = ["done_chunks", "progress_done", "model_version", "usage"]
         if current.done_chunks == current.total_chunks:
             current.status, current.finished_at = DetectorRun.Status.SUCCEEDED, timezone.now()
             fields += ["status", "finished_at"]
             audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
-                         messages=current.done_messages)
+                         messages=current.progress_done)
         current.save(update_fields=fields)
     return "done"
 
@@ -240,11 +240,11 @@ def chunk_fail(*, chunk: RunChunk, error: str) -> None:
 def run_progress(run: DetectorRun) -> dict[str, Any]:
     """Messages done/total, rate and ETA for the progress bar."""
     elapsed = ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0
-    rate = run.done_messages / elapsed if elapsed > 0 else 0.0
-    remaining = run.total_messages - run.done_messages
+    rate = run.progress_done / elapsed if elapsed > 0 else 0.0
+    remaining = run.progress_total - run.progress_done
     return {
-        "done": run.done_messages, "total": run.total_messages,
-        "percent": int(100 * run.done_messages / run.total_messages) if run.total_messages else 0,
+        "done": run.progress_done, "total": run.progress_total,
+        "percent": int(100 * run.progress_done / run.progress_total) if run.progress_total else 0,
         "rate": rate, "elapsed": elapsed,
         "eta": remaining / rate if rate > 0 and not run.is_finished else None,
     }

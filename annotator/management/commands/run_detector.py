@@ -39,12 +39,12 @@ class Command(BaseCommand):
         except run_services.RunError as exc:
             raise CommandError(str(exc)) from None
         if runs_in_this_process():
-            self.stdout.write(f"Run {run.label}: {run.total_messages:,} messages in {run.total_chunks} chunk(s), "
+            self.stdout.write(f"Run {run.label}: {run.progress_total:,} messages in {run.total_chunks} chunk(s), "
                               "running here (no broker).")
             _run_here(run, Progress(self.stdout, "messages"))
         else:
             queued = run_services.run_enqueue(run)
-            self.stdout.write(f"Run {run.label} queued: {run.total_messages:,} messages in {queued} chunk(s).")
+            self.stdout.write(f"Run {run.label} queued: {run.progress_total:,} messages in {queued} chunk(s).")
             if not wait:
                 self.stdout.write(f"Follow it on the Runs page of {proj.slug}, or wait for it with --wait next time.")
                 return
@@ -69,13 +69,13 @@ def _run_here(run: DetectorRun, bar: Progress) -> None:
                 run_services.chunk_process(chunk_id=chunk_id)
             except Exception:  # noqa: BLE001 - chunk_fail has recorded it on the run
                 break
-            run.refresh_from_db(fields=["status", "done_messages", "total_messages"])
-            bar.update(run.done_messages, run.total_messages, finished=run.is_finished)
+            run.refresh_from_db(fields=["status", "progress_done", "progress_total"])
+            bar.update(run.progress_done, run.progress_total, finished=run.is_finished)
     except KeyboardInterrupt:
         run_services.run_cancel(run=run)
         raise CommandError(f"Interrupted: run {run.label} cancelled; resume it from its page.") from None
 
 
 def _poll(run: DetectorRun) -> tuple[int, int, bool]:
-    run.refresh_from_db(fields=["status", "done_messages", "total_messages"])
-    return run.done_messages, run.total_messages, run.is_finished
+    run.refresh_from_db(fields=["status", "progress_done", "progress_total"])
+    return run.progress_done, run.progress_total, run.is_finished

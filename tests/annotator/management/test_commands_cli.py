@@ -119,7 +119,7 @@ def test_add_member_errors(project, make_user):
 def test_without_a_broker_run_detector_runs_the_chunks_here(corpus):
     out = run("run_detector", project="test", detector="rules")
     run_ = DetectorRun.objects.get(project=corpus, detector="rules")
-    assert run_.status == "succeeded" and run_.done_messages == run_.total_messages == 6
+    assert run_.status == "succeeded" and run_.progress_done == run_.progress_total == 6
     assert run_.done_chunks == run_.total_chunks >= 1
     emails = Prediction.objects.filter(run=run_, label="EMAIL")
     assert [(p.start, p.end) for p in emails] == [(12, 35)]

@@ -29,7 +29,7 @@ def test_rules_run_end_to_end_in_process(project, django_capture_on_commit_callb
         runs.run_enqueue(run)
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
-    assert (run.total_chunks, run.done_chunks, run.done_messages) == (3, 3, 24)
+    assert (run.total_chunks, run.done_chunks, run.progress_done) == (3, 3, 24)
     assert set(Prediction.objects.filter(run=run).values_list("label", flat=True)) == {"EMAIL"}
     assert Prediction.objects.filter(run=run).count() == 12
     assert run.model_version
@@ -147,7 +147,7 @@ def test_worker_killed_mid_run_completes_after_restart_without_duplicates(celery
              what=f"the run to finish after restart\n{second.output()[-3000:]}")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
-    assert run.done_messages == run.total_messages == 32
+    assert run.progress_done == run.progress_total == 32
     assert Prediction.objects.filter(run=run).count() == 32
     assert (Prediction.objects.filter(run=run).values("message_id", "start", "end", "label").distinct().count()
             == 32)

@@ -10,7 +10,7 @@ scripts map a selection to offsets from a run's own offset, never from ``textCon
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.utils.html import format_html
@@ -58,28 +58,98 @@ def text_runs(text: str, start: int = 0, end: int | None = None) -> SafeString:
     return mark_safe("".join(out))
 
 
+def layers(marks: Sequence[Mark]) -> list[int]:
+    """Each mark's underline layer (by position in ``marks``): the lowest layer free of every mark
+    that overlaps it so far, in start order, so overlapping marks never share a layer."""
+    ends: list[int] = []  # the end of the last mark placed on each layer
+    out = [0] * len(marks)
+    for i in sorted(range(len(marks)), key=lambda i: (marks[i].start, -marks[i].end)):
+        m = marks[i]
+        layer = next((k for k, e in enumerate(ends) if e <= m.start), len(ends))
+        if layer == len(ends):
+            ends.append(m.end)
+        ends[layer] = m.end
+        out[i] = layer
+    return out
+
+
+def overlapping(marks: Sequence[Mark]) -> list[list[int]]:
+    """For every mark (by position), the positions of the other marks that share a character with it."""
+    order = sorted(range(len(marks)), key=lambda i: (marks[i].start, -marks[i].end))
+    out: list[list[int]] = [[] for _ in marks]
+    for n, i in enumerate(order):
+        for j in order[n + 1:]:
+            if marks[j].start >= marks[i].end:
+                break
+            out[i].append(j)
+            out[j].append(i)
+    for o in out:
+        o.sort()
+    return out
+
+
+def context(text: str, start: int, end: int, width: int = 24) -> dict[str, str]:
+    """``text[start:end]`` with up to ``width`` characters either side (cut at a space where one is
+    near, "…" where text is left out), so a list entry says where its span sits in the message."""
+    before, after = text[max(0, start - width):start], text[end:end + width]
+    if start > width:
+        cut = before.find(" ")
+        before = "…" + (before[cut + 1:] if 0 <= cut < width // 2 else before)
+    if end + width < len(text):
+        cut = after.rfind(" ")
+        after = (after[:cut] if cut > width // 2 else after) + "…"
+    return {"before": before, "text": text[start:end], "after": after}
+
+
 def highlight(text: str, marks: Iterable[Mark], colors: Mapping[str, str] | None = None) -> SafeString:
-    """Non-overlapping marks become ``<mark>`` elements; overlapping later ones are skipped.
+    """Marks become ``<mark>`` elements, overlapping ones included: a mark inside another nests in
+    it, and a mark that crosses another's edge is split into parts (same attributes, the later ones
+    ``data-part="cont"``, the label tag on the last only). Each carries ``data-layer`` (see
+    :func:`layers`) so overlapping marks get stacked underlines, and ``data-overlaps`` (how many
+    others it overlaps) when it has company. Empty marks and marks past the text are left out. The
+    text between boundaries is :func:`text_runs`, so the runs' offset contract is unchanged.
 
     A mark's colour comes from its ``data-label`` through the project's label stylesheet
     (:func:`label_stylesheet`), never a style attribute, which the Content Security Policy refuses;
     ``colors`` is accepted for the callers' sake and not needed.
     """
+    marks = [m for m in marks if 0 <= m.start < m.end <= len(text)]
+    layer, company = layers(marks), overlapping(marks)
+    starts: dict[int, list[int]] = {}
+    for i, m in enumerate(marks):
+        starts.setdefault(m.start, []).append(i)
+    bounds = sorted({0, len(text), *(m.start for m in marks), *(m.end for m in marks)})
     out: list[str] = []
-    pos = 0
-    for m in sorted(marks, key=lambda m: (m.start, -m.end)):
-        if m.start < pos or m.end > len(text):
-            continue
-        out.append(text_runs(text, pos, m.start))
+    stack: list[int] = []  # open <mark>s, outermost first
+    opened = [0] * len(marks)
+
+    def open_(i: int) -> None:
+        m = marks[i]
         extra = "".join(format_html(' {}="{}"', k, v) for k, v in (m.attrs or {}).items())
-        out.append(format_html(
-            '<mark class="{}" data-label="{}" data-start="{}" data-end="{}"{}>{}'
-            '<span class="tag" aria-hidden="true">{}</span></mark>',
-            m.css, m.label, m.start, m.end, mark_safe(extra),
-            text_runs(text, m.start, m.end), m.label,
-        ))
-        pos = m.end
-    out.append(text_runs(text, pos))
+        if company[i]:
+            extra += format_html(' data-overlaps="{}"', len(company[i]))
+        if opened[i]:
+            extra += ' data-part="cont"'
+        opened[i] += 1
+        out.append(format_html('<mark class="{}" data-label="{}" data-start="{}" data-end="{}" data-layer="{}"{}>',
+                               m.css, m.label, m.start, m.end, layer[i], mark_safe(extra)))
+
+    for here, nxt in zip(bounds, [*bounds[1:], None], strict=True):
+        reopen: list[int] = []
+        ending = [n for n, i in enumerate(stack) if marks[i].end == here]
+        if ending:  # close down to the outermost mark that ends here; reopen the others above it
+            cut = ending[0]
+            for i in reversed(stack[cut:]):
+                if marks[i].end == here:
+                    out.append(format_html('<span class="tag" aria-hidden="true">{}</span>', marks[i].label))
+                out.append("</mark>")
+            reopen = [i for i in stack[cut:] if marks[i].end != here]
+            del stack[cut:]
+        for i in sorted(reopen + starts.get(here, []), key=lambda i: (-marks[i].end, marks[i].start, i)):
+            open_(i)
+            stack.append(i)
+        if nxt is not None:
+            out.append(text_runs(text, here, nxt))
     return mark_safe("".join(out))
 
 

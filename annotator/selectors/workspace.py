@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, Message, Prediction, Project
-from annotator.rendering import Mark, highlight, taxonomy_colors
+from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_colors
 from annotator.selectors import page_of
 
 Status = Assignment.Status
@@ -118,6 +118,23 @@ def context_window(assignment: Assignment) -> list[Message]:
     )
 
 
+def mark_overlaps(text: str, marks: list[Mark]) -> dict[tuple[str, int], list[dict]]:
+    """("s" suggestion | "a" span, pk) -> what it overlaps in the text: focus key, kind, label,
+    offsets and text of each, so the lists say what overlaps what (the highlight nests them).
+    Decided suggestions are not in the text (an accepted one is a span now) and are left out."""
+    def key(m: Mark) -> tuple[str, int]:
+        attrs = m.attrs or {}
+        return ("s", int(attrs["data-suggestion"])) if "data-suggestion" in attrs else ("a", int(attrs["data-id"]))
+
+    def row(m: Mark) -> dict:
+        kind, pk = key(m)
+        return {"focus": f"{kind}{pk}", "kind": "suggestion" if kind == "s" else "your span", "label": m.label,
+                "start": m.start, "end": m.end, "text": text[m.start:m.end]}
+
+    return {key(marks[i]): [row(marks[j]) for j in others]
+            for i, others in enumerate(overlapping(marks)) if others}
+
+
 def item_context(assignment: Assignment, *, page: bool = False) -> dict:
     """Everything the item fragment shows (and, for the whole page, the queue progress).
     Predictions are read only for aware items."""
@@ -132,16 +149,18 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
     marks = [Mark(s.start, s.end, s.label, css="span own", attrs={"data-id": str(s.pk)}) for s in spans]
     marks += [Mark(p.start, p.end, p.label, css="suggestion", attrs={"data-suggestion": str(p.pk)})
               for p in pending]
-    target_html = highlight(assignment.message.text, marks, colors)
+    text = assignment.message.text
+    target_html = highlight(text, marks, colors)
+    overlaps = mark_overlaps(text, marks)
     suggestion_rows = []
     if aware:
-        text = assignment.message.text
         for p in shown:
             d = decisions.get(p.pk)
             suggestion_rows.append({
                 "pk": p.pk, "label": p.label, "text": text[p.start:p.end], "start": p.start, "end": p.end,
                 "state": "pending" if p.pk not in decided else (d.get_origin_display() if d else "decided"),
-                "color": colors.get(p.label, "#fde68a"),
+                "color": colors.get(p.label, "#fde68a"), "context": context(text, p.start, p.end),
+                "overlaps": overlaps.get(("s", p.pk), []),
             })
     window = context_window(assignment)
     return {
@@ -150,8 +169,9 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
         "aware": aware,
         "window": window,
         "target_html": target_html,
-        "spans": [{"pk": s.pk, "label": s.label, "text": assignment.message.text[s.start:s.end],
-                   "color": colors.get(s.label, "#fde68a")} for s in spans],
+        "spans": [{"pk": s.pk, "label": s.label, "text": text[s.start:s.end], "start": s.start, "end": s.end,
+                   "color": colors.get(s.label, "#fde68a"), "overlaps": overlaps.get(("a", s.pk), [])}
+                  for s in spans],
         "suggestions": suggestion_rows,
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),

@@ -237,8 +237,9 @@
     if (!entry) { st.focus = null; return; }
     entry.classList.add("focused");
     var kind = key.charAt(0), id = key.slice(1);
-    var mark = document.querySelector(kind === "s" ? "#target-text mark[data-suggestion='" + id + "']" : "#target-text mark[data-id='" + id + "']");
-    if (mark) mark.classList.add("focused");
+    // A mark that crosses another's edge comes in parts; an overlapped one nests: light them all.
+    document.querySelectorAll(kind === "s" ? "#target-text mark[data-suggestion='" + id + "']" : "#target-text mark[data-id='" + id + "']")
+      .forEach(function (mark) { mark.classList.add("focused"); });
     entry.scrollIntoView({ block: "nearest" });
   }
   function restoreFocus(key) {
@@ -339,6 +340,8 @@
     }
     var opener = t.closest && t.closest("[data-open]");
     if (opener) { openDialog(opener.dataset.open); return; }
+    var goto = t.closest && t.closest("#item [data-focus-to]");  // "Overlaps …" links in the lists
+    if (goto) { e.preventDefault(); setFocus(goto.dataset.focusTo); return; }
     var mark = t.closest && t.closest("#target-text mark");
     if (mark && window.getSelection().isCollapsed) {
       setFocus(mark.dataset.suggestion ? "s" + mark.dataset.suggestion : "a" + mark.dataset.id);

@@ -54,7 +54,14 @@ class ProjectForm(forms.ModelForm):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="JSONL (one dialogue per line) or CSV (dialogue_id, seq, speaker, text).")
+    file = forms.FileField(help_text="JSONL (one dialogue per line), CSV (dialogue_id, seq, speaker, text), "
+                                     "Label Studio task JSON, doccano JSONL or a spaCy DocBin (.spacy).")
+    format = forms.ChoiceField(
+        choices=[("", "Guess from the file name and contents"), ("jsonl", "Blindspot JSONL"), ("csv", "CSV"),
+                 ("labelstudio", "Label Studio task JSON"), ("doccano", "doccano JSONL"),
+                 ("spacy", "spaCy DocBin (.spacy)")],
+        required=False,
+    )
     spans_as = forms.ChoiceField(
         choices=[("run", "Spans in the file become a detector run (audit them)"),
                  ("gold", "Spans in the file are gold"), ("ignore", "Ignore spans in the file")],

@@ -24,7 +24,7 @@ def corpus_import_job(job_id: int) -> None:
             result = corpus_import_file(
                 project=job.project, path=job.params["path"], name=job.params.get("name"), user=job.created_by,
                 spans_as=job.params.get("spans_as", "run"),
-                skip_existing=job.params.get("skip_existing", False),
+                skip_existing=job.params.get("skip_existing", False), fmt=job.params.get("format"),
                 progress=lambda done, total: jobs.job_cache_progress(job, done, total),
             )
             jobs.job_finish(job, result=result.to_dict())

@@ -116,7 +116,8 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
             job = BackgroundJob.objects.create(
                 project=project, kind=BackgroundJob.Kind.IMPORT, created_by=request.user,
                 params={"path": str(path), "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
-                        "skip_existing": form.cleaned_data["skip_existing"]},
+                        "skip_existing": form.cleaned_data["skip_existing"],
+                        "format": form.cleaned_data["format"] or None},
             )
             enqueue(corpus_import_job, job.pk)
             return redirect("job-detail", slug=slug, job_id=job.pk)

@@ -6,25 +6,30 @@ from django.template.defaultfilters import pluralize
 from annotator.models import Project
 from annotator.services.imports import SPANS_AS, corpus_import_file
 from pipeline.corpus import CorpusError
+from pipeline.formats import FORMATS
 
 
 class Command(BaseCommand):
-    help = "Import a JSONL or CSV corpus into a project, all or nothing."
+    help = ("Import a corpus into a project, all or nothing: JSONL, CSV, Label Studio task JSON, doccano JSONL "
+            "or a spaCy DocBin (.spacy).")
 
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--project", required=True, help="Project slug.")
         parser.add_argument("--spans-as", choices=SPANS_AS, default="run",
                             help="What spans inside the file become (default: a detector run named after the file).")
+        parser.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
+                            help="The file's format (default: from its extension and first bytes).")
         parser.add_argument("--skip-existing", action="store_true",
                             help="Add only dialogues whose id is new; without it a re-import is refused.")
 
-    def handle(self, path, project, spans_as, skip_existing, **opts):
+    def handle(self, path, project, spans_as, skip_existing, fmt, **opts):
         proj = Project.objects.filter(slug=project).first()
         if proj is None:
             raise CommandError(f"No project with slug {project!r}.")
         try:
-            result = corpus_import_file(project=proj, path=path, spans_as=spans_as, skip_existing=skip_existing)
+            result = corpus_import_file(project=proj, path=path, spans_as=spans_as, skip_existing=skip_existing,
+                                        fmt=fmt)
         except FileNotFoundError:
             raise CommandError(f"No such file: {path}") from None
         except CorpusError as exc:

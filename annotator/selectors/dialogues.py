@@ -57,15 +57,6 @@ class StreamStats:
     skipped: int = 0  # left out by ``complete_only``
 
 
-def segment_run(project: Project) -> DetectorRun | None:
-    """The project's segment run: the newest finished run that labelled MATH / NON-MATH segments
-    (the one reports, evaluation and transcripts use)."""
-    return (
-        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
-        .order_by("-created_at", "-pk").distinct().first()
-    )
-
-
 def _dialogue_pks(project: Project, dialogue_ids: Sequence[int] | None) -> Iterator[list[int]]:
     """Batches of dialogue primary keys in import order (keyset pages, never the whole list)."""
     if dialogue_ids is not None:

@@ -53,9 +53,13 @@ def dialogue_messages(dialogue: Dialogue):
     return list(dialogue.messages.order_by("position"))
 
 
-def latest_segment_run(project: Project) -> DetectorRun | None:
-    return (DetectorRun.objects.filter(project=project, detector="math_segments", status=DetectorRun.Status.SUCCEEDED)
-            .order_by("-finished_at").first())
+def segment_run(project: Project) -> DetectorRun | None:
+    """The project's segment run: the newest finished run that labelled MATH / NON-MATH segments.
+    The one rule transcripts, evaluation and the reports use to find it."""
+    return (
+        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
+        .order_by("-created_at", "-pk").distinct().first()
+    )
 
 
 def dialogue_view(dialogue: Dialogue, *, run: DetectorRun | None = None, with_segments: bool = False) -> dict:
@@ -71,7 +75,7 @@ def dialogue_view(dialogue: Dialogue, *, run: DetectorRun | None = None, with_se
         for p in Prediction.objects.filter(run=run, message_id__in=ids).values("message_id", "start", "end", "label"):
             pred.setdefault(p["message_id"], []).append(Mark(p["start"], p["end"], p["label"], "suggestion"))
     segments: dict[int, str] = {}
-    seg_run = latest_segment_run(dialogue.project) if with_segments else None
+    seg_run = segment_run(dialogue.project) if with_segments else None
     if seg_run is not None:
         segments = dict(MessageSegment.objects.filter(run=seg_run, message_id__in=ids)
                         .values_list("message_id", "segment"))

@@ -26,7 +26,7 @@ from annotator.selectors.adjudication import (
     predictions_by_message,
     spans_by_assignment,
 )
-from annotator.selectors.projects import pseudonyms
+from annotator.selectors.projects import pseudonyms, segment_run
 from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
 from pipeline.types import Span
@@ -35,14 +35,6 @@ Key = tuple[str, int]
 
 
 # ----------------------------------------------------------------------------------- report inputs
-
-
-def segment_run(project: Project) -> DetectorRun | None:
-    """The newest finished run that labelled MATH / NON-MATH segments."""
-    return (
-        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
-        .order_by("-created_at").distinct().first()
-    )
 
 
 def agreement_items(project: Project) -> list[AnnotatedItem]:
@@ -73,9 +65,9 @@ def agreement_items(project: Project) -> list[AnnotatedItem]:
 def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
     out: dict[Key, list[Span]] = defaultdict(list)
     rows = Prediction.objects.filter(run=run).values_list(
-        "message__dialogue__external_id", "message__position", "start", "end", "label", "score")
-    for did, pos, start, end, label, score in rows.iterator(chunk_size=5000):
-        out[(did, pos)].append(Span(start, end, label, score))
+        "message__dialogue__external_id", "message__position", "start", "end", "label", "score", "source_label")
+    for did, pos, start, end, label, score, source in rows.iterator(chunk_size=5000):
+        out[(did, pos)].append(Span(start, end, label, score or 1.0, source or ""))
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
@@ -103,19 +95,6 @@ def settled_items(project: Project, run: DetectorRun | None = None) -> list[Sett
     ]
 
 
-def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
-    """The current gold set: every message with a decision, spans or not."""
-    out: dict[Key, list[Span]] = {}
-    for did, pos in AdjudicationDecision.objects.filter(message__project=project).values_list(
-            "message__dialogue__external_id", "message__position").iterator(chunk_size=5000):
-        out[(did, pos)] = []
-    rows = GoldSpan.objects.filter(message__project=project).values_list(
-        "message__dialogue__external_id", "message__position", "start", "end", "label")
-    for did, pos, s, e, lab in rows.iterator(chunk_size=5000):
-        out.setdefault((did, pos), []).append(Span(s, e, lab))
-    return {k: tuple(sorted(v)) for k, v in out.items()}
-
-
 def scorable_runs(project: Project):
     return list(DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED)
                 .order_by("-created_at"))
@@ -133,16 +112,6 @@ def latest_result(project: Project, kind: str, **params) -> BackgroundJob | None
     for k, v in params.items():
         qs = qs.filter(**{f"params__{k}": v})
     return qs.order_by("-finished_at", "-pk").first()
-
-
-def texts_by_key(project: Project, keys) -> dict[Key, str]:
-    wanted = set(keys)
-    out = {}
-    rows = Message.objects.filter(project=project).values_list("dialogue__external_id", "position", "text")
-    for did, pos, text in rows.iterator(chunk_size=5000):
-        if (did, pos) in wanted:
-            out[(did, pos)] = text
-    return out
 
 
 def segments_by_key(project: Project, keys) -> dict[Key, str] | None:

@@ -117,6 +117,14 @@ def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, 
     return out
 
 
+def gold_merge_request(*, project: Project, message_ids: list[int] | None = None) -> None:
+    """Queue a merge of finished items (all of the project's, or these messages') after commit;
+    the merge is idempotent, so asking twice is harmless."""
+    from annotator.dispatch import enqueue
+
+    enqueue("annotator.tasks_agreement.gold_merge_job", project.pk, message_ids)
+
+
 def gold_merge_failure_record(*, project: Project | int, error: str, message_ids: Iterable[int] | None = None,
                               retries: int = 0) -> AuditEvent | None:
     """Keep the last merge failure where admins see it (an ``AuditEvent``; the dashboard shows

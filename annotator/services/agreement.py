@@ -22,10 +22,11 @@ from annotator.selectors import reports as sel
 from annotator.services import jobs
 from annotator.services.adjudication import gold_merge_ready
 from annotator.services.audit import audit_record
+from annotator.services.evaluation import gold_inputs, score_run
 from pipeline import csvsafe
 from pipeline.metrics.agreement import agreement_report
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD, CircularityReport, circularity_report
-from pipeline.metrics.evaluation import EvaluationError, evaluate
+from pipeline.metrics.evaluation import EvaluationError
 
 Kind = BackgroundJob.Kind
 DEFAULT_BOOT = 1000
@@ -40,19 +41,15 @@ class ReportError(ValueError):
 
 def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
     """Queue a recomputation of the agreement report (and detectors against gold)."""
-    from annotator.tasks.reports import agreement_job
-
     job = BackgroundJob.objects.create(project=project, kind=Kind.AGREEMENT, created_by=user,
                                        params={"n_boot": n_boot, "seed": seed})
     audit_record(user=user, action="report.agreement.request", obj=job, project=project, n_boot=n_boot)
-    enqueue(agreement_job, job.pk)
+    enqueue("annotator.tasks_agreement.agreement_job", job.pk)
     return job
 
 
 def circularity_request(*, project: Project, user, run: DetectorRun, threshold: float = DEFAULT_THRESHOLD,
                         match: str = "exact", n_boot: int = DEFAULT_BOOT, seed: int = 0) -> BackgroundJob:
-    from annotator.tasks.reports import circularity_job
-
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")
     job = BackgroundJob.objects.create(
@@ -60,7 +57,7 @@ def circularity_request(*, project: Project, user, run: DetectorRun, threshold: 
         params={"run": run.pk, "threshold": threshold, "match": match, "n_boot": n_boot, "seed": seed},
     )
     audit_record(user=user, action="report.circularity.request", obj=job, project=project, run=run.pk)
-    enqueue(circularity_job, job.pk)
+    enqueue("annotator.tasks_agreement.circularity_job", job.pk)
     return job
 
 
@@ -80,19 +77,14 @@ def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int
 def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
     """Every succeeded run scored against the current gold set with the evaluation metrics
     (:func:`pipeline.metrics.evaluation.evaluate`): rows for the table, the full report for JSON."""
-    gold = sel.gold_by_key(project)
-    if not gold:
+    inputs = gold_inputs(project)
+    if inputs is None:
         return []
-    texts = sel.texts_by_key(project, gold)
-    segments = sel.segments_by_key(project, texts)
-    weights = sampling.weights_by_key(sampling.audit_sample_weights(project))
-    weighting = design_weighting(weights, texts)
+    weighting = design_weighting(inputs.weights, inputs.texts)
     out = []
     for run in sel.scorable_runs(project):
-        pred = {k: v for k, v in sel.run_predictions(run).items() if k in texts}
         try:
-            report = evaluate(texts=texts, gold=gold, pred=pred, segments=segments, n_boot=n_boot,
-                              seed=seed, labels=project.labels, weights=weights)
+            report = score_run(run, inputs, n_boot=n_boot, seed=seed)
         except EvaluationError as exc:
             out.append({"run": run.pk, "name": run.label, "error": str(exc)})
             continue

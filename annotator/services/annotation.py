@@ -435,9 +435,8 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
     gold_remerge_message(message=a.message, user=user)  # a no-op unless the message is merged already
     # The last of the k annotators to finish turns the item into gold or a queue item.
     from annotator.dispatch import enqueue
-    from annotator.tasks.adjudication import gold_merge_job
 
-    enqueue(gold_merge_job, a.project_id, [a.message_id])
+    enqueue("annotator.tasks_agreement.gold_merge_job", a.project_id, [a.message_id])
     return a
 
 

@@ -2,51 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from annotator.models import DetectorRun, GoldSpan, Message, MessageSegment, Prediction, Project
+from annotator.models import DetectorRun, Project
+from annotator.selectors import assignments as sampling
+from annotator.selectors import reports as sel
+from annotator.selectors.dialogues import gold_texts_and_spans
+from pipeline.metrics.evaluation import EvaluationReport, evaluate
+
+Key = tuple[str, int]
 
 
-def gold_inputs(project: Project) -> tuple[dict, dict, dict[int, tuple[str, int]]]:
-    """Texts and gold spans of every message that has a gold decision, keyed (dialogue, index)."""
-    from annotator.adapters import spans_by_message
+@dataclass(frozen=True)
+class GoldInputs:
+    """What scoring any run against the current gold set takes, read once for all runs: gold
+    messages' texts and spans, their MATH / NON-MATH segments and sampling weights."""
 
-    rows = (Message.objects.filter(project=project, decision__isnull=False)
-            .values_list("pk", "dialogue__external_id", "position", "text"))
-    keys: dict[int, tuple[str, int]] = {}
-    texts: dict[tuple[str, int], str] = {}
-    for pk, ext, pos, text in rows:
-        keys[pk] = (ext, pos)
-        texts[(ext, pos)] = text
-    gold_rows = GoldSpan.objects.filter(message__project=project).values("message_id", "start", "end", "label")
-    gold = {keys[m]: spans for m, spans in spans_by_message(gold_rows).items() if m in keys}
-    return texts, gold, keys
+    texts: dict[Key, str]
+    gold: dict[Key, list]
+    segments: dict[Key, str] | None
+    weights: dict[Key, float]
+    labels: tuple[str, ...]
 
 
-def latest_segments(project: Project, keys: dict[int, tuple[str, int]]) -> dict[tuple[str, int], str] | None:
-    run = (DetectorRun.objects.filter(project=project, detector="math_segments",
-                                      status=DetectorRun.Status.SUCCEEDED).order_by("-finished_at").first())
-    if run is None:
+def gold_inputs(project: Project) -> GoldInputs | None:
+    """The gold set as scoring reads it (through the one read path); None without gold."""
+    texts, gold, _keys = gold_texts_and_spans(project)
+    if not texts:
         return None
-    return {keys[m]: seg for m, seg in MessageSegment.objects.filter(run=run).values_list("message_id", "segment")
-            if m in keys}
+    return GoldInputs(texts=texts, gold=gold, segments=sel.segments_by_key(project, texts),
+                      weights=sampling.weights_by_key(sampling.audit_sample_weights(project)),
+                      labels=tuple(project.labels))
+
+
+def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = 1000, seed: int = 0) -> EvaluationReport:
+    """One run against gold with the evaluation metrics, weighted by the sampling design: the one
+    scoring that the run page and the detectors-versus-gold report both show."""
+    pred = {k: v for k, v in sel.run_predictions(run).items() if k in inputs.texts}
+    return evaluate(texts=inputs.texts, gold=inputs.gold, pred=pred, segments=inputs.segments, n_boot=n_boot,
+                    seed=seed, labels=list(inputs.labels), weights=inputs.weights)
 
 
 def evaluate_run(run: DetectorRun, *, n_boot: int = 1000) -> dict[str, Any] | None:
-    from annotator.adapters import spans_by_message
-    from pipeline.metrics.evaluation import evaluate
-
+    """The run page's evaluation (None for a segments-only run or without gold)."""
     if run.detector == "math_segments":
         return None
-    texts, gold, keys = gold_inputs(run.project)
-    if not texts:
+    inputs = gold_inputs(run.project)
+    if inputs is None:
         return None
-    pred_rows = (Prediction.objects.filter(run=run, message_id__in=list(keys))
-                 .values("message_id", "start", "end", "label", "score", "source_label"))
-    pred = {keys[m]: spans for m, spans in spans_by_message(pred_rows).items()}
-    report = evaluate(texts=texts, gold=gold, pred=pred, segments=latest_segments(run.project, keys),
-                      n_boot=n_boot, seed=0)
-    return report.to_dict()
+    return score_run(run, inputs, n_boot=n_boot, seed=0).to_dict()
 
 
 LEVEL_NAMES = {"token": "Token (IO)", "span_exact": "Span, exact", "span_overlap": "Span, overlap",

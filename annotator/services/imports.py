@@ -16,8 +16,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
+    BackgroundJob,
     DetectorRun,
     Dialogue,
     GoldSpan,
@@ -69,6 +71,15 @@ def corpus_parse(
         )
     return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
                                   max_id_length=Dialogue._meta.get_field("external_id").max_length)
+
+
+def corpus_import_start(*, project: Project, user, params: dict) -> BackgroundJob:
+    """Queue the import of an uploaded file (``params``: path, name, spans_as, skip_existing,
+    format) as a background job; its page polls the progress."""
+    job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.IMPORT, created_by=user,
+                                       params=params)
+    enqueue("annotator.tasks.corpus_import_job", job.pk)
+    return job
 
 
 def corpus_import_file(

@@ -29,6 +29,7 @@ from annotator.models import (
     Project,
     RunChunk,
 )
+from annotator.services import jobs
 from annotator.services.audit import audit_record
 from pipeline import registry
 from pipeline.detectors.base import ConfigError, Detector
@@ -123,25 +124,22 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
 def run_enqueue(run: DetectorRun, *, only_unfinished: bool = True) -> int:
     """Queue every chunk not yet done (after commit). Returns how many were queued."""
     from annotator.dispatch import enqueue
-    from annotator.tasks.runs import run_chunk_task
 
     chunks = run.chunks.all()
     if only_unfinished:
         chunks = chunks.exclude(status=RunChunk.Status.DONE)
     ids = list(chunks.values_list("pk", flat=True))
     for chunk_id in ids:
-        enqueue(run_chunk_task, chunk_id)
+        enqueue("annotator.run_chunk", chunk_id)
     return len(ids)
 
 
 def run_cancel(*, run: DetectorRun, user=None) -> DetectorRun:
     with transaction.atomic():
         run = DetectorRun.objects.select_for_update().get(pk=run.pk)
-        if not run.is_finished:
-            run.status = DetectorRun.Status.CANCELLED
-            run.finished_at = timezone.now()
-            run.save(update_fields=["status", "finished_at"])
+        if jobs.job_cancel(run):
             audit_record(user=user, action="run.cancel", obj=run, project=run.project)
+    run.refresh_from_db()
     return run
 
 
@@ -164,10 +162,7 @@ def chunk_process(*, chunk_id: int) -> str:
         return "already done"
     if run.status in (DetectorRun.Status.CANCELLED, DetectorRun.Status.FAILED):
         return f"run {run.status}"
-    DetectorRun.objects.filter(pk=run.pk, started_at__isnull=True).update(started_at=timezone.now())
-    DetectorRun.objects.filter(pk=run.pk, status=DetectorRun.Status.QUEUED).update(
-        status=DetectorRun.Status.RUNNING
-    )
+    jobs.job_start(run)
     RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
     t0 = time.perf_counter()
     try:
@@ -229,11 +224,7 @@ def chunk_fail(*, chunk: RunChunk, error: str) -> None:
     """A chunk failed for good: the run is marked failed with the error; finished chunks stay."""
     with transaction.atomic():
         RunChunk.objects.filter(pk=chunk.pk).update(status=RunChunk.Status.FAILED, error=error[:20000])
-        updated = DetectorRun.objects.filter(
-            pk=chunk.run_id, status__in=[DetectorRun.Status.QUEUED, DetectorRun.Status.RUNNING]
-        ).update(status=DetectorRun.Status.FAILED, error=f"chunk {chunk.index}: {error}"[:20000],
-                 finished_at=timezone.now())
-        if updated:
+        if jobs.job_fail(chunk.run, f"chunk {chunk.index}: {error}"):
             audit_record(user=None, action="run.failed", obj=chunk.run, project=chunk.run.project, error=error[:500])
 
 

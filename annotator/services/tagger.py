@@ -12,10 +12,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q
 
-from annotator.adapters import dialogues_from_db, spans_by_message
-from annotator.models import BackgroundJob, Dialogue, GoldSpan, Project
+from annotator.models import BackgroundJob, Project
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from pipeline.types import Dialogue as PDialogue
@@ -26,28 +24,14 @@ class TaggerError(ValueError):
 
 
 def gold_dialogues(project: Project) -> list[PDialogue]:
-    """Dialogues whose every message has a gold decision, with the gold spans on their messages.
+    """Dialogues whose every message has a gold decision, with the gold spans on their messages
+    (read through the one read path, after merging pending gold).
 
     Partly decided dialogues are left out: their undecided messages would teach "no PII".
     """
-    complete = list(
-        Dialogue.objects.filter(project=project)
-        .annotate(n=Count("messages"), decided=Count("messages", filter=Q(messages__decision__isnull=False)))
-        .filter(n=F("decided")).values_list("pk", flat=True)
-    )
-    out = []
-    for i in range(0, len(complete), 500):
-        pairs = dialogues_from_db(complete[i:i + 500])
-        ids = [pk for _, pks in pairs for pk in pks]
-        gold = spans_by_message(GoldSpan.objects.filter(message_id__in=ids).values("message_id", "start", "end", "label"))
-        for dialogue, pks in pairs:
-            msgs = tuple(
-                type(m)(text=m.text, speaker=m.speaker, role=m.role, index=m.index, ts=m.ts, meta=m.meta,
-                        spans=tuple(sorted(gold.get(pk, []))))
-                for m, pk in zip(dialogue.messages, pks, strict=True)
-            )
-            out.append(PDialogue(id=dialogue.id, messages=msgs, anchor=dialogue.anchor, meta=dialogue.meta))
-    return out
+    from annotator.services.dialogues import stream_dialogues
+
+    return [s.dialogue for s in stream_dialogues(project, "gold", complete_only=True)]
 
 
 def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None, synthetic: int,

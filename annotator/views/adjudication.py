@@ -16,13 +16,15 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator import access
-from annotator.dispatch import enqueue
 from annotator.forms.adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
 from annotator.selectors import adjudication as sel
-from annotator.services.adjudication import AdjudicationError, adjudication_submit
-from annotator.tasks.adjudication import gold_merge_job
+from annotator.services.adjudication import (
+    AdjudicationError,
+    adjudication_submit,
+    gold_merge_request,
+)
 
 
 def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem:
@@ -55,7 +57,7 @@ def _sweep(project) -> None:
     """Opening the queue merges finished items a failed or killed merge left behind: the sweep
     for installs without celery beat (``bin/demo``); idempotent, so a second one is harmless."""
     if sel.messages_ready_to_merge(project).exists():
-        enqueue(gold_merge_job, project.pk)
+        gold_merge_request(project=project)
 
 
 @login_required
@@ -63,7 +65,7 @@ def _sweep(project) -> None:
 def merge(request: HttpRequest, slug: str) -> HttpResponse:
     """Merge every finished item now (agreement -> gold, disagreement -> queue)."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
-    enqueue(gold_merge_job, project.pk)
+    gold_merge_request(project=project)
     messages.success(request, "Merging finished items in the background: agreement becomes gold, disagreements join this queue. Reload the page in a few seconds to see them.")
     return redirect("adjudication-queue", slug=slug)
 

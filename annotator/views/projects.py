@@ -12,15 +12,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator import access
-from annotator.dispatch import enqueue
 from annotator.forms.projects import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
 from annotator.selectors import projects as sel
 from annotator.selectors.adjudication import merge_health
 from annotator.services import jobs
 from annotator.services.audit import audit_record
+from annotator.services.imports import corpus_import_start
 from annotator.services.projects import membership_set, project_create
-from annotator.tasks.projects import corpus_import_job
 
 
 @login_required
@@ -113,13 +112,12 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
             with path.open("wb") as fh:
                 for chunk in upload.chunks():
                     fh.write(chunk)
-            job = BackgroundJob.objects.create(
-                project=project, kind=BackgroundJob.Kind.IMPORT, created_by=request.user,
+            job = corpus_import_start(
+                project=project, user=request.user,
                 params={"path": str(path), "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
                         "skip_existing": form.cleaned_data["skip_existing"],
                         "format": form.cleaned_data["format"] or None},
             )
-            enqueue(corpus_import_job, job.pk)
             return redirect("job-detail", slug=slug, job_id=job.pk)
     return render(request, "projects/upload.html", {"project": project, "form": form})
 

@@ -101,13 +101,28 @@ def tagger_activate(*, project: Project, version: str, user=None) -> None:
         audit_record(user=user, action="tagger.activate", obj=project, project=project, version=version)
 
 
+def tagger_export(version: str):
+    """Export a saved version (``name/version``) to ONNX and verify it against torch; raises
+    ``TaggerError`` when the graph disagrees (then nothing is registered)."""
+    from pipeline.tagger import ModelNotFoundError, read_info
+    from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
+
+    if "/" not in version or ".." in version:
+        raise TaggerError(f"{version!r} is not a model version (name/version)")
+    path = Path(settings.BLINDSPOT_MODELS_DIR) / version
+    try:
+        read_info(path)
+        return export_onnx(path)
+    except (ModelNotFoundError, OnnxVerificationError) as exc:
+        raise TaggerError(str(exc)) from None
+
+
 def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> BackgroundJob:
     from annotator.dispatch import enqueue
-    from annotator.tasks.tagger import tagger_train_job
 
     job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
                                        params={"synthetic": synthetic, "use_gold": use_gold})
-    enqueue(tagger_train_job, job.pk)
+    enqueue("annotator.tasks.tagger_train_job", job.pk)
     return job
 
 

@@ -196,9 +196,9 @@ BACKENDS = ("auto", "torch", "onnx")
 
 
 def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "auto") -> tuple[str, str]:
-    """``(backend, precision)`` to run ``info`` in. ``auto``: the verified ONNX int8 file where
-    there is one (about 3x torch on CPUs without native bf16), else torch; ``onnx`` takes
-    int8 unless fp32 is asked for. bf16 is torch only."""
+    """``(backend, precision)`` to run ``info`` in. ``auto`` with precision ``auto``: the
+    verified ONNX int8 file where there is one and the CPU has no native bf16, else torch (a
+    precision asked for by name runs in torch); ``onnx`` takes int8 unless fp32 is asked for."""
     from pipeline.tagger.onnx_export import onnx_available
 
     if requested not in BACKENDS:
@@ -210,9 +210,9 @@ def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "a
         if precision == "bf16":
             raise ValueError("the onnx backend runs fp32 or int8, not bf16")
         return "onnx", onnx_precision
-    bf16 = precision == "bf16" or (precision == "auto" and native_bf16() and info.precision_kept("bf16"))
-    if not bf16 and onnx_available(info, onnx_precision):
-        return "onnx", onnx_precision
+    bf16 = native_bf16() and info.precision_kept("bf16")
+    if precision == "auto" and not bf16 and onnx_available(info, "int8"):
+        return "onnx", "int8"
     return "torch", choose_precision(info, precision)
 
 

@@ -6,14 +6,22 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.models import Project
-from annotator.services.tagger import TaggerError, dev_summary, tagger_train, tagger_versions
+from annotator.services.tagger import (
+    TaggerError,
+    dev_summary,
+    tagger_export,
+    tagger_train,
+    tagger_versions,
+)
 
 
 class Command(BaseCommand):
     help = "Train the Blindspot tagger from a project's gold set and/or a labelled JSONL, plus synthetic data."
 
     def add_arguments(self, parser):
-        parser.add_argument("--project", required=True)
+        parser.add_argument("--project", help="The project whose gold set trains the tagger.")
+        parser.add_argument("--export-only", metavar="NAME/VERSION",
+                            help="Do not train: export a saved version to ONNX (verified against torch).")
         parser.add_argument("--jsonl", help="Import-format corpus with gold spans to train on as well.")
         parser.add_argument("--synthetic", type=int, default=0, help="Add N generated dialogues.")
         parser.add_argument("--no-gold", action="store_true", help="Do not use the project's gold set.")
@@ -26,6 +34,18 @@ class Command(BaseCommand):
                             help="Do nothing when the project already has a trained tagger (for the demo).")
 
     def handle(self, project, jsonl, synthetic, no_gold, epochs, max_seconds, f_beta, layers, if_missing, **opts):
+        if opts.get("export_only"):
+            try:
+                info = tagger_export(opts["export_only"])
+            except TaggerError as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(self.style.SUCCESS(
+                f"Exported {info.full_version} to ONNX ({', '.join(k for k in ('fp32', 'int8') if k in info.onnx)}), "
+                "verified against torch."
+            ))
+            return
+        if not project:
+            raise CommandError("--project is required (or --export-only NAME/VERSION).")
         proj = Project.objects.filter(slug=project).first()
         if proj is None:
             raise CommandError(f"No project with slug {project!r}.")

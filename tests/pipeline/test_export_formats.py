@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from pipeline.exports import conll_block, dataset_card, hf_row, split_of, word_tags
 from pipeline.tagger.labels import LabelMap
-from pipeline.types import Span
+from pipeline.types import Dialogue, Span
 
 TEXT = "Hi Maria Lopez, is 3/4 bigger?"
 SPANS = [Span(3, 14, "NAME")]
@@ -47,3 +48,51 @@ def test_split_is_by_dialogue_stable_and_near_the_share():
     assert 0.17 < share < 0.23
     assert first != [split_of(i, test_fraction=0.2, seed=4) for i in ids]
     assert {split_of(i, test_fraction=0.0) for i in ids} == {"train"}
+
+
+# --- the writer pipeline (issue 13, item 1) ---------------------------------------------------
+
+
+def _gold_dialogue(did: str = "d1") -> Dialogue:
+    from pipeline.types import Message
+
+    gold = {"decision": "unanimous", "decided_by": None,
+            "spans": [{"start": 3, "end": 8, "label": "NAME", "provenance": "unanimous",
+                       "annotators": ["A01", "A02"], "model_matched": True}]}
+    return Dialogue(did, (Message("Hi Maria!", speaker="Tutor", role="tutor", index=0,
+                                  spans=(Span(3, 8, "NAME"),), meta={"gold": gold}),))
+
+
+def test_gold_bundle_writes_each_registered_writer_once_over_one_pass(tmp_path):
+    from pipeline.exports import GOLD_WRITERS, BundleSpec, write_gold_bundle
+
+    seen = []
+
+    class Texts:  # a format plugged in from elsewhere: one entry in the registry
+        def __init__(self, spec):
+            self.path = spec.root / "texts.txt"
+            self.fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
+
+        def write(self, dialogue, split):
+            seen.append(split)
+            self.fh.writelines(m.text + "\n" for m in dialogue.messages)
+
+        def close(self):
+            self.fh.close()
+            return ["texts.txt"]
+
+    GOLD_WRITERS["texts"] = Texts
+    try:
+        spec = BundleSpec(root=tmp_path, name="P", version=1, labels=("NAME",))
+        dialogues = iter([_gold_dialogue("d1"), _gold_dialogue("d2")])  # one pass only
+        counts = write_gold_bundle(dialogues, spec, test_fraction=0.0, writers=("gold", "conll", "hf", "texts"))
+    finally:
+        del GOLD_WRITERS["texts"]
+    assert counts.files == ["gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
+                            "hf/test.jsonl", "hf/labels.json", "hf/README.md", "texts.txt"]
+    assert seen == ["train", "train"] and (tmp_path / "texts.txt").read_text() == "Hi Maria!\nHi Maria!\n"
+    assert counts.messages == 2 and counts.by_provenance == {"unanimous": 2}
+    row = json.loads((tmp_path / "gold.jsonl").read_text().splitlines()[0])
+    assert row["spans"] == [{"start": 3, "end": 8, "label": "NAME", "text": "Maria", "provenance": "unanimous",
+                             "annotators": ["A01", "A02"], "model_matched": True}]
+    assert "Maria\tB-NAME" in (tmp_path / "conll" / "gold.bio.conll").read_text()

@@ -464,3 +464,17 @@ def test_release_and_gold_export_read_the_same_merged_gold(study, members, built
     assert "Hi Maria!" not in (export_dir(release) / "release.jsonl").read_text(encoding="utf-8")
     gold = built(export_services.gold_export_start, project=study, user=members["admin"])
     assert release.manifest["evidence"]["reviewed_messages"] == gold.manifest["messages"] == 2
+
+
+@pytest.mark.django_db
+def test_release_streams_in_batches_with_the_same_bytes(corpus, members, built, monkeypatch):
+    """Dialogues are read a batch at a time (here one per batch) straight into the de-identifier:
+    the same release, and no copy of the corpus left beside it."""
+    from annotator.selectors import dialogues
+
+    whole = built(release_services.release_start, project=corpus, user=members["admin"])
+    monkeypatch.setattr(dialogues, "BATCH_DIALOGUES", 1)
+    batched = built(release_services.release_start, project=corpus, user=members["admin"])
+    for name in ("release.jsonl", "leaks.json", "utility.json"):
+        assert (export_dir(batched) / name).read_bytes() == (export_dir(whole) / name).read_bytes()
+    assert sorted(p.name for p in private_dir(batched).iterdir()) == ["mapping.jsonl"]

@@ -215,3 +215,16 @@ def test_reports_state_unit_exposure_and_weighting(client, members, study, djang
     assert detectors[0]["weighting"]["weighted"] and detectors[0]["evaluation"]["weighted"]
     page = client.get("/p/test/reports/detectors/").content.decode()
     assert "weighted by the sampling design" in page
+
+
+def test_a_run_is_scored_against_gold_once(study, members):
+    """The run page and the detectors-versus-gold report show the same scoring of a run (issue 13:
+    they were two computations that could disagree: labels, weights, source labels)."""
+    from annotator.services.agreement import detectors_against_gold
+    from annotator.services.evaluation import evaluate_run
+
+    gold_merge_ready(project=study)
+    run = DetectorRun.objects.get(project=study)
+    page = evaluate_run(run, n_boot=20)
+    report = next(r for r in detectors_against_gold(project=study, n_boot=20) if r["run"] == run.pk)
+    assert page is not None and page == report["evaluation"]

@@ -3,8 +3,10 @@
 Every consumer of gold (gold exports, releases, tagger training, evaluation, agreement and
 circularity) reads it here, so they all see the same gold in the same shape: pipeline
 :class:`~pipeline.types.Dialogue` objects whose messages carry the source's spans, with the
-primary key of each message beside them. Dialogues are read in batches (keyset pagination, the
-next batch queried while the current one is consumed), so memory stays flat on large projects.
+primary key of each message beside them. Dialogues are read in batches of
+:data:`BATCH_DIALOGUES` (keyset pagination: each batch's dialogues, messages, decisions and spans
+in four queries, the next batch queried when this one is used up), so memory stays flat on large
+projects.
 
 This module only reads; :func:`annotator.services.dialogues.stream_dialogues` merges pending gold
 first and is what services call.

@@ -170,3 +170,69 @@ def simulate_study(config: StudyConfig = StudyConfig()) -> SimulatedStudy:
         f"{c}_f1": _f1(exp[f"{c}_tp"], exp["pred"], exp[f"{c}_gold"]) for c in (BLIND, AWARE)
     }
     return SimulatedStudy(items, predictions, truth, expected)
+
+
+# ----------------------------------------------------------------------------------- one real item
+
+
+@dataclass(frozen=True, slots=True)
+class ItemActions:
+    """What one simulated annotator does on one item, in the workspace's own terms: suggestions
+    accepted or rejected as they are (aware only), and spans marked on one's own."""
+
+    accept: tuple[Span, ...] = ()
+    reject: tuple[Span, ...] = ()
+    add: tuple[Span, ...] = ()
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        return tuple(sorted((*self.accept, *self.add)))
+
+
+def simulate_item(annotator: SimulatedAnnotator, *, truth: tuple[Span, ...], predictions: tuple[Span, ...],
+                  aware: bool, rng: random.Random) -> ItemActions:
+    """Label one item of a real corpus whose true spans are known, with the annotator's rates.
+
+    The model's wrong predictions are the distractors. Blind, the annotator marks a true span
+    unless they miss it (``miss_rate``) and a distractor at ``false_alarm_rate``. Aware, every
+    prediction is a suggestion to accept or reject: a correct one is accepted unless missed, a
+    wrong one is accepted at ``false_alarm_rate`` plus ``anchoring`` of the rest (the bias the
+    circularity report must find); true spans the model did not suggest are marked as when blind.
+    Overlapping marks are skipped, as the workspace refuses them.
+    """
+    true_keys = {s.key() for s in truth}
+    accept: list[Span] = []
+    reject: list[Span] = []
+    add: list[Span] = []
+
+    def free(s: Span) -> bool:
+        return not any(s.overlaps(o) for o in (*accept, *add))
+
+    if aware:
+        for p in sorted(predictions):
+            if p.key() in true_keys:
+                take = rng.random() >= annotator.miss_rate
+            else:
+                take = rng.random() < annotator.false_alarm_rate + (
+                    1 - annotator.false_alarm_rate) * annotator.anchoring
+            (accept if take and free(p) else reject).append(p)
+    decided = {p.key() for p in (*accept, *reject)}
+    for s in sorted(truth):
+        if s.key() not in decided and rng.random() >= annotator.miss_rate and free(s):
+            add.append(s)
+    if not aware:
+        for p in sorted(predictions):
+            if p.key() not in true_keys and rng.random() < annotator.false_alarm_rate and free(p):
+                add.append(p)
+    return ItemActions(tuple(accept), tuple(reject), tuple(add))
+
+
+def simulate_predictions(truth: tuple[Span, ...], distractors: tuple[Span, ...], *, recall: float,
+                         false_alarm_rate: float, rng: random.Random) -> tuple[Span, ...]:
+    """A model with a known recall on the true spans and a known rate of flagging distractors
+    (the study's model, for a real corpus whose true spans and distractors are known)."""
+    found = [s for s in sorted(truth) if rng.random() < recall]
+    for d in sorted(distractors):
+        if rng.random() < false_alarm_rate and not any(d.overlaps(s) for s in (*truth, *found)):
+            found.append(d)
+    return tuple(sorted(found))

@@ -1,7 +1,18 @@
 import pytest
 from django.core.management import call_command
 
-from annotator.models import Assignment, DetectorRun, Dialogue, GoldSpan, Project
+from annotator.models import (
+    AdjudicationItem,
+    Annotation,
+    Assignment,
+    AuditEvent,
+    BackgroundJob,
+    DetectorRun,
+    Dialogue,
+    Export,
+    GoldSpan,
+    Project,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -16,10 +27,45 @@ def test_demo_setup_is_complete_and_idempotent(capsys):
     assert 0 < with_gold < Dialogue.objects.filter(project=project).count()
     assert GoldSpan.objects.filter(message__project=project).count() > 100
     rules = DetectorRun.objects.get(project=project, detector="rules")
-    assert rules.status == "succeeded" and list(project.suggestion_runs.all()) == [rules]
+    model = DetectorRun.objects.get(project=project, source="import")
+    assert rules.status == "succeeded" and list(project.suggestion_runs.all()) == [model]
     queued = Assignment.objects.filter(project=project)
-    assert queued.exists() and not queued.filter(message__decision__isnull=False).exists()
+    assert queued.exists() and not queued.filter(message__decision__outcome="imported").exists()
     assert set(queued.values_list("condition", flat=True)) == {"blind", "aware"}
-    counts = (Dialogue.objects.count(), Assignment.objects.count(), DetectorRun.objects.count())
+    counts = _counts()
     call_command("demo_setup")
-    assert (Dialogue.objects.count(), Assignment.objects.count(), DetectorRun.objects.count()) == counts
+    assert _counts() == counts
+
+
+def _counts():
+    return [m.objects.count() for m in (Dialogue, Assignment, DetectorRun, Annotation, GoldSpan, AdjudicationItem,
+                                        BackgroundJob, Export)]
+
+
+def test_demo_setup_finishes_a_first_round_with_a_known_anchoring_bias(capsys):
+    """Issue 15 (1): simulated annotators finish part of the queue through the workspace services,
+    gold is merged with a handful of disagreements left open, both reports and a release exist,
+    and the circularity report finds the aware annotators' anchoring on wrong suggestions."""
+    call_command("demo_setup")
+    project = Project.objects.get(slug="demo")
+    done = Assignment.objects.filter(project=project, status="done")
+    assert done.count() > 100
+    assert set(done.values_list("condition", flat=True)) == {"blind", "aware"}
+    # Through the services: every submit is audited, and aware items carry accepted suggestions.
+    assert AuditEvent.objects.filter(project=project, action="assignment.submit").count() == done.count()
+    assert Annotation.objects.filter(assignment__in=done, origin=Annotation.Origin.ACCEPTED, condition="aware").exists()
+    assert not Annotation.objects.filter(assignment__in=done, condition="blind", prediction__isnull=False).exists()
+    for name in ("annotator1", "annotator2", "annotator3"):
+        left = Assignment.objects.filter(project=project, annotator__username=name, status="pending")
+        assert done.filter(annotator__username=name).exists() and left.count() > 20, name
+    items = AdjudicationItem.objects.filter(project=project)
+    assert 5 <= items.filter(status="open").count() <= 10 and items.filter(status="settled").exists()
+    assert GoldSpan.objects.filter(message__project=project, provenance__in=["unanimous", "majority"]).exists()
+    jobs = {j.kind: j for j in BackgroundJob.objects.filter(project=project)}
+    assert jobs["agreement"].status == "succeeded" and jobs["agreement"].result["detectors"]
+    circ = jobs["circularity"]
+    assert circ.status == "succeeded" and circ.result["n_paired_items"] > 50
+    assert circ.result["aware_gold"]["precision"]["value"] > circ.result["blind_gold"]["precision"]["value"]
+    assert circ.result["delta_precision"]["ci_low"] > 0 and circ.result["delta_f1"]["value"] > 0.02
+    release = Export.objects.get(project=project, kind="release")
+    assert release.status == "succeeded" and release.manifest["dialogues"] > 0

@@ -16,6 +16,9 @@ class AnnotatorConfig(AppConfig):
 
         for module in settings.BLINDSPOT_DETECTOR_PLUGINS:
             importlib.import_module(module)
+        # Register every task by name in every process (web, commands, workers): services queue
+        # them by name through annotator.dispatch and never import a task themselves.
+        importlib.import_module("annotator.tasks")
 
 
 def _secret_key_check(app_configs, **kwargs):

@@ -1,31 +1,73 @@
-"""Queue a task after the current transaction commits.
+"""The one way services ask for background work: by task name, after the current transaction commits.
 
-With a broker (``REDIS_URL``) this is ``task.delay``. Without one, Celery runs tasks eagerly, in
-process; long jobs then run on a daemon thread so the page that started them can show progress
-instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism). Such a thread
-closes its database connections when it ends (with a pool: hands them back), whatever
-``CONN_MAX_AGE`` says, or each job would leave one open.
+Services never import a task (tasks sit above services and call them): they call
+``enqueue("annotator.export_build", export.pk)``. With a broker (``REDIS_URL``) that sends the
+task by name. Without one, Celery runs tasks eagerly, in process; long jobs then run on ONE
+worker thread that takes them in order, like a single worker, so the page that started them can
+show progress instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism).
+One thread, not one per job: jobs started together (a tagger run's chunks) once clashed while
+importing the same libraries at the same time. The worker closes its database connections after
+each job (with a pool: hands them back), whatever ``CONN_MAX_AGE`` says.
 """
 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import connections, transaction
 
+_worker: ThreadPoolExecutor | None = None
+_worker_lock = threading.Lock()
 
-def enqueue(task, *args) -> None:
-    def send() -> None:
-        if task.app.conf.task_always_eager and getattr(settings, "BLINDSPOT_EAGER_IN_THREAD", False):
-            def run() -> None:
-                try:
-                    task.apply(args=args)
-                finally:
-                    connections.close_all()  # the thread ends: never leave its connection open
 
-            threading.Thread(target=run, daemon=True, name=f"eager-{task.name}").start()
-        else:
-            task.delay(*args)
+def _app():
+    from annotator.celery import app
 
-    transaction.on_commit(send)
+    return app
+
+
+def in_thread() -> bool:
+    """True when queued jobs run on this process's worker thread (no broker, not in tests)."""
+    return bool(_app().conf.task_always_eager and getattr(settings, "BLINDSPOT_EAGER_IN_THREAD", False))
+
+
+def worker() -> ThreadPoolExecutor:
+    """The in-process worker: one thread, so jobs run one at a time, in the order queued."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eager-job")
+        return _worker
+
+
+def _run_in_process(name: str, args: tuple) -> None:
+    try:
+        _app().tasks[name].apply(args=args)
+    finally:
+        connections.close_all()  # the job ends: never leave its connection open
+
+
+def send(name: str, *args) -> Future | None:
+    """Send now (no transaction wait): to the broker, the worker thread, or run it here.
+    Returns the in-process future when there is one (commands may wait on it)."""
+    app = _app()
+    if not app.conf.task_always_eager:
+        app.send_task(name, args=list(args))
+        return None
+    if in_thread():
+        return worker().submit(_run_in_process, name, args)
+    app.tasks[name].delay(*args)  # eager: runs here, now, with Celery's eager settings
+    return None
+
+
+def enqueue(name: str, *args) -> None:
+    """Queue task ``name`` with ``args`` once the current transaction commits."""
+    transaction.on_commit(lambda: send(name, *args))
+
+
+def wait_idle(timeout: float | None = None) -> None:
+    """Wait until the in-process worker has run every job queued so far (tests, commands)."""
+    if _worker is not None:
+        worker().submit(lambda: None).result(timeout=timeout)

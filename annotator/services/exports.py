@@ -42,8 +42,8 @@ from annotator.models import (
     Message,
     Project,
 )
-from annotator.selectors.exports import gold_state
 from annotator.selectors.projects import pseudonyms
+from annotator.services import jobs
 from annotator.services.audit import audit_record
 from pipeline.exports import SPLITS, BundleCounts, BundleSpec, sha256_file, write_gold_bundle
 
@@ -88,57 +88,18 @@ def export_create(*, project: Project, kind: str, user, params: dict[str, Any],
 
 def gold_export_start(*, project: Project, user, test_fraction: float = 0.2, seed: int = 0) -> Export:
     """Queue a gold export (a Celery job with progress)."""
-    from annotator.tasks.exports import export_build_task
-
     if not 0 <= test_fraction < 1:
         raise ExportError("The test share must be at least 0 and below 1.")
     if not AdjudicationDecision.objects.filter(message__project=project).exists():
         raise ExportError("The project has no gold set yet: merge or adjudicate annotations, or import gold spans.")
     export = export_create(project=project, kind=Export.Kind.GOLD, user=user,
                            params={"test_fraction": test_fraction, "seed": seed})
-    enqueue(export_build_task, export.pk)
+    enqueue("annotator.export_build", export.pk)
     return export
 
 
 def export_progress(export: Export, done: int, total: int) -> None:
-    Export.objects.filter(pk=export.pk).update(progress_done=min(done, total), progress_total=total)
-
-
-def export_build(*, export_id: int) -> str:
-    """Build a queued export (gold or release); idempotent, failures recorded on the record."""
-    from annotator.services.releases import release_write
-
-    export = Export.objects.select_related("project", "source_run").get(pk=export_id)
-    if export.status == Export.Status.SUCCEEDED:
-        return "already built"
-    Export.objects.filter(pk=export.pk).update(status=Export.Status.RUNNING, error="")
-    # What gold looks like before it is read: a change from here on makes the export stale.
-    state = gold_state(export.project) if export.uses_gold else {}
-    try:
-        if export.kind == Export.Kind.GOLD:
-            fields = gold_export_write(export, progress=lambda d, t: export_progress(export, d, t))
-        else:
-            fields = release_write(export, progress=lambda d, t: export_progress(export, d, t))
-    except ExportError as exc:
-        _fail(export, str(exc))
-        return "failed"
-    except Exception as exc:
-        _fail(export, f"{type(exc).__name__}: {exc}")
-        raise
-    Export.objects.filter(pk=export.pk).update(
-        status=Export.Status.SUCCEEDED, finished_at=timezone.now(), gold_state=state, **fields
-    )
-    audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
-                 project=export.project, version=export.version, publishable=fields.get("publishable"))
-    return "built"
-
-
-def _fail(export: Export, error: str) -> None:
-    Export.objects.filter(pk=export.pk).update(
-        status=Export.Status.FAILED, finished_at=timezone.now(), error=error[:20000]
-    )
-    audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
-                 project=export.project, error=error[:500])
+    jobs.job_progress(export, done, total)
 
 
 def fresh_dir(path: Path) -> Path:

@@ -1,48 +1,93 @@
-"""Progress bookkeeping for background jobs, written so a polling page sees it at once."""
+"""The one job lifecycle: start, progress, finish, fail and cancel for every background job.
+
+Runs, exports, releases, plans, training, imports and reports all keep their state in the
+fields of :class:`~annotator.models.JobFields`; only these functions move them. Each writes with a
+single ``UPDATE`` so a polling page sees it at once, and each guards the state it leaves (a
+finished job is never started, failed or cancelled again), which keeps redelivered tasks harmless.
+"""
 
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotator.models import BackgroundJob
+from annotator.models import BackgroundJob, JobFields, JobStatus
+
+UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
-def job_start(job: BackgroundJob) -> None:
-    BackgroundJob.objects.filter(pk=job.pk).update(
-        status=BackgroundJob.Status.RUNNING, started_at=timezone.now(), error=""
-    )
+def _rows(job: JobFields):
+    return type(job)._default_manager.filter(pk=job.pk)
 
 
-def job_progress(job: BackgroundJob, done: int, total: int, message: str = "") -> None:
-    BackgroundJob.objects.filter(pk=job.pk).update(
-        progress_done=min(done, total), progress_total=total, message=message[:300]
-    )
+def job_start(job: JobFields, *, redo_failed: bool = False) -> bool:
+    """Queued (or running again, when a task is redelivered) -> running. False if it finished;
+    ``redo_failed`` lets a failed or cancelled job run again (its error is cleared)."""
+    allowed = UNFINISHED + ((JobStatus.FAILED, JobStatus.CANCELLED) if redo_failed else ())
+    _rows(job).filter(started_at__isnull=True).update(started_at=timezone.now())
+    return bool(_rows(job).filter(status__in=allowed).update(status=JobStatus.RUNNING, error="", finished_at=None))
 
 
-def job_cache_progress(job: BackgroundJob, done: int, total: int) -> None:
+def job_progress(job: JobFields, done: int, total: int, message: str = "") -> None:
+    fields = {"progress_done": min(done, total), "progress_total": total}
+    if isinstance(job, BackgroundJob):
+        fields["message"] = message[:300]
+    _rows(job).update(**fields)
+
+
+def job_cache_progress(job: JobFields, done: int, total: int) -> None:
     """Progress from inside a transaction: the database row is not visible until commit."""
-    cache.set(f"job-progress:{job.pk}", (done, total), timeout=3600)
+    cache.set(f"job-progress:{type(job).__name__}:{job.pk}", (done, total), timeout=3600)
 
 
-def job_live_progress(job: BackgroundJob) -> tuple[int, int]:
+def job_live_progress(job: JobFields) -> tuple[int, int]:
     if job.is_finished or job.progress_total:
         return job.progress_done, job.progress_total
-    return cache.get(f"job-progress:{job.pk}") or (0, 0)
+    return cache.get(f"job-progress:{type(job).__name__}:{job.pk}") or (0, 0)
 
 
-def job_finish(job: BackgroundJob, *, result: dict | None = None) -> None:
-    BackgroundJob.objects.filter(pk=job.pk).update(
-        status=BackgroundJob.Status.SUCCEEDED, finished_at=timezone.now(), result=result or {},
-    )
+def job_finish(job: JobFields, *, result: dict | None = None, **fields) -> bool:
+    """Running -> succeeded, with the job's own outcome fields (a report, files, a result)."""
+    if isinstance(job, BackgroundJob):
+        fields["result"] = result or {}
+    return bool(_rows(job).filter(status__in=UNFINISHED).update(
+        status=JobStatus.SUCCEEDED, finished_at=timezone.now(), **fields))
 
 
-def job_fail(job: BackgroundJob, exc: BaseException) -> None:
+def error_text(exc: BaseException | str) -> str:
+    """What the job's page shows: the message; a traceback line unless the error is the user's."""
+    if isinstance(exc, str):
+        return exc
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return "Interrupted: the process running this job was stopped. Start it again."
     detail = str(exc) or type(exc).__name__
     if not isinstance(exc, ValueError | PermissionError):
         detail += "\n\n" + "".join(traceback.format_exception_only(type(exc), exc))
-    BackgroundJob.objects.filter(pk=job.pk).update(
-        status=BackgroundJob.Status.FAILED, finished_at=timezone.now(), error=detail[:20000]
-    )
+    return detail
+
+
+def job_fail(job: JobFields, exc: BaseException | str) -> bool:
+    """Queued or running -> failed with its error. False if it had already finished."""
+    return bool(_rows(job).filter(status__in=UNFINISHED).update(
+        status=JobStatus.FAILED, finished_at=timezone.now(), error=error_text(exc)[:20000]))
+
+
+def job_cancel(job: JobFields) -> bool:
+    """Queued or running -> cancelled; work already done is kept. False if it had finished."""
+    return bool(_rows(job).filter(status__in=UNFINISHED).update(
+        status=JobStatus.CANCELLED, finished_at=timezone.now()))
+
+
+@contextmanager
+def job_failing(job: JobFields) -> Iterator[None]:
+    """Whatever stops the work inside (an error, Ctrl-C, a process exit) marks the job failed
+    with its error before it propagates: a job is never left "running" by its own process."""
+    try:
+        yield
+    except BaseException as exc:
+        job_fail(job, exc)
+        raise

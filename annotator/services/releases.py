@@ -66,8 +66,6 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
                   mode: str = "surrogate", scope: str = "dialogue", use_llm: bool = False,
                   complete_only: bool = True) -> Export:
     """Queue a release build (a Celery job with progress)."""
-    from annotator.tasks.exports import export_build_task
-
     if source not in SOURCES or mode not in MODES or scope not in SCOPES:
         raise ExportError("Unknown source, mode or scope.")
     surrogate_key(mode)
@@ -84,7 +82,7 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
               "use_llm": use_llm, "complete_only": complete_only}
     export = export_create(project=project, kind=Export.Kind.RELEASE, user=user, params=params,
                            source_run=run if source == "run" else None)
-    enqueue(export_build_task, export.pk)
+    enqueue("annotator.export_build", export.pk)
     return export
 
 

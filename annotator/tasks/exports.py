@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.services.exports import export_build
+from annotator.services.export_jobs import export_build
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, name="annotator.export_build")

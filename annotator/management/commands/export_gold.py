@@ -6,7 +6,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Export, Project
-from annotator.services.exports import ExportError, export_build, export_create, export_dir
+from annotator.services.export_jobs import export_build
+from annotator.services.exports import ExportError, export_create, export_dir
 
 
 class Command(BaseCommand):

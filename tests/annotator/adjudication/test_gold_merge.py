@@ -201,33 +201,6 @@ def test_connections_stay_within_the_pool(require_postgres, settings):
     assert 1 < peak[0] <= pool["max_size"] + 2  # slack: a connection being retired as another opens
 
 
-@pytest.mark.django_db
-def test_in_process_job_thread_closes_its_connection(settings, django_capture_on_commit_callbacks):
-    """A job thread of the in-process path hands its connection back even when connections
-    would otherwise persist (``DB_CONN_MAX_AGE`` > 0 once leaked one per job)."""
-    from types import SimpleNamespace
-
-    from annotator.celery import app
-    from annotator.dispatch import enqueue
-
-    settings.BLINDSPOT_EAGER_IN_THREAD = True
-    closed = []
-
-    def apply(args):
-        conn = connections["default"]  # this thread's own (an in-memory SQLite never really closes)
-        conn.ensure_connection()
-        conn.close_at = None  # as with a persistent connection
-        conn.close = lambda: closed.append(threading.current_thread().name)
-
-    task = SimpleNamespace(app=app, name="hold", apply=apply)
-    with django_capture_on_commit_callbacks(execute=True):
-        enqueue(task)
-    for t in threading.enumerate():
-        if t.name == "eager-hold":
-            t.join(10)
-    assert closed == ["eager-hold"]
-
-
 @pytest.mark.postgres
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)

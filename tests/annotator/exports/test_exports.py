@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.models import DetectorRun, Export
+from annotator.services import export_jobs
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir, private_dir
@@ -52,7 +53,9 @@ def test_gold_export_writes_every_format_with_hashes(corpus, members, built):
     root = export_dir(export)
     names = {f["name"] for f in export.files}
     assert names == {"gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
-                     "hf/test.jsonl", "hf/labels.json", "hf/README.md", "manifest.json"}
+                     "hf/test.jsonl", "hf/labels.json", "hf/README.md", "labelstudio/tasks.json",
+                     "labelstudio/config.xml", "doccano/gold.jsonl", "spacy/train.spacy", "spacy/test.spacy",
+                     "spacy/unaligned.jsonl", "manifest.json"}
     for f in export.files:
         data = (root / f["name"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"] and len(data) == f["size"]
@@ -74,6 +77,27 @@ def test_gold_export_writes_every_format_with_hashes(corpus, members, built):
             assert len(row["tokens"]) == len(row["ner_tags"]) == len(row["token_offsets"])
     assert not ({r["dialogue_id"] for r in hf["train"]} & {r["dialogue_id"] for r in hf["test"]})
 
+    # the formats users already have read back to the same gold (spaCy's own DocBin for .spacy)
+    from pipeline.formats.doccano import parse_doccano
+    from pipeline.formats.labelstudio import parse_labelstudio
+
+    def gold_of(dialogues):
+        return sorted((d.id, m.index, m.text[s.start:s.end], s.label) for d in dialogues for m in d.messages
+                      for s in m.spans)
+
+    want = sorted((r["dialogue_id"], r["index"], s["text"], s["label"]) for r in gold for s in r["spans"])
+    assert gold_of(parse_labelstudio((root / "labelstudio" / "tasks.json").read_text(encoding="utf-8"))) == want
+    assert gold_of(parse_doccano((root / "doccano" / "gold.jsonl").read_text(encoding="utf-8"))) == want
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import DocBin
+
+    ents = [(doc.user_data["blindspot"]["dialogue_id"], doc.user_data["blindspot"]["index"], e.text, e.label_)
+            for split in ("train", "test")
+            for doc in DocBin().from_disk(root / "spacy" / f"{split}.spacy").get_docs(spacy.blank("en").vocab)
+            for e in doc.ents]
+    unaligned = _read_jsonl(root / "spacy" / "unaligned.jsonl")
+    assert sorted(ents + [(u["dialogue_id"], u["index"], u["text"], u["label"]) for u in unaligned]) == want
+
     m = export.manifest
     assert m["spans_per_label"] == {"EMAIL": 1, "NAME": 1} and m["messages"] == 6 and m["dialogues"] == 2
     assert m["project_config"]["slug"] == "test" and m["exported_at"]
@@ -90,7 +114,7 @@ def test_gold_exports_are_versioned_and_immutable(corpus, members, built):
     assert (first.version, second.version) == (1, 2)
     assert export_dir(first) != export_dir(second)
     assert (export_dir(first) / "gold.jsonl").read_bytes() == before
-    assert export_services.export_build(export_id=first.pk) == "already built"
+    assert export_jobs.export_build(export_id=first.pk) == "already built"
 
 
 @pytest.mark.django_db

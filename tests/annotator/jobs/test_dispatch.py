@@ -1,0 +1,95 @@
+"""The one dispatcher: tasks queued by name; without a broker, in-process jobs run on one worker
+thread, in order, like a single worker (issue 13 item 2, and the tagger-run import clash)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from django.db import connections
+
+from annotator import dispatch
+from annotator.celery import app
+from annotator.models import DetectorRun
+from annotator.services import runs
+
+_state = {"now": 0, "peak": 0, "done": [], "closed": []}
+_lock = threading.Lock()
+
+
+@app.task(name="tests.dispatch.probe")
+def probe(n: int) -> None:
+    """Counts how many jobs run at once (a clash needs two at the same time)."""
+    with _lock:
+        _state["now"] += 1
+        _state["peak"] = max(_state["peak"], _state["now"])
+    time.sleep(0.05)
+    with _lock:
+        _state["now"] -= 1
+        _state["done"].append(n)
+
+
+@app.task(name="tests.dispatch.hold")
+def hold() -> None:
+    conn = connections["default"]  # this thread's own (an in-memory SQLite never really closes)
+    conn.ensure_connection()
+    conn.close_at = None  # as with a persistent connection
+    conn.close = lambda: _state["closed"].append(threading.current_thread().name)
+
+
+@pytest.fixture
+def in_thread(settings):
+    settings.BLINDSPOT_EAGER_IN_THREAD = True
+    _state.update(now=0, peak=0, done=[], closed=[])
+    yield
+    dispatch.wait_idle(30)
+
+
+@pytest.mark.django_db
+def test_jobs_started_together_run_one_at_a_time_in_order(in_thread, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        for n in range(6):
+            dispatch.enqueue("tests.dispatch.probe", n)
+    dispatch.wait_idle(30)
+    assert _state["done"] == list(range(6))  # every job ran, in the order queued
+    assert _state["peak"] == 1  # never two at once: one thread per job once clashed on imports
+
+
+@pytest.mark.django_db
+def test_in_process_worker_closes_its_connection_after_each_job(in_thread, django_capture_on_commit_callbacks):
+    """The worker hands its connection back even when connections would otherwise persist
+    (``DB_CONN_MAX_AGE`` > 0 once leaked one per job)."""
+    with django_capture_on_commit_callbacks(execute=True):
+        dispatch.enqueue("tests.dispatch.hold")
+    dispatch.wait_idle(30)
+    assert len(_state["closed"]) == 1 and _state["closed"][0].startswith("eager-job")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_multi_chunk_run_started_from_the_runs_page_path_succeeds_in_process(in_thread, project):
+    """Several chunks queued at once without a broker (the Runs page in bin/demo) all succeed."""
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    lines = [json.dumps({"id": f"d{i:02d}", "messages": [
+        {"speaker": "Tutor", "text": f"Hello student{i}, mail me at t{i}@example.org"}]}) for i in range(8)]
+    corpus_import(project=project, dialogues=parse_corpus("\n".join(lines).encode()), source="t.jsonl")
+    run = runs.run_start(project=project, detector="rules", config={}, chunk_dialogues=2)
+    assert runs.run_enqueue(run) == 4
+    dispatch.wait_idle(60)
+    run.refresh_from_db()
+    assert run.status == DetectorRun.Status.SUCCEEDED, run.error
+    assert (run.done_chunks, run.progress_done) == (4, 8)
+
+
+def test_services_queue_by_name_and_never_import_a_task():
+    """No service module imports annotator.tasks (tasks sit above services)."""
+    import ast
+    import pathlib
+
+    for path in pathlib.Path("annotator/services").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("annotator.tasks"), f"{path} imports {node.module}"

@@ -5,7 +5,7 @@ circularity) reads it here, so they all see the same gold in the same shape: pip
 :class:`~pipeline.types.Dialogue` objects whose messages carry the source's spans, with the
 primary key of each message beside them. Dialogues are read in batches of
 :data:`BATCH_DIALOGUES` (keyset pagination: each batch's dialogues, messages, decisions and spans
-in four queries, the next batch queried when this one is used up), so memory stays flat on large
+in a handful of queries, the next batch queried when this one is used up), so memory stays flat on large
 projects.
 
 This module only reads; :func:`annotator.services.dialogues.stream_dialogues` merges pending gold

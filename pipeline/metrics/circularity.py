@@ -224,6 +224,95 @@ def _median(xs: list[float]) -> float | None:
     return round(statistics.median(xs), 3) if xs else None
 
 
+@dataclass
+class _Tally:
+    """What one pass over the items counts, per dialogue (for the cluster bootstrap)."""
+
+    n_d: int
+    paired: Any = None  # (n_d, 7): pred, blind-matched pred, blind gold, blind gold matched, aware ×3
+    raw: Any = None  # unweighted span counts, for the "n" columns
+    agree: dict[str, Any] = field(default_factory=dict)  # (n_ann, ann matched, n_model, model matched)
+    accepted: dict[str, list[int]] = field(default_factory=dict)
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    n_paired: int = 0
+    paired_dialogues: set[int] = field(default_factory=set)
+    n_weighted: int = 0
+
+    def __post_init__(self) -> None:
+        self.paired, self.raw = np.zeros((self.n_d, 7)), np.zeros(7)
+        self.agree = {c: np.zeros((self.n_d, 4)) for c in CONDITIONS}
+        self.accepted = {c: [0, 0] for c in CONDITIONS}
+        self.seconds = {c: [] for c in CONDITIONS}
+
+    def add_annotations(self, it: AnnotatedItem, d: int, wt: float, pred: tuple[Span, ...], match: str) -> None:
+        """Annotator-model agreement per condition, accept-without-edit and time on task."""
+        for al in it.annotations.values():
+            if al.condition not in self.agree:
+                continue
+            np_, pm, ng, gm = _counts(pred, al.spans, match)
+            self.agree[al.condition][d] += np.multiply(wt, (ng, gm, np_, pm))
+            if pred:
+                self.accepted[al.condition][1] += 1
+                self.accepted[al.condition][0] += {s.key() for s in al.spans} == {s.key() for s in pred}
+            if al.seconds is not None:
+                self.seconds[al.condition].append(float(al.seconds))
+
+    def add_paired(self, it: AnnotatedItem, d: int, wt: float, pred: tuple[Span, ...], match: str) -> None:
+        """The paired comparison: items with both a blind and an aware gold."""
+        gb, ga = condition_gold(it, BLIND), condition_gold(it, AWARE)
+        if gb is None or ga is None:
+            return
+        self.n_paired += 1
+        self.paired_dialogues.add(d)
+        np_, pb, ngb, gbm = _counts(pred, gb, match)
+        _, pa, nga, gam = _counts(pred, ga, match)
+        self.paired[d] += np.multiply(wt, (np_, pb, ngb, gbm, pa, nga, gam))
+        self.raw += (np_, pb, ngb, gbm, pa, nga, gam)
+
+
+def _tally(items: list[AnnotatedItem], d_index: dict[str, int], model_predictions: Mapping[Key, Sequence[Span]],
+           weights: Mapping[Key, float], match: str) -> _Tally:
+    t = _Tally(len(d_index))
+    for it in items:
+        d = d_index[it.dialogue_id]
+        wt = float(weights.get(it.key, 1.0))
+        t.n_weighted += wt != 1.0
+        pred = tuple(model_predictions.get(it.key, ()))
+        t.add_annotations(it, d, wt, pred, match)
+        t.add_paired(it, d, wt, pred, match)
+    return t
+
+
+def _paired_scores(t: _Tally, w: Any, confidence: float) -> tuple:
+    """Blind and aware scores and the aware − blind differences (P, R, F1); Nones without pairs."""
+    if not t.n_paired:
+        return None, None, None, None, None
+    pt, bt = t.paired.sum(0), w @ t.paired
+    res = {}
+    for name, cols in (("blind", (0, 1, 2, 3)), ("aware", (0, 4, 5, 6))):
+        res[name] = (_prf(*(pt[c] for c in cols)), _prf(*(bt[:, c] for c in cols)))
+    blind, aware = (
+        Scores(*(_estimate(res[n][0][i], res[n][1][i], confidence) for i in range(3)),
+               n_pred=int(t.raw[0]), n_gold=int(t.raw[2] if n == "blind" else t.raw[5]))
+        for n in ("blind", "aware")
+    )
+    delta_p, delta_r, delta_f1 = (
+        _estimate(res["aware"][0][i] - res["blind"][0][i], res["aware"][1][i] - res["blind"][1][i], confidence)
+        for i in range(3))
+    return blind, aware, delta_p, delta_r, delta_f1
+
+
+def _agreement_by_condition(t: _Tally, w: Any, confidence: float) -> dict[str, Estimate]:
+    agreement = {}
+    for c, arr in t.agree.items():
+        if arr[:, 0].sum() + arr[:, 2].sum() == 0:
+            continue
+        pt, bt = arr.sum(0), w @ arr
+        agreement[c] = _estimate(_prf(pt[2], pt[3], pt[0], pt[1])[2],
+                                 _prf(bt[:, 2], bt[:, 3], bt[:, 0], bt[:, 1])[2], confidence)
+    return agreement
+
+
 def circularity_report(
     items: Sequence[AnnotatedItem],
     model_predictions: Mapping[Key, Sequence[Span]],
@@ -246,88 +335,26 @@ def circularity_report(
     its counts in precision, recall and F1; ``randomization_unit`` is what the plans randomized.
     """
     items = list(items)
-    weights = weights or {}
     d_index: dict[str, int] = {}
     for it in items:
         d_index.setdefault(it.dialogue_id, len(d_index))
-    n_d = len(d_index)
-    w = bootstrap_weights(n_d, n_boot, seed)
-
-    # Paired comparison: items with both a blind and an aware gold.
-    paired = np.zeros((n_d, 7))
-    raw = np.zeros(7)  # unweighted span counts, for the "n" columns
-    n_paired = 0
-    paired_dialogues: set[int] = set()
-    # Annotator-model agreement per condition: (n_ann, ann matched, n_model, model matched).
-    agree = {c: np.zeros((n_d, 4)) for c in CONDITIONS}
-    accepted = {c: [0, 0] for c in CONDITIONS}
-    seconds: dict[str, list[float]] = {c: [] for c in CONDITIONS}
-    n_weighted = 0
-    for it in items:
-        d = d_index[it.dialogue_id]
-        wt = float(weights.get(it.key, 1.0))
-        n_weighted += wt != 1.0
-        pred = tuple(model_predictions.get(it.key, ()))
-        for al in it.annotations.values():
-            if al.condition not in agree:
-                continue
-            np_, pm, ng, gm = _counts(pred, al.spans, match)
-            agree[al.condition][d] += np.multiply(wt, (ng, gm, np_, pm))
-            if pred:
-                accepted[al.condition][1] += 1
-                accepted[al.condition][0] += {s.key() for s in al.spans} == {
-                    s.key() for s in pred}
-            if al.seconds is not None:
-                seconds[al.condition].append(float(al.seconds))
-        gb, ga = condition_gold(it, BLIND), condition_gold(it, AWARE)
-        if gb is None or ga is None:
-            continue
-        n_paired += 1
-        paired_dialogues.add(d)
-        np_, pb, ngb, gbm = _counts(pred, gb, match)
-        _, pa, nga, gam = _counts(pred, ga, match)
-        paired[d] += np.multiply(wt, (np_, pb, ngb, gbm, pa, nga, gam))
-        raw += (np_, pb, ngb, gbm, pa, nga, gam)
-
-    blind = aware = delta_f1 = delta_p = delta_r = None
-    if n_paired:
-        pt, bt = paired.sum(0), w @ paired
-        res = {}
-        for name, cols in (("blind", (0, 1, 2, 3)), ("aware", (0, 4, 5, 6))):
-            p0 = _prf(*(pt[c] for c in cols))
-            pb_ = _prf(*(bt[:, c] for c in cols))
-            res[name] = (p0, pb_)
-        blind, aware = (
-            Scores(*(_estimate(res[n][0][i], res[n][1][i], confidence) for i in range(3)),
-                   n_pred=int(raw[0]), n_gold=int(raw[2] if n == "blind" else raw[5]))
-            for n in ("blind", "aware")
-        )
-        delta_p, delta_r, delta_f1 = (
-            _estimate(res["aware"][0][i] - res["blind"][0][i],
-                      res["aware"][1][i] - res["blind"][1][i], confidence) for i in range(3))
-
-    agreement = {}
-    for c, arr in agree.items():
-        if arr[:, 0].sum() + arr[:, 2].sum() == 0:
-            continue
-        pt, bt = arr.sum(0), w @ arr
-        agreement[c] = _estimate(_prf(pt[2], pt[3], pt[0], pt[1])[2],
-                                 _prf(bt[:, 2], bt[:, 3], bt[:, 0], bt[:, 1])[2], confidence)
-    accept = {c: (v[0] / v[1] if v[1] else None) for c, v in accepted.items()}
-    medians = {c: _median(v) for c, v in seconds.items()}
-    adjud = model_favour(settled)
+    t = _tally(items, d_index, model_predictions, weights or {}, match)
+    w = bootstrap_weights(len(d_index), n_boot, seed)
+    blind, aware, delta_p, delta_r, delta_f1 = _paired_scores(t, w, confidence)
     flagged = delta_f1 is not None and delta_f1.ci_low > 0 and delta_f1.value > threshold
     exposure = cross_condition_exposure(
         (a, it.dialogue_id, al.condition) for it in items for a, al in it.annotations.items())
     report = CircularityReport(
         run=run, match=match, threshold=threshold, n_items=len(items),
-        n_paired_items=n_paired, n_dialogues=n_d, blind=blind, aware=aware,
+        n_paired_items=t.n_paired, n_dialogues=len(d_index), blind=blind, aware=aware,
         delta_f1=delta_f1, delta_precision=delta_p, delta_recall=delta_r, flagged=flagged,
-        agreement_by_condition=agreement, accept_without_edit=accept, median_seconds=medians,
-        adjudication=adjud, n_boot=n_boot, confidence=confidence,
-        n_paired_dialogues=len(paired_dialogues), randomization_unit=randomization_unit,
+        agreement_by_condition=_agreement_by_condition(t, w, confidence),
+        accept_without_edit={c: (v[0] / v[1] if v[1] else None) for c, v in t.accepted.items()},
+        median_seconds={c: _median(v) for c, v in t.seconds.items()},
+        adjudication=model_favour(settled), n_boot=n_boot, confidence=confidence,
+        n_paired_dialogues=len(t.paired_dialogues), randomization_unit=randomization_unit,
         exposure=exposure,
-        weighting={"weighted": n_weighted > 0, "items_weighted": n_weighted, "rule": WEIGHT_RULE},
+        weighting={"weighted": t.n_weighted > 0, "items_weighted": t.n_weighted, "rule": WEIGHT_RULE},
     )
     report.summary = explain(report)
     return report

@@ -1,5 +1,6 @@
-"""File formats of a gold export: gold JSONL, CoNLL (IO and BIO over word tokens) and a Hugging
-Face layout — formatters and writers, as doccano's ``data_export`` pipeline has them.
+"""File formats of a gold export: gold JSONL, CoNLL (IO and BIO over word tokens), a Hugging
+Face layout, and Label Studio, doccano and spaCy DocBin files (:mod:`pipeline.formats`) —
+formatters and writers, as doccano's ``data_export`` pipeline has them.
 
 Formatters are pure functions over ``(dialogue id, message index, text, spans)``. Writers take the
 streamed gold :class:`~pipeline.types.Dialogue` objects (each message's ``meta["gold"]`` holds its
@@ -21,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pipeline.formats.doccano import DoccanoBundleWriter
+from pipeline.formats.labelstudio import LabelStudioBundleWriter
+from pipeline.formats.spacy_docbin import DocBinBundleWriter
 from pipeline.tagger.labels import LabelMap, word_labels
 from pipeline.text import tokenize
 from pipeline.types import Dialogue, Message, Span
@@ -228,6 +232,9 @@ GOLD_WRITERS: dict[str, Callable[[BundleSpec], Any]] = {
     "gold": GoldJsonlWriter,
     "conll": ConllWriter,
     "hf": HfWriter,
+    "labelstudio": LabelStudioBundleWriter,
+    "doccano": DoccanoBundleWriter,
+    "spacy": DocBinBundleWriter,
 }
 """Writers of a gold bundle by name: a class taking a :class:`BundleSpec` whose instances have
 ``write(dialogue, split)`` and ``close() -> [relative file names]``."""
@@ -258,7 +265,7 @@ class BundleCounts:
 
 
 def write_gold_bundle(dialogues: Iterable[Dialogue], spec: BundleSpec, *, test_fraction: float, seed: int = 0,
-                      writers: Sequence[str] = ("gold", "conll", "hf"),
+                      writers: Sequence[str] = ("gold", "conll", "hf", "labelstudio", "doccano", "spacy"),
                       progress: Callable[[int], None] | None = None) -> BundleCounts:
     """Write the chosen writers' files for ``dialogues`` (one pass, split by dialogue); the counts."""
     opened = [GOLD_WRITERS[name](spec) for name in writers]

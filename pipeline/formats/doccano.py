@@ -39,6 +39,23 @@ def write_doccano(dialogues: Iterable[Dialogue], fh: IO[str]) -> int:
     return n
 
 
+class DoccanoBundleWriter:
+    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``doccano/gold.jsonl``, the split
+    in each row's ``split``."""
+
+    def __init__(self, spec: Any) -> None:
+        (spec.root / "doccano").mkdir(exist_ok=True)
+        self.fh = open(spec.root / "doccano" / "gold.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        for row in to_rows([dialogue]):
+            self.fh.write(json.dumps({**row, "split": split}, ensure_ascii=False) + "\n")
+
+    def close(self) -> list[str]:
+        self.fh.close()
+        return ["doccano/gold.jsonl"]
+
+
 def _spans(obj: dict, at: str, problems: list, line: int) -> list[dict[str, Any]]:
     spans: list[dict[str, Any]] = []
     if "entities" in obj and "label" not in obj:

@@ -83,6 +83,32 @@ def labeling_config(labels: Iterable[str]) -> str:
             f'  <Text name="{TO_NAME}" value="$text"/>\n</View>\n')
 
 
+class LabelStudioBundleWriter:
+    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``labelstudio/tasks.json``
+    (gold spans as annotations, the split in ``data.split``) and the matching
+    ``labelstudio/config.xml``."""
+
+    def __init__(self, spec: Any) -> None:
+        self.dir = spec.root / "labelstudio"
+        self.dir.mkdir(exist_ok=True)
+        self.labels = spec.labels
+        self.fh = open(self.dir / "tasks.json", "w", encoding="utf-8")  # noqa: SIM115
+        self.fh.write("[")
+        self.n = 0
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        for task in to_tasks([dialogue]):
+            task["data"]["split"] = split
+            self.fh.write(("," if self.n else "") + "\n" + json.dumps(task, ensure_ascii=False))
+            self.n += 1
+
+    def close(self) -> list[str]:
+        self.fh.write("\n]\n")
+        self.fh.close()
+        (self.dir / "config.xml").write_text(labeling_config(self.labels), encoding="utf-8")
+        return ["labelstudio/tasks.json", "labelstudio/config.xml"]
+
+
 # ------------------------------------------------------------------------------------- reader
 
 

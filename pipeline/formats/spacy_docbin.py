@@ -53,25 +53,31 @@ def _spacy() -> Any:
     return spacy
 
 
-def to_docbin(dialogues: Iterable[Dialogue], *, strict: bool = True) -> tuple[bytes, list[Unaligned]]:
-    """The ``.spacy`` bytes and the spans left out (only when ``strict`` is False)."""
-    spacy = _spacy()
-    from spacy.tokens import DocBin
+class DocBinBuilder:
+    """Docs added a dialogue at a time (one blank English tokenizer for all); ``left_out`` lists the
+    spans that could not become entities."""
 
-    nlp = spacy.blank("en")
-    docbin = DocBin(store_user_data=True)
-    left_out: list[Unaligned] = []
-    for d in dialogues:
+    def __init__(self) -> None:
+        spacy = _spacy()
+        from spacy.tokens import DocBin
+
+        self.nlp = spacy.blank("en")
+        self.docbin = DocBin(store_user_data=True)
+        self.left_out: list[Unaligned] = []
+
+    def add(self, d: Dialogue) -> None:
         for pos, m in enumerate(d.messages):
-            doc = nlp.make_doc(m.text)
+            doc = self.nlp.make_doc(m.text)
             ents = []
             for s in sorted(m.spans):
                 ent = doc.char_span(s.start, s.end, label=s.label, alignment_mode="strict")
                 if ent is None:
-                    left_out.append(Unaligned(d.id, m.index, s, m.text[s.start:s.end], "does not align to spaCy tokens"))
+                    self.left_out.append(Unaligned(d.id, m.index, s, m.text[s.start:s.end],
+                                                   "does not align to spaCy tokens"))
                 elif ents and ent.start < ents[-1].end:
-                    left_out.append(Unaligned(d.id, m.index, s, m.text[s.start:s.end],
-                                              f"overlaps {ents[-1].label_} {ents[-1].start_char}..{ents[-1].end_char}"))
+                    self.left_out.append(Unaligned(
+                        d.id, m.index, s, m.text[s.start:s.end],
+                        f"overlaps {ents[-1].label_} {ents[-1].start_char}..{ents[-1].end_char}"))
                 else:
                     ents.append(ent)
             doc.ents = ents
@@ -81,12 +87,54 @@ def to_docbin(dialogues: Iterable[Dialogue], *, strict: bool = True) -> tuple[by
             if pos == 0 and d.anchor:
                 info["anchor"] = d.anchor
             doc.user_data[USER_KEY] = info
-            docbin.add(doc)
-    if strict and left_out:
+            self.docbin.add(doc)
+
+    def __len__(self) -> int:
+        return len(self.docbin)
+
+    def to_bytes(self) -> bytes:
+        return self.docbin.to_bytes()
+
+
+def to_docbin(dialogues: Iterable[Dialogue], *, strict: bool = True) -> tuple[bytes, list[Unaligned]]:
+    """The ``.spacy`` bytes and the spans left out (only when ``strict`` is False)."""
+    builder = DocBinBuilder()
+    for d in dialogues:
+        builder.add(d)
+    if strict and builder.left_out:
+        left_out = builder.left_out
         shown = "\n".join(str(u) for u in left_out[:20])
         more = f"\n… and {len(left_out) - 20} more" if len(left_out) > 20 else ""
         raise FormatError(f"{len(left_out)} span(s) cannot be spaCy entities:\n{shown}{more}")
-    return docbin.to_bytes(), left_out
+    return builder.to_bytes(), builder.left_out
+
+
+class DocBinBundleWriter:
+    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``spacy/train.spacy`` and
+    ``spacy/test.spacy`` for ``spacy train``, and ``spacy/unaligned.jsonl`` listing every gold span
+    the DocBins could not hold (empty when none), so nothing is dropped unreported."""
+
+    def __init__(self, spec: Any) -> None:
+        self.dir = spec.root / "spacy"
+        self.dir.mkdir(exist_ok=True)
+        self.builders = {"train": DocBinBuilder(), "test": DocBinBuilder()}
+
+    def write(self, dialogue: Dialogue, split: str) -> None:
+        self.builders[split].add(dialogue)
+
+    def close(self) -> list[str]:
+        import json
+
+        names = []
+        for split, builder in self.builders.items():
+            (self.dir / f"{split}.spacy").write_bytes(builder.to_bytes())
+            names.append(f"spacy/{split}.spacy")
+        with open(self.dir / "unaligned.jsonl", "w", encoding="utf-8") as fh:
+            for u in (u for b in self.builders.values() for u in b.left_out):
+                fh.write(json.dumps({"dialogue_id": u.dialogue_id, "index": u.index, "start": u.span.start,
+                                     "end": u.span.end, "label": u.span.label, "text": u.text,
+                                     "reason": u.reason}, ensure_ascii=False) + "\n")
+        return [*names, "spacy/unaligned.jsonl"]
 
 
 def parse_docbin(

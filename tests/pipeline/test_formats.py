@@ -231,3 +231,28 @@ def test_sniff_keeps_jsonl_and_csv():
     assert sniff("c.json", b'[{"data": {"text": "a"}}]') == "labelstudio"
     assert sniff("c.json", b'{"data": {"text": "a"}}') == "labelstudio"
     assert sniff("c.spacy", b"\x00") == "spacy"
+
+
+# --- gold bundle writers ---------------------------------------------------------------------------
+
+
+def test_gold_bundle_writes_the_foreign_formats_and_lists_unaligned_spans(tmp_path):
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import DocBin
+
+    from pipeline.exports import BundleSpec, write_gold_bundle
+
+    text = "Mariana and Tom 🙂"
+    odd = Dialogue("odd", (Message(text, "T", "tutor", 0, None, (Span(0, 5, "NAME"), Span(12, 15, "NAME"))),))
+    spec = BundleSpec(root=tmp_path, name="P", version=1, labels=tuple(sorted(LABELS)))
+    counts = write_gold_bundle(iter([*corpus(), odd]), spec, test_fraction=0.0,
+                               writers=("labelstudio", "doccano", "spacy"))
+    assert counts.files == ["labelstudio/tasks.json", "labelstudio/config.xml", "doccano/gold.jsonl",
+                            "spacy/train.spacy", "spacy/test.spacy", "spacy/unaligned.jsonl"]
+    same(parse_labelstudio((tmp_path / "labelstudio" / "tasks.json").read_text(encoding="utf-8")), [*corpus(), odd])
+    same(parse_doccano((tmp_path / "doccano" / "gold.jsonl").read_text(encoding="utf-8")), [*corpus(), odd])
+    docs = list(DocBin().from_disk(tmp_path / "spacy" / "train.spacy").get_docs(spacy.blank("en").vocab))
+    assert len(docs) == 5 and [(e.text, e.label_) for e in docs[-1].ents] == [("Tom", "NAME")]
+    [u] = [json.loads(line) for line in (tmp_path / "spacy" / "unaligned.jsonl").read_text().splitlines()]
+    assert (u["dialogue_id"], u["text"], u["reason"]) == ("odd", "Maria", "does not align to spaCy tokens")
+    assert '<Label value="EMAIL"/>' in (tmp_path / "labelstudio" / "config.xml").read_text()

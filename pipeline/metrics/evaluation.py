@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -214,6 +215,109 @@ def _check(texts: Mapping[Key, str], spans: Mapping[Key, Sequence[Span]], what: 
 # --- the entry point -------------------------------------------------------------------------
 
 
+@dataclass
+class _ErrorTally:
+    """False and true positives by label and detector source, those containing a digit, and the
+    FP:TP split per MATH / NON-MATH segment: the ambiguity figures."""
+
+    fp_by_label: Counter = field(default_factory=Counter)
+    tp_by_label: Counter = field(default_factory=Counter)
+    numeric_by_label: Counter = field(default_factory=Counter)
+    fp_by_source: Counter = field(default_factory=Counter)
+    numeric_by_source: Counter = field(default_factory=Counter)
+    seg_counts: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, text: str, g: Sequence[Span], p: Sequence[Span], segment: str | None) -> None:
+        fp_here = tp_here = 0
+        for s in p:
+            if overlaps_any(s, g):
+                tp_here += 1
+                self.tp_by_label[s.label] += 1
+                continue
+            fp_here += 1
+            source = s.source or UNKNOWN_SOURCE
+            self.fp_by_label[s.label] += 1
+            self.fp_by_source[source] += 1
+            if _DIGIT.search(text, s.start, s.end):
+                self.numeric_by_label[s.label] += 1
+                self.numeric_by_source[source] += 1
+        if segment is not None:
+            c = self.seg_counts.setdefault(segment, [0, 0, 0, 0])
+            c[0] += 1
+            c[1] += fp_here
+            c[2] += tp_here
+            c[3] += len(g)
+
+    def ambiguity(self, segmented: bool) -> Ambiguity:
+        segs = None
+        if segmented:
+            order = [MATH, NON_MATH] + sorted(set(self.seg_counts) - {MATH, NON_MATH})
+            segs = {s: SegmentErrors(*self.seg_counts.get(s, (0, 0, 0, 0))) for s in order}
+        return Ambiguity(
+            fp=sum(self.fp_by_label.values()),
+            tp=sum(self.tp_by_label.values()),
+            numeric_fp=sum(self.numeric_by_label.values()),
+            fp_by_label=dict(self.fp_by_label.most_common()),
+            tp_by_label=dict(self.tp_by_label.most_common()),
+            numeric_fp_by_label=dict(self.numeric_by_label.most_common()),
+            fp_by_source=dict(self.fp_by_source.most_common()),
+            numeric_fp_by_source=dict(self.numeric_by_source.most_common()),
+            segments=segs,
+        )
+
+
+@dataclass
+class _NumberTally:
+    """Number tokens, and how many the predictions removed (inside gold or not): the utility."""
+
+    total: int = 0
+    removed: int = 0
+    outside: int = 0
+    removed_outside: int = 0
+
+    def add(self, tokens: Sequence[Token], g: Sequence[Span], p: Sequence[Span]) -> None:
+        for tok in tokens:
+            if not tok.is_number:
+                continue
+            removed = bool(p) and any(s.start < tok.end and tok.start < s.end for s in p)
+            self.total += 1
+            self.removed += removed
+            if not (g and any(s.start < tok.end and tok.start < s.end for s in g)):
+                self.outside += 1
+                self.removed_outside += removed
+
+
+def _add_message(row: list, cols: _Columns, tokens: Sequence[Token], g: Sequence[Span], p: Sequence[Span],
+                 w: float) -> None:
+    """Add one message's counts to its dialogue's row, times its sampling weight."""
+    if w == 1.0:
+        _count_message(row, cols, tokens, g, p)
+        return
+    here = [0] * len(row)
+    _count_message(here, cols, tokens, g, p)
+    for i, v in enumerate(here):
+        if v:
+            row[i] += w * v
+
+
+def _scorer(dialogue_rows: dict[str, list], cols: _Columns, *, weighted: bool, n_boot: int, seed: int,
+            confidence: float):
+    """``score(level, label) -> Score`` from the per-dialogue counts, with bootstrap intervals."""
+    dtype = np.float64 if weighted else np.int64
+    counts = np.array(list(dialogue_rows.values()), dtype=dtype).reshape(-1, len(cols), 4)
+    totals = counts.sum(axis=0) if len(counts) else np.zeros((len(cols), 4), dtype=dtype)
+    count = (lambda x: round(float(x), 3)) if weighted else int
+    ci = bootstrap_intervals(counts, n_boot=n_boot, seed=seed, confidence=confidence)
+
+    def score(level: str, label: str | None) -> Score:
+        c = cols.index[(level, label)]
+        t = totals[c]
+        return Score(count(t[0]), count(t[1]), count(t[2]), count(t[3]),
+                     ci={m: (float(ci[c, k, 0]), float(ci[c, k, 1])) for k, m in enumerate(METRICS)})
+
+    return score
+
+
 def evaluate(
     *,
     texts: Mapping[Key, str],
@@ -241,116 +345,28 @@ def evaluate(
     _check(texts, pred, "prediction")
     if labels is None:
         labels = _ordered_labels(
-            [s.label for ss in gold.values() for s in ss]
-            + [s.label for ss in pred.values() for s in ss]
+            [s.label for ss in gold.values() for s in ss] + [s.label for ss in pred.values() for s in ss]
         )
     labels = tuple(labels)
     cols = _Columns(labels)
     dialogue_rows: dict[str, list[float]] = {}
-    width = 4 * len(cols)
-
-    fp_by_label: Counter[str] = Counter()
-    tp_by_label: Counter[str] = Counter()
-    numeric_by_label: Counter[str] = Counter()
-    fp_by_source: Counter[str] = Counter()
-    numeric_by_source: Counter[str] = Counter()
-    seg_counts: dict[str, list[int]] = {}
+    errors, numbers = _ErrorTally(), _NumberTally()
     n_pred_spans = n_gold_spans = 0
-    num_total = num_removed = num_outside = num_removed_outside = 0
-
     for key, text in texts.items():
-        row = dialogue_rows.get(key[0])
-        if row is None:
-            row = dialogue_rows[key[0]] = [0] * width
-        g = _dedupe(gold.get(key))
-        p = _dedupe(pred.get(key))
+        row = dialogue_rows.setdefault(key[0], [0] * (4 * len(cols)))
+        g, p = _dedupe(gold.get(key)), _dedupe(pred.get(key))
         n_gold_spans += len(g)
         n_pred_spans += len(p)
         has_digit = _DIGIT.search(text) is not None
         tokens = tokenize(text) if (g or p or has_digit) else ()
         if g or p:
-            w = weights.get(key, 1.0)
-            if w == 1.0:
-                _count_message(row, cols, tokens, g, p)
-            else:
-                here = [0] * width
-                _count_message(here, cols, tokens, g, p)
-                for i, v in enumerate(here):
-                    if v:
-                        row[i] += w * v
-        # numeric ambiguity
-        fp_here = tp_here = 0
-        for s in p:
-            if overlaps_any(s, g):
-                tp_here += 1
-                tp_by_label[s.label] += 1
-                continue
-            fp_here += 1
-            source = s.source or UNKNOWN_SOURCE
-            fp_by_label[s.label] += 1
-            fp_by_source[source] += 1
-            if _DIGIT.search(text, s.start, s.end):
-                numeric_by_label[s.label] += 1
-                numeric_by_source[source] += 1
-        if segments is not None:
-            c = seg_counts.setdefault(segments.get(key) or UNSEGMENTED, [0, 0, 0, 0])
-            c[0] += 1
-            c[1] += fp_here
-            c[2] += tp_here
-            c[3] += len(g)
-        # utility: number tokens
+            _add_message(row, cols, tokens, g, p, weights.get(key, 1.0))
+        errors.add(text, g, p, (segments.get(key) or UNSEGMENTED) if segments is not None else None)
         if has_digit:
-            for tok in tokens:
-                if not tok.is_number:
-                    continue
-                removed = bool(p) and any(s.start < tok.end and tok.start < s.end for s in p)
-                num_total += 1
-                num_removed += removed
-                if not (g and any(s.start < tok.end and tok.start < s.end for s in g)):
-                    num_outside += 1
-                    num_removed_outside += removed
-
-    dtype = np.float64 if weighted else np.int64
-    counts = np.array(list(dialogue_rows.values()), dtype=dtype).reshape(-1, len(cols), 4)
-    totals = counts.sum(axis=0) if len(counts) else np.zeros((len(cols), 4), dtype=dtype)
-    count = (lambda x: round(float(x), 3)) if weighted else int
-    ci = bootstrap_intervals(counts, n_boot=n_boot, seed=seed, confidence=confidence)
-
-    def score(level: str, label: str | None) -> Score:
-        c = cols.index[(level, label)]
-        t = totals[c]
-        return Score(
-            count(t[0]),
-            count(t[1]),
-            count(t[2]),
-            count(t[3]),
-            ci={m: (float(ci[c, k, 0]), float(ci[c, k, 1])) for k, m in enumerate(METRICS)},
-        )
-
-    segs = None
-    if segments is not None:
-        order = [MATH, NON_MATH] + sorted(set(seg_counts) - {MATH, NON_MATH})
-        segs = {s: SegmentErrors(*seg_counts.get(s, (0, 0, 0, 0))) for s in order}
-    ambiguity = Ambiguity(
-        fp=sum(fp_by_label.values()),
-        tp=sum(tp_by_label.values()),
-        numeric_fp=sum(numeric_by_label.values()),
-        fp_by_label=dict(fp_by_label.most_common()),
-        tp_by_label=dict(tp_by_label.most_common()),
-        numeric_fp_by_label=dict(numeric_by_label.most_common()),
-        fp_by_source=dict(fp_by_source.most_common()),
-        numeric_fp_by_source=dict(numeric_by_source.most_common()),
-        segments=segs,
-    )
-    utility = Utility(
-        len(texts),
-        n_pred_spans,
-        n_gold_spans,
-        num_total,
-        num_removed,
-        num_outside,
-        num_removed_outside,
-    )
+            numbers.add(tokens, g, p)
+    score = _scorer(dialogue_rows, cols, weighted=weighted, n_boot=n_boot, seed=seed, confidence=confidence)
+    utility = Utility(len(texts), n_pred_spans, n_gold_spans, numbers.total, numbers.removed, numbers.outside,
+                      numbers.removed_outside)
     return EvaluationReport(
         n_dialogues=len(dialogue_rows),
         n_messages=len(texts),
@@ -362,7 +378,7 @@ def evaluate(
         span_overlap=score("span_overlap", None),
         span_overlap_by_label={lab: score("span_overlap", lab) for lab in labels},
         span_overlap_untyped=score(UNTYPED, None),
-        ambiguity=ambiguity,
+        ambiguity=errors.ambiguity(segments is not None),
         utility=utility,
         n_boot=n_boot,
         seed=seed,

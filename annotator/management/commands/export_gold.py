@@ -11,7 +11,8 @@ from annotator.services.exports import ExportError, export_create, export_dir
 
 
 class Command(BaseCommand):
-    help = "Export a project's gold set as a new immutable version (JSONL, CoNLL, Hugging Face, manifest)."
+    help = ("Export a project's gold set as a new immutable version (JSONL, CoNLL, Hugging Face, Label Studio, "
+            "doccano, spaCy DocBin, manifest).")
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="Project slug.")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from annotator.models import Dialogue, Message
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Message as PMessage
-from pipeline.types import Span
 
 
 def dialogues_from_db(dialogue_ids: Sequence[int]) -> list[tuple[PDialogue, list[int]]]:
@@ -36,12 +35,3 @@ def dialogues_from_db(dialogue_ids: Sequence[int]) -> list[tuple[PDialogue, list
         ))
     return out
 
-
-def spans_by_message(rows: Iterable[dict]) -> dict[int, list[Span]]:
-    """Group ``values('message_id', 'start', 'end', 'label', ...)`` rows into pipeline spans."""
-    out: dict[int, list[Span]] = {}
-    for r in rows:
-        out.setdefault(r["message_id"], []).append(
-            Span(r["start"], r["end"], r["label"], r.get("score", 1.0) or 1.0, r.get("source_label", "") or "")
-        )
-    return out

@@ -305,9 +305,9 @@ def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[st
     return [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
 
 
-def format_report(report: EvaluationReport) -> str:
+def _header(report: EvaluationReport) -> list[str]:
     conf = f"{100 * report.confidence:g}%"
-    out = [
+    return [
         f"{report.n_messages:,} messages in {report.n_dialogues:,} dialogues; "
         f"[{conf} CI]: bootstrap over dialogues, {report.n_boot:,} resamples, seed {report.seed}",
         *(f"note: {n}" for n in report.notes),
@@ -315,31 +315,20 @@ def format_report(report: EvaluationReport) -> str:
            "counts are estimates for the whole corpus"] if report.weighted else []),
         "",
     ]
-    rows = []
-    for level, label, s in report.scores():
-        if label != "ALL" and s.n_pred == 0 and s.n_gold == 0:
-            continue
-        rows.append(
-            [
-                LEVEL_NAMES[level],
-                label,
-                _cell(s, "precision"),
-                _cell(s, "recall"),
-                _cell(s, "f1"),
-                _cell(s, "f2"),
-                f"{s.tp:,}",
-                f"{s.fp:,}",
-                f"{s.fn:,}",
-            ]
-        )
-    out += _table(
-        ["level", "label", "precision", "recall", "F1", "F2", "TP", "FP", "FN"],
-        rows,
-        right={6, 7, 8},
-    )
 
-    a = report.ambiguity
-    out += [
+
+def _scores_table(report: EvaluationReport) -> list[str]:
+    rows = [
+        [LEVEL_NAMES[level], label, _cell(s, "precision"), _cell(s, "recall"), _cell(s, "f1"), _cell(s, "f2"),
+         f"{s.tp:,}", f"{s.fp:,}", f"{s.fn:,}"]
+        for level, label, s in report.scores()
+        if label == "ALL" or s.n_pred or s.n_gold
+    ]
+    return _table(["level", "label", "precision", "recall", "F1", "F2", "TP", "FP", "FN"], rows, right={6, 7, 8})
+
+
+def _ambiguity_tables(a: Ambiguity) -> list[str]:
+    out = [
         "",
         "Numeric ambiguity (false positive: a predicted span that overlaps no gold span)",
         f"false positives {a.fp:,}, of which numeric {a.numeric_fp:,} "
@@ -350,49 +339,31 @@ def format_report(report: EvaluationReport) -> str:
     if labels:
         out += _table(
             ["predicted label", "FP", "numeric FP", "TP"],
-            [
-                [
-                    lab,
-                    f"{a.fp_by_label.get(lab, 0):,}",
-                    f"{a.numeric_fp_by_label.get(lab, 0):,}",
-                    f"{a.tp_by_label.get(lab, 0):,}",
-                ]
-                for lab in labels
-            ],
+            [[lab, f"{a.fp_by_label.get(lab, 0):,}", f"{a.numeric_fp_by_label.get(lab, 0):,}",
+              f"{a.tp_by_label.get(lab, 0):,}"] for lab in labels],
             right={1, 2, 3},
         )
         out.append("")
     if a.fp_by_source:
         out += _table(
             ["source", "FP", "numeric FP"],
-            [
-                [src, f"{n:,}", f"{a.numeric_fp_by_source.get(src, 0):,}"]
-                for src, n in a.fp_by_source.items()
-            ],
+            [[src, f"{n:,}", f"{a.numeric_fp_by_source.get(src, 0):,}"] for src, n in a.fp_by_source.items()],
             right={1, 2},
         )
         out.append("")
     if a.segments is not None:
         out += _table(
             ["segment", "messages", "FP", "TP", "true PII", "FP:TP", "FP:PII"],
-            [
-                [
-                    seg,
-                    f"{e.messages:,}",
-                    f"{e.fp:,}",
-                    f"{e.tp:,}",
-                    f"{e.gold:,}",
-                    _ratio_text(e.fp_per_tp),
-                    _ratio_text(e.fp_per_gold),
-                ]
-                for seg, e in a.segments.items()
-            ],
+            [[seg, f"{e.messages:,}", f"{e.fp:,}", f"{e.tp:,}", f"{e.gold:,}", _ratio_text(e.fp_per_tp),
+              _ratio_text(e.fp_per_gold)] for seg, e in a.segments.items()],
             right={1, 2, 3, 4, 5, 6},
         )
         out.append("")
+    return out
 
-    u = report.utility
-    out += [
+
+def _utility_lines(u: Utility) -> list[str]:
+    return [
         "Utility",
         f"number tokens removed: {u.number_tokens_removed:,} of {u.number_tokens:,} "
         f"({_pct(u.number_tokens_removed_share)}); outside gold PII: "
@@ -401,4 +372,9 @@ def format_report(report: EvaluationReport) -> str:
         f"spans per 1,000 messages: predicted {_f(u.pred_spans_per_1000_messages, 1)}, "
         f"gold {_f(u.gold_spans_per_1000_messages, 1)}",
     ]
-    return "\n".join(out)
+
+
+def format_report(report: EvaluationReport) -> str:
+    """The plain-text report: scores, numeric ambiguity, utility."""
+    return "\n".join(_header(report) + _scores_table(report) + _ambiguity_tables(report.ambiguity)
+                     + _utility_lines(report.utility))

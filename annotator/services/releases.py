@@ -1,9 +1,10 @@
 """Anonymized releases: the corpus with gold spans (or a chosen run's spans) replaced.
 
-A release is an :class:`~annotator.models.Export` of kind ``release``. Building one dumps the
-chosen dialogues with their spans to a private temporary file, runs the streaming batch path of
-:mod:`pipeline.surrogates.batch` over it (surrogates / tags / redaction, the leak check, the
-utility report) and files the outputs:
+A release is an :class:`~annotator.models.Export` of kind ``release``. Building one streams the
+chosen dialogues with their spans from the database (:func:`annotator.services.dialogues.stream_dialogues`,
+which merges pending gold first, as a gold export does) straight into the two passes of
+:mod:`pipeline.surrogates.batch` (spans, then surrogates / tags / redaction with the leak check and
+the utility report), which write the outputs where they belong:
 
 - ``BLINDSPOT_EXPORTS_DIR/<project>/release-vNNN/``: ``release.jsonl`` (import format),
   ``leaks.json``, ``utility.json``, ``manifest.json`` — the downloadable release;

@@ -13,6 +13,10 @@ An export is an :class:`~annotator.models.Export` row (kind ``gold``) plus a dir
   the project configuration, detector and model versions, the export time and the SHA-256 of every
   other file (the manifest's own hash is on the record).
 
+The gold set is read through :func:`annotator.services.dialogues.stream_dialogues` (pending gold
+merged first) and the files are written by the pure writers of :mod:`pipeline.exports`
+(``GOLD_WRITERS``, where further formats register); this module records the manifest.
+
 Files are written once; a build that is retried starts from an empty directory, and a finished
 export is never rewritten. The anonymized release (kind ``release``) lives in
 :mod:`annotator.services.releases` and shares this module's record keeping.

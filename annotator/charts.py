@@ -18,7 +18,7 @@ def bar_chart(rows: Sequence[dict], *, width: int = 640, bar: int = 22, gap: int
     """Horizontal bars with confidence whiskers. ``rows``: ``{"label", "value", "ci_low",
     "ci_high", "n"}``; the axis runs from ``lo`` (default: min(0, lowest whisker)) to ``hi``.
 
-    Optional keys: ``group`` (consecutive rows with the same group sit under one heading, so a
+    Optional keys: ``heading`` (consecutive rows with the same heading sit under it, so a
     label's pairs or a run's precision and recall read together) and ``series`` (a small integer
     that picks the bar's class, ``bar s<series>``; every bar also carries its own text label, so
     colour is never the only cue)."""
@@ -35,13 +35,13 @@ def bar_chart(rows: Sequence[dict], *, width: int = 640, bar: int = 22, gap: int
     out, headings = [], []
     y, group = 4, object()
     for r in rows:
-        if r.get("group") is not None and r["group"] != group:
-            group = r["group"]
+        if r.get("heading") is not None and r["heading"] != group:
+            group = r["heading"]
             headings.append({"label": group, "y": y + bar / 2 + 4})
             y += bar
         series = r.get("series")
         v, cl, ch = _num(r.get("value")), _num(r.get("ci_low")), _num(r.get("ci_high"))
-        item = {"label": r["label"], "group": r.get("group"), "y": y, "mid": y + bar / 2, "text_y": y + bar / 2 + 4,
+        item = {"label": r["label"], "heading": r.get("heading"), "y": y, "mid": y + bar / 2, "text_y": y + bar / 2 + 4,
                 "cls": "bar" if series is None else f"bar s{int(series)}",
                 "value": v, "ci_low": cl, "ci_high": ch, "n": r.get("n")}
         y += bar + gap
@@ -98,7 +98,7 @@ def kappa_by_label(figures: Sequence[dict]) -> list[dict]:
     for label in labels:
         for f in kappas:
             if f["group"] == label:
-                rows.append({**f, "group": label, "label": f["pair"].replace("~", " – "),
+                rows.append({**f, "heading": label, "label": f["pair"].replace("~", " – "),
                              "series": pairs.index(f["pair"]) % 4})
     return rows
 
@@ -116,6 +116,6 @@ def detector_precision_recall(runs: Sequence[dict], *, level: str = "span_exact"
             continue
         group = f"{run['name']} {run['version']}" if run.get("version") else run["name"]
         for key, name, series in PR_SERIES:
-            rows.append({**overall[key], "label": name, "group": group, "series": series,
+            rows.append({**overall[key], "label": name, "heading": group, "series": series,
                          "n": overall["n_pred" if key == "precision" else "n_gold"]})
     return rows

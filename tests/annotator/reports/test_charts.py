@@ -38,9 +38,9 @@ def bars(svg: ET.Element) -> list[dict]:
 
 
 def test_bar_chart_groups_rows_and_places_values():
-    rows = [{"label": "p", "group": "A", "series": 0, "value": 0.5, "ci_low": 0.25, "ci_high": 0.75},
-            {"label": "r", "group": "A", "series": 1, "value": 1.0, "ci_low": 0.8, "ci_high": 1.0},
-            {"label": "p", "group": "B", "series": 0, "value": None, "ci_low": None, "ci_high": None}]
+    rows = [{"label": "p", "heading": "A", "series": 0, "value": 0.5, "ci_low": 0.25, "ci_high": 0.75},
+            {"label": "r", "heading": "A", "series": 1, "value": 1.0, "ci_low": 0.8, "ci_high": 1.0},
+            {"label": "p", "heading": "B", "series": 0, "value": None, "ci_low": None, "ci_high": None}]
     c = charts.bar_chart(rows, lo=0.0, width=560, label_width=100)  # plot 400 wide from x=100
     assert [h["label"] for h in c["headings"]] == ["A", "B"]
     a, b, none = c["bars"]
@@ -58,7 +58,7 @@ def test_kappa_rows_one_bar_per_label_and_pair():
     figs.append({"metric": "krippendorff_alpha", "by": "label", "scheme": "typed", "pair": "*", "group": "NAME",
                  "value": .7})
     rows = charts.kappa_by_label(figs)
-    assert [(r["group"], r["label"], r["series"], r["value"]) for r in rows] == [
+    assert [(r["heading"], r["label"], r["series"], r["value"]) for r in rows] == [
         ("NAME", "a – b", 0, .8), ("NAME", "a – c", 1, pytest.approx(.6)),
         ("EMAIL", "a – b", 0, .4), ("EMAIL", "a – c", 1, pytest.approx(.2))]
 
@@ -94,6 +94,8 @@ def test_agreement_page_charts_pairwise_kappa_per_label(client, members, compute
         if f["value"] is not None:
             assert f"{f['value']:.3f}" in table
     assert "style=" not in page and "<script>" not in page
+    # the ungrouped charts stay ungrouped (their figures' own "group" field is no heading)
+    assert svg_by_id(page, "chart-alpha-label").findall("text[@class='grp']") == []
 
 
 def test_detectors_page_charts_precision_and_recall_per_run(client, members, computed):  # noqa: F811

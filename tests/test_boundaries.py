@@ -48,6 +48,7 @@ NOT_ABOVE = {
     "pipeline.embeddings": ("pipeline.detectors", "pipeline.metrics"),
     "pipeline.filters": ("pipeline.detectors", "pipeline.tagger", "pipeline.metrics"),
     "pipeline.detectors": ("pipeline.metrics",),
+    "pipeline.llm_client": ("pipeline.detectors", "pipeline.surrogates"),
 }
 
 

@@ -10,10 +10,10 @@ never to the original.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pipeline.llm_client import openai_client, reply_json
 from pipeline.prompting import PROMPTS_DIR, Prompt, PromptError
 from pipeline.surrogates.keyed import normalize
 from pipeline.types import Dialogue
@@ -27,12 +27,8 @@ class SurrogateLLMError(RuntimeError):
 
 def parse_mapping(content: str) -> dict[str, str]:
     """``{normalized original: surrogate}`` from a reply (a fenced block is accepted)."""
-    body = content.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fenced:
-        body = fenced.group(1)
     try:
-        obj = json.loads(body)
+        obj = reply_json(content)
     except json.JSONDecodeError as exc:
         raise SurrogateLLMError(f"the reply is not JSON: {exc.msg}") from None
     rows: Any = obj.get("surrogates") if isinstance(obj, dict) else obj
@@ -92,10 +88,8 @@ class LLMSurrogates:
 
     def _get_client(self):
         if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=1
+            self._client = openai_client(
+                base_url=self.base_url, api_key=self.api_key, timeout_s=self.timeout_s, max_retries=1
             )
         return self._client
 

@@ -19,6 +19,7 @@ from pipeline.detectors.llm.replies import (
     normalise_label,
     parse_reply,
 )
+from pipeline.llm_client import ClientUnavailable, openai_client
 from pipeline.types import (
     DEFAULT_LABELS,
     DEFAULT_TAXONOMY,
@@ -261,15 +262,14 @@ class LLMDetector(BaseDetector):
         with self._lock:
             if self._client is None:
                 try:
-                    import openai
-                except ImportError as exc:  # pragma: no cover - a declared dependency
-                    raise DetectorError("llm: the 'openai' package is not installed") from exc
-                self._client = openai.OpenAI(
-                    base_url=self.config["base_url"],
-                    api_key=self._api_key,
-                    timeout=float(self.config["timeout_s"]),
-                    max_retries=0,
-                )
+                    self._client = openai_client(
+                        base_url=self.config["base_url"],
+                        api_key=self._api_key,
+                        timeout_s=float(self.config["timeout_s"]),
+                        max_retries=0,
+                    )
+                except ClientUnavailable as exc:  # pragma: no cover - a declared dependency
+                    raise DetectorError(f"llm: {exc}") from exc
             return self._client
 
     def _complete(self, chat: list[dict[str, str]], where: str, abort: threading.Event) -> str:

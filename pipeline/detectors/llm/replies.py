@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
+from pipeline.llm_client import reply_json
 from pipeline.prompting import PROMPTS_DIR, Prompt, PromptError
 
 __all__ = ["PROMPTS_DIR", "Prompt", "PromptError", "Unparsable", "locate", "normalise_label", "parse_reply"]
@@ -49,12 +49,8 @@ class Unparsable(ValueError):
 
 def parse_reply(content: str) -> list[tuple[str, str]]:
     """``(text, raw label)`` pairs from a reply; raises :class:`Unparsable` with the reason."""
-    body = content.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, re.S)
-    if fenced:
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
+        data = reply_json(content)
     except ValueError as exc:
         raise Unparsable(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
     items = data.get("pii") if isinstance(data, dict) else data

@@ -170,9 +170,13 @@ def collect_spans(
     return found
 
 
-def _spilled(spill: IO[str]) -> Iterator[list[list[Span]]]:
+def spilled_spans(spill: IO[str]) -> Iterator[list[list[Span]]]:
+    """Pass 2's spans, read back from the spill file :func:`collect_spans` wrote (after ``seek(0)``)."""
     for line in spill:
         yield [[Span(a, b, lab) for a, b, lab in row] for row in json.loads(line)]
+
+
+_spilled = spilled_spans  # the name annotator/services/releases.py imports today
 
 
 def write_release(
@@ -281,7 +285,7 @@ def deidentify_dialogues(
             proposer=proposer, forbidden=found.originals,
         )
         checker, utility = write_release(
-            open_dialogues(), _spilled(spill), deid, paths, originals=found.originals,
+            open_dialogues(), spilled_spans(spill), deid, paths, originals=found.originals,
             with_spans=with_spans, mapping=mapping, progress=progress,
         )
     return write_reports(

@@ -355,12 +355,34 @@ def grid_search(
     dens = [detector.densities(d) for d in dialogues]
     if progress:
         progress(f"embedding {sum(len(d.messages) for d in dialogues)} messages")
+    vecs = _dialogue_vectors(detector, dialogues)
+    fp, pii = _error_counts(dialogues, gold, predictions)
+    totals = (int(sum(a.sum() for a in fp)), int(sum(a.sum() for a in pii)),
+              sum(len(d.messages) for d in dialogues))
+    rows = []
+    for ta in t_anchors:
+        for ts in t_sims:
+            rows.append(_grid_row(ta, ts, dens, vecs, fp, pii, totals))
+            if progress:
+                progress(f"t_anchor={ta} t_sim={ts}: {rows[-1]['fp_in_math_share']} of FPs in MATH")
+    return rows
+
+
+def _dialogue_vectors(detector: MathSegmentDetector, dialogues: Sequence[Dialogue]) -> list[Any]:
+    """Every message embedded in one call, then sliced back per dialogue."""
     flat = detector.embed([m.text for d in dialogues for m in d.messages])
     vecs, at = [], 0
     for d in dialogues:
         vecs.append(flat[at : at + len(d.messages)])
         at += len(d.messages)
-    # per message: (false positives, true PII spans)
+    return vecs
+
+
+def _error_counts(
+    dialogues: Sequence[Dialogue], gold: Mapping[Key, Sequence[Span]], predictions: Mapping[Key, Sequence[Span]]
+) -> tuple[list[Any], list[Any]]:
+    """Per dialogue, per message: false positives (predicted spans overlapping no gold span) and
+    true PII (gold spans)."""
     fp = [
         np.array(
             [
@@ -375,37 +397,32 @@ def grid_search(
         for d in dialogues
     ]
     pii = [np.array([len(gold.get((d.id, m.index), ())) for m in d.messages]) for d in dialogues]
-    fp_total = int(sum(a.sum() for a in fp))
-    pii_total = int(sum(a.sum() for a in pii))
-    n_msgs = sum(len(d.messages) for d in dialogues)
-    rows = []
-    for ta in t_anchors:
-        for ts in t_sims:
-            fp_math = pii_math = n_math = 0
-            for dn, v, f, p in zip(dens, vecs, fp, pii, strict=True):
-                mask, _ = grow_segments(dn, v, t_anchor=ta, t_sim=ts)
-                fp_math += int(f[mask].sum())
-                pii_math += int(p[mask].sum())
-                n_math += int(mask.sum())
-            fp_non, pii_non = fp_total - fp_math, pii_total - pii_math
-            rows.append(
-                {
-                    "t_anchor": ta,
-                    "t_sim": ts,
-                    "math_message_share": _share(n_math, n_msgs),
-                    "fp_in_math_share": _share(fp_math, fp_total),
-                    "pii_in_math_share": _share(pii_math, pii_total),
-                    "fp_math": fp_math,
-                    "fp_non_math": fp_non,
-                    "pii_math": pii_math,
-                    "pii_non_math": pii_non,
-                    "fp_per_pii_math": _share(fp_math, pii_math),
-                    "fp_per_pii_non_math": _share(fp_non, pii_non),
-                }
-            )
-            if progress:
-                progress(f"t_anchor={ta} t_sim={ts}: {rows[-1]['fp_in_math_share']} of FPs in MATH")
-    return rows
+    return fp, pii
+
+
+def _grid_row(ta: float, ts: float, dens, vecs, fp, pii, totals: tuple[int, int, int]) -> dict[str, Any]:
+    """One grid point: the segments grown at ``(ta, ts)`` and the errors they put in MATH."""
+    fp_total, pii_total, n_msgs = totals
+    fp_math = pii_math = n_math = 0
+    for dn, v, f, p in zip(dens, vecs, fp, pii, strict=True):
+        mask, _ = grow_segments(dn, v, t_anchor=ta, t_sim=ts)
+        fp_math += int(f[mask].sum())
+        pii_math += int(p[mask].sum())
+        n_math += int(mask.sum())
+    fp_non, pii_non = fp_total - fp_math, pii_total - pii_math
+    return {
+        "t_anchor": ta,
+        "t_sim": ts,
+        "math_message_share": _share(n_math, n_msgs),
+        "fp_in_math_share": _share(fp_math, fp_total),
+        "pii_in_math_share": _share(pii_math, pii_total),
+        "fp_math": fp_math,
+        "fp_non_math": fp_non,
+        "pii_math": pii_math,
+        "pii_non_math": pii_non,
+        "fp_per_pii_math": _share(fp_math, pii_math),
+        "fp_per_pii_non_math": _share(fp_non, pii_non),
+    }
 
 
 def _share(a: int, b: int) -> float | None:

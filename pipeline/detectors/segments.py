@@ -105,23 +105,12 @@ def grow_segments(
     row available the result is final and the set is empty.
     """
     d = np.asarray(density, dtype=np.float64)
-    n = len(d)
     anchor = d >= t_anchor
-    member = anchor.copy()
-    wanted: set[int] = set()
-    if vectors is None or n == 0 or not anchor.any():
-        return member, wanted
-    have = np.ones(n, dtype=bool) if available is None else available
-
-    def ask(j: int, step: int) -> None:
-        for k in range(prefetch + 1):
-            i = j + k * step
-            if not 0 <= i < n:
-                break
-            if not have[i]:
-                wanted.add(i)
-
-    i = 0
+    g = _Growth(anchor, vectors, have=np.ones(len(d), dtype=bool) if available is None else available,
+                t_sim=t_sim, prefetch=prefetch)
+    if vectors is None or len(d) == 0 or not anchor.any():
+        return g.member, g.wanted
+    i, n = 0, len(d)
     while i < n:
         if not anchor[i]:
             i += 1
@@ -129,42 +118,63 @@ def grow_segments(
         lo = hi = i
         while hi + 1 < n and anchor[hi + 1]:
             hi += 1
-        i = hi + 1
-        if (lo == 0 or member[lo - 1]) and hi == n - 1:
-            continue  # nothing to grow into: no vector needed
-        missing = [k for k in range(lo, hi + 1) if not have[k]]
+        i = g.grow(lo, hi) + 1
+    return g.member, g.wanted
+
+
+class _Growth:
+    """One dialogue's growth state: the MATH mask so far and the vector rows still wanted."""
+
+    def __init__(self, anchor: np.ndarray, vectors: np.ndarray | None, *, have: np.ndarray, t_sim: float,
+                 prefetch: int) -> None:
+        self.anchor, self.vectors, self.have = anchor, vectors, have
+        self.t_sim, self.prefetch, self.n = t_sim, prefetch, len(anchor)
+        self.member = anchor.copy()
+        self.wanted: set[int] = set()
+
+    def ask(self, j: int, step: int) -> None:
+        """Want row ``j`` and up to ``prefetch`` further rows in the direction ``step``."""
+        for k in range(self.prefetch + 1):
+            i = j + k * step
+            if not 0 <= i < self.n:
+                break
+            if not self.have[i]:
+                self.wanted.add(i)
+
+    def grow(self, lo: int, hi: int) -> int:
+        """Grow the anchor run ``lo..hi`` both ways while neighbours are anchors or similar to the
+        segment's mean; return the segment's last index."""
+        if (lo == 0 or self.member[lo - 1]) and hi == self.n - 1:
+            return hi  # nothing to grow into: no vector needed
+        missing = [k for k in range(lo, hi + 1) if not self.have[k]]
         if missing:
-            wanted.update(missing)
-            ask(lo - 1, -1)
-            ask(hi + 1, +1)
-            continue
-        total = vectors[lo : hi + 1].sum(axis=0, dtype=np.float64)
+            self.wanted.update(missing)
+            self.ask(lo - 1, -1)
+            self.ask(hi + 1, +1)
+            return hi
+        total = self.vectors[lo : hi + 1].sum(axis=0, dtype=np.float64)
         open_ = {-1: True, +1: True}
         while open_[-1] or open_[+1]:
             for step in (-1, +1):
                 if not open_[step]:
                     continue
                 j = lo - 1 if step < 0 else hi + 1
-                if not 0 <= j < n or (member[j] and step < 0):
+                if not 0 <= j < self.n or (self.member[j] and step < 0):
                     open_[step] = False  # the dialogue's edge, or an earlier segment
                     continue
-                if not have[j]:
-                    ask(j, step)
+                if not self.have[j]:
+                    self.ask(j, step)
                     open_[step] = False
                     continue
                 norm = float(np.linalg.norm(total))
-                similar = norm > 0 and float(vectors[j] @ total) / norm >= t_sim
-                if anchor[j] or similar:
-                    member[j] = True
-                    total += vectors[j]
-                    if step < 0:
-                        lo = j
-                    else:
-                        hi = j
-                        i = max(i, j + 1)
+                similar = norm > 0 and float(self.vectors[j] @ total) / norm >= self.t_sim
+                if self.anchor[j] or similar:
+                    self.member[j] = True
+                    total += self.vectors[j]
+                    lo, hi = (j, hi) if step < 0 else (lo, j)
                 else:
                     open_[step] = False
-    return member, wanted
+        return hi
 
 
 # --- the detector ----------------------------------------------------------------------------

@@ -52,6 +52,19 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
     year = rng.randint(2007, 2018)
     nick = _nickname(student, rng)
     ctx: dict[str, Any] = {
+        **_people_slots(student, tutor, parent, sib, sib2, friend, teacher, nick),
+        **_identifier_slots(pools, rng, student=student, parent=parent, tutor=tutor, school=school,
+                            user=user, year=year, other=(other_cue, other_val)),
+        **_session_slots(rng),
+    }
+    names = frozenset(taken | {nick})
+    return Cast(ctx, names)
+
+
+def _people_slots(student: P.Person, tutor: P.Person, parent: P.Person, sib: P.Person, sib2: P.Person,
+                  friend: P.Person, teacher: P.Person, nick: str) -> dict[str, Any]:
+    """The cast's names and the words that look like names; draws nothing from the dialogue's rng."""
+    return {
         "sname": lambda r: P.name_address_student(student, r),
         "sfirst": P.name_first(student),
         "sfull": P.name_full(student),
@@ -77,6 +90,15 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
         "letter": lambda r: [lit(r.choice("ABCD"))],
         "friend": lambda r: P.name_first(friend) if r.random() < 0.8 else P.name_full(friend),
         "teacher": lambda r: P.name_titled(teacher, r),
+    }
+
+
+def _identifier_slots(pools: P.Pools, rng: random.Random, *, student: P.Person, parent: P.Person,
+                      tutor: P.Person, school: str, user: str, year: int,
+                      other: tuple[str, str]) -> dict[str, Any]:
+    """Schools, places, contacts and ids, drawn in a fixed order (the corpus depends on it)."""
+    other_cue, other_val = other
+    return {
         "school": [pii(school, "SCHOOL")],
         "school2": [pii(P.school(pools, rng), "SCHOOL")],
         "college": _college(rng),
@@ -102,6 +124,12 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
         "plaincourse": [lit(rng.choice(P.COURSE_NO_NUMBER), "plain_course")],
         "othercue": [lit(other_cue)],
         "other": [pii(other_val, "OTHER_IDENTIFIER")],
+    }
+
+
+def _session_slots(rng: random.Random) -> dict[str, Any]:
+    """Days, times, dates, section numbers and placeholders."""
+    return {
         "day": [lit(rng.choice(P.WEEKDAYS))],
         "day2": [lit(rng.choice(P.WEEKDAYS))],
         "when": lambda r: [lit(_session_time(r), "session_time")],
@@ -110,8 +138,6 @@ def make_cast(pools: P.Pools, rng: random.Random) -> Cast:
         "ph": lambda r: [lit(r.choice(chat.PLACEHOLDERS), "placeholder")],
         "phnum": lambda r: [lit(str(r.randint(2, 120)), "calculation")],
     }
-    names = frozenset(taken | {nick})
-    return Cast(ctx, names)
 
 
 NICKNAMES = {"Alexander": "Alex", "Alexandra": "Alex", "Benjamin": "Ben", "Christopher": "Chris",

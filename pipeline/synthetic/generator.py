@@ -6,7 +6,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.synthetic import chat
@@ -285,33 +285,62 @@ def generate_dialogue(
     middle: list[list[Turn]] = [_social(ctx, rng) for _ in range(rng.choice((0, 1, 1, 2, 2, 3)))]
     middle += _extras(ctx, rng)
     rng.shuffle(middle)
-    characters: list[str] = []
-    kinds: list[str] = []
-    anchor = ""
     budget = target - len(opening) - len(closing) - sum(len(b) for b in middle)
     insert_at = rng.randint(0, min(1, len(middle)))
-    problems: list[list[Turn]] = []
-    while budget > 0 or not problems:
-        names = problem_names(pools, rng, set(cast.names) | set(characters))
-        fresh = [p for p in PROBLEMS if p.__name__ not in kinds] or list(PROBLEMS)
-        problem = rng.choice(fresh)(rng, names)
-        kinds.append(problem.kind)
-        characters += [c for c in problem.characters if c not in characters]
-        if not anchor and problem.anchor and rng.random() < 0.6:
-            anchor = "".join(s[0] for s in render(problem.anchor, problem.ctx, rng))
-        block = _problem(problem, ctx, rng)
-        problems.append(block)
-        budget -= len(block)
-    middle[insert_at:insert_at] = problems[:1]
-    for block in problems[1:]:
+    plan = _plan_problems(pools, rng, cast, budget)
+    middle[insert_at:insert_at] = plan.blocks[:1]
+    for block in plan.blocks[1:]:
         middle.insert(rng.randint(insert_at + 1, len(middle)), block)
     if max_messages is not None:
         ends = len(opening) + len(closing)
-        middle = _fit(middle, problems, room=max_messages - ends, floor=length[0] - ends)
+        middle = _fit(middle, plan.blocks, room=max_messages - ends, floor=length[0] - ends)
     turns = opening + [t for block in middle for t in block] + closing
     if max_messages is not None:
         turns = turns[:max_messages]
+    messages = _render_messages(turns, rng, policy)
+    meta = {
+        "generator": GENERATOR_NAME,
+        "version": GENERATOR_VERSION,
+        "seed": seed,
+        "policy": policy,
+        "problems": plan.kinds,
+        "problem_characters": plan.characters,
+    }
+    anchor = plan.anchor
+    return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor=anchor, meta=meta)
 
+
+@dataclass
+class _ProblemPlan:
+    """The maths problems of one dialogue: their turn blocks, kinds, characters and the anchor."""
+
+    blocks: list[list[Turn]] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    characters: list[str] = field(default_factory=list)
+    anchor: str = ""
+
+
+def _plan_problems(pools: P.Pools, rng: random.Random, cast: Cast, budget: int) -> _ProblemPlan:
+    """Problems until the session's message budget is spent (at least one), each a fresh kind
+    while there are any, its characters' names kept apart from the cast's."""
+    plan = _ProblemPlan()
+    while budget > 0 or not plan.blocks:
+        names = problem_names(pools, rng, set(cast.names) | set(plan.characters))
+        fresh = [p for p in PROBLEMS if p.__name__ not in plan.kinds] or list(PROBLEMS)
+        problem = rng.choice(fresh)(rng, names)
+        plan.kinds.append(problem.kind)
+        plan.characters += [c for c in problem.characters if c not in plan.characters]
+        if not plan.anchor and problem.anchor and rng.random() < 0.6:
+            plan.anchor = "".join(s[0] for s in render(problem.anchor, problem.ctx, rng))
+        block = _problem(problem, cast.ctx, rng)
+        plan.blocks.append(block)
+        budget -= len(block)
+    return plan
+
+
+def _render_messages(turns: list[Turn], rng: random.Random, policy: str) -> list[Message]:
+    """Turns to messages with chat noise (the student's level drawn per dialogue) and gold spans;
+    the strict policy does not label word-problem characters."""
     noise = rng.choice((0.0, 0.1, 0.2, 0.3, 0.45))
 
     def keep(label: str, tag: str | None) -> str | None:
@@ -325,15 +354,7 @@ def generate_dialogue(
             Message(text=text, speaker=SPEAKERS[role], role=ROLES[role], index=i, spans=spans,
                     meta={"traps": traps} if traps else {})
         )
-    meta = {
-        "generator": GENERATOR_NAME,
-        "version": GENERATOR_VERSION,
-        "seed": seed,
-        "policy": policy,
-        "problems": kinds,
-        "problem_characters": characters,
-    }
-    return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor=anchor, meta=meta)
+    return messages
 
 
 def _fit(middle: list[list[Turn]], problems: list[list[Turn]], *, room: int, floor: int) -> list[list[Turn]]:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from annotator.models import (
+    AdjudicationDecision,
     AdjudicationItem,
     Assignment,
     BackgroundJob,
@@ -108,7 +109,10 @@ def adjudicate_all_but(*, project: Project, user, truth: Mapping[Key, tuple[Span
         adjudication_submit(item=item, user=user, spans=[s.key() for s in gold], version=item.version,
                             notes="Settled by the demo setup with the corpus's true spans.", confirm_drop=True)
         settled += 1
-    return {**merged, "settled": settled, "open": open_items.count()}
+    # Submits may have merged most items already (their merge job runs at once without a broker).
+    auto = AdjudicationDecision.objects.filter(message__project=project, outcome__in=[
+        AdjudicationDecision.Outcome.UNANIMOUS, AdjudicationDecision.Outcome.MAJORITY]).count()
+    return {**merged, "merged": auto, "settled": settled, "open": open_items.count()}
 
 
 def reports_compute(*, project: Project, user, run: DetectorRun) -> list[BackgroundJob]:

@@ -69,7 +69,7 @@ class Command(BaseCommand):
         parser.add_argument("--password", default="blindspot-demo", help="Password for every demo user (demo only!).")
         parser.add_argument("--train-tagger", action="store_true",
                             help="Train a first tagger from generated data when none exists (a few minutes) "
-                                 "and use its predictions as the aware annotators' suggestions.")
+                                 "and add its predictions to the aware annotators' suggestions.")
 
     def handle(self, password, train_tagger, **opts):
         users = self._users(password)
@@ -140,7 +140,7 @@ class Command(BaseCommand):
                 f"accepted, {done['rejected']} rejected, {done['added']} spans added, {done['no_pii']} marked "
                 "no PII.")
         adj = demo.adjudicate_all_but(project=project, user=users["adjudicator"], truth=truth, keep_open=KEEP_OPEN)
-        if adj["merged"] or adj["queued"] or adj["settled"]:
+        if done["submitted"] or adj["settled"]:
             self.stdout.write(f"Gold: {adj['merged']} items merged, {adj['settled']} adjudicated, "
                               f"{adj['open']} disagreements left in the adjudication queue.")
         for job in demo.reports_compute(project=project, user=users["admin"], run=run):

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Callable
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Max
 
+from annotator.dispatch import enqueue
 from annotator.models import (
     Annotation,
     Assignment,
     AssignmentPlan,
+    BackgroundJob,
     DetectorRun,
     Membership,
     Message,
@@ -27,6 +30,7 @@ from annotator.models import (
     Project,
     Role,
 )
+from annotator.services import jobs
 from annotator.services.audit import audit_record
 from pipeline import assignment as algo
 
@@ -57,56 +61,29 @@ def plan_create(
     by=None,
     dry_run: bool = False,
     include_gold: bool = True,
+    progress: Callable[[str], None] | None = None,
+    job_id: int | None = None,
 ) -> AssignmentPlan:
     """Sample items, give each to ``k`` distinct annotators and store the queue entries.
 
     Items that already have annotators count towards their ``k`` and never go to the same person
-    twice, so running the same plan again adds nothing.
+    twice, so running the same plan again adds nothing. ``progress`` hears each phase's name (a
+    plan over 100k messages takes a minute: the web path runs this as a job, :func:`plan_start`).
     """
+    say = progress or (lambda phase: None)
     annotators = list(annotators)
-    if not annotators:
-        raise PlanError("Choose at least one annotator.")
-    members = set(
-        Membership.objects.filter(project=project, user__in=annotators).values_list("user_id", flat=True)
-    )
-    outsiders = [u.username for u in annotators if u.pk not in members]
-    if outsiders:
-        raise PlanError(f"Not members of this project: {', '.join(outsiders)}.")
-    k = project.overlap_k if k is None else k
-    if k > len(annotators) and not Assignment.objects.filter(project=project).exists():
-        raise PlanError(f"Each item needs {k} distinct annotators but only {len(annotators)} were chosen.")
+    say("Checking the annotators and runs")
+    k, run_ids = _plan_check(project, strategy, annotators, k, runs)
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
-    run_ids = sorted({r.pk if isinstance(r, DetectorRun) else int(r) for r in runs})
-    if strategy in (algo.FLAGGED, algo.FLAGGED_AUDIT):
-        if not run_ids:
-            raise PlanError("Choose at least one detector run whose flagged messages to assign.")
-        found = set(DetectorRun.objects.filter(project=project, pk__in=run_ids).values_list("pk", flat=True))
-        if found != set(run_ids):
-            raise PlanError("A chosen run does not belong to this project.")
-
-    flagged = set(
-        Prediction.objects.filter(run_id__in=run_ids, message__project=project)
-        .values_list("message_id", flat=True).distinct()
-    ) if run_ids else set()
-    candidates = Message.objects.filter(project=project)
-    if not include_gold:  # messages already settled in gold need no more annotators
-        candidates = candidates.filter(decision__isnull=True)
-    items = [
-        algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged)
-        for m, d, p in candidates.values_list("pk", "dialogue_id", "position")
-    ]
-    existing: dict[int, list[int]] = defaultdict(list)
-    for m, a in Assignment.objects.filter(project=project).values_list("message_id", "annotator_id"):
-        existing[m].append(a)
-    fixed = cluster_conditions(project)
+    say("Reading the candidate messages")
+    items = _plan_items(project, run_ids, include_gold)
+    say(f"Sampling {len(items):,} messages")
     user_ids = [u.pk for u in annotators]
-    load = dict(
-        Assignment.objects.filter(project=project, annotator_id__in=user_ids)
-        .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
-    )
+    existing, load = _plan_existing(project, user_ids)
     result = algo.make_plan(
         items, user_ids, strategy=strategy, k=k, seed=seed, mode=project.visibility_mode,
-        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load, fixed=fixed,
+        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load,
+        fixed=cluster_conditions(project),
     )
     names = {u.pk: u.username for u in annotators}
     summary = dict(result.summary)
@@ -118,36 +95,139 @@ def plan_create(
     }
     if project.visibility_mode == algo.RANDOMIZED:
         params["condition_unit"] = algo.UNIT_CLUSTER
+    if job_id is not None:
+        params["job"] = job_id  # a retried job finds the plan it already wrote
     plan = AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
     if dry_run:
         return plan
+    say(f"Writing {len(result.pairs):,} assignments")
     with transaction.atomic():
-        plan.save()
-        if run_ids and not project.suggestion_runs.exists():
-            # Aware annotators see the predictions of the project's suggestion runs; a project
-            # without any takes the plan's runs (shown in its settings and in the plan summary).
-            project.suggestion_runs.add(*run_ids)
-            plan.summary["suggestion_runs_set"] = run_ids
-            plan.save(update_fields=["summary"])
-        next_order = dict(
-            Assignment.objects.filter(project=project, annotator_id__in=user_ids)
-            .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
-        )
-        rows = []
-        for pair in result.pairs:  # already in dialogue order
-            a = pair.annotator
-            order = next_order.get(a)
-            order = 0 if order is None else order + 1
-            next_order[a] = order
-            rows.append(Assignment(
-                project=project, plan=plan, annotator_id=a, message_id=pair.item.message_id,
-                condition=pair.condition, order=order,
-                inclusion_probability=result.inclusion.get(pair.item.message_id, 1.0),
-                flagged=pair.item.flagged if run_ids else None,
-            ))
-        Assignment.objects.bulk_create(rows, batch_size=2000)
-        audit_record(user=by, action="assignment.plan", obj=plan, project=project,
-                     seed=seed, params=params, assignments=len(rows))
+        _plan_save(plan, result, run_ids=run_ids, user_ids=user_ids, by=by)
+    return plan
+
+
+def _plan_check(project: Project, strategy: str, annotators: list, k: int | None, runs) -> tuple[int, list[int]]:
+    """The plan's annotators are members, ``k`` is possible, its runs belong to the project."""
+    if not annotators:
+        raise PlanError("Choose at least one annotator.")
+    members = set(
+        Membership.objects.filter(project=project, user__in=annotators).values_list("user_id", flat=True)
+    )
+    outsiders = [u.username for u in annotators if u.pk not in members]
+    if outsiders:
+        raise PlanError(f"Not members of this project: {', '.join(outsiders)}.")
+    k = project.overlap_k if k is None else k
+    if k > len(annotators) and not Assignment.objects.filter(project=project).exists():
+        raise PlanError(f"Each item needs {k} distinct annotators but only {len(annotators)} were chosen.")
+    run_ids = sorted({r.pk if isinstance(r, DetectorRun) else int(r) for r in runs})
+    if strategy in (algo.FLAGGED, algo.FLAGGED_AUDIT):
+        if not run_ids:
+            raise PlanError("Choose at least one detector run whose flagged messages to assign.")
+        found = set(DetectorRun.objects.filter(project=project, pk__in=run_ids).values_list("pk", flat=True))
+        if found != set(run_ids):
+            raise PlanError("A chosen run does not belong to this project.")
+    return k, run_ids
+
+
+def _plan_items(project: Project, run_ids: list[int], include_gold: bool) -> list[algo.Item]:
+    """Every candidate message, flagged when one of the runs predicted a span in it."""
+    flagged = set(
+        Prediction.objects.filter(run_id__in=run_ids, message__project=project)
+        .values_list("message_id", flat=True).distinct()
+    ) if run_ids else set()
+    candidates = Message.objects.filter(project=project)
+    if not include_gold:  # messages already settled in gold need no more annotators
+        candidates = candidates.filter(decision__isnull=True)
+    return [
+        algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged)
+        for m, d, p in candidates.values_list("pk", "dialogue_id", "position")
+    ]
+
+
+def _plan_existing(project: Project, user_ids: list[int]) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Who already has each message, and each chosen annotator's current load."""
+    existing: dict[int, list[int]] = defaultdict(list)
+    for m, a in Assignment.objects.filter(project=project).values_list("message_id", "annotator_id"):
+        existing[m].append(a)
+    load = dict(
+        Assignment.objects.filter(project=project, annotator_id__in=user_ids)
+        .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
+    )
+    return existing, load
+
+
+def _plan_save(plan: AssignmentPlan, result, *, run_ids: list[int], user_ids: list[int], by) -> None:
+    """Store the plan and its queue entries, appended to each annotator's queue in dialogue order."""
+    project = plan.project
+    plan.save()
+    if run_ids and not project.suggestion_runs.exists():
+        # Aware annotators see the predictions of the project's suggestion runs; a project
+        # without any takes the plan's runs (shown in its settings and in the plan summary).
+        project.suggestion_runs.add(*run_ids)
+        plan.summary["suggestion_runs_set"] = run_ids
+        plan.save(update_fields=["summary"])
+    next_order = dict(
+        Assignment.objects.filter(project=project, annotator_id__in=user_ids)
+        .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
+    )
+    rows = []
+    for pair in result.pairs:  # already in dialogue order
+        a = pair.annotator
+        order = next_order.get(a)
+        order = 0 if order is None else order + 1
+        next_order[a] = order
+        rows.append(Assignment(
+            project=project, plan=plan, annotator_id=a, message_id=pair.item.message_id,
+            condition=pair.condition, order=order,
+            inclusion_probability=result.inclusion.get(pair.item.message_id, 1.0),
+            flagged=pair.item.flagged if run_ids else None,
+        ))
+    Assignment.objects.bulk_create(rows, batch_size=2000)
+    audit_record(user=by, action="assignment.plan", obj=plan, project=project,
+                 seed=plan.seed, params=plan.params, assignments=len(rows))
+
+
+# ----------------------------------------------------------------------------------- plan jobs
+
+
+def plan_start(*, project: Project, by, strategy: str, annotators, k: int | None = None,
+               seed: int | None = None, runs=(), audit_rate: float = 0.0, n_dialogues: int = 0,
+               include_gold: bool = True, queue: bool = True) -> BackgroundJob:
+    """Check the plan's inputs now (errors belong on the form), then build it as a background
+    job with progress (``queue=False``: the caller runs :func:`plan_job_run` itself)."""
+    annotators = list(annotators)
+    k, run_ids = _plan_check(project, strategy, annotators, k, runs)
+    seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)  # fixed now: a retry redoes the same plan
+    job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.PLAN, created_by=by, params={
+        "strategy": strategy, "annotators": [u.pk for u in annotators], "k": k, "seed": seed, "runs": run_ids,
+        "audit_rate": audit_rate, "n_dialogues": n_dialogues, "include_gold": include_gold,
+    })
+    if queue:
+        enqueue("annotator.plan_build", job.pk)
+    return job
+
+
+def plan_job_run(job: BackgroundJob) -> AssignmentPlan | None:
+    """Build a queued plan. Idempotent: a finished job does nothing, and a retried one whose plan
+    was already written finishes with that plan instead of writing assignments twice."""
+    if job.is_finished or not jobs.job_start(job):
+        return None
+    p = job.params
+    steps = iter(range(1, 5))
+    try:
+        with jobs.job_failing(job):
+            plan = AssignmentPlan.objects.filter(project=job.project, params__job=job.pk).first()
+            if plan is None:
+                users = sorted(get_user_model().objects.filter(pk__in=p["annotators"]), key=lambda u: u.pk)
+                plan = plan_create(
+                    project=job.project, strategy=p["strategy"], annotators=users, k=p["k"], seed=p["seed"],
+                    runs=p["runs"], audit_rate=p["audit_rate"], n_dialogues=p["n_dialogues"], by=job.created_by,
+                    include_gold=p["include_gold"], job_id=job.pk,
+                    progress=lambda phase: jobs.job_progress(job, next(steps, 4), 4, phase),
+                )
+    except PlanError:
+        return None  # recorded on the job by job_failing; the user's to fix, not retried
+    jobs.job_finish(job, result={"plan_id": plan.pk, "assignments": plan.summary.get("assignments", 0)})
     return plan
 
 

@@ -41,6 +41,7 @@ from annotator.services.assignments import (
     PlanError,
     assignments_reassign,
     plan_create,
+    plan_start,
     project_annotators,
 )
 
@@ -254,20 +255,17 @@ def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
     preview = None
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
+        args = {"project": project, "strategy": d["strategy"], "annotators": d["annotators"], "k": d["k"],
+                "seed": d["seed"], "runs": d["runs"], "audit_rate": d["audit_rate"] or 0.0,
+                "n_dialogues": d["n_dialogues"] or 0, "by": request.user}
         try:
-            plan = plan_create(
-                project=project, strategy=d["strategy"], annotators=d["annotators"], k=d["k"],
-                seed=d["seed"], runs=d["runs"], audit_rate=d["audit_rate"] or 0.0,
-                n_dialogues=d["n_dialogues"] or 0, by=request.user, dry_run=d["dry_run"],
-            )
+            if d["dry_run"]:
+                preview = plan_create(**args, dry_run=True)
+            else:  # a large plan takes a minute: built as a job, its page shows the progress
+                job = plan_start(**args)
+                return redirect("job-detail", slug=slug, job_id=job.pk)
         except PlanError as exc:
             form.add_error(None, str(exc))
-        else:
-            if d["dry_run"]:
-                preview = plan
-            else:
-                messages.success(request, f"Plan #{plan.pk} created: {plan.summary['assignments']} assignments.")
-                return redirect("workspace-plan", slug=slug, plan_id=plan.pk)
     context = {
         "project": project, "form": form, "preview": preview, "plans": sel.plans(project),
         "stats": sel.annotator_stats(project),

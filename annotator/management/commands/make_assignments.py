@@ -8,7 +8,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
-from annotator.services.assignments import PlanError, plan_create, project_annotators
+from annotator.services.assignments import (
+    PlanError,
+    plan_create,
+    plan_job_run,
+    plan_start,
+    project_annotators,
+)
 from pipeline import assignment as algo
 
 
@@ -44,14 +50,22 @@ class Command(BaseCommand):
             runs = [int(r) for r in opts["runs"].split(",") if r.strip()]
         except ValueError:
             raise CommandError("--runs takes run ids separated by commas, e.g. 3,5.") from None
+        args = {"project": project, "strategy": opts["strategy"], "annotators": users, "k": opts["k"],
+                "seed": opts["seed"], "runs": runs, "audit_rate": opts["audit_rate"], "n_dialogues": opts["dialogues"]}
         try:
-            plan = plan_create(
-                project=project, strategy=opts["strategy"], annotators=users, k=opts["k"], seed=opts["seed"],
-                runs=runs, audit_rate=opts["audit_rate"], n_dialogues=opts["dialogues"],
-                dry_run=opts["dry_run"],
-            )
+            plan = plan_create(**args, dry_run=True) if opts["dry_run"] else _build(args)
         except PlanError as exc:
             raise CommandError(str(exc)) from None
         head = "Dry run, nothing written" if opts["dry_run"] else f"Plan #{plan.pk}"
         self.stdout.write(f"{head}: seed {plan.seed}")
         self.stdout.write(json.dumps(plan.summary, indent=1, sort_keys=True))
+
+
+def _build(args: dict):
+    """The Assignments page's job, run here and waited for (Ctrl-C marks it failed)."""
+    job = plan_start(**args, by=None, queue=False)
+    plan = plan_job_run(job)
+    if plan is None:
+        job.refresh_from_db()
+        raise PlanError(job.error or f"Plan job #{job.pk} {job.status}.")
+    return plan

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator.models import Annotation, Assignment, AuditEvent
+from annotator.models import Annotation, Assignment, AssignmentPlan, AuditEvent
 from annotator.services import annotation as svc
 from tests.annotator.workspace.fixtures import *  # noqa: F403
 from tests.annotator.workspace.fixtures import msg, post_action
@@ -387,7 +387,8 @@ def test_admin_page_is_for_admins(client, members, planned):
         assert client.get(url).status_code == status, who
 
 
-def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, run):
+def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, run,
+                                                  django_capture_on_commit_callbacks):
     client.force_login(members["admin"])
     url = reverse("workspace-admin", kwargs={"slug": "test"})
     data = {"strategy": "flagged_audit", "runs": [run.pk], "audit_rate": "0.5", "k": "2", "seed": "11",
@@ -395,11 +396,13 @@ def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, r
     response = client.post(url, {**data, "dry_run": "on"})
     assert response.status_code == 200 and b"Dry run" in response.content
     assert not Assignment.objects.exists()
-    response = client.post(url, data)
+    with django_capture_on_commit_callbacks(execute=True):  # the plan is built as a job
+        response = client.post(url, data)
     assert response.status_code == 302
     # 4 flagged messages + round(0.5 * 2) = 1 audit message, to 2 annotators each
     assert Assignment.objects.count() == 10
-    plan_page = client.get(response["Location"])
+    plan_id = AssignmentPlan.objects.get().pk
+    plan_page = client.get(reverse("workspace-plan", kwargs={"slug": "test", "plan_id": plan_id}))
     assert b"11" in plan_page.content and b"Audit sample" in plan_page.content
 
     who = members["annotator"]

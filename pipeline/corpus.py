@@ -155,6 +155,28 @@ def _dialogue_from_obj(
     if not isinstance(obj, dict):
         problems.append(CorpusProblem(line, "each line must be a JSON object"))
         return None
+    did = _dialogue_id(obj, line, problems, max_id_length)
+    anchor, meta = _anchor_and_meta(obj, line, problems)
+    raw_messages = obj.get("messages")
+    if not isinstance(raw_messages, list) or not raw_messages:
+        problems.append(CorpusProblem(line, "'messages' must be a non-empty list"))
+        return None
+    messages = []
+    normalised = 0
+    for i, m in enumerate(raw_messages):
+        message = _message_from_obj(m, i, line, labels, problems)
+        if message is not None:
+            normalised += message.text != m["text"]  # CRLF, NBSP and the like made canonical
+            messages.append(message)
+    if len(problems) > before:
+        return None
+    if normalised and report is not None:
+        report.normalised[did.strip()] = normalised
+    return Dialogue(id=did.strip(), messages=tuple(messages), anchor=anchor, meta=meta)
+
+
+def _dialogue_id(obj: dict, line: int, problems: list, max_id_length: int | None) -> Any:
+    """The dialogue's ``id`` (an int becomes its string); its problems added to ``problems``."""
     did = obj.get("id")
     if isinstance(did, int) and not isinstance(did, bool):
         did = str(did)
@@ -165,6 +187,11 @@ def _dialogue_from_obj(
     elif max_id_length is not None and len(did.strip()) > max_id_length:
         problems.append(CorpusProblem(
             line, f"'id' is {len(did.strip())} characters, longer than {max_id_length} (the most a dialogue id may have)"))
+    return did
+
+
+def _anchor_and_meta(obj: dict, line: int, problems: list) -> tuple[str, dict]:
+    """The canonical anchor text and the dialogue's meta object (empty when malformed)."""
     anchor = obj.get("anchor") or ""
     if not isinstance(anchor, str):
         problems.append(CorpusProblem(line, "'anchor' must be a string"))
@@ -178,54 +205,45 @@ def _dialogue_from_obj(
         meta = {}
     if _nul_in(meta):
         problems.append(CorpusProblem(line, "'meta' contains the control character U+0000; remove it"))
-    raw_messages = obj.get("messages")
-    if not isinstance(raw_messages, list) or not raw_messages:
-        problems.append(CorpusProblem(line, "'messages' must be a non-empty list"))
+    return anchor, meta
+
+
+def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, problems: list) -> Message | None:
+    """Message ``i`` of a dialogue object with canonical text and spans shifted to it, or ``None``
+    with its problems added."""
+    where = f"message {i}"
+    if not isinstance(m, dict):
+        problems.append(CorpusProblem(line, f"{where}: must be an object"))
         return None
-    messages = []
-    normalised = 0
-    for i, m in enumerate(raw_messages):
-        where = f"message {i}"
-        if not isinstance(m, dict):
-            problems.append(CorpusProblem(line, f"{where}: must be an object"))
-            continue
-        speaker, text, ts = m.get("speaker"), m.get("text"), m.get("ts")
-        if not _nonempty_str(speaker):
-            problems.append(CorpusProblem(line, f"{where}: missing or empty 'speaker'"))
-            continue
-        if not _nonempty_str(text):
-            problems.append(CorpusProblem(line, f"{where}: missing or empty 'text'"))
-            continue
-        if ts is not None and not isinstance(ts, str | int | float):
-            problems.append(CorpusProblem(line, f"{where}: 'ts' must be a string"))
-            continue
-        canonical, shift = canonical_text(text)
-        found = [p for p in (_control_problem(speaker, "'speaker'", pattern=_CONTROL),
-                             _control_problem(str(ts or ""), "'ts'", pattern=_CONTROL),
-                             _control_problem(canonical, "'text'"),
-                             "'meta' contains the control character U+0000; remove it" if _nul_in(m.get("meta")) else None)
-                 if p]
-        if found:
-            problems.extend(CorpusProblem(line, f"{where}: {p}") for p in found)
-            continue
-        normalised += canonical != text
-        spans = _parse_spans(m.get("spans"), text, line, where, labels, problems, shift)
-        messages.append(
-            Message(
-                text=canonical,
-                speaker=speaker.strip(),
-                role=speaker_role(speaker),
-                index=i,
-                ts=None if ts is None else str(ts),
-                spans=spans,
-                meta=m.get("meta") if isinstance(m.get("meta"), dict) else {},
-            )
-        )
-    if len(problems) > before:
+    speaker, text, ts = m.get("speaker"), m.get("text"), m.get("ts")
+    if not _nonempty_str(speaker):
+        problems.append(CorpusProblem(line, f"{where}: missing or empty 'speaker'"))
         return None
-    if normalised and report is not None:
-        report.normalised[did.strip()] = normalised
-    return Dialogue(id=did.strip(), messages=tuple(messages), anchor=anchor, meta=meta)
+    if not _nonempty_str(text):
+        problems.append(CorpusProblem(line, f"{where}: missing or empty 'text'"))
+        return None
+    if ts is not None and not isinstance(ts, str | int | float):
+        problems.append(CorpusProblem(line, f"{where}: 'ts' must be a string"))
+        return None
+    canonical, shift = canonical_text(text)
+    found = [p for p in (_control_problem(speaker, "'speaker'", pattern=_CONTROL),
+                         _control_problem(str(ts or ""), "'ts'", pattern=_CONTROL),
+                         _control_problem(canonical, "'text'"),
+                         "'meta' contains the control character U+0000; remove it" if _nul_in(m.get("meta")) else None)
+             if p]
+    if found:
+        problems.extend(CorpusProblem(line, f"{where}: {p}") for p in found)
+        return None
+    spans = _parse_spans(m.get("spans"), text, line, where, labels, problems, shift)
+    return Message(
+        text=canonical,
+        speaker=speaker.strip(),
+        role=speaker_role(speaker),
+        index=i,
+        ts=None if ts is None else str(ts),
+        spans=spans,
+        meta=m.get("meta") if isinstance(m.get("meta"), dict) else {},
+    )
 
 
 def _decode(raw: bytes) -> str:

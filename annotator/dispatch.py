@@ -13,13 +13,16 @@ each job (with a pool: hands them back), whatever ``CONN_MAX_AGE`` says.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import connections, transaction
 
 _worker: ThreadPoolExecutor | None = None
 _worker_lock = threading.Lock()
+_here = threading.local()
 
 
 def _app():
@@ -30,7 +33,20 @@ def _app():
 
 def in_thread() -> bool:
     """True when queued jobs run on this process's worker thread (no broker, not in tests)."""
-    return bool(_app().conf.task_always_eager and getattr(settings, "BLINDSPOT_EAGER_IN_THREAD", False))
+    return bool(_app().conf.task_always_eager and getattr(settings, "BLINDSPOT_EAGER_IN_THREAD", False)
+                and not getattr(_here, "on", False))
+
+
+@contextmanager
+def in_this_thread() -> Iterator[None]:
+    """Without a broker, jobs queued inside run in the caller's thread, at once: a command then
+    holds its job, and Ctrl-C stops the job itself (the lifecycle marks it failed) instead of
+    leaving it "running" on a worker thread that dies with the process."""
+    _here.on = True
+    try:
+        yield
+    finally:
+        _here.on = False
 
 
 def worker() -> ThreadPoolExecutor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotator import dispatch
 from annotator.management.cli import follow, project_or_error, quiet_task_logs, runs_in_this_process
 from annotator.models import DetectorRun, Export
 from annotator.services.exports import ExportError, export_dir
@@ -40,11 +41,18 @@ class Command(BaseCommand):
             if run is None:
                 raise CommandError(f"Project {proj.slug} has no run #{source}.")
         here = runs_in_this_process()
-        try:
-            export = release_start(project=proj, user=None, source="run" if run else "gold", run=run,
-                                   mode=mode, scope=scope, use_llm=llm, complete_only=not include_incomplete)
+        if here:
+            self.stdout.write(f"Building a release of {proj.slug} here (no broker).")
+        try:  # without a broker the build runs in this thread: Ctrl-C stops it and marks it failed
+            with dispatch.in_this_thread(), quiet_task_logs():
+                export = release_start(project=proj, user=None, source="run" if run else "gold", run=run,
+                                       mode=mode, scope=scope, use_llm=llm, complete_only=not include_incomplete)
         except ExportError as exc:
             raise CommandError(str(exc)) from None
+        except KeyboardInterrupt:
+            failed = Export.objects.filter(project=proj, kind=Export.Kind.RELEASE).order_by("-pk").first()
+            raise CommandError("Interrupted: " + (f"release v{failed.version} was marked failed; build a new one."
+                                                  if failed else "no release was started.")) from None
         self.stdout.write(f"Release v{export.version} of {proj.slug} queued"
                           + (" (no broker: building here)." if here else "."))
         if not (wait or here):

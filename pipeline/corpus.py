@@ -298,6 +298,23 @@ def parse_csv(
 ) -> list[Dialogue]:
     """CSV rows ``dialogue_id, seq, speaker, text [, ts, anchor]``; rows of a dialogue may be in any order."""
     problems: list[CorpusProblem] = []
+    grouped, first_line = _group_csv_rows(_csv_reader(text), problems)
+    dialogues = []
+    for did, rows in grouped.items():
+        dialogue = _csv_dialogue(did, rows, first_line[did], labels, problems,
+                                 max_id_length=max_id_length, report=report)
+        if dialogue is not None:
+            dialogues.append(dialogue)
+    if problems:
+        raise CorpusError(sorted(problems, key=lambda p: p.line))
+    if not dialogues:
+        raise CorpusError([CorpusProblem(1, "the file contains no rows")])
+    return dialogues
+
+
+def _csv_reader(text: str) -> csv.DictReader:
+    """A reader over the rows with the header stripped; a header without the required columns
+    stops the whole file."""
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
         header = [h.strip() for h in (reader.fieldnames or [])]
@@ -309,6 +326,13 @@ def parse_csv(
             [CorpusProblem(1, f"CSV header lacks column(s) {', '.join(missing)}; need {', '.join(CSV_REQUIRED)}")]
         )
     reader.fieldnames = header
+    return reader
+
+
+def _group_csv_rows(
+    reader: csv.DictReader, problems: list
+) -> tuple[dict[str, list[tuple[int, int, dict]]], dict[str, int]]:
+    """Rows grouped by dialogue as ``(seq, line, row)``, and each dialogue's first line."""
     grouped: dict[str, list[tuple[int, int, dict]]] = {}
     first_line: dict[str, int] = {}
     try:
@@ -330,41 +354,40 @@ def parse_csv(
             first_line.setdefault(did, lineno)
     except csv.Error as exc:
         problems.append(CorpusProblem(reader.line_num, f"malformed CSV: {exc}"))
-    dialogues = []
-    for did, rows in grouped.items():
-        rows.sort(key=lambda r: r[0])
-        seqs = [r[0] for r in rows]
-        if len(set(seqs)) != len(seqs):
-            dup = next(s for s in seqs if seqs.count(s) > 1)
-            line = next(r[1] for r in rows if r[0] == dup)
-            problems.append(CorpusProblem(line, f"dialogue {did!r} has 'seq' {dup} twice"))
-            continue
-        anchor = next((r[2].get("anchor") or "" for r in rows if (r[2].get("anchor") or "").strip()), "")
-        obj = {
-            "id": did,
-            "anchor": anchor,
-            "messages": [
-                {"speaker": r[2].get("speaker"), "text": r[2].get("text"), "ts": (r[2].get("ts") or None)}
-                for r in rows
-            ],
-        }
-        before = len(problems)
-        dialogue = _dialogue_from_obj(obj, first_line[did], labels, problems,
-                                      max_id_length=max_id_length, report=report)
-        if dialogue is None and len(problems) > before:
-            # point message-level problems at the CSV row they came from
-            for j in range(before, len(problems)):
-                msg = problems[j].message
-                if msg.startswith("message "):
-                    k = int(msg.split()[1].rstrip(":"))
-                    problems[j] = CorpusProblem(rows[k][1], msg)
-        elif dialogue is not None:
-            dialogues.append(dialogue)
-    if problems:
-        raise CorpusError(sorted(problems, key=lambda p: p.line))
-    if not dialogues:
-        raise CorpusError([CorpusProblem(1, "the file contains no rows")])
-    return dialogues
+    return grouped, first_line
+
+
+def _csv_dialogue(
+    did: str, rows: list[tuple[int, int, dict]], first: int, labels: set[str] | None, problems: list, *,
+    max_id_length: int | None, report: ParseReport | None,
+) -> Dialogue | None:
+    """One dialogue's rows, in ``seq`` order, read as a dialogue object; message problems point at
+    the CSV row they came from."""
+    rows.sort(key=lambda r: r[0])
+    seqs = [r[0] for r in rows]
+    if len(set(seqs)) != len(seqs):
+        dup = next(s for s in seqs if seqs.count(s) > 1)
+        line = next(r[1] for r in rows if r[0] == dup)
+        problems.append(CorpusProblem(line, f"dialogue {did!r} has 'seq' {dup} twice"))
+        return None
+    anchor = next((r[2].get("anchor") or "" for r in rows if (r[2].get("anchor") or "").strip()), "")
+    obj = {
+        "id": did,
+        "anchor": anchor,
+        "messages": [
+            {"speaker": r[2].get("speaker"), "text": r[2].get("text"), "ts": (r[2].get("ts") or None)}
+            for r in rows
+        ],
+    }
+    before = len(problems)
+    dialogue = _dialogue_from_obj(obj, first, labels, problems, max_id_length=max_id_length, report=report)
+    if dialogue is None and len(problems) > before:
+        for j in range(before, len(problems)):
+            msg = problems[j].message
+            if msg.startswith("message "):
+                k = int(msg.split()[1].rstrip(":"))
+                problems[j] = CorpusProblem(rows[k][1], msg)
+    return dialogue
 
 
 def detect_format(name: str, head: bytes) -> str:

@@ -356,10 +356,16 @@ class PresidioDetector(BaseDetector):
     ) -> list[Span]:
         """Presidio results -> project spans through the preset's filters; names found to be
         word-problem characters are added to ``characters`` (the dialogue drops them everywhere)."""
-        cfg = self.config
-        thresholds = cfg["thresholds"] or {}
+        thresholds = self.config["thresholds"] or {}
         anchor_low = anchor.lower()
         ages: list[tuple[int, int]] | None = None
+
+        def age_at(start: int, end: int) -> tuple[int, int] | None:
+            nonlocal ages
+            if ages is None:
+                ages = [(a, b) for a, b, _, _ in find_ages(text, prev)]
+            return next(((a, b) for a, b in ages if a < end and start < b), None)
+
         spans = []
         for r in results:
             entity, start, end, score = r.entity_type, r.start, r.end, float(r.score)
@@ -367,58 +373,67 @@ class PresidioDetector(BaseDetector):
                 end -= 1
             while start < end and text[start] in " (":
                 start += 1
-            if end <= start:
+            if end <= start or score < thresholds.get(entity, thresholds.get("default", 0.0)):
                 continue
-            if score < thresholds.get(entity, thresholds.get("default", 0.0)):
+            found = self._cued_label(entity, text, start, end, prev, age_at)
+            if found is None:
                 continue
-            label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
-            chunk = text[start:end]
-            numeric = bool(_NUMBERISH.search(chunk))
-            if entity == "DATE_TIME" and cfg["date_needs_birth_cue"]:
-                # spaCy calls every number a date: keep birthdays, read ages and cued ids as such
-                if is_birthday_mention(text, start, end, prev):
-                    pass
-                elif (
-                    cfg["id_needs_cue"]
-                    and len(_NUMBERISH.findall(chunk)) >= 4
-                    and has_id_cue(text, start, end, prev)
-                ):
-                    label = "ID_NUMBER"
-                else:
-                    if ages is None:
-                        ages = [(a, b) for a, b, _, _ in find_ages(text, prev)]
-                    age = next(((a, b) for a, b in ages if a < end and start < b), None)
-                    if age is None:
-                        continue
-                    start, end, label = age[0], age[1], "AGE"
-            elif cfg["id_needs_cue"] and entity in ID_CUE_ENTITIES:
-                if not has_id_cue(text, start, end, prev):
-                    continue
-            elif cfg["math_filter"] and numeric and in_math_context(text, start, end):
-                continue
-            if cfg["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
+            start, end, label = found
+            if self.config["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
             if entity in ("PERSON", "LOCATION", "NRP"):
-                if cfg["placeholder_filter"] and numeric and handle_like(chunk):
-                    label = "USERNAME"  # "lilmagdalena43" is a login, not a person
-                elif (
-                    cfg["placeholder_filter"]
-                    and (is_placeholder(chunk) or not_a_name(chunk) or crosses_sentence(chunk))
-                    or cfg["proper_noun_filter"]
-                    and doc is not None
-                    and is_common_word(doc, start, end)
-                    and not is_addressed(text, start, end)
-                    or cfg["anchor_filter"]
-                    and anchor_low
-                    and in_anchor(chunk, anchor_low)
-                ):
-                    continue
-                elif cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
-                    if characters is not None:
-                        characters.add(chunk.lower())
+                label = self._name_label(text, start, end, label, anchor_low, doc, characters)
+                if label is None:
                     continue
             spans.append(Span(start, end, label, score, f"presidio:{entity}"))
         return _dedupe(spans)
+
+    def _cued_label(self, entity: str, text: str, start: int, end: int, prev: str,
+                    age_at: Any) -> tuple[int, int, str] | None:
+        """The span and label after the cue rules (birthdays, ages, cued ids, maths), or ``None``."""
+        cfg = self.config
+        label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
+        chunk = text[start:end]
+        if entity == "DATE_TIME" and cfg["date_needs_birth_cue"]:
+            # spaCy calls every number a date: keep birthdays, read ages and cued ids as such
+            if is_birthday_mention(text, start, end, prev):
+                return start, end, label
+            if cfg["id_needs_cue"] and len(_NUMBERISH.findall(chunk)) >= 4 and has_id_cue(text, start, end, prev):
+                return start, end, "ID_NUMBER"
+            age = age_at(start, end)
+            return None if age is None else (age[0], age[1], "AGE")
+        if cfg["id_needs_cue"] and entity in ID_CUE_ENTITIES:
+            if not has_id_cue(text, start, end, prev):
+                return None
+        elif cfg["math_filter"] and _NUMBERISH.search(chunk) and in_math_context(text, start, end):
+            return None
+        return start, end, label
+
+    def _name_label(self, text: str, start: int, end: int, label: str, anchor_low: str, doc: Any,
+                    characters: set[str] | None) -> str | None:
+        """A PERSON / LOCATION / NRP result through the name filters: its label, ``USERNAME`` for a
+        login, or ``None`` to drop it (word-problem characters are added to ``characters``)."""
+        cfg = self.config
+        chunk = text[start:end]
+        if cfg["placeholder_filter"] and _NUMBERISH.search(chunk) and handle_like(chunk):
+            return "USERNAME"  # "lilmagdalena43" is a login, not a person
+        if (
+            cfg["placeholder_filter"]
+            and (is_placeholder(chunk) or not_a_name(chunk) or crosses_sentence(chunk))
+            or cfg["proper_noun_filter"]
+            and doc is not None
+            and is_common_word(doc, start, end)
+            and not is_addressed(text, start, end)
+            or cfg["anchor_filter"]
+            and anchor_low
+            and in_anchor(chunk, anchor_low)
+        ):
+            return None
+        if cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
+            if characters is not None:
+                characters.add(chunk.lower())
+            return None
+        return label
 
 
 def _personal_url(text: str, start: int, end: int) -> bool:

@@ -213,44 +213,12 @@ class Deidentifier:
         )
         for label, text in items.values():
             self.forbidden.add(label, text)
-
-        # unspanned occurrences of an original — of this dialogue ("propagate") or of any dialogue
-        # of the corpus ("sweep_corpus": a word-problem "Monique" when a student elsewhere is
-        # Monique) — found with the leak check's own matcher, maths left alone
-        index = None
-        if self.sweep_corpus:
-            index = self.forbidden.index
-        elif self.propagate:
-            index = OriginalIndex()
-            for label, text in items.values():
-                index.add(label, text)
+        index = self._sweep_index(items)
         swept: set[tuple[int, int, int]] = set()
         anchor_spans: list[Span] = []
         if index is not None and len(index):
-            for i, msg in enumerate(dialogue.messages):
-                extra = self._hits(index, msg.text, chosen[i])
-                if extra:
-                    swept.update((msg.index, sp.start, sp.end) for sp in extra)
-                    chosen[i] = sorted(chosen[i] + extra)
-            if dialogue.anchor:
-                anchor_spans = self._hits(index, dialogue.anchor, [])
-            meta_hits = [(t, self._hits(index, t, [])) for t in _strings(dialogue.meta)]
-            self._collect(items, [h for h in meta_hits if h[1]])
-            self._collect(
-                items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
-            )
-            self._collect(items, [(dialogue.anchor, anchor_spans)])
-
-        scope = (
-            self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
-        )
-        table: dict[str, tuple[str, str, str]] = {}
-        if self.mode == "surrogate":
-            table = self._map(dialogue, scope, list(items.values()))
-        else:
-            for norm, (label, _text) in items.items():
-                rep = tag_for(label) if self.mode == "tag" else REDACTED
-                table[norm] = (label, rep, self.mode)
+            anchor_spans = self._sweep(dialogue, index, chosen, items, swept)
+        table = self._table(dialogue, items)
         result = self._apply(dialogue, chosen, items, table, swept, anchor_spans)
         if index is not None and len(index) and dialogue.meta:
             # metadata travels with the release: originals in its strings are replaced too
@@ -263,6 +231,45 @@ class Deidentifier:
 
             result.release = replace(result.release, meta=_map_strings(dialogue.meta, fix))
         return result
+
+    def _sweep_index(self, items: dict[str, tuple[str, str]]) -> Any:
+        """The originals to look for unspanned: the corpus's ("sweep_corpus": a word-problem
+        "Monique" when a student elsewhere is Monique), this dialogue's ("propagate"), or none."""
+        if self.sweep_corpus:
+            return self.forbidden.index
+        if self.propagate:
+            index = OriginalIndex()
+            for label, text in items.values():
+                index.add(label, text)
+            return index
+        return None
+
+    def _sweep(self, dialogue: Dialogue, index: Any, chosen: list[list[Span]],
+               items: dict[str, tuple[str, str]], swept: set[tuple[int, int, int]]) -> list[Span]:
+        """Add the unspanned occurrences of an original (the leak check's own matcher, maths left
+        alone) to ``chosen``, ``swept`` and ``items``; return the anchor's spans."""
+        for i, msg in enumerate(dialogue.messages):
+            extra = self._hits(index, msg.text, chosen[i])
+            if extra:
+                swept.update((msg.index, sp.start, sp.end) for sp in extra)
+                chosen[i] = sorted(chosen[i] + extra)
+        anchor_spans = self._hits(index, dialogue.anchor, []) if dialogue.anchor else []
+        meta_hits = [(t, self._hits(index, t, [])) for t in _strings(dialogue.meta)]
+        self._collect(items, [h for h in meta_hits if h[1]])
+        self._collect(items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)])
+        self._collect(items, [(dialogue.anchor, anchor_spans)])
+        return anchor_spans
+
+    def _table(self, dialogue: Dialogue, items: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
+        """``norm -> (label, replacement, how)``: surrogates, tags or the redaction mark."""
+        if self.mode == "surrogate":
+            scope = self._corpus_scope if self.scope_kind == "corpus" else Scope(seed=f"d:{dialogue.id}")
+            return self._map(dialogue, scope, list(items.values()))
+        table: dict[str, tuple[str, str, str]] = {}
+        for norm, (label, _text) in items.items():
+            rep = tag_for(label) if self.mode == "tag" else REDACTED
+            table[norm] = (label, rep, self.mode)
+        return table
 
     def _collect(
         self, items: dict[str, tuple[str, str]], texts: list[tuple[str, Sequence[Span]]]

@@ -25,11 +25,11 @@ from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.registry import register
+from pipeline.tagger.backends import BACKENDS
 from pipeline.tagger.model import PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
-BACKENDS = ("auto", "torch", "onnx")
 CHUNK_MESSAGES = 512  # messages per forward sweep: enough to batch by length, little memory
 
 
@@ -94,8 +94,8 @@ class TaggerDetector(BaseDetector):
 
     @property
     def runtime(self) -> tuple[str, str]:
-        """``(backend, precision)`` the model runs in (see ``store.choose_backend``)."""
-        from pipeline.tagger.store import choose_backend
+        """``(backend, precision)`` the model runs in (see ``backends.choose_backend``)."""
+        from pipeline.tagger.backends import choose_backend
 
         return choose_backend(self.info, self.config["backend"], self.config["precision"])
 
@@ -154,9 +154,9 @@ class TaggerDetector(BaseDetector):
 @lru_cache(maxsize=2)
 def _load(path: str, backend: str, precision: str) -> Any:
     """Loaded models are shared by the detectors of a process (a worker builds one per run)."""
-    from pipeline.tagger.store import load_model
+    from pipeline.tagger.backends import load_tagger
 
-    return load_model(path, precision=precision, backend=backend)
+    return load_tagger(path, precision=precision, backend=backend)
 
 
 @register("tagger", "Fine-tuned transformer PII tagger (PIIvot context window, maths-aware).")

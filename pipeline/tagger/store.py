@@ -192,40 +192,10 @@ def choose_precision(info: ModelInfo, requested: str = "auto") -> str:
     return "int8" if info.precision_kept("int8") else "fp32"
 
 
-BACKENDS = ("auto", "torch", "onnx")
-
-
-def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "auto") -> tuple[str, str]:
-    """``(backend, precision)`` to run ``info`` in. ``auto`` with precision ``auto``: the
-    verified ONNX int8 file where there is one and the CPU has no native bf16, else torch (a
-    precision asked for by name runs in torch); ``onnx`` takes int8 unless fp32 is asked for."""
-    from pipeline.tagger.onnx_export import onnx_available
-
-    if requested not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}")
-    if requested == "torch":
-        return "torch", choose_precision(info, precision)
-    onnx_precision = "fp32" if precision == "fp32" else "int8"
-    if requested == "onnx":
-        if precision == "bf16":
-            raise ValueError("the onnx backend runs fp32 or int8, not bf16")
-        return "onnx", onnx_precision
-    bf16 = native_bf16() and info.precision_kept("bf16")
-    if precision == "auto" and not bf16 and onnx_available(info, "int8"):
-        return "onnx", "int8"
-    return "torch", choose_precision(info, precision)
-
-
-def load_model(path: str | Path, *, precision: str = "auto", backend: str = "torch") -> TaggerModel:
-    """Load a saved version in ``precision`` (see :func:`choose_precision`) on ``backend``
-    (see :func:`choose_backend`)."""
+def load_model(path: str | Path, *, precision: str = "auto") -> TaggerModel:
+    """Load a saved version's torch weights in ``precision`` (see :func:`choose_precision`);
+    :func:`pipeline.tagger.backends.load_tagger` also picks ONNX Runtime where it is verified."""
     info = read_info(path)
-    if backend != "torch":
-        backend, precision = choose_backend(info, backend, precision)
-        if backend == "onnx":
-            from pipeline.tagger.onnx_export import load_onnx_model
-
-            return load_onnx_model(path, precision=precision)
     offline_env()
     import_torch()
     try:

@@ -72,10 +72,11 @@ def test_training_exports_verified_onnx_files_recorded_in_the_registry(trained):
 
 def test_onnx_backend_gives_the_same_spans_as_torch(trained):
     from pipeline.tagger import load_model
+    from pipeline.tagger.backends import load_tagger
 
     dialogues = _dialogues()
     torch_model = load_model(trained.path, precision="fp32")
-    onnx_model = load_model(trained.path, precision="fp32", backend="onnx")
+    onnx_model = load_tagger(trained.path, precision="fp32", backend="onnx")
     assert type(onnx_model).__name__ == "OnnxTaggerModel"
     for a, b in zip(torch_model.predict(dialogues), onnx_model.predict(dialogues), strict=True):
         for ma, mb in zip(a, b, strict=True):

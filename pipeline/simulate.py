@@ -75,15 +75,56 @@ def simulate_study(config: StudyConfig = StudyConfig()) -> SimulatedStudy:
     rng = random.Random(config.seed)
     anns = config.annotators
     n_items = config.n_dialogues * config.messages_per_dialogue
-    # Balanced assignment: item i goes to a rotating pair of distinct annotators.
+    assign = _assign_pairs(rng, anns, n_items, config.overlap)
+    cond = _conditions(rng, anns, assign)
+    by_id = {a.id: a for a in anns}
+
+    items: list[AnnotatedItem] = []
+    predictions: dict[tuple[str, int], tuple[Span, ...]] = {}
+    truth: dict[tuple[str, int], tuple[Span, ...]] = {}
+    exp = {"blind_tp": 0.0, "blind_gold": 0.0, "aware_tp": 0.0, "aware_gold": 0.0, "pred": 0.0}
+    for i in range(n_items):
+        d, idx = divmod(i, config.messages_per_dialogue)
+        did = f"sim{d:04d}"
+        text, cands = _message(rng, config)
+        true_spans = tuple(sorted(s for s, real in cands if real))
+        pred_of = {}
+        for s, real in cands:
+            p = config.model_recall if real else config.model_false_alarm_rate
+            pred_of[s.key()] = rng.random() < p
+        pred = tuple(sorted(s for s, _ in cands if pred_of[s.key()]))
+        annotations = {
+            a_id: _annotate(rng, by_id[a_id], cond[(i, a_id)], cands, pred_of, bool(pred)) for a_id in assign[i]
+        }
+        segment = MATH if any(not real for _, real in cands) or rng.random() < 0.4 else NON_MATH
+        items.append(AnnotatedItem(did, idx, text, "student" if idx % 2 else "tutor", segment,
+                                   annotations))
+        predictions[(did, idx)] = pred
+        truth[(did, idx)] = true_spans
+        # Expected counts on items that have one blind and one aware annotation.
+        conds = {cond[(i, a)]: by_id[a] for a in assign[i]}
+        if len(conds) == 2:
+            _add_expected(exp, conds, cands, pred_of, len(pred))
+    expected = {
+        f"{c}_f1": _f1(exp[f"{c}_tp"], exp["pred"], exp[f"{c}_gold"]) for c in (BLIND, AWARE)
+    }
+    return SimulatedStudy(items, predictions, truth, expected)
+
+
+def _assign_pairs(rng: random.Random, anns, n_items: int, overlap: int) -> list[tuple[str, ...]]:
+    """Balanced assignment: item i goes to a rotating group of distinct annotators."""
     order = [a.id for a in anns]
     assign: list[tuple[str, ...]] = []
     for i in range(n_items):
         if i % len(order) == 0:
             rng.shuffle(order)
         j = i % len(order)
-        assign.append(tuple(order[(j + t) % len(order)] for t in range(config.overlap)))
-    # Randomized condition, balanced per annotator: half their items blind, half aware.
+        assign.append(tuple(order[(j + t) % len(order)] for t in range(overlap)))
+    return assign
+
+
+def _conditions(rng: random.Random, anns, assign: list[tuple[str, ...]]) -> dict[tuple[int, str], str]:
+    """Randomized condition, balanced per annotator: half their items blind, half aware."""
     cond: dict[tuple[int, str], str] = {}
     per_ann: dict[str, list[int]] = {a.id: [] for a in anns}
     for i, who in enumerate(assign):
@@ -95,81 +136,65 @@ def simulate_study(config: StudyConfig = StudyConfig()) -> SimulatedStudy:
         rng.shuffle(labels)
         for i, c in zip(its, labels, strict=True):
             cond[(i, a)] = c
-    by_id = {a.id: a for a in anns}
+    return cond
 
-    items: list[AnnotatedItem] = []
-    predictions: dict[tuple[str, int], tuple[Span, ...]] = {}
-    truth: dict[tuple[str, int], tuple[Span, ...]] = {}
-    exp = {"blind_tp": 0.0, "blind_gold": 0.0, "aware_tp": 0.0, "aware_gold": 0.0, "pred": 0.0}
-    for i in range(n_items):
-        d, idx = divmod(i, config.messages_per_dialogue)
-        did = f"sim{d:04d}"
-        words = [rng.choice(FILLER) for _ in range(rng.randint(4, 12))]
-        kinds: list[tuple[int, str, bool]] = []  # (word position, label, is true PII)
-        for pool, rate, real in ((PII_WORDS, config.pii_per_message, True),
-                                 (DISTRACTORS, config.distractors_per_message, False)):
-            while rng.random() < rate / (1 + rate):
-                surface, label = rng.choice(pool)
-                pos = rng.randrange(len(words) + 1)
-                words.insert(pos, surface)
-                kinds = [(p + (p >= pos), lab, r) for p, lab, r in kinds]
-                kinds.append((pos, label, real))
-        text = " ".join(words)
-        starts, off = [], 0
-        for w in words:
-            starts.append(off)
-            off += len(w) + 1
-        cands = [(Span(starts[p], starts[p] + len(words[p]), lab), real) for p, lab, real in kinds]
-        true_spans = tuple(sorted(s for s, real in cands if real))
-        pred_of = {}
+
+def _message(rng: random.Random, config: StudyConfig) -> tuple[str, list[tuple[Span, bool]]]:
+    """Filler words with PII words and distractors inserted; the candidate spans and which are PII."""
+    words = [rng.choice(FILLER) for _ in range(rng.randint(4, 12))]
+    kinds: list[tuple[int, str, bool]] = []  # (word position, label, is true PII)
+    for pool, rate, real in ((PII_WORDS, config.pii_per_message, True),
+                             (DISTRACTORS, config.distractors_per_message, False)):
+        while rng.random() < rate / (1 + rate):
+            surface, label = rng.choice(pool)
+            pos = rng.randrange(len(words) + 1)
+            words.insert(pos, surface)
+            kinds = [(p + (p >= pos), lab, r) for p, lab, r in kinds]
+            kinds.append((pos, label, real))
+    starts, off = [], 0
+    for w in words:
+        starts.append(off)
+        off += len(w) + 1
+    cands = [(Span(starts[p], starts[p] + len(words[p]), lab), real) for p, lab, real in kinds]
+    return " ".join(words), cands
+
+
+def _annotate(rng: random.Random, a, c: str, cands: list[tuple[Span, bool]], pred_of: dict,
+              any_pred: bool) -> AnnotatorLabels:
+    """One annotator's spans and time in condition ``c`` (anchoring on suggestions when aware)."""
+    spans = []
+    accepted_all = True
+    for s, real in cands:
+        suggested = c == AWARE and pred_of[s.key()]
+        if real:
+            mark = rng.random() >= a.miss_rate
+        else:
+            mark = rng.random() < a.false_alarm_rate or (suggested and rng.random() < a.anchoring)
+        if mark:
+            spans.append(s)
+        if mark != pred_of[s.key()]:
+            accepted_all = False
+    fast = c == AWARE and any_pred and accepted_all
+    secs = a.seconds * (0.5 if fast else 1.0) * rng.lognormvariate(0, 0.3)
+    return AnnotatorLabels(tuple(sorted(spans)), c, round(secs, 2))
+
+
+def _add_expected(exp: dict[str, float], conds: dict, cands: list[tuple[Span, bool]], pred_of: dict,
+                  n_pred: int) -> None:
+    """Add one item's expected marks per condition (from the annotators' known rates) to ``exp``."""
+    exp["pred"] += n_pred
+    for c, a in conds.items():
         for s, real in cands:
-            p = config.model_recall if real else config.model_false_alarm_rate
-            pred_of[s.key()] = rng.random() < p
-        pred = tuple(sorted(s for s, _ in cands if pred_of[s.key()]))
-        annotations = {}
-        for a_id in assign[i]:
-            a, c = by_id[a_id], cond[(i, a_id)]
-            spans = []
-            accepted_all = True
-            for s, real in cands:
-                suggested = c == AWARE and pred_of[s.key()]
-                if real:
-                    mark = rng.random() >= a.miss_rate
-                else:
-                    mark = rng.random() < a.false_alarm_rate or (
-                        suggested and rng.random() < a.anchoring)
-                if mark:
-                    spans.append(s)
-                if mark != pred_of[s.key()]:
-                    accepted_all = False
-            fast = c == AWARE and pred and accepted_all
-            secs = a.seconds * (0.5 if fast else 1.0) * rng.lognormvariate(0, 0.3)
-            annotations[a_id] = AnnotatorLabels(tuple(sorted(spans)), c, round(secs, 2))
-        segment = MATH if any(not real for _, real in cands) or rng.random() < 0.4 else NON_MATH
-        items.append(AnnotatedItem(did, idx, text, "student" if idx % 2 else "tutor", segment,
-                                   annotations))
-        predictions[(did, idx)] = pred
-        truth[(did, idx)] = true_spans
-        # Expected counts on items that have one blind and one aware annotation.
-        conds = {cond[(i, a)]: by_id[a] for a in assign[i]}
-        if len(conds) == 2:
-            exp["pred"] += len(pred)
-            for c, a in conds.items():
-                for s, real in cands:
-                    is_pred = pred_of[s.key()]
-                    if real:
-                        p_mark = 1 - a.miss_rate
-                    else:
-                        p_mark = a.false_alarm_rate
-                        if c == AWARE and is_pred:
-                            p_mark += (1 - a.false_alarm_rate) * a.anchoring
-                    exp[f"{c}_gold"] += p_mark
-                    if is_pred:
-                        exp[f"{c}_tp"] += p_mark
-    expected = {
-        f"{c}_f1": _f1(exp[f"{c}_tp"], exp["pred"], exp[f"{c}_gold"]) for c in (BLIND, AWARE)
-    }
-    return SimulatedStudy(items, predictions, truth, expected)
+            is_pred = pred_of[s.key()]
+            if real:
+                p_mark = 1 - a.miss_rate
+            else:
+                p_mark = a.false_alarm_rate
+                if c == AWARE and is_pred:
+                    p_mark += (1 - a.false_alarm_rate) * a.anchoring
+            exp[f"{c}_gold"] += p_mark
+            if is_pred:
+                exp[f"{c}_tp"] += p_mark
 
 
 # ----------------------------------------------------------------------------------- one real item

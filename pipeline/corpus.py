@@ -403,31 +403,15 @@ def parse_corpus(
     raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
     report: ParseReport | None = None, fmt: str | None = None,
 ) -> list[Dialogue]:
-    """Parse an uploaded corpus (bytes), raising :class:`CorpusError` on any problem.
-
-    ``fmt`` is one of :data:`pipeline.formats.FORMATS` (JSONL, CSV, Label Studio, doccano, spaCy
-    DocBin); without it the name and first bytes decide. Message texts come out canonical (see
-    :func:`canonical_text`); ``report`` counts what changed."""
-    from pipeline import formats
-
-    fmt = fmt or formats.sniff(name, raw[:65536])
-    if fmt not in formats.FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(formats.FORMATS)}")
-    kwargs: dict[str, Any] = {"labels": labels, "max_id_length": max_id_length, "report": report}
-    if fmt == "spacy":
-        from pipeline.formats.spacy_docbin import parse_docbin
-
-        return parse_docbin(raw, **kwargs)
-    text = _decode(raw)
-    if fmt == "labelstudio":
-        from pipeline.formats.labelstudio import parse_labelstudio
-
-        return parse_labelstudio(text, **kwargs)
-    if fmt == "doccano":
-        from pipeline.formats.doccano import parse_doccano
-
-        return parse_doccano(text, **kwargs)
-    return (parse_csv if fmt == "csv" else parse_jsonl)(text, **kwargs)
+    """Parse a corpus in the import format (JSONL or CSV, ``fmt`` or guessed from the name and
+    first bytes), raising :class:`CorpusError` on any problem. Message texts come out canonical
+    (see :func:`canonical_text`); ``report`` counts what changed. Other tools' formats are read by
+    :func:`pipeline.formats.parse_upload`, which builds on this module."""
+    fmt = fmt or detect_format(name, raw[:4096])
+    if fmt not in ("jsonl", "csv"):
+        raise ValueError(f"{fmt!r} is not the import format; read it with pipeline.formats.parse_upload")
+    parse = parse_csv if fmt == "csv" else parse_jsonl
+    return parse(_decode(raw), labels=labels, max_id_length=max_id_length, report=report)
 
 
 def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:

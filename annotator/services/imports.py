@@ -28,7 +28,7 @@ from annotator.models import (
     Project,
 )
 from annotator.services.audit import audit_record
-from pipeline import corpus as corpus_io
+from pipeline import formats
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport
 from pipeline.types import Dialogue as PDialogue
 
@@ -69,7 +69,7 @@ def corpus_parse(
         raise CorpusError(
             [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
         )
-    return corpus_io.parse_corpus(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
+    return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
                                   max_id_length=Dialogue._meta.get_field("external_id").max_length)
 
 

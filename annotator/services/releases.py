@@ -47,8 +47,12 @@ from annotator.services.exports import (
     private_dir,
 )
 from pipeline.surrogates import MODES, SCOPES
-from pipeline.surrogates.batch import _spilled as spilled_spans  # the spill reader of pass 2
-from pipeline.surrogates.batch import collect_spans, write_release, write_reports
+from pipeline.surrogates.batch import (
+    collect_spans,
+    spilled_spans,  # the spill reader of pass 2
+    write_release,
+    write_reports,
+)
 from pipeline.surrogates.engine import Deidentifier
 from pipeline.types import Dialogue as PDialogue
 

@@ -2,17 +2,21 @@
 
 Each module is a pure reader (file → :class:`~pipeline.types.Dialogue` with spans, all or nothing,
 every problem with its line, task or doc number, as :mod:`pipeline.corpus` gives them) and a writer
-(Dialogues with spans → file). :func:`pipeline.corpus.parse_corpus` picks them by extension or by
-``fmt``; see ``docs/formats.md``.
+(Dialogues with spans → file). :func:`parse_upload` picks one by ``fmt``, or by the file's name and
+first bytes, and hands the import format itself to :mod:`pipeline.corpus`; see ``docs/formats.md``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from pipeline.corpus import ParseReport, _decode, parse_corpus
 from pipeline.formats._common import FormatError
+from pipeline.types import Dialogue
 
 FORMATS = ("jsonl", "csv", "labelstudio", "doccano", "spacy")
 
-__all__ = ["FORMATS", "FormatError", "sniff"]
+__all__ = ["FORMATS", "FormatError", "parse_upload", "sniff"]
 
 
 def sniff(name: str, head: bytes) -> str:
@@ -31,3 +35,28 @@ def sniff(name: str, head: bytes) -> str:
             return "labelstudio" if b'"data"' in first else "doccano"
         return "jsonl"
     return "csv"
+
+
+def parse_upload(
+    raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None, fmt: str | None = None,
+) -> list[Dialogue]:
+    """Parse an upload in any of :data:`FORMATS`, raising :class:`~pipeline.corpus.CorpusError`
+    with every problem; ``fmt`` (else :func:`sniff`) says which."""
+    fmt = fmt or sniff(name, raw[:65536])
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    kwargs: dict[str, Any] = {"labels": labels, "max_id_length": max_id_length, "report": report}
+    if fmt == "spacy":
+        from pipeline.formats.spacy_docbin import parse_docbin
+
+        return parse_docbin(raw, **kwargs)
+    if fmt == "labelstudio":
+        from pipeline.formats.labelstudio import parse_labelstudio
+
+        return parse_labelstudio(_decode(raw), **kwargs)
+    if fmt == "doccano":
+        from pipeline.formats.doccano import parse_doccano
+
+        return parse_doccano(_decode(raw), **kwargs)
+    return parse_corpus(raw, fmt=fmt, **kwargs)

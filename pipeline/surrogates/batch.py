@@ -176,7 +176,6 @@ def spilled_spans(spill: IO[str]) -> Iterator[list[list[Span]]]:
         yield [[Span(a, b, lab) for a, b, lab in row] for row in json.loads(line)]
 
 
-_spilled = spilled_spans  # the name annotator/services/releases.py imports today
 
 
 def write_release(

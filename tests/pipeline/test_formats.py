@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from pipeline.corpus import CorpusError, ParseReport, parse_corpus
-from pipeline.formats import FormatError, sniff
+from pipeline.corpus import CorpusError, ParseReport
+from pipeline.formats import FormatError, parse_upload, sniff
 from pipeline.formats.doccano import parse_doccano, write_doccano
 from pipeline.formats.labelstudio import labeling_config, parse_labelstudio, write_labelstudio
 from pipeline.formats.spacy_docbin import parse_docbin, to_docbin
@@ -59,7 +59,7 @@ def test_labelstudio_round_trip(spans_as):
     assert first["type"] == "labels" and first["value"]["text"] == "Chen" or first["value"]["text"] == "Maria"
     assert tasks[0]["data"]["anchor"] == "Maria has 12 apples."
     same(parse_labelstudio(fh.getvalue(), labels=LABELS), corpus())
-    same(parse_corpus(fh.getvalue().encode(), name="tasks.json", labels=LABELS), corpus())
+    same(parse_upload(fh.getvalue().encode(), name="tasks.json", labels=LABELS), corpus())
 
 
 def test_labelstudio_reads_its_documented_export_shape():
@@ -78,7 +78,7 @@ def test_labelstudio_reads_its_documented_export_shape():
         ],
         "predictions": [{"model_version": "m1", "score": 0.5, "result": []}],
     }]
-    [d] = parse_corpus(json.dumps(exported, indent=2).encode(), name="export.json", labels=LABELS)
+    [d] = parse_upload(json.dumps(exported, indent=2).encode(), name="export.json", labels=LABELS)
     assert d.id == "7" and d.messages[0].speaker == "unknown"
     assert [(s.start, s.end, s.label) for s in d.messages[0].spans] == [(9, 14, "NAME")]
     assert text[9:14] == "Maria"
@@ -128,12 +128,12 @@ def test_doccano_round_trip_and_its_own_shapes():
     first = json.loads(fh.getvalue().splitlines()[0])
     assert first["label"][0] == [3, 8, "NAME"]
     same(parse_doccano(fh.getvalue(), labels=LABELS), corpus())
-    same(parse_corpus(fh.getvalue().encode(), name="all.jsonl", labels=LABELS), corpus())
+    same(parse_upload(fh.getvalue().encode(), name="all.jsonl", labels=LABELS), corpus())
     exported = ('{"id": 12, "text": "Ana 🙂 and Bo", "label": [[0, 3, "NAME"], [10, 12, "NAME"]], "Comments": []}\n'
                 '{"id": 13, "text": "Chen", "entities": [{"id": 1, "label": "NAME", "start_offset": 0, "end_offset": 4}],'
                 ' "relations": []}\n')
     assert sniff("admin.jsonl", exported.encode()) == "doccano"
-    a, b = parse_corpus(exported.encode(), name="admin.jsonl", labels=LABELS)
+    a, b = parse_upload(exported.encode(), name="admin.jsonl", labels=LABELS)
     assert (a.id, b.id) == ("12", "13")
     assert [a.messages[0].text[s.start:s.end] for s in a.messages[0].spans] == ["Ana", "Bo"]
     assert b.messages[0].spans == (Span(0, 4, "NAME"),)
@@ -164,7 +164,7 @@ def test_crlf_is_normalised_like_a_jsonl_import_in_every_format():
     dc = json.dumps({"text": text, "label": [[4, 9, "NAME"]]})
     for raw, name in ((ls, "t.json"), (dc, "t.jsonl")):
         report = ParseReport()
-        [d] = parse_corpus(raw.encode(), name=name, labels=LABELS, report=report)
+        [d] = parse_upload(raw.encode(), name=name, labels=LABELS, report=report)
         m = d.messages[0]
         assert m.text == "Hi\nMaria 🙂\nbye" and m.text[m.spans[0].start:m.spans[0].end] == "Maria"
         assert report.normalised == {d.id: 1}
@@ -184,7 +184,7 @@ def test_docbin_round_trips_through_spacy():
             for d in corpus() for m in d.messages]
     assert [[(e.text, e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in docs] == want
     same(parse_docbin(data, labels=LABELS), corpus())
-    same(parse_corpus(data, name="gold.spacy", labels=LABELS), corpus())
+    same(parse_upload(data, name="gold.spacy", labels=LABELS), corpus())
 
 
 def test_docbin_from_disk_and_a_foreign_doc(tmp_path):
@@ -195,7 +195,7 @@ def test_docbin_from_disk_and_a_foreign_doc(tmp_path):
     doc = nlp.make_doc("Call Priya at Lincoln High\r\nnow")
     doc.ents = [doc.char_span(5, 10, "NAME"), doc.char_span(14, 26, "SCHOOL")]
     DocBin(docs=[doc]).to_disk(tmp_path / "train.spacy")
-    [d] = parse_corpus((tmp_path / "train.spacy").read_bytes(), name="train.spacy", labels=LABELS)
+    [d] = parse_upload((tmp_path / "train.spacy").read_bytes(), name="train.spacy", labels=LABELS)
     assert d.id == "doc-1" and d.messages[0].text == "Call Priya at Lincoln High\nnow"
     data, _ = to_docbin([d])
     (tmp_path / "back.spacy").write_bytes(data)
@@ -221,7 +221,7 @@ def test_docbin_reports_spans_off_token_boundaries_and_overlaps():
 def test_docbin_garbage_is_one_clear_problem():
     pytest.importorskip("spacy")
     with pytest.raises(CorpusError) as exc:
-        parse_corpus(b"not a docbin", name="x.spacy")
+        parse_upload(b"not a docbin", name="x.spacy")
     assert "not a spaCy DocBin" in str(exc.value)
 
 

@@ -257,6 +257,17 @@ def _decode(raw: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
+def json_lines(text: str, problems: list[CorpusProblem]) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of each non-blank line; malformed lines become problems."""
+    for lineno, line in enumerate(io.StringIO(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
+
+
 def parse_jsonl(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
     report: ParseReport | None = None,
@@ -264,14 +275,7 @@ def parse_jsonl(
     problems: list[CorpusProblem] = []
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
-            continue
+    for lineno, obj in json_lines(text, problems):
         dialogue = _dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report)
         if dialogue is None:
             continue

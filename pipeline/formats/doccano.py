@@ -9,12 +9,11 @@ them becomes a one-message dialogue named after its ``id`` (else ``line-N``).
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterable
 from typing import IO, Any
 
-from pipeline.corpus import CorpusProblem, ParseReport
+from pipeline.corpus import CorpusProblem, ParseReport, json_lines
 from pipeline.formats._common import DEFAULT_SPEAKER, Record, assemble, fallback_id, message_index
 from pipeline.types import Dialogue
 
@@ -88,14 +87,7 @@ def parse_doccano(
     """doccano JSONL → Dialogues, all or nothing; problems name their line."""
     problems: list[CorpusProblem] = []
     records: list[Record] = []
-    for lineno, line in enumerate(io.StringIO(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
-            continue
+    for lineno, obj in json_lines(text, problems):
         if not isinstance(obj, dict):
             problems.append(CorpusProblem(lineno, "each line must be a JSON object"))
             continue

@@ -217,32 +217,55 @@ class WindowEncoder:
         rng: random.Random | None = None,
         only: set[int] | None = None,
     ) -> list[Window]:
-        cfg = self.config
-        messages = dialogue.messages
-        if not messages:
+        if not dialogue.messages:
             return []
         stream: list[int] = []
         starts: list[int] = []
         for msg in encoded:
             starts.append(len(stream))
             stream.extend(msg.ids)
-        anchor = self._ids(dialogue.anchor)[: cfg.anchor_tokens] if dialogue.anchor.strip() else []
+        head, cap = self._head(dialogue)
+        groups = self._group_pieces(self._pieces_of(encoded, cap, only), starts, cap, rng)
+        spans = [m.spans for m in dialogue.messages] if with_labels else None
+        return [self._window_of_group(g, stream, starts, head, encoded, spans) for g in groups]
+
+    def _head(self, dialogue: Dialogue) -> tuple[list[int], int]:
+        """The ids every window opens with (prefix, then the anchor if any) and the target room
+        left; an anchor that would leave under 8 tokens is dropped rather than fail."""
+        anchor = (
+            self._ids(dialogue.anchor)[: self.config.anchor_tokens] if dialogue.anchor.strip() else []
+        )
         head = self._prefix + (self._marker_ids["anchor"] + anchor if anchor else [])
         cap = self.capacity - (len(head) - len(self._prefix))
-        if cap < 8:  # an anchor marker squeezed the target: drop the anchor rather than fail
-            head, cap = list(self._prefix), self.capacity
+        if cap < 8:
+            return list(self._prefix), self.capacity
+        return head, cap
 
-        # pieces in stream order: (message index, lo, hi) with lo/hi relative to the message
+    def _pieces_of(
+        self, encoded: list[_EncodedMessage], cap: int, only: set[int] | None
+    ) -> list[tuple[int, int, int]]:
+        """Pieces in stream order: (message index, lo, hi) with lo/hi relative to the message."""
         pieces: list[tuple[int, int, int]] = []
         for i, msg in enumerate(encoded):
             if only is not None and i not in only:
                 continue
             pieces.extend((i, lo, hi) for lo, hi in self._pieces(msg, cap))
+        return pieces
 
+    def _group_pieces(
+        self,
+        pieces: list[tuple[int, int, int]],
+        starts: list[int],
+        cap: int,
+        rng: random.Random | None,
+    ) -> list[list[tuple[int, int, int]]]:
+        """Pieces packed into windows: a piece joins the last group when contiguous with it and
+        within that group's limit. With ``rng`` (training) each new group draws its own limit:
+        packed windows of varied size and a few single messages (PIIvot's)."""
         groups: list[list[tuple[int, int, int]]] = []
         limits: list[int] = []
         for piece in pieces:
-            if groups and cfg.pack:
+            if groups and self.config.pack:
                 last = groups[-1]
                 li, _, lhi = last[-1]
                 contiguous = starts[li] + lhi == starts[piece[0]] + piece[1]
@@ -253,36 +276,41 @@ class WindowEncoder:
             groups.append([piece])
             limit = cap
             if rng is not None:
-                # training: packed windows of varied size and a few single messages (PIIvot's)
                 limit = 0 if rng.random() < 0.05 else int(cap * rng.uniform(0.25, 1.0))
             limits.append(limit)
+        return groups
 
-        windows = []
-        for group in groups:
-            g0 = starts[group[0][0]] + group[0][1]
-            g1 = starts[group[-1][0]] + group[-1][2]
-            prev = stream[max(0, g0 - cfg.prev_tokens) : g0] if cfg.prev_tokens else []
-            nxt = stream[g1 : g1 + cfg.next_tokens] if cfg.next_tokens else []
-            before = head + self._marker_ids["prev"] + prev
-            after = self._marker_ids["next"] + nxt + self._suffix
-            ids = before + stream[g0:g1] + after
-            types = [0] * len(before) + [1] * (g1 - g0) + [0] * len(after)
-            positions, words, labels = [], [], []
-            for i, lo, hi in group:
-                msg = encoded[i]
-                tags = (
-                    word_tag_ids(msg.words, messages[i].spans, self.label_map)
-                    if with_labels
-                    else None
-                )
-                for w, k in enumerate(msg.first_token):
-                    if lo <= k < hi:
-                        positions.append(len(before) + starts[i] + k - g0)
-                        words.append((i, w))
-                        if tags is not None:
-                            labels.append(tags[w])
-            windows.append(Window(ids, types, positions, words, labels))
-        return windows
+    def _window_of_group(
+        self,
+        group: list[tuple[int, int, int]],
+        stream: list[int],
+        starts: list[int],
+        head: list[int],
+        encoded: list[_EncodedMessage],
+        spans: list[tuple[Span, ...]] | None,
+    ) -> Window:
+        """One window: head, previous context, the group's tokens, next context; word positions
+        (and, given the messages' ``spans``, word tags) for the words the group starts."""
+        cfg = self.config
+        g0 = starts[group[0][0]] + group[0][1]
+        g1 = starts[group[-1][0]] + group[-1][2]
+        prev = stream[max(0, g0 - cfg.prev_tokens) : g0] if cfg.prev_tokens else []
+        nxt = stream[g1 : g1 + cfg.next_tokens] if cfg.next_tokens else []
+        before = head + self._marker_ids["prev"] + prev
+        after = self._marker_ids["next"] + nxt + self._suffix
+        ids = before + stream[g0:g1] + after
+        types = [0] * len(before) + [1] * (g1 - g0) + [0] * len(after)
+        positions, words, labels = [], [], []
+        for i, lo, hi in group:
+            msg = encoded[i]
+            tags = word_tag_ids(msg.words, spans[i], self.label_map) if spans is not None else None
+            for w, k in enumerate(msg.first_token):
+                if lo <= k < hi:
+                    positions.append(len(before) + starts[i] + k - g0)
+                    words.append((i, w))
+                    if tags is not None:
+                        labels.append(tags[w])
+        return Window(ids, types, positions, words, labels)
 
     def message_words(self, dialogue: Dialogue) -> list[list[Token]]:
         return [tokenize(m.text) for m in dialogue.messages]

@@ -295,12 +295,8 @@ def export_onnx(
     path = Path(path)
     report = progress or (lambda done, total, message: None)
     info = read_info(path)
-    sample = [d for d in (dialogues if dialogues is not None else sample_dialogues()) if d.messages]
-    if not sample:
-        sample = sample_dialogues()
-    sample = sample[:MAX_SAMPLE_DIALOGUES]
+    sample = _verification_sample(dialogues)
     torch_model = load_model(path, precision="fp32")
-    tokenizer = torch_model.tokenizer
     fp32_file = path / ONNX_FILES["fp32"]
     records: dict[str, Any] = {}
     steps = len(precisions) + 1
@@ -312,36 +308,68 @@ def export_onnx(
         created.append(fp32_file)
         export_seconds = time.perf_counter() - t0
         for k, precision in enumerate(precisions, start=1):
-            if precision not in ONNX_PRECISIONS:
-                raise ValueError(f"onnx precision must be one of {', '.join(ONNX_PRECISIONS)}")
-            file = path / ONNX_FILES[precision]
-            if precision == "int8":
-                report(k, steps, "quantising the ONNX graph to int8")
-                _quantize(fp32_file, file)
-                created.append(file)
-            report(k, steps, f"verifying ONNX {precision} against torch")
-            candidate = _onnx_tagger(info, file, precision, tokenizer)
-            t0 = time.perf_counter()
-            check = compare(torch_model, candidate, sample)
-            check["seconds"] = round(time.perf_counter() - t0, 2)
-            check_verification(precision, check)
-            records[precision] = {
-                "file": file.name,
-                "sha256": sha256_file(file),
-                "bytes": file.stat().st_size,
-                "verified": True,
-                "verification": check,
-                "sample": {"dialogues": len(sample), "given": dialogues is not None},
-            }
+            records[precision] = _verified_precision(
+                path, info, precision, torch_model, sample, created, lambda m, k=k: report(k, steps, m)
+            )
+            records[precision]["sample"] = {"dialogues": len(sample), "given": dialogues is not None}
     except BaseException:
         for file in created:
             file.unlink(missing_ok=True)
         raise
     if "fp32" not in precisions:
         fp32_file.unlink(missing_ok=True)
+    saved = update_info(path, onnx=_onnx_meta(records, export_seconds))
+    report(steps, steps, "ONNX export verified")
+    return saved
+
+
+def _verification_sample(dialogues: Sequence[Dialogue] | None) -> list[Dialogue]:
+    """The dialogues with messages among ``dialogues`` (a generated sample when none), capped."""
+    sample = [d for d in (dialogues if dialogues is not None else sample_dialogues()) if d.messages]
+    if not sample:
+        sample = sample_dialogues()
+    return sample[:MAX_SAMPLE_DIALOGUES]
+
+
+def _verified_precision(
+    path: Path,
+    info: ModelInfo,
+    precision: str,
+    torch_model: Any,
+    sample: list[Dialogue],
+    created: list[Path],
+    report: Callable[[str], None],
+) -> dict[str, Any]:
+    """One precision's graph (quantised from fp32 for int8, noted in ``created``), checked
+    against torch on ``sample``; its record for the model info. Raises when they disagree."""
+    if precision not in ONNX_PRECISIONS:
+        raise ValueError(f"onnx precision must be one of {', '.join(ONNX_PRECISIONS)}")
+    file = path / ONNX_FILES[precision]
+    if precision == "int8":
+        report("quantising the ONNX graph to int8")
+        _quantize(path / ONNX_FILES["fp32"], file)
+        created.append(file)
+    report(f"verifying ONNX {precision} against torch")
+    candidate = _onnx_tagger(info, file, precision, torch_model.tokenizer)
+    t0 = time.perf_counter()
+    check = compare(torch_model, candidate, sample)
+    check["seconds"] = round(time.perf_counter() - t0, 2)
+    check_verification(precision, check)
+    return {
+        "file": file.name,
+        "sha256": sha256_file(file),
+        "bytes": file.stat().st_size,
+        "verified": True,
+        "verification": check,
+    }
+
+
+def _onnx_meta(records: dict[str, Any], export_seconds: float) -> dict[str, Any]:
+    """The ``onnx`` entry of the model info: each precision's record, how it was made, the
+    tolerances it passed and the software versions."""
     import onnxruntime
 
-    meta = {
+    return {
         **records,
         "opset": OPSET,
         "export_seconds": round(export_seconds, 1),
@@ -353,9 +381,6 @@ def export_onnx(
         },
         "software": {"onnxruntime": onnxruntime.__version__, "torch": import_torch().__version__},
     }
-    saved = update_info(path, onnx=meta)
-    report(steps, steps, "ONNX export verified")
-    return saved
 
 
 def export_after_training(

@@ -269,15 +269,8 @@ def assignments_reassign(
         if not moving:
             return {"moved": 0, "kept": 0}
         mids = [a.message_id for a in moving]
-        existing: dict[int, list[int]] = defaultdict(list)
-        for m, a in Assignment.objects.filter(project=project, message_id__in=mids).values_list("message_id", "annotator_id"):
-            existing[m].append(a)
         target_ids = [u.pk for u in targets]
-        load = dict(
-            Assignment.objects.filter(project=project, annotator_id__in=target_ids, status__in=UNFINISHED)
-            .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
-        )
-        decided = algo.rebalance(mids, target_ids, seed=seed, existing=existing, load=load)
+        decided = _rebalance_plan(project, mids, target_ids, seed)
         next_order = dict(
             Assignment.objects.filter(project=project, annotator_id__in=target_ids)
             .values_list("annotator_id").annotate(m=Max("order")).values_list("annotator_id", "m")
@@ -294,17 +287,7 @@ def assignments_reassign(
             dropped = Annotation.objects.filter(assignment=a).delete()[0]
             order = next_order.get(to)
             next_order[to] = order = 0 if order is None else order + 1
-            a.annotator_id = to
-            a.order = order
-            a.condition = conditions.setdefault((to, dialogue_of[a.message_id]), a.condition)
-            a.status = Assignment.Status.PENDING
-            a.version += 1
-            a.no_pii = a.uncertain = False
-            a.comment = ""
-            a.undo_log = []
-            a.active_seconds = 0
-            a.started_at = a.submitted_at = None
-            a.save()
+            _hand_over(a, to, order, conditions.setdefault((to, dialogue_of[a.message_id]), a.condition))
             per_target[to] += 1
             moved += 1
             if dropped:
@@ -315,3 +298,31 @@ def assignments_reassign(
         audit_record(user=by, action="assignment.reassign", obj=project, project=project,
                      from_user=from_user.username, **summary)
     return summary
+
+
+def _rebalance_plan(project: Project, mids: list[int], target_ids: list[int], seed: int) -> dict[int, int]:
+    """Message id -> the target annotator it moves to, given who already has each message and
+    each target's unfinished load (messages nobody eligible can take are left out)."""
+    existing: dict[int, list[int]] = defaultdict(list)
+    for m, a in Assignment.objects.filter(project=project, message_id__in=mids).values_list("message_id", "annotator_id"):
+        existing[m].append(a)
+    load = dict(
+        Assignment.objects.filter(project=project, annotator_id__in=target_ids, status__in=UNFINISHED)
+        .values_list("annotator_id").annotate(n=Count("pk")).values_list("annotator_id", "n")
+    )
+    return algo.rebalance(mids, target_ids, seed=seed, existing=existing, load=load)
+
+
+def _hand_over(a: Assignment, to: int, order: int, condition: str) -> None:
+    """Give ``a`` to annotator ``to`` as a fresh, pending item at ``order`` under ``condition``."""
+    a.annotator_id = to
+    a.order = order
+    a.condition = condition
+    a.status = Assignment.Status.PENDING
+    a.version += 1
+    a.no_pii = a.uncertain = False
+    a.comment = ""
+    a.undo_log = []
+    a.active_seconds = 0
+    a.started_at = a.submitted_at = None
+    a.save()

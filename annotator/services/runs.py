@@ -172,6 +172,29 @@ def chunk_process(*, chunk_id: int) -> str:
     except Exception as exc:
         chunk_fail(chunk=chunk, error=f"{type(exc).__name__}: {exc}")
         raise
+    predictions, segments, message_ids = _chunk_rows(run, pairs, detections)
+    usage = dict(getattr(detector, "usage", {}) or {})
+    with transaction.atomic():
+        locked = RunChunk.objects.select_for_update().get(pk=chunk.pk)
+        current = DetectorRun.objects.select_for_update().get(pk=run.pk)
+        if locked.status == RunChunk.Status.DONE:
+            return "already done"
+        if current.status == DetectorRun.Status.CANCELLED:
+            return "run cancelled"
+        Prediction.objects.filter(run=run, message_id__in=message_ids).delete()
+        MessageSegment.objects.filter(run=run, message_id__in=message_ids).delete()
+        Prediction.objects.bulk_create(predictions, batch_size=5000)
+        MessageSegment.objects.bulk_create(segments, batch_size=5000)
+        locked.status, locked.error = RunChunk.Status.DONE, ""
+        locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
+        locked.save(update_fields=["status", "error", "seconds", "finished_at"])
+        _advance_run(current, str(getattr(detector, "model_version", ""))[:300], usage)
+    return "done"
+
+
+def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list[int]]:
+    """Unsaved predictions and segments for one chunk's detections, and the message ids they
+    replace; spans past their message's end are dropped."""
     predictions, segments = [], []
     message_ids: list[int] = []
     for (dialogue, pks), dets in zip(pairs, detections, strict=True):
@@ -188,36 +211,26 @@ def chunk_process(*, chunk_id: int) -> str:
             if det.segment is not None:
                 segments.append(MessageSegment(run=run, message_id=message_id, segment=det.segment,
                                                score=det.segment_score))
-    usage = dict(getattr(detector, "usage", {}) or {})
-    with transaction.atomic():
-        locked = RunChunk.objects.select_for_update().get(pk=chunk.pk)
-        current = DetectorRun.objects.select_for_update().get(pk=run.pk)
-        if locked.status == RunChunk.Status.DONE:
-            return "already done"
-        if current.status == DetectorRun.Status.CANCELLED:
-            return "run cancelled"
-        Prediction.objects.filter(run=run, message_id__in=message_ids).delete()
-        MessageSegment.objects.filter(run=run, message_id__in=message_ids).delete()
-        Prediction.objects.bulk_create(predictions, batch_size=5000)
-        MessageSegment.objects.bulk_create(segments, batch_size=5000)
-        locked.status, locked.error = RunChunk.Status.DONE, ""
-        locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
-        locked.save(update_fields=["status", "error", "seconds", "finished_at"])
-        current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
-        current.progress_done = sum(
-            current.chunks.filter(status=RunChunk.Status.DONE).values_list("message_count", flat=True)
-        )
-        current.model_version = str(getattr(detector, "model_version", ""))[:300]
-        if usage:
-            current.usage = usage
-        fields = ["done_chunks", "progress_done", "model_version", "usage"]
-        if current.done_chunks == current.total_chunks:
-            current.status, current.finished_at = DetectorRun.Status.SUCCEEDED, timezone.now()
-            fields += ["status", "finished_at"]
-            audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
-                         messages=current.progress_done)
-        current.save(update_fields=fields)
-    return "done"
+    return predictions, segments, message_ids
+
+
+def _advance_run(current: DetectorRun, model_version: str, usage: dict) -> None:
+    """Count a locked run's finished chunks and messages after one more chunk is done; the last
+    one marks it succeeded (and audits that)."""
+    current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
+    current.progress_done = sum(
+        current.chunks.filter(status=RunChunk.Status.DONE).values_list("message_count", flat=True)
+    )
+    current.model_version = model_version
+    if usage:
+        current.usage = usage
+    fields = ["done_chunks", "progress_done", "model_version", "usage"]
+    if current.done_chunks == current.total_chunks:
+        current.status, current.finished_at = DetectorRun.Status.SUCCEEDED, timezone.now()
+        fields += ["status", "finished_at"]
+        audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
+                     messages=current.progress_done)
+    current.save(update_fields=fields)
 
 
 def chunk_fail(*, chunk: RunChunk, error: str) -> None:

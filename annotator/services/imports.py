@@ -109,7 +109,27 @@ def corpus_import(
         raise ValueError(f"spans_as must be one of {SPANS_AS}")
     t0 = time.perf_counter()
     result = ImportResult()
-    ids = [d.id for d in dialogues]
+    existing = _clashing_ids(project, [d.id for d in dialogues], skip_existing)
+    todo = [d for d in dialogues if d.id not in existing]
+    result.skipped = sorted(existing)
+    result.normalised = sum((normalised or {}).get(d.id, 0) for d in todo)
+
+    with transaction.atomic():
+        rows = _create_dialogues(project, todo, source)
+        result.dialogues = len(rows)
+        result.messages = _create_messages(project, rows, todo, progress)
+        span_count = sum(len(m.spans) for d in todo for m in d.messages)
+        if span_count and spans_as != "ignore":
+            result.spans = span_count
+            result.run_id = _import_spans(project, rows, todo, source, spans_as, user)
+        audit_record(user=user, action="corpus.import", obj=project, project=project,
+                     source=source, spans_as=spans_as, **result.to_dict())
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _clashing_ids(project: Project, ids: list[str], skip_existing: bool) -> set[str]:
+    """The ids among ``ids`` the project already has; raises unless ``skip_existing``."""
     existing = set(
         Dialogue.objects.filter(project=project, external_id__in=ids).values_list("external_id", flat=True)
     ) if len(ids) < 50_000 else _existing_ids(project, ids)
@@ -119,47 +139,46 @@ def corpus_import(
             [CorpusProblem(0, f"{len(existing)} dialogue id(s) already exist in project {project.slug}: "
                               f"{shown}. Nothing was imported; use 'skip existing' to add only new dialogues.")]
         )
-    todo = [d for d in dialogues if d.id not in existing]
-    result.skipped = sorted(existing)
-    result.normalised = sum((normalised or {}).get(d.id, 0) for d in todo)
+    return existing
+
+
+def _create_dialogues(project: Project, todo: Sequence[PDialogue], source: str) -> list[Dialogue]:
+    """The dialogue rows, in ``todo``'s order, with their primary keys set."""
+    rows = Dialogue.objects.bulk_create(
+        [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source)
+         for d in todo],
+        batch_size=BATCH,
+    )
+    if rows and rows[0].pk is None:  # backends without RETURNING
+        by_ext = dict(Dialogue.objects.filter(project=project, external_id__in=[d.id for d in todo])
+                      .values_list("external_id", "pk"))
+        for row in rows:
+            row.pk = by_ext[row.external_id]
+    return rows
+
+
+def _create_messages(
+    project: Project, rows: list[Dialogue], todo: Sequence[PDialogue],
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    """Every message of ``todo`` written in batches, reporting progress; how many were written."""
     total_messages = sum(len(d.messages) for d in todo)
-
-    with transaction.atomic():
-        rows = Dialogue.objects.bulk_create(
-            [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source)
-             for d in todo],
-            batch_size=BATCH,
-        )
-        if rows and rows[0].pk is None:  # backends without RETURNING
-            by_ext = dict(Dialogue.objects.filter(project=project, external_id__in=[d.id for d in todo])
-                          .values_list("external_id", "pk"))
-            for row in rows:
-                row.pk = by_ext[row.external_id]
-        messages: list[Message] = []
-        done = 0
-        for row, d in zip(rows, todo, strict=True):
-            for m in d.messages:
-                messages.append(Message(
-                    dialogue_id=row.pk, project=project, position=m.index, speaker_role=m.role,
-                    speaker=m.speaker[:200], text=m.text, ts=(m.ts or "")[:64], meta=dict(m.meta),
-                ))
-            if len(messages) >= BATCH:
-                done += _flush(messages)
-                if progress:
-                    progress(done, total_messages)
-        done += _flush(messages)
-        if progress:
-            progress(done, total_messages)
-        result.dialogues, result.messages = len(rows), done
-
-        span_count = sum(len(m.spans) for d in todo for m in d.messages)
-        if span_count and spans_as != "ignore":
-            result.spans = span_count
-            result.run_id = _import_spans(project, rows, todo, source, spans_as, user)
-        audit_record(user=user, action="corpus.import", obj=project, project=project,
-                     source=source, spans_as=spans_as, **result.to_dict())
-    result.seconds = time.perf_counter() - t0
-    return result
+    messages: list[Message] = []
+    done = 0
+    for row, d in zip(rows, todo, strict=True):
+        for m in d.messages:
+            messages.append(Message(
+                dialogue_id=row.pk, project=project, position=m.index, speaker_role=m.role,
+                speaker=m.speaker[:200], text=m.text, ts=(m.ts or "")[:64], meta=dict(m.meta),
+            ))
+        if len(messages) >= BATCH:
+            done += _flush(messages)
+            if progress:
+                progress(done, total_messages)
+    done += _flush(messages)
+    if progress:
+        progress(done, total_messages)
+    return done
 
 
 def _existing_ids(project: Project, ids: list[str]) -> set[str]:

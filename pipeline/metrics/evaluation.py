@@ -318,6 +318,34 @@ def _scorer(dialogue_rows: dict[str, list], cols: _Columns, *, weighted: bool, n
     return score
 
 
+def _tally(
+    texts: Mapping[Key, str],
+    gold: Mapping[Key, Sequence[Span]],
+    pred: Mapping[Key, Sequence[Span]],
+    segments: Mapping[Key, str] | None,
+    weights: Mapping[Key, float],
+    cols: _Columns,
+) -> tuple[dict[str, list[float]], _ErrorTally, _NumberTally, int, int]:
+    """One pass over the messages: each dialogue's count row, the error and number tallies, and
+    how many gold and predicted spans there are."""
+    dialogue_rows: dict[str, list[float]] = {}
+    errors, numbers = _ErrorTally(), _NumberTally()
+    n_pred_spans = n_gold_spans = 0
+    for key, text in texts.items():
+        row = dialogue_rows.setdefault(key[0], [0] * (4 * len(cols)))
+        g, p = _dedupe(gold.get(key)), _dedupe(pred.get(key))
+        n_gold_spans += len(g)
+        n_pred_spans += len(p)
+        has_digit = _DIGIT.search(text) is not None
+        tokens = tokenize(text) if (g or p or has_digit) else ()
+        if g or p:
+            _add_message(row, cols, tokens, g, p, weights.get(key, 1.0))
+        errors.add(text, g, p, (segments.get(key) or UNSEGMENTED) if segments is not None else None)
+        if has_digit:
+            numbers.add(tokens, g, p)
+    return dialogue_rows, errors, numbers, n_gold_spans, n_pred_spans
+
+
 def evaluate(
     *,
     texts: Mapping[Key, str],
@@ -349,21 +377,9 @@ def evaluate(
         )
     labels = tuple(labels)
     cols = _Columns(labels)
-    dialogue_rows: dict[str, list[float]] = {}
-    errors, numbers = _ErrorTally(), _NumberTally()
-    n_pred_spans = n_gold_spans = 0
-    for key, text in texts.items():
-        row = dialogue_rows.setdefault(key[0], [0] * (4 * len(cols)))
-        g, p = _dedupe(gold.get(key)), _dedupe(pred.get(key))
-        n_gold_spans += len(g)
-        n_pred_spans += len(p)
-        has_digit = _DIGIT.search(text) is not None
-        tokens = tokenize(text) if (g or p or has_digit) else ()
-        if g or p:
-            _add_message(row, cols, tokens, g, p, weights.get(key, 1.0))
-        errors.add(text, g, p, (segments.get(key) or UNSEGMENTED) if segments is not None else None)
-        if has_digit:
-            numbers.add(tokens, g, p)
+    dialogue_rows, errors, numbers, n_gold_spans, n_pred_spans = _tally(
+        texts, gold, pred, segments, weights, cols
+    )
     score = _scorer(dialogue_rows, cols, weighted=weighted, n_boot=n_boot, seed=seed, confidence=confidence)
     utility = Utility(len(texts), n_pred_spans, n_gold_spans, numbers.total, numbers.removed, numbers.outside,
                       numbers.removed_outside)

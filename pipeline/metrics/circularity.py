@@ -377,28 +377,7 @@ def explain(r: CircularityReport) -> str:
         f"annotators who did not. The difference, {d.value:+.3f} ({pct} interval "
         f"{d.ci_low:+.3f} to {d.ci_high:+.3f}),",
     ]
-    if r.flagged:
-        parts.append(
-            f"exceeds the {r.threshold:.2f} threshold and its interval lies above zero: seeing the "
-            "model's suggestions pulled the gold towards the model, so scores measured against "
-            "aware gold overstate the detector. Report the blind-gold figures."
-        )
-    elif d.value > r.threshold:
-        parts.append(
-            f"exceeds the {r.threshold:.2f} threshold, but its interval reaches zero, so it is not "
-            "flagged: the data do not yet show inflation with confidence; label more items in "
-            "randomized mode before trusting aware-gold scores."
-        )
-    elif d.ci_high > r.threshold:
-        parts.append(
-            f"is below the {r.threshold:.2f} threshold, but the interval reaches above it, so an "
-            "inflation of that size cannot be ruled out yet."
-        )
-    else:
-        parts.append(
-            f"stays below the {r.threshold:.2f} threshold across its interval: no sign that the "
-            "suggestions shaped the gold."
-        )
+    parts.append(_verdict(r))
     if r.n_paired_dialogues < MIN_DIALOGUES:
         parts.append(
             f" These items come from only {r.n_paired_dialogues} dialogue"
@@ -406,6 +385,39 @@ def explain(r: CircularityReport) -> str:
             "is not trustworthy until more are labelled in randomized mode."
         )
     parts.append(_design(r))
+    parts.extend(_behaviour(r))
+    return " ".join(p.strip() if i else p for i, p in enumerate(parts) if p).replace("  ", " ")
+
+
+def _verdict(r: CircularityReport) -> str:
+    """How the measured difference stands against the threshold, and what to do about it."""
+    d = r.delta_f1
+    if r.flagged:
+        return (
+            f"exceeds the {r.threshold:.2f} threshold and its interval lies above zero: seeing the "
+            "model's suggestions pulled the gold towards the model, so scores measured against "
+            "aware gold overstate the detector. Report the blind-gold figures."
+        )
+    if d.value > r.threshold:
+        return (
+            f"exceeds the {r.threshold:.2f} threshold, but its interval reaches zero, so it is not "
+            "flagged: the data do not yet show inflation with confidence; label more items in "
+            "randomized mode before trusting aware-gold scores."
+        )
+    if d.ci_high > r.threshold:
+        return (
+            f"is below the {r.threshold:.2f} threshold, but the interval reaches above it, so an "
+            "inflation of that size cannot be ruled out yet."
+        )
+    return (
+        f"stays below the {r.threshold:.2f} threshold across its interval: no sign that the "
+        "suggestions shaped the gold."
+    )
+
+
+def _behaviour(r: CircularityReport) -> list[str]:
+    """Sentences on how annotators acted: kept suggestions, decision times, adjudication."""
+    parts = []
     acc = r.accept_without_edit.get(AWARE)
     base = r.accept_without_edit.get(BLIND)
     if acc is not None:
@@ -424,7 +436,7 @@ def explain(r: CircularityReport) -> str:
             f" Of {disputed} disputed span{'' if disputed == 1 else 's'} settled by an adjudicator, "
             f"{r.adjudication['settled_for_model']} went the way the model had them."
         )
-    return " ".join(p.strip() if i else p for i, p in enumerate(parts) if p).replace("  ", " ")
+    return parts
 
 
 def _design(r: CircularityReport) -> str:

@@ -12,3 +12,5 @@ from annotator.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 BLINDSPOT_EAGER_IN_THREAD = False
+# Tests collect no static files: look them up per request instead of warning that STATIC_ROOT is missing.
+WHITENOISE_AUTOREFRESH = True

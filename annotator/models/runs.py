@@ -68,6 +68,7 @@ class RunChunk(models.Model):
     seconds = models.FloatField(default=0)
     error = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that finished it.")
 
     class Meta:
         ordering = ["run", "index"]
@@ -106,3 +107,24 @@ class MessageSegment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.message_id}: {self.segment}"
+
+
+class MessageUncertainty(models.Model):
+    """How sure a run's model was about one message: its decision ``margin`` (tagger runs).
+
+    Model output like a prediction, so never shown to annotators; "least sure" plans rank by it
+    (see :func:`pipeline.tagger.labels.decision_margin`)."""
+
+    run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="uncertainties")
+    message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="+")
+    margin = models.FloatField(help_text="Smallest distance of a word's probability to its threshold.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "message"], name="uncertainty_unique"),
+            models.CheckConstraint(condition=models.Q(margin__gte=0), name="uncertainty_margin_nonnegative"),
+        ]
+        indexes = [models.Index(fields=["run", "margin"], name="uncertainty_by_margin")]
+
+    def __str__(self) -> str:
+        return f"{self.message_id}: {self.margin:.3f}"

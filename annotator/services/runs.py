@@ -25,6 +25,7 @@ from annotator.models import (
     Dialogue,
     Message,
     MessageSegment,
+    MessageUncertainty,
     Prediction,
     Project,
     RunChunk,
@@ -154,8 +155,11 @@ def run_resume(*, run: DetectorRun, user=None) -> int:
         return run_enqueue(run)
 
 
-def chunk_process(*, chunk_id: int) -> str:
-    """Detect over one chunk and replace its predictions; returns what happened (for logs/tests)."""
+def chunk_process(*, chunk_id: int, worker: str = "") -> str:
+    """Detect over one chunk and replace its predictions; returns what happened (for logs/tests).
+
+    Any worker may take any chunk; ``worker`` (the Celery worker's name) is recorded on the chunk
+    that it finishes, so a run shows how its chunks spread."""
     chunk = RunChunk.objects.select_related("run").get(pk=chunk_id)
     run = chunk.run
     if chunk.status == RunChunk.Status.DONE:
@@ -172,7 +176,7 @@ def chunk_process(*, chunk_id: int) -> str:
     except Exception as exc:
         chunk_fail(chunk=chunk, error=f"{type(exc).__name__}: {exc}")
         raise
-    predictions, segments, message_ids = _chunk_rows(run, pairs, detections)
+    predictions, segments, margins, message_ids = _chunk_rows(run, pairs, detections)
     usage = dict(getattr(detector, "usage", {}) or {})
     with transaction.atomic():
         locked = RunChunk.objects.select_for_update().get(pk=chunk.pk)
@@ -183,19 +187,21 @@ def chunk_process(*, chunk_id: int) -> str:
             return "run cancelled"
         Prediction.objects.filter(run=run, message_id__in=message_ids).delete()
         MessageSegment.objects.filter(run=run, message_id__in=message_ids).delete()
+        MessageUncertainty.objects.filter(run=run, message_id__in=message_ids).delete()
         Prediction.objects.bulk_create(predictions, batch_size=5000)
         MessageSegment.objects.bulk_create(segments, batch_size=5000)
-        locked.status, locked.error = RunChunk.Status.DONE, ""
+        MessageUncertainty.objects.bulk_create(margins, batch_size=5000)
+        locked.status, locked.error, locked.worker = RunChunk.Status.DONE, "", worker[:200]
         locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
-        locked.save(update_fields=["status", "error", "seconds", "finished_at"])
+        locked.save(update_fields=["status", "error", "worker", "seconds", "finished_at"])
         _advance_run(current, str(getattr(detector, "model_version", ""))[:300], usage)
     return "done"
 
 
-def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list[int]]:
-    """Unsaved predictions and segments for one chunk's detections, and the message ids they
-    replace; spans past their message's end are dropped."""
-    predictions, segments = [], []
+def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list, list[int]]:
+    """Unsaved predictions, segments and uncertainty margins for one chunk's detections, and the
+    message ids they replace; spans past their message's end are dropped."""
+    predictions, segments, margins = [], [], []
     message_ids: list[int] = []
     for (dialogue, pks), dets in zip(pairs, detections, strict=True):
         message_ids.extend(pks)
@@ -211,7 +217,9 @@ def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list[i
             if det.segment is not None:
                 segments.append(MessageSegment(run=run, message_id=message_id, segment=det.segment,
                                                score=det.segment_score))
-    return predictions, segments, message_ids
+            if det.margin is not None:
+                margins.append(MessageUncertainty(run=run, message_id=message_id, margin=max(0.0, det.margin)))
+    return predictions, segments, margins, message_ids
 
 
 def _advance_run(current: DetectorRun, model_version: str, usage: dict) -> None:

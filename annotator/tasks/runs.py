@@ -7,12 +7,12 @@ from celery import shared_task
 from annotator.services.runs import chunk_process
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, name="annotator.run_chunk")
-def run_chunk_task(chunk_id: int) -> str:
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="annotator.run_chunk")
+def run_chunk_task(self, chunk_id: int) -> str:
     """Idempotent: a redelivered chunk replaces its own predictions or finds itself done.
 
     Detector errors are recorded on the chunk and the run by the service and not retried here:
     the LLM detector already retries transient endpoint errors itself, and an admin can resume
     a failed run from its page.
     """
-    return chunk_process(chunk_id=chunk_id)
+    return chunk_process(chunk_id=chunk_id, worker=self.request.hostname or "")

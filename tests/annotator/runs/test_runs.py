@@ -209,3 +209,39 @@ def test_llm_run_through_the_queue_against_a_local_endpoint(project, settings, d
     failing.refresh_from_db()
     assert failing.status == "failed" and "upstream overloaded" in failing.error
     assert Prediction.objects.filter(run=failing).count() == 0
+
+
+def _spans(run) -> list[tuple]:
+    return sorted(Prediction.objects.filter(run=run).values_list("message_id", "start", "end", "label", "score"))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+def test_two_workers_share_a_runs_chunks_and_predict_what_one_process_does(celery_worker, project,
+                                                                          django_capture_on_commit_callbacks):
+    """Issue 14 item 3: any worker takes any chunk; together they leave no duplicate and no gap."""
+    from annotator.celery import app
+
+    _corpus(project, n=16)
+    workers = [celery_worker(concurrency=1, extra_env=WORKER_ENV) for _ in range(2)]
+    for w in workers:
+        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=f"a worker to start\n{w.output()[-3000:]}")
+    config = {"seconds_per_dialogue": 0.3}
+    run = runs.run_start(project=project, detector="slow_test", config=config, chunk_dialogues=1)
+    assert runs.run_enqueue(run) == 16
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
+             what=f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    names = [w.rsplit("@", 1)[0] for w in run.chunks.values_list("worker", flat=True)]
+    assert set(names) == {f"{app.conf.task_default_queue}-0", f"{app.conf.task_default_queue}-1"}, names
+
+    app.conf.task_always_eager = True  # the same detector over the same corpus, in this process
+    with django_capture_on_commit_callbacks(execute=True):
+        alone = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0})
+        runs.run_enqueue(alone)
+    alone.refresh_from_db()
+    assert alone.status == "succeeded" and alone.total_chunks == 1
+    assert len(_spans(run)) == 32 and len(set(_spans(run))) == 32
+    assert _spans(run) == _spans(alone)
+    assert run.progress_done == run.progress_total == 32

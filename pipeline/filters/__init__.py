@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 _FILTERS: dict[str, Callable[..., Any]] = {}
-_MODULES = ("maths", "placeholder", "anchor", "cues")
+_MODULES = ("maths", "placeholder", "anchor", "cues", "junk")
 
 
 def register(name: str, version: str) -> Callable[[F], F]:

@@ -9,17 +9,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.synthetic import chat
+from pipeline.synthetic import chat, classroom
 from pipeline.synthetic import pools as P
 from pipeline.synthetic.maths import PROBLEMS, Problem, problem_names
 from pipeline.synthetic.render import Seg, assemble, chat_noise, lit, pick, pii, render
 from pipeline.types import Dialogue, Message
 
 GENERATOR_NAME = "blindspot-synthetic"
-GENERATOR_VERSION = "1.0"
+GENERATOR_VERSION = "1.1"
 POLICIES = ("strict", "recall_first")
-SPEAKERS = {"T": "Tutor", "S": "Student", "P": "Parent"}
-ROLES = {"T": "tutor", "S": "student", "P": "other"}
+SPEAKERS = {"T": "Tutor", "S": "Student", "P": "Parent", "C": "Teacher", "K": "Student"}
+ROLES = {"T": "tutor", "S": "student", "P": "other", "C": "tutor", "K": "student"}
+# share of whole-class lessons among generated dialogues (the rest are one-to-one tutoring)
+CLASSROOM_SHARE = 0.35
 
 GRADES = ("4th", "5th", "6th", "7th", "8th", "9th", "10th", "third", "fifth", "sixth", "seventh", "eighth", "ninth")
 ID_CUES = ("student id", "student ID", "student number", "id number", "ID", "lunch number", "lunch pin",
@@ -310,6 +312,28 @@ def generate_dialogue(
     return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor=anchor, meta=meta)
 
 
+def generate_lesson(
+    rng: random.Random,
+    pools: P.Pools,
+    index: int,
+    *,
+    policy: str = "strict",
+    seed: int = 0,
+    length: tuple[int, int] = (18, 36),
+    id_prefix: str = "synth",
+    max_messages: int | None = None,
+) -> Dialogue:
+    """One whole-class lesson transcript (:mod:`pipeline.synthetic.classroom`) with gold spans."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    turns, meta = classroom.lesson_turns(pools, rng, rng.randint(*length))
+    if max_messages is not None:
+        turns = turns[:max_messages]
+    messages = _render_messages(turns, rng, policy, typed=False)
+    meta = {"generator": GENERATOR_NAME, "version": GENERATOR_VERSION, "seed": seed, "policy": policy, **meta}
+    return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor="", meta=meta)
+
+
 @dataclass
 class _ProblemPlan:
     """The maths problems of one dialogue: their turn blocks, kinds, characters and the anchor."""
@@ -338,10 +362,11 @@ def _plan_problems(pools: P.Pools, rng: random.Random, cast: Cast, budget: int) 
     return plan
 
 
-def _render_messages(turns: list[Turn], rng: random.Random, policy: str) -> list[Message]:
+def _render_messages(turns: list[Turn], rng: random.Random, policy: str, *, typed: bool = True) -> list[Message]:
     """Turns to messages with chat noise (the student's level drawn per dialogue) and gold spans;
-    the strict policy does not label word-problem characters."""
-    noise = rng.choice((0.0, 0.1, 0.2, 0.3, 0.45))
+    the strict policy does not label word-problem characters. Transcribed speech
+    (``typed=False``) keeps its spelling and only sometimes loses its capitals."""
+    noise = rng.choice((0.0, 0.1, 0.2, 0.3, 0.45)) if typed else 0.05
 
     def keep(label: str, tag: str | None) -> str | None:
         return None if (tag == "problem_character" and policy == "strict") else label
@@ -349,7 +374,9 @@ def _render_messages(turns: list[Turn], rng: random.Random, policy: str) -> list
     messages = []
     for i, (role, segs) in enumerate(turns):
         level = noise if role == "S" else (0.03 if role == "T" else 0.05)
-        text, spans, traps = assemble(_tidy(chat_noise(segs, rng, level, words=role != "T")), keep=keep)
+        text, spans, traps = assemble(
+            _tidy(chat_noise(segs, rng, level, words=typed and role != "T")), keep=keep
+        )
         messages.append(
             Message(text=text, speaker=SPEAKERS[role], role=ROLES[role], index=i, spans=spans,
                     meta={"traps": traps} if traps else {})
@@ -398,22 +425,31 @@ def _tidy(segs: list[Seg]) -> list[Seg]:
 
 def iter_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
-    id_prefix: str = "synth", max_messages: int | None = None,
+    id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
 ) -> Iterator[Dialogue]:
-    """Dialogue ``i`` depends only on ``(seed, i)``: a bigger corpus extends a smaller one."""
+    """Dialogue ``i`` depends only on ``(seed, i)``: a bigger corpus extends a smaller one.
+
+    A ``classroom`` share of the dialogues are whole-class lessons, the rest tutoring sessions;
+    which ones is drawn apart from the dialogue's own generator, so with ``classroom=0`` the
+    corpus is the tutoring corpus of generator 1.0 (the demo corpus is).
+    """
+    if not 0 <= classroom <= 1:
+        raise ValueError(f"classroom share must be between 0 and 1, not {classroom}")
     pools = P.build_pools(seed)
     for i in range(n_dialogues):
         rng = random.Random(seed * 1_000_003 + i)
-        yield generate_dialogue(rng, pools, i, policy=policy, seed=seed, length=length, id_prefix=id_prefix,
-                                max_messages=max_messages)
+        lesson = classroom > 0 and random.Random(f"classroom:{seed}:{i}").random() < classroom
+        make = generate_lesson if lesson else generate_dialogue
+        yield make(rng, pools, i, policy=policy, seed=seed, length=length, id_prefix=id_prefix,
+                   max_messages=max_messages)
 
 
 def generate_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
-    id_prefix: str = "synth", max_messages: int | None = None,
+    id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
 ) -> list[Dialogue]:
     return list(iter_corpus(n_dialogues, seed, policy=policy, length=length, id_prefix=id_prefix,
-                            max_messages=max_messages))
+                            max_messages=max_messages, classroom=classroom))
 
 
 def generate_messages(n_messages: int, seed: int = 0, **kwargs: Any) -> list[Dialogue]:

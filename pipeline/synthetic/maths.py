@@ -23,6 +23,8 @@ TRAP_KINDS = (
     "money", "measurement", "year", "pick_number", "percent", "problem_age", "coordinate",
     "number_list", "famous_name", "plain_course", "session_date", "session_time", "section_number",
     "placeholder", "grade_level", "name_like_word", "problem_place",
+    # classroom transcripts (pipeline.synthetic.classroom)
+    "filler", "endearment", "maths_word", "reference", "initial", "asr", "modal_may",
 )
 
 

@@ -1,0 +1,115 @@
+"""Junk filters: classroom talk that detectors flag and that is never anybody's identity.
+
+Measured on real classroom transcripts, every detector flags some of: fillers ("Mhm", "Ahuh",
+"Mm-hmm"), endearments ("honey", "hon"), maths words ("hexagon", "Acute", "math" as a COURSE),
+references into the material ("page 177", "exploration 3A"), road names of a task map ("I-95"),
+the modal "May" ("May I go"), and initials that a transcript already de-identified ("Ms. H",
+"Mrs. L"). :func:`junk_kind` says which of these a span is; detectors drop such spans and the
+classroom bench counts them as junk flags, from the same lists.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.filters import register
+from pipeline.maths import MATH_WORDS
+
+FILLER_RE = re.compile(
+    r"m+-?h+m+|m+-?hm+|mm+|a+-?h+u+h+|u+h+-?h+u+h+|u+h+|u+m+|h+m+|h+u+h+|e+r+m*|o+h+|a+h+|"
+    r"o+o+h+|w+h+o+a+|w+o+w+|y+e+a+h*|y+e+p+|n+o+p+e+|o+k+a*y*|a+l+r+i+g+h+t+|u+h+-?o+h+|"
+    r"h+u+h+-?u+h+|a+-?h+a+|h+a+(?:h+a+)*|y+a+y+|s+h+",
+    re.IGNORECASE,
+)
+ENDEARMENTS = frozenset(
+    """honey hon hun sweetie sweetheart sweetpea sweety sugar darling dear dearie love lovey babe
+    baby bud buddy buddies pal kiddo kiddos kid kids champ friend friends folks guys girls boys
+    mister missy mijo mija papi mami ladies gentlemen everybody everyone class team""".split()  # noqa: SIM905
+)
+# maths words a classroom uses, lower case; never words that are also common first names
+CLASSROOM_MATHS_WORDS = frozenset(
+    """cubic isosceles scalene equilateral quadrilateral quadrilaterals heptagon decagon nonagon
+    hexagons pentagons octagons trapezoids rhombuses kite kites tessellation array arrays
+    multiplier dividends addends minuend subtrahend estimate exploration explorations lesson
+    lessons unit chapter worksheet journal manipulatives manipulative cubes tiles
+    number model models numberline tenths hundredths expanded standard form notation""".split()  # noqa: SIM905
+)
+NAME_LIKE_MATHS_WORDS = frozenset({"penny", "mark", "will", "ray", "bill", "sum", "digit"})
+MATHS_WORDS = (MATH_WORDS | CLASSROOM_MATHS_WORDS) - NAME_LIKE_MATHS_WORDS
+REFERENCE_RE = re.compile(
+    r"(?:page|pages|pg\.?|p\.|lesson|exploration|explore|chapter|ch\.|unit|section|problem|"
+    r"question|exercise|number|no\.|task|activity|investigation|module|topic|slide|part|step|"
+    r"warm-?up|day|week|grade)\s*#?\s*\d+(?:[.\-]\d+)*[A-Za-z]?",
+    re.IGNORECASE,
+)
+ROUTE_RE = re.compile(
+    r"(?:I|US|SR|Route|Rt\.?|Highway|Hwy\.?|Interstate)[\s-]?\d{1,3}[A-Z]?", re.IGNORECASE
+)
+_TITLE = r"(?:mr|mrs|ms|miss|mx|dr|coach|teacher|professor|prof)\.?"
+# one letter ("Ms. H", "L."), or two with periods ("J. R."); never "Mr. Le" or "Ms. Wu"
+INITIAL_RE = re.compile(rf"(?i:{_TITLE}\s+)?[A-Za-z]\.?(?:\s?[A-Z]\.)?")
+_TITLE_BEFORE = re.compile(rf"\b{_TITLE}\s+$", re.IGNORECASE)
+_MODAL_MAY = re.compile(
+    r"may\s+(?:i|we|you|he|she|they|everyone|somebody|someone)\b", re.IGNORECASE
+)
+_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
+KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial")
+
+
+def _words(piece: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(piece)]
+
+
+def is_filler(piece: str) -> bool:
+    """Every word of the span is a filler: "Mhm", "Ahuh", "Mm-hmm", "uh huh"."""
+    words = re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", piece)
+    return (
+        bool(words) and not re.search(r"\d", piece) and all(FILLER_RE.fullmatch(w) for w in words)
+    )
+
+
+def is_endearment(piece: str) -> bool:
+    """Terms of address, not names: "honey", "hon", "my friends"."""
+    words = [w for w in _words(piece) if w not in ("my", "the", "you")]
+    return bool(words) and all(w in ENDEARMENTS for w in words)
+
+
+def is_maths_word(piece: str) -> bool:
+    """Every word is maths vocabulary: "hexagon", "Acute", "cubic units", "math"."""
+    words = _words(piece)
+    return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
+
+
+@register("junk.span", "1")
+def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
+    """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
+
+    Structured identifiers (EMAIL, PHONE, URL, USERNAME, ID_NUMBER) are never junk: a pattern
+    found them, not a guess about a word.
+    """
+    if label in ("EMAIL", "PHONE", "URL", "USERNAME", "ID_NUMBER"):
+        return None
+    piece = text[start:end].strip()
+    if not piece:
+        return None
+    if INITIAL_RE.fullmatch(piece):
+        return "initial"
+    if _TITLE_BEFORE.search(text[max(0, start - 12) : start]):
+        return None  # "Mr. Oh", "Ms. Page": a surname, whatever else the word means
+    if is_filler(piece):
+        return "filler"
+    if is_endearment(piece):
+        return "endearment"
+    if is_maths_word(piece):
+        return "maths_word"
+    if REFERENCE_RE.fullmatch(piece):
+        return "reference"
+    if ROUTE_RE.fullmatch(piece):
+        return "route"
+    if label != "AGE" and _MODAL_MAY.match(text, start) and not re.search(r"\d", piece):
+        return "modal_may"
+    return None
+
+
+def is_junk(text: str, start: int, end: int, label: str = "NAME") -> bool:
+    return junk_kind(text, start, end, label) is not None

@@ -114,13 +114,15 @@ class Dialogue:
 
 @dataclass(frozen=True, slots=True)
 class Detection:
-    """What a detector says about one message: its spans and, optionally, its segment."""
+    """What a detector says about one message: its spans and, optionally, its segment and how
+    near the model came to another call (``margin``, see :func:`pipeline.tagger.labels.decision_margin`)."""
 
     dialogue_id: str
     index: int
     spans: tuple[Span, ...] = ()
     segment: str | None = None
     segment_score: float | None = None
+    margin: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

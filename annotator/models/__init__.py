@@ -7,7 +7,13 @@ from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
 from annotator.models.jobs import BackgroundJob, JobFields, JobStatus
-from annotator.models.runs import DetectorRun, MessageSegment, Prediction, RunChunk
+from annotator.models.runs import (
+    DetectorRun,
+    MessageSegment,
+    MessageUncertainty,
+    Prediction,
+    RunChunk,
+)
 
 __all__ = [
     "AdjudicationDecision",
@@ -26,6 +32,7 @@ __all__ = [
     "Membership",
     "Message",
     "MessageSegment",
+    "MessageUncertainty",
     "Prediction",
     "Project",
     "Role",

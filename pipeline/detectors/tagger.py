@@ -14,7 +14,8 @@ Config:
 
 ``model_version`` is ``name/version`` of the weights in use (plus ``+int8`` or ``+bf16``, and
 ``+onnx`` / ``+onnx-int8`` for the ONNX files), which
-every run records. The model is loaded on first use, never in ``__init__``.
+every run records. Each message's detection carries its decision ``margin`` (the uncertainty
+that the app's "least sure" plans rank by). The model is loaded on first use, never in ``__init__``.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class TaggerDetector(BaseDetector):
         return self.batched(dialogues, self._run, max_messages=CHUNK_MESSAGES)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
+        from pipeline.tagger.labels import decision_margin
         from pipeline.tagger.postfilter import anchor_words, filter_spans
 
         model = self.model
@@ -138,6 +140,7 @@ class TaggerDetector(BaseDetector):
         except (RuntimeError, ValueError, IndexError) as exc:
             raise DetectorError(f"tagger: inference failed on a batch: {exc}") from exc
         thresholds = self.thresholds()
+        thr = [float(thresholds.get(lab, 0.5)) for lab in model.label_map.labels]
         policy = self.config["policy"]
         for dialogue, dprobs in zip(dialogues, probs, strict=True):
             vocab = anchor_words(dialogue.anchor)
@@ -147,7 +150,8 @@ class TaggerDetector(BaseDetector):
                 if self.config["postfilter"]:
                     spans = filter_spans(dialogue, k, spans, policy=policy, anchor_vocab=vocab)
                 spans = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in spans]
-                out.append(Detection(dialogue.id, message.index, tuple(sorted(spans))))
+                margin = decision_margin(model.entity_probs(mp.probs)[0], thr) if mp.words else None
+                out.append(Detection(dialogue.id, message.index, tuple(sorted(spans)), margin=margin))
             yield out
 
 

@@ -146,3 +146,27 @@ def decode_words(
             Span(words[run[0]].start, words[run[-1]].end, labels[k], score=float(votes[k]) / len(run))
         )
     return spans
+
+
+def decision_margin(entity_probs: Sequence[Sequence[float]], thresholds: Sequence[float]) -> float | None:
+    """How close one message came to a different call: the smallest distance, over its words,
+    between a probability :func:`decode_words` compares with a threshold and that threshold.
+
+    Per word both tests count: its most probable label's probability (to start a span) and its
+    total PII probability (to continue one), each against the threshold of that label. 0 means a
+    word sat exactly on a threshold; the larger, the surer the model was of every word. It is
+    the margin of uncertainty sampling measured on the decoder's own decision, not an entropy:
+    a word split between two PII labels is not uncertain when either way it is PII. Scored
+    before any post-filter (the filter's rules are not the model's). None for a message without
+    words.
+    """
+    ent = np.asarray(entity_probs, dtype=np.float64)
+    if not ent.size:
+        return None
+    ent = ent.reshape(ent.shape[0], -1)
+    thr = np.asarray(thresholds, dtype=np.float64)
+    best = ent.argmax(axis=1)
+    need = thr[best]
+    start = np.abs(ent[np.arange(len(ent)), best] - need)
+    cont = np.abs(ent.sum(axis=1) - need)
+    return float(np.minimum(start, cont).min())

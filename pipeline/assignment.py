@@ -9,6 +9,11 @@ nobody labels a message blind after seeing the model's suggestions on its neighb
 Each plan also knows every item's *inclusion probability* under its design (1 for flagged items,
 the audit share for audit items, n/N for a dialogue sample), so scores can weight items by its
 inverse (Horvitz–Thompson) instead of overstating recall on an audit sample.
+
+The ``uncertain`` strategy is uncertainty sampling (as in Prodigy's teach recipes): the messages
+whose model sat nearest its decision thresholds teach it most per label. Ranking by the model's
+own scores is a deliberate bias, so it comes with an audit sample of unflagged messages drawn at
+random with recorded weights, and the chosen items are queued in dialogue order, never by score.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ from __future__ import annotations
 import itertools
 import random
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 FLAGGED = "flagged"
 FLAGGED_AUDIT = "flagged_audit"
 DIALOGUES = "dialogues"
-STRATEGIES = (FLAGGED, FLAGGED_AUDIT, DIALOGUES)
+UNCERTAIN = "uncertain"
+STRATEGIES = (FLAGGED, FLAGGED_AUDIT, DIALOGUES, UNCERTAIN)
 
 BLIND = "blind"
 AWARE = "aware"
@@ -41,12 +47,18 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True, slots=True, order=True)
 class Item:
-    """One message that can be assigned, in dialogue order (the sort order)."""
+    """One message that can be assigned, in dialogue order (the sort order).
+
+    ``margin``: how near the model came to another call on it (smaller: less sure; None: not
+    scored). ``audit``: set by :func:`select_items` on items it drew into an audit sample.
+    """
 
     dialogue_id: int
     position: int
     message_id: int
     flagged: bool = field(default=False, compare=False)
+    margin: float | None = field(default=None, compare=False)
+    audit: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +82,19 @@ def select_items(
     seed: int,
     audit_rate: float = 0.0,
     n_dialogues: int = 0,
+    budget: int = 0,
+    audit_share: float = 0.0,
+    skip: Collection[int] = (),
 ) -> tuple[list[Item], dict]:
     """The items a plan covers, in dialogue order, and the figures that describe the sample.
 
     - ``flagged``: every item any chosen run flagged;
     - ``flagged_audit``: those plus ``round(audit_rate * unflagged)`` unflagged items drawn at
       random, so misses are found and recall can be estimated (weight audit items by 1/rate);
-    - ``dialogues``: every message of ``n_dialogues`` dialogues drawn at random.
+    - ``dialogues``: every message of ``n_dialogues`` dialogues drawn at random;
+    - ``uncertain``: ``budget`` items, of which ``round(audit_share * budget)`` are an audit
+      sample of unflagged items and the rest the scored items of smallest ``margin`` (see
+      :func:`_select_uncertain`); ``skip`` (message ids already assigned) is left out of the ranking.
     """
     if strategy not in STRATEGIES:
         raise PlanError(f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}.")
@@ -94,6 +112,8 @@ def select_items(
         chosen = set(rng.sample(dialogues, n_dialogues))
         selected = [it for it in pool if it.dialogue_id in chosen]
         summary.update(pool_dialogues=len(dialogues), dialogues=len(chosen), flagged=sum(it.flagged for it in selected))
+    elif strategy == UNCERTAIN:
+        selected = _select_uncertain(pool, rng, summary, budget=budget, audit_share=audit_share, skip=skip)
     else:
         selected = list(flagged)
         summary.update(flagged=len(flagged), unflagged_pool=len(unflagged))
@@ -101,11 +121,51 @@ def select_items(
             if not 0 < audit_rate <= 1:
                 raise PlanError("The audit rate must be above 0 and at most 1 (e.g. 0.05 for 5%).")
             n_audit = round(audit_rate * len(unflagged))
-            audit = rng.sample(unflagged, n_audit)
+            audit = [replace(it, audit=True) for it in rng.sample(unflagged, n_audit)]
             selected = sorted(selected + audit)
             summary.update(audit_rate=audit_rate, audit_sampled=n_audit)
     summary["items"] = len(selected)
     return selected, summary
+
+
+def _select_uncertain(pool: list[Item], rng: random.Random, summary: dict, *, budget: int,
+                      audit_share: float, skip: Collection[int]) -> list[Item]:
+    """The ``uncertain`` sample: the least-sure scored items, plus an audit of unflagged ones.
+
+    Scored items not in ``skip`` are ranked by margin (ties in a seeded random order) and the
+    first ``budget - n_audit`` taken: given the model's scores they are taken with certainty
+    (inclusion probability 1). The audit draws ``n_audit`` items uniformly from the unflagged
+    items the ranking did not take, so each has probability ``n_audit / audit_pool`` — the
+    weight that lets misses in the rest of the corpus be estimated. Flagged items outside the
+    ranking are not sampled at all: pair this plan with a flagged one to estimate precision.
+    ``summary`` gets the figures that say what was chosen and why.
+    """
+    if budget < 1:
+        raise PlanError("Give the number of messages to plan (the budget, at least 1).")
+    if not 0 <= audit_share < 1:
+        raise PlanError("The audit share must be at least 0 and below 1 (e.g. 0.2 for a fifth of the budget).")
+    skip = set(skip)
+    scored = [it for it in pool if it.margin is not None]
+    if not scored:
+        raise PlanError("No message has an uncertainty score: run the tagger over the project and choose that run.")
+    candidates = [it for it in scored if it.message_id not in skip]
+    n_audit = round(audit_share * budget)
+    ranked = sorted(candidates, key=lambda it: (it.margin, rng.random()))
+    top = ranked[:budget - n_audit]
+    taken = {it.message_id for it in top}
+    audit_pool = [it for it in pool if not it.flagged and it.message_id not in taken]
+    n_audit = min(n_audit, len(audit_pool))
+    audit = [replace(it, audit=True) for it in rng.sample(audit_pool, n_audit)]
+    summary.update(
+        budget=budget, audit_share=audit_share, flagged=sum(it.flagged for it in pool),
+        unflagged_pool=sum(not it.flagged for it in pool), scored=len(scored),
+        skipped_assigned=len(scored) - len(candidates), uncertain=len(top),
+        uncertain_flagged=sum(it.flagged for it in top),
+        margin_max=round(top[-1].margin, 4) if top else None,
+        margin_next=round(ranked[len(top)].margin, 4) if len(ranked) > len(top) else None,
+        audit_pool=len(audit_pool), audit_sampled=n_audit,
+    )
+    return sorted(top + audit)
 
 
 def distribute(
@@ -162,18 +222,21 @@ def distribute(
 def inclusion_probabilities(selected: Iterable[Item], summary: Mapping) -> dict[int, float]:
     """Each selected item's probability of being selected under the plan's design.
 
-    Flagged items are taken with certainty (1); audit items with the realised audit share
-    ``audit_sampled / unflagged_pool`` (the rate, after rounding to whole items); every item of a
-    dialogue sample with ``dialogues / pool_dialogues``. Weight an item by ``1 / p``.
+    Flagged items (and the least-sure items of an ``uncertain`` plan) are taken with certainty
+    (1); audit items with the realised audit share ``audit_sampled / audit_pool`` (the rate, after
+    rounding to whole items; the pool is every unflagged item, less the least-sure ones in an
+    ``uncertain`` plan); every item of a dialogue sample with ``dialogues / pool_dialogues``.
+    Weight an item by ``1 / p``.
     """
     strategy = summary.get("strategy")
-    audit = (summary.get("audit_sampled", 0) / summary["unflagged_pool"]) if summary.get("unflagged_pool") else 1.0
+    pool = summary.get("audit_pool", summary.get("unflagged_pool"))
+    audit = summary.get("audit_sampled", 0) / pool if pool else 1.0
     share = (summary["dialogues"] / summary["pool_dialogues"]) if summary.get("pool_dialogues") else 1.0
     out: dict[int, float] = {}
     for it in selected:
         if strategy == DIALOGUES:
             out[it.message_id] = share
-        elif strategy == FLAGGED_AUDIT and not it.flagged:
+        elif it.audit:
             out[it.message_id] = audit
         else:
             out[it.message_id] = 1.0
@@ -270,16 +333,21 @@ def make_plan(
     mode: str,
     audit_rate: float = 0.0,
     n_dialogues: int = 0,
+    budget: int = 0,
+    audit_share: float = 0.0,
     existing: Mapping[int, Iterable[Hashable]] | None = None,
     load: Mapping[Hashable, int] | None = None,
     fixed: Mapping[tuple[Hashable, Hashable], str] | None = None,
 ) -> PlanResult:
     """Select, distribute and set conditions in one reproducible step.
 
-    ``fixed`` maps (annotator, dialogue id) to the condition earlier plans gave it.
+    ``fixed`` maps (annotator, dialogue id) to the condition earlier plans gave it. An
+    ``uncertain`` plan ranks only items nobody has yet (``existing``), so the next plan takes the
+    next least-sure items instead of finding its choice already covered.
     """
     selected, summary = select_items(
-        items, strategy=strategy, seed=seed, audit_rate=audit_rate, n_dialogues=n_dialogues
+        items, strategy=strategy, seed=seed, audit_rate=audit_rate, n_dialogues=n_dialogues,
+        budget=budget, audit_share=audit_share, skip=[m for m, who in (existing or {}).items() if who],
     )
     pairs, dist = distribute(selected, annotators, k=k, seed=seed, existing=existing, load=load)
     with_conditions = assign_conditions(pairs, mode=mode, seed=seed, fixed=fixed)
@@ -290,9 +358,9 @@ def make_plan(
         row[p.condition] += 1
     summary.update(dist, mode=mode, seed=seed, per_annotator=per_annotator)
     inclusion = inclusion_probabilities(selected, summary)
-    if summary["strategy"] == FLAGGED_AUDIT:
-        summary["audit_inclusion_probability"] = (
-            summary["audit_sampled"] / summary["unflagged_pool"] if summary["unflagged_pool"] else None)
+    if summary["strategy"] in (FLAGGED_AUDIT, UNCERTAIN):
+        pool = summary.get("audit_pool", summary["unflagged_pool"])
+        summary["audit_inclusion_probability"] = summary["audit_sampled"] / pool if pool else None
     if mode == RANDOMIZED:
         summary["condition_unit"] = UNIT_CLUSTER
         rows = [(p.annotator, p.item.dialogue_id, p.condition) for p in with_conditions]

@@ -61,12 +61,18 @@ class PlanForm(forms.Form):
         (algo.FLAGGED, "Every message a chosen run flagged"),
         (algo.FLAGGED_AUDIT, "Flagged messages plus a random audit sample of unflagged ones"),
         (algo.DIALOGUES, "A random sample of whole dialogues"),
+        (algo.UNCERTAIN, "Where the model is least sure (a tagger run), plus an audit sample of unflagged ones"),
     ])
     runs = forms.ModelMultipleChoiceField(queryset=DetectorRun.objects.none(), required=False,
                                           widget=forms.CheckboxSelectMultiple)
     audit_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0.05,
                                   help_text="Share of unflagged messages to audit (0.05 = 5%).")
     n_dialogues = forms.IntegerField(required=False, min_value=1, help_text="Dialogues to sample.")
+    budget = forms.IntegerField(required=False, min_value=1, label="Messages (least sure)",
+                                help_text="How many messages the least-sure plan takes, audit included.")
+    audit_share = forms.FloatField(required=False, min_value=0, max_value=0.99, initial=0.2,
+                                   help_text="Share of those messages drawn at random from unflagged ones "
+                                             "(0.2 = a fifth), so misses are still found.")
     annotators = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple)
     k = forms.IntegerField(min_value=1, max_value=20, label="Annotators per item (k)")
     seed = forms.IntegerField(required=False, min_value=0, max_value=2**62,
@@ -90,6 +96,13 @@ class PlanForm(forms.Form):
             self.add_error("audit_rate", "Give an audit rate above 0.")
         if strategy == algo.DIALOGUES and not data.get("n_dialogues"):
             self.add_error("n_dialogues", "Give the number of dialogues to sample.")
+        if strategy == algo.UNCERTAIN:
+            if not data.get("runs"):
+                self.add_error("runs", "Choose the tagger run whose scores to rank by.")
+            if not data.get("budget"):
+                self.add_error("budget", "Give the number of messages to plan.")
+            if data.get("audit_share") is None and "audit_share" not in self.errors:
+                self.add_error("audit_share", "Give the audit share (0 for none).")
         return data
 
 

@@ -26,6 +26,7 @@ from annotator.models import (
     DetectorRun,
     Membership,
     Message,
+    MessageUncertainty,
     Prediction,
     Project,
     Role,
@@ -58,6 +59,8 @@ def plan_create(
     runs=(),
     audit_rate: float = 0.0,
     n_dialogues: int = 0,
+    budget: int = 0,
+    audit_share: float = 0.0,
     by=None,
     dry_run: bool = False,
     include_gold: bool = True,
@@ -69,6 +72,8 @@ def plan_create(
     Items that already have annotators count towards their ``k`` and never go to the same person
     twice, so running the same plan again adds nothing. ``progress`` hears each phase's name (a
     plan over 100k messages takes a minute: the web path runs this as a job, :func:`plan_start`).
+    The ``uncertain`` strategy ranks by the margins one chosen tagger run stored (``budget``
+    messages, ``audit_share`` of them an audit of unflagged ones).
     """
     say = progress or (lambda phase: None)
     annotators = list(annotators)
@@ -76,21 +81,25 @@ def plan_create(
     k, run_ids = _plan_check(project, strategy, annotators, k, runs)
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)
     say("Reading the candidate messages")
-    items = _plan_items(project, run_ids, include_gold)
+    scored_by = _uncertainty_run(project, run_ids) if strategy == algo.UNCERTAIN else None
+    items = _plan_items(project, run_ids, include_gold, scored_by=scored_by)
     say(f"Sampling {len(items):,} messages")
     user_ids = [u.pk for u in annotators]
     existing, load = _plan_existing(project, user_ids)
     result = algo.make_plan(
         items, user_ids, strategy=strategy, k=k, seed=seed, mode=project.visibility_mode,
-        audit_rate=audit_rate, n_dialogues=n_dialogues, existing=existing, load=load,
-        fixed=cluster_conditions(project),
+        audit_rate=audit_rate, n_dialogues=n_dialogues, budget=budget, audit_share=audit_share,
+        existing=existing, load=load, fixed=cluster_conditions(project),
     )
     names = {u.pk: u.username for u in annotators}
     summary = dict(result.summary)
+    if scored_by is not None:
+        summary["uncertainty_run"] = scored_by
     summary["per_annotator"] = {names[int(a)]: row for a, row in summary["per_annotator"].items()}
     params = {
         "strategy": strategy, "k": k, "runs": run_ids, "audit_rate": audit_rate,
-        "n_dialogues": n_dialogues, "annotators": sorted(names.values()),
+        "n_dialogues": n_dialogues, "budget": budget, "audit_share": audit_share,
+        "annotators": sorted(names.values()),
         "visibility_mode": project.visibility_mode, "include_gold": include_gold,
     }
     if project.visibility_mode == algo.RANDOMIZED:
@@ -120,26 +129,53 @@ def _plan_check(project: Project, strategy: str, annotators: list, k: int | None
     if k > len(annotators) and not Assignment.objects.filter(project=project).exists():
         raise PlanError(f"Each item needs {k} distinct annotators but only {len(annotators)} were chosen.")
     run_ids = sorted({r.pk if isinstance(r, DetectorRun) else int(r) for r in runs})
-    if strategy in (algo.FLAGGED, algo.FLAGGED_AUDIT):
-        if not run_ids:
-            raise PlanError("Choose at least one detector run whose flagged messages to assign.")
+    if strategy == algo.UNCERTAIN and not run_ids:
+        raise PlanError("The least-sure strategy ranks by a tagger run's scores: choose a tagger run "
+                        "(run the tagger over the project first if it has none).")
+    if strategy in (algo.FLAGGED, algo.FLAGGED_AUDIT) and not run_ids:
+        raise PlanError("Choose at least one detector run whose flagged messages to assign.")
+    if run_ids:
         found = set(DetectorRun.objects.filter(project=project, pk__in=run_ids).values_list("pk", flat=True))
         if found != set(run_ids):
             raise PlanError("A chosen run does not belong to this project.")
+    if strategy == algo.UNCERTAIN:
+        _uncertainty_run(project, run_ids)
     return k, run_ids
 
 
-def _plan_items(project: Project, run_ids: list[int], include_gold: bool) -> list[algo.Item]:
-    """Every candidate message, flagged when one of the runs predicted a span in it."""
+def _uncertainty_run(project: Project, run_ids: list[int]) -> int:
+    """The one chosen run that stored uncertainty margins (tagger runs do), or a clear error."""
+    scored = [r for r in run_ids if MessageUncertainty.objects.filter(run_id=r).exists()]
+    if len(scored) == 1:
+        return scored[0]
+    if scored:
+        raise PlanError(f"Choose one tagger run to rank by, not {len(scored)} "
+                        f"(runs {', '.join(f'#{r}' for r in scored)} all have scores).")
+    taggers = DetectorRun.objects.filter(project=project, pk__in=run_ids, detector="tagger")
+    if taggers.exists():
+        names = ", ".join(f"#{r.pk}" for r in taggers)
+        raise PlanError(f"Tagger run {names} has no uncertainty scores: it was made before runs stored "
+                        "them, or has not finished a chunk yet. Run the tagger again and choose that run.")
+    raise PlanError("None of the chosen runs is a tagger run, and only the tagger scores how sure it "
+                    "was: run the tagger over the project and choose that run.")
+
+
+def _plan_items(project: Project, run_ids: list[int], include_gold: bool,
+                scored_by: int | None = None) -> list[algo.Item]:
+    """Every candidate message, flagged when one of the runs predicted a span in it, with its
+    margin from run ``scored_by`` (when given)."""
     flagged = set(
         Prediction.objects.filter(run_id__in=run_ids, message__project=project)
         .values_list("message_id", flat=True).distinct()
     ) if run_ids else set()
+    margins = dict(
+        MessageUncertainty.objects.filter(run_id=scored_by).values_list("message_id", "margin")
+    ) if scored_by is not None else {}
     candidates = Message.objects.filter(project=project)
     if not include_gold:  # messages already settled in gold need no more annotators
         candidates = candidates.filter(decision__isnull=True)
     return [
-        algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged)
+        algo.Item(dialogue_id=d, position=p, message_id=m, flagged=m in flagged, margin=margins.get(m))
         for m, d, p in candidates.values_list("pk", "dialogue_id", "position")
     ]
 
@@ -192,7 +228,8 @@ def _plan_save(plan: AssignmentPlan, result, *, run_ids: list[int], user_ids: li
 
 def plan_start(*, project: Project, by, strategy: str, annotators, k: int | None = None,
                seed: int | None = None, runs=(), audit_rate: float = 0.0, n_dialogues: int = 0,
-               include_gold: bool = True, queue: bool = True) -> BackgroundJob:
+               budget: int = 0, audit_share: float = 0.0, include_gold: bool = True,
+               queue: bool = True) -> BackgroundJob:
     """Check the plan's inputs now (errors belong on the form), then build it as a background
     job with progress (``queue=False``: the caller runs :func:`plan_job_run` itself)."""
     annotators = list(annotators)
@@ -200,7 +237,8 @@ def plan_start(*, project: Project, by, strategy: str, annotators, k: int | None
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else int(seed)  # fixed now: a retry redoes the same plan
     job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.PLAN, created_by=by, params={
         "strategy": strategy, "annotators": [u.pk for u in annotators], "k": k, "seed": seed, "runs": run_ids,
-        "audit_rate": audit_rate, "n_dialogues": n_dialogues, "include_gold": include_gold,
+        "audit_rate": audit_rate, "n_dialogues": n_dialogues, "budget": budget, "audit_share": audit_share,
+        "include_gold": include_gold,
     })
     if queue:
         enqueue("annotator.plan_build", job.pk)
@@ -221,7 +259,8 @@ def plan_job_run(job: BackgroundJob) -> AssignmentPlan | None:
                 users = sorted(get_user_model().objects.filter(pk__in=p["annotators"]), key=lambda u: u.pk)
                 plan = plan_create(
                     project=job.project, strategy=p["strategy"], annotators=users, k=p["k"], seed=p["seed"],
-                    runs=p["runs"], audit_rate=p["audit_rate"], n_dialogues=p["n_dialogues"], by=job.created_by,
+                    runs=p["runs"], audit_rate=p["audit_rate"], n_dialogues=p["n_dialogues"],
+                    budget=p.get("budget", 0), audit_share=p.get("audit_share", 0.0), by=job.created_by,
                     include_gold=p["include_gold"], job_id=job.pk,
                     progress=lambda phase: jobs.job_progress(job, next(steps, 4), 4, phase),
                 )

@@ -257,7 +257,8 @@ def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
         d = form.cleaned_data
         args = {"project": project, "strategy": d["strategy"], "annotators": d["annotators"], "k": d["k"],
                 "seed": d["seed"], "runs": d["runs"], "audit_rate": d["audit_rate"] or 0.0,
-                "n_dialogues": d["n_dialogues"] or 0, "by": request.user}
+                "n_dialogues": d["n_dialogues"] or 0, "budget": d["budget"] or 0,
+                "audit_share": d["audit_share"] or 0.0, "by": request.user}
         try:
             if d["dry_run"]:
                 preview = plan_create(**args, dry_run=True)

@@ -209,3 +209,87 @@ def test_inclusion_probability_of_each_design():
     assert set(sample.inclusion.values()) == {5 / 20}
     flagged = algo.make_plan(items, ["x"], strategy="flagged", k=1, seed=2, mode="blind")
     assert set(flagged.inclusion.values()) == {1.0}
+
+
+# --- issue 16 (2): where the model is least sure ------------------------------------------------
+
+
+def scored(n_dialogues=20, per=10, flag_every=3):
+    """The corpus with a margin per item, all distinct, unrelated to dialogue order."""
+    return [algo.Item(it.dialogue_id, it.position, it.message_id, it.flagged, margin=((it.message_id * 37) % 211) / 422)
+            for it in corpus(n_dialogues, per, flag_every)]
+
+
+def test_uncertain_takes_the_smallest_margins_then_audits_unflagged():
+    items = scored()
+    selected, summary = algo.select_items(items, strategy="uncertain", seed=5, budget=30, audit_share=0.2)
+    audit = [it for it in selected if it.audit]
+    top = [it for it in selected if not it.audit]
+    assert len(selected) == 30 and len(audit) == 6 and len(top) == 24
+    assert {it.message_id for it in top} == {it.message_id for it in sorted(items, key=lambda i: i.margin)[:24]}
+    assert all(not it.flagged for it in audit) and not {it.message_id for it in audit} & {it.message_id for it in top}
+    assert selected == sorted(selected)  # queued in dialogue order, never by margin
+    assert summary["uncertain"] == 24 and summary["audit_sampled"] == 6
+    assert summary["audit_pool"] == sum(not it.flagged for it in items) - sum(not it.flagged for it in top)
+    assert summary["margin_max"] == round(max(it.margin for it in top), 4) < summary["margin_next"]
+    assert summary["uncertain_flagged"] == sum(it.flagged for it in top)
+
+
+def test_uncertain_is_reproducible_from_the_seed_and_breaks_ties_at_random():
+    items = [algo.Item(it.dialogue_id, it.position, it.message_id, it.flagged, margin=0.1) for it in corpus()]
+    a, _ = algo.select_items(items, strategy="uncertain", seed=3, budget=20, audit_share=0.25)
+    b, _ = algo.select_items(list(reversed(items)), strategy="uncertain", seed=3, budget=20, audit_share=0.25)
+    c, _ = algo.select_items(items, strategy="uncertain", seed=4, budget=20, audit_share=0.25)
+    ids = [[(it.message_id, it.audit) for it in s] for s in (a, b, c)]
+    assert ids[0] == ids[1] and ids[0] != ids[2]
+    assert a[:10] != sorted(items)[:10]  # equal margins: not simply the first messages
+
+
+def test_uncertain_leaves_assigned_and_unscored_items_out_of_the_ranking():
+    items = scored()
+    best = sorted(items, key=lambda i: i.margin)
+    items = [algo.Item(it.dialogue_id, it.position, it.message_id, it.flagged,
+                       margin=None if it == best[1] else it.margin) for it in items]
+    selected, summary = algo.select_items(items, strategy="uncertain", seed=1, budget=3, audit_share=0,
+                                          skip=[best[0].message_id])
+    assert [it.message_id for it in selected] == sorted(it.message_id for it in best[2:5])
+    assert summary["skipped_assigned"] == 1 and summary["scored"] == len(items) - 1
+    assert summary["audit_sampled"] == 0
+
+
+def test_uncertain_inclusion_probabilities_follow_the_design():
+    items = scored()
+    result = algo.make_plan(items, ["x", "y"], strategy="uncertain", budget=40, audit_share=0.25, k=1, seed=2,
+                            mode="blind")
+    s = result.summary
+    assert s["audit_inclusion_probability"] == pytest.approx(10 / s["audit_pool"])
+    for p in result.pairs:
+        want = 10 / s["audit_pool"] if p.item.audit else 1.0
+        assert result.inclusion[p.item.message_id] == pytest.approx(want)
+    assert sum(p.item.audit for p in result.pairs) == 10
+
+
+def test_a_second_uncertain_plan_takes_the_next_least_sure():
+    items = scored()
+    first = algo.make_plan(items, ["x"], strategy="uncertain", budget=10, audit_share=0, k=1, seed=2, mode="blind")
+    existing = {p.item.message_id: ["x"] for p in first.pairs}
+    second = algo.make_plan(items, ["x"], strategy="uncertain", budget=10, audit_share=0, k=1, seed=2,
+                            mode="blind", existing=existing)
+    ranked = [it.message_id for it in sorted(items, key=lambda i: i.margin)]
+    assert {p.item.message_id for p in second.pairs} == set(ranked[10:20])
+    assert second.summary["items_already_covered"] == 0
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"budget": 0}, "budget"),
+    ({"budget": 5, "audit_share": 1}, "audit share"),
+    ({"budget": 5, "audit_share": -0.1}, "audit share"),
+])
+def test_bad_uncertain_plans_say_why(kwargs, match):
+    with pytest.raises(algo.PlanError, match=match):
+        algo.select_items(scored(), strategy="uncertain", seed=1, **kwargs)
+
+
+def test_uncertain_without_scores_says_to_run_the_tagger():
+    with pytest.raises(algo.PlanError, match="run the tagger"):
+        algo.select_items(corpus(), strategy="uncertain", seed=1, budget=5)

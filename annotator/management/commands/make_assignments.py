@@ -20,7 +20,8 @@ from pipeline import assignment as algo
 
 class Command(BaseCommand):
     help = ("Assign messages to annotators: every flagged message of the chosen runs, plus an optional "
-            "random audit sample of unflagged ones, or a random sample of whole dialogues; each item to "
+            "random audit sample of unflagged ones, a random sample of whole dialogues, or the messages a "
+            "tagger run was least sure of plus an audit sample; each item to "
             "k distinct annotators, balanced and reproducible from the seed.")
 
     def add_arguments(self, parser):
@@ -29,6 +30,10 @@ class Command(BaseCommand):
         parser.add_argument("--runs", default="", help="Comma-separated detector run ids (flagged strategies).")
         parser.add_argument("--audit-rate", type=float, default=0.0, help="Share of unflagged messages to audit.")
         parser.add_argument("--dialogues", type=int, default=0, help="Dialogues to sample (dialogues strategy).")
+        parser.add_argument("--budget", type=int, default=0,
+                            help="Messages to plan, audit included (uncertain strategy; rank by the tagger run in --runs).")
+        parser.add_argument("--audit-share", type=float, default=0.2,
+                            help="Share of the budget drawn from unflagged messages (uncertain strategy).")
         parser.add_argument("--annotators", default="", help="Comma-separated usernames (default: every annotator).")
         parser.add_argument("--k", type=int, default=None, help="Annotators per item (default: the project's overlap).")
         parser.add_argument("--seed", type=int, default=None, help="Seed (default: a fresh random one, printed).")
@@ -51,7 +56,8 @@ class Command(BaseCommand):
         except ValueError:
             raise CommandError("--runs takes run ids separated by commas, e.g. 3,5.") from None
         args = {"project": project, "strategy": opts["strategy"], "annotators": users, "k": opts["k"],
-                "seed": opts["seed"], "runs": runs, "audit_rate": opts["audit_rate"], "n_dialogues": opts["dialogues"]}
+                "seed": opts["seed"], "runs": runs, "audit_rate": opts["audit_rate"], "n_dialogues": opts["dialogues"],
+                "budget": opts["budget"], "audit_share": opts["audit_share"]}
         try:
             plan = plan_create(**args, dry_run=True) if opts["dry_run"] else _build(args)
         except PlanError as exc:

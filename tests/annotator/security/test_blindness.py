@@ -14,7 +14,14 @@ import re
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from annotator.models import Annotation, Assignment, AssignmentPlan, Prediction
+from annotator.models import (
+    Annotation,
+    Assignment,
+    AssignmentPlan,
+    Message,
+    MessageUncertainty,
+    Prediction,
+)
 from tests.annotator.workspace.fixtures import *  # noqa: F403
 from tests.annotator.workspace.fixtures import (
     RUN_DETECTOR,
@@ -25,6 +32,8 @@ from tests.annotator.workspace.fixtures import (
 )
 
 pytestmark = pytest.mark.django_db
+
+MARGINS = (0.0713, 0.1817, 0.2921, 0.3129, 0.4231, 0.5337)  # tell-tale uncertainty margins
 
 
 def url_patterns(resolver=None, prefix="", namespace=""):
@@ -70,6 +79,8 @@ def forbidden_strings(project) -> list[str]:
         out.append(f'data-start="{p.start}" data-end="{p.end}"')
         out.append(f'"prediction": {p.pk}')
         out.append(f'name="prediction" value="{p.pk}"')
+    for margin in MessageUncertainty.objects.filter(run__project=project).values_list("margin", flat=True):
+        out += [str(margin), f"{margin:.3f}"]
     return out
 
 
@@ -96,6 +107,8 @@ def scan_everything(client, project, assignment, *, forbidden):
 
 def test_a_blind_annotator_sees_nothing_of_the_model_anywhere(client, members, ws_project, planned, run):
     planned("blind")
+    for margin, m in zip(MARGINS, Message.objects.filter(project=ws_project).order_by("pk"), strict=False):
+        MessageUncertainty.objects.create(run=run, message=m, margin=margin)  # what "least sure" plans rank by
     me = members["annotator"]
     mine = Assignment.objects.filter(annotator=me).order_by("order")
     assert {a.condition for a in mine} == {"blind"}

@@ -128,3 +128,18 @@ def test_margins_never_reach_a_blind_annotator(client, members, ws_project, tagg
             assert "margin" not in body.lower() and "least sure" not in body.lower()
         plan = reverse("workspace-plan", kwargs={"slug": "test", "plan_id": AssignmentPlan.objects.get().pk})
         assert client.get(plan).status_code == 403
+
+
+def test_the_command_plans_the_least_sure_and_refuses_a_run_without_scores(members, ws_project, run, tagger_run):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    call_command("make_assignments", project="test", strategy="uncertain", runs=str(tagger_run.pk), budget=4,
+                 k=1, seed=2, dry_run=True, stdout=out)
+    assert '"uncertain": 3' in out.getvalue() and '"audit_sampled": 1' in out.getvalue()
+    with pytest.raises(CommandError, match="None of the chosen runs is a tagger run"):
+        call_command("make_assignments", project="test", strategy="uncertain", runs=str(run.pk), budget=4, k=1)
+    assert not Assignment.objects.exists()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import Exists, OuterRef
 
-from annotator.models import Assignment, DetectorRun
+from annotator.models import Assignment, DetectorRun, MessageUncertainty
 from pipeline import assignment as algo
 
 
@@ -81,8 +82,10 @@ class PlanForm(forms.Form):
 
     def __init__(self, *args, project, annotators, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["runs"].queryset = DetectorRun.objects.filter(project=project).order_by("-pk")
-        self.fields["runs"].label_from_instance = lambda r: f"{r.label} · {r.get_status_display()}"
+        self.fields["runs"].queryset = DetectorRun.objects.filter(project=project).order_by("-pk").annotate(
+            scored=Exists(MessageUncertainty.objects.filter(run=OuterRef("pk"))))
+        self.fields["runs"].label_from_instance = (
+            lambda r: f"{r.label} · {r.get_status_display()}" + (" · scored (least sure)" if r.scored else ""))
         self.fields["annotators"].queryset = annotators
         self.fields["annotators"].label_from_instance = lambda u: u.username
         self.fields["k"].initial = project.overlap_k

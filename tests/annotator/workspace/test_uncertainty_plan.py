@@ -104,6 +104,8 @@ def test_the_form_asks_for_the_tagger_run_and_the_budget(client, members, ws_pro
     assert "Choose the tagger run whose scores to rank by." in body
     assert "Give the number of messages to plan." in body
     assert not BackgroundJob.objects.exists()
+    assert f"#{tagger_run.pk} tagger · Succeeded · scored (least sure)" in body  # the run to choose
+    assert body.count("scored (least sure)") == 1  # the other run has no margins
 
 
 def test_margins_never_reach_a_blind_annotator(client, members, ws_project, tagger_run,

@@ -44,8 +44,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "llm basic": {"strategy": "basic"},
     "llm math_aware": {"strategy": "math_aware"},
     "llm segment_aware": {"strategy": "segment_aware"},
-    "ensemble": {"mode": "union", "members": [{"name": "rules", "config": {}},
-                                              {"name": "presidio", "config": {"preset": "tuned"}}]},
+    "ensemble": {"mode": "union"},  # the tagger + rules for structured identifiers
+    "ensemble + presidio": {"mode": "union", "presidio": True},
 }
 
 
@@ -56,6 +56,15 @@ class RunError(ValueError):
 def detector_config(*, project: Project, detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """The config a run records: the admin's, plus what the project and settings decide."""
     cfg = dict(config)
+    if detector == "ensemble":
+        if cfg.get("members") is None:  # the default members: their tagger is the project's
+            cfg["tagger"] = detector_config(project=project, detector="tagger", config=cfg.get("tagger") or {})
+        elif isinstance(cfg["members"], list):  # anything else: the ensemble says what is wrong
+            cfg["members"] = [
+                {**m, "config": detector_config(project=project, detector=m["name"], config=m.get("config") or {})}
+                if isinstance(m, Mapping) and isinstance(m.get("name"), str) else m
+                for m in cfg["members"]
+            ]
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)

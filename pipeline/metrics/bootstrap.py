@@ -29,6 +29,25 @@ def prf_from_counts(sums: np.ndarray) -> np.ndarray:
     return np.stack(out, axis=-1)
 
 
+def bootstrap_stats(counts: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """``(n_boot, columns, 4)`` P/R/F1/F2 of ``n_boot`` resamples of the dialogues of ``counts``
+    (``(dialogues, columns, 4)``, at least one dialogue). Every column of one resample uses the
+    same dialogues, so two columns (two models on one dev set) can be compared pairwise."""
+    n_dlg, n_cols, _ = counts.shape
+    flat = counts.reshape(n_dlg, n_cols * 4).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    stats = np.empty((n_boot, n_cols, 4))
+    for start in range(0, n_boot, _RESAMPLE_CHUNK):
+        k = min(_RESAMPLE_CHUNK, n_boot - start)
+        draws = rng.integers(0, n_dlg, size=(k, n_dlg))
+        offsets = (np.arange(k) * n_dlg)[:, None]
+        weights = np.bincount((draws + offsets).ravel(), minlength=k * n_dlg).reshape(k, n_dlg)
+        # einsum, not BLAS: a threaded BLAS on a busy machine is 40x slower for this shape
+        sums = np.einsum("kd,dc->kc", weights.astype(np.float64), flat).reshape(k, n_cols, 4)
+        stats[start : start + k] = prf_from_counts(sums)
+    return stats
+
+
 def bootstrap_intervals(
     counts: np.ndarray, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> np.ndarray:
@@ -42,17 +61,7 @@ def bootstrap_intervals(
     out = np.full((n_cols, 4, 2), np.nan)
     if n_dlg == 0 or n_boot <= 0:
         return out
-    flat = counts.reshape(n_dlg, n_cols * 4).astype(np.float64)
-    rng = np.random.default_rng(seed)
-    stats = np.empty((n_boot, n_cols, 4))
-    for start in range(0, n_boot, _RESAMPLE_CHUNK):
-        k = min(_RESAMPLE_CHUNK, n_boot - start)
-        draws = rng.integers(0, n_dlg, size=(k, n_dlg))
-        offsets = (np.arange(k) * n_dlg)[:, None]
-        weights = np.bincount((draws + offsets).ravel(), minlength=k * n_dlg).reshape(k, n_dlg)
-        # einsum, not BLAS: a threaded BLAS on a busy machine is 40x slower for this shape
-        sums = np.einsum("kd,dc->kc", weights.astype(np.float64), flat).reshape(k, n_cols, 4)
-        stats[start : start + k] = prf_from_counts(sums)
+    stats = bootstrap_stats(counts, n_boot=n_boot, seed=seed)
     alpha = (1 - confidence) / 2
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-nan columns stay nan

@@ -4,6 +4,9 @@ Each version directory holds the Hugging Face weights and tokenizer (``save_pret
 ``tagger.json``: the label map, window settings, thresholds, training-data hash, dev metrics,
 training time and the quantisation check. A version is ``YYYYmmdd-HHMMSS-<data hash>``, so
 versions sort by time and two models trained on the same data are recognisable.
+
+Training records under ``training`` whether a version trained fully and sanely;
+:func:`activation_blockers` turns those facts into the reasons it should not become active.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class ModelInfo:
     software: dict[str, str] = field(default_factory=dict)
     use_token_types: bool = True
     onnx: dict[str, Any] = field(default_factory=dict)  # "fp32"/"int8" -> file, sha256, check
+    training: dict[str, Any] = field(default_factory=dict)  # steps run/planned, why it stopped, ...
+    activation: dict[str, Any] = field(default_factory=dict)  # decision, reason, dev comparison
     format: int = FORMAT
 
     @property
@@ -87,6 +92,34 @@ class ModelInfo:
 
 class ModelNotFoundError(LookupError):
     """No trained model where one was asked for."""
+
+
+def activation_blockers(info: ModelInfo) -> list[str]:
+    """Why ``info`` may not run or become active (empty: it may), from the facts training recorded
+    in ``tagger.json``: stopped early by its time budget, diverged (non-finite loss, or a dev score
+    under the floor it was trained with), no dev score to check, or an ONNX export that failed
+    its verification. A version trained before these facts were recorded is refused too."""
+    t = info.training or {}
+    if not t:
+        return ["it was trained before training checks were recorded (no 'training' entry); retrain it"]
+    problems = []
+    steps, planned = t.get("steps", 0), t.get("planned_steps", 0)
+    if t.get("stopped") == "time limit" and steps < planned:
+        warm = " (still in warm-up)" if steps <= t.get("warmup_steps", 0) else ""
+        problems.append(
+            f"training stopped early: its {t.get('max_seconds')} s budget ran out after {steps} of "
+            f"{planned} planned steps{warm}"
+        )
+    if t.get("diverged_at_step") is not None:
+        problems.append(f"training diverged: non-finite loss at step {t['diverged_at_step']}")
+    score, floor, key = t.get("dev_score"), t.get("min_dev_score", 0.0), t.get("dev_metric", "f2")
+    if score is None:
+        problems.append("it has no dev score (no dev split), so it cannot be checked")
+    elif score < floor:
+        problems.append(f"training diverged: dev {key.upper()} {score:.3f} is below the floor {floor:g}")
+    if (info.onnx or {}).get("verified") is False:
+        problems.append(f"its ONNX export failed verification: {info.onnx.get('error', 'no reason kept')}")
+    return problems
 
 
 def data_hash(dialogues: Iterable[Dialogue]) -> str:

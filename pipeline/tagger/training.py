@@ -13,6 +13,8 @@ most of the parameters and the optimiser's time), windows are packed, the encode
 from __future__ import annotations
 
 import copy
+import hashlib
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +46,10 @@ Progress = Callable[[int, int, str], None]
 
 DEFAULT_NUM_LAYERS = 3  # encoder layers kept: the throughput target met, names and numbers kept
 PRECISION_TOLERANCE = 0.01  # dev F1 an int8 or bf16 model may lose against fp32
+# A version whose dev F-beta (recall-first thresholds) ends below this is taken as diverged and
+# may never become active: the demo tagger scores about 0.9, a run cut off in warm-up about 0.7,
+# and a model that collapsed to "no PII anywhere" scores near 0.
+MIN_DEV_SCORE = 0.5
 
 
 class TrainingError(ValueError):
@@ -108,6 +114,22 @@ def split_by_dialogue(
     )
 
 
+def stable_dev_split(
+    dialogues: Sequence[Dialogue], dev_fraction: float, seed: int
+) -> tuple[list[Dialogue], list[Dialogue]]:
+    """(train, dev) of whole dialogues, each placed by a seeded hash of its id, not by a shuffle:
+    a dialogue stays on its side as the gold set grows, so a later version is never compared with
+    an earlier one on dialogues the earlier one trained on."""
+    if not 0 < dev_fraction < 1:
+        raise TrainingError(f"dev fraction {dev_fraction} must be between 0 and 1")
+
+    def in_dev(d: Dialogue) -> bool:
+        digest = hashlib.sha256(f"{seed}:{d.id}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") < dev_fraction * 2**64
+
+    return [d for d in dialogues if not in_dev(d)], [d for d in dialogues if in_dev(d)]
+
+
 def _seed_everything(torch: Any, seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))
@@ -163,6 +185,7 @@ def train_tagger(
     freeze_embeddings: bool = True,
     check_precision: bool = True,
     max_seconds: float | None = None,
+    min_dev_score: float = MIN_DEV_SCORE,
     progress: Progress | None = None,
 ) -> ModelInfo:
     """Fine-tune a token classifier on gold ``train_dialogues``; save and return its ModelInfo.
@@ -174,8 +197,12 @@ def train_tagger(
     ``num_layers`` keeps only the encoder's first layers (default 3 of MiniLM's 6: half the
     work of the full encoder; 4 is about 0.015 demo F2 better and a third slower; ``None`` keeps
     them all).
-    ``max_seconds`` stops training at the end of the batch that passes it (the best checkpoint
-    so far is kept). ``progress(done, total, message)`` is called after every batch.
+    ``max_seconds`` budgets the optimisation steps only (forward, backward, update; not loading,
+    encoding, dev scoring or export): training stops after the step that passes it, the best
+    checkpoint so far is kept, and ``training`` in ``tagger.json`` says how many steps ran of how
+    many planned. Such a version, one whose loss went non-finite, and one whose dev F-beta ends
+    under ``min_dev_score`` are saved but never usable (``store.activation_blockers``).
+    ``progress(done, total, message)`` is called after every batch.
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -193,7 +220,7 @@ def train_tagger(
         torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev,
         epochs=epochs, lr=lr, batch_size=batch_size, outside_weight=outside_weight, seed=seed,
         f_beta=f_beta, patience=patience, freeze_embeddings=freeze_embeddings,
-        deadline=started + max_seconds if max_seconds else None, report=report,
+        max_seconds=max_seconds, report=report,
     )
     loop.run()
     total = loop.total
@@ -208,6 +235,7 @@ def train_tagger(
         torch, tagger, train, dev, name=name, base=base, scheme=scheme, labels=labels,
         window=window, thresholds=thresholds, f_beta=f_beta, dev_metrics=dev_metrics,
         checks=checks, elapsed=elapsed, cpu_started=cpu_started, steps=loop.done,
+        training=loop.facts(dev_metrics, f_beta, min_dev_score),
         hyper={
             "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
             "patience": patience, "outside_weight": outside_weight,
@@ -295,16 +323,18 @@ class _TrainingLoop:
         self, torch: Any, tagger: TaggerModel, encoder: WindowEncoder, train: list[Dialogue],
         dev: list[Dialogue], *, epochs: int, lr: float, batch_size: int, outside_weight: float,
         seed: int, f_beta: float, patience: int, freeze_embeddings: bool,
-        deadline: float | None, report: Progress,
+        max_seconds: float | None, report: Progress,
     ) -> None:
         self.torch, self.tagger, self.model = torch, tagger, tagger.model
         self.encoder, self.train, self.dev = encoder, train, dev
         self.epochs, self.batch_size, self.seed = epochs, batch_size, seed
-        self.f_beta, self.patience, self.deadline, self.report = f_beta, patience, deadline, report
+        self.f_beta, self.patience, self.max_seconds, self.report = f_beta, patience, max_seconds, report
+        self.step_seconds = 0.0  # optimisation time only: what max_seconds budgets
+        self.diverged_at: int | None = None
         self.params, self.optimizer = self._optimizer(lr, freeze_embeddings)
         self.first = self.epoch_batches(0)
         self.total = len(self.first) * epochs
-        warmup = max(1, int(0.06 * self.total))
+        warmup = self.warmup = max(1, int(0.06 * self.total))
         total = self.total
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
@@ -343,6 +373,9 @@ class _TrainingLoop:
     def run(self) -> None:
         for epoch in range(self.epochs):
             losses = self._train_epoch(epoch)
+            if self.stopped == "diverged":  # nan weights: nothing to score; the best epoch is kept
+                self.history.append({"epoch": epoch + 1, "loss": None})
+                break
             entry: dict[str, Any] = {"epoch": epoch + 1, "loss": round(float(np.mean(losses)), 5)}
             self._score_epoch(epoch, entry)
             self.history.append(entry)
@@ -361,6 +394,7 @@ class _TrainingLoop:
         model.train()
         losses: list[float] = []
         for batch_windows in batches:
+            t0 = time.perf_counter()
             batch = collate(torch, batch_windows, self.tagger.pad_id, with_labels=True)
             if not self.tagger.use_token_types:
                 batch.pop("token_type_ids")
@@ -374,16 +408,31 @@ class _TrainingLoop:
             self.optimizer.step()
             self.scheduler.step()
             self.optimizer.zero_grad(set_to_none=True)
+            self.step_seconds += time.perf_counter() - t0
             losses.append(float(loss.detach()))
             self.done += 1
+            if not math.isfinite(losses[-1]):
+                self.stopped, self.diverged_at = "diverged", self.done
+                break
             self.report(
                 self.done, self.total,
                 f"epoch {epoch + 1}/{self.epochs}, loss {np.mean(losses[-50:]):.4f}",
             )
-            if self.deadline and time.perf_counter() > self.deadline:
+            if self.max_seconds and self.step_seconds >= self.max_seconds:
                 self.stopped = "time limit"
                 break
         return losses
+
+    def facts(self, dev_metrics: dict[str, Any], f_beta: float, min_dev_score: float) -> dict[str, Any]:
+        """What ``tagger.json`` records under ``training``, for ``store.activation_blockers``."""
+        key = f"f{f_beta:g}"
+        score = (dev_metrics.get("recall_first") or {}).get(key)
+        return {
+            "steps": self.done, "planned_steps": self.total, "warmup_steps": self.warmup,
+            "stopped": self.stopped, "max_seconds": self.max_seconds,
+            "step_seconds": round(self.step_seconds, 2), "diverged_at_step": self.diverged_at,
+            "dev_metric": key, "dev_score": score, "min_dev_score": min_dev_score,
+        }
 
     def _score_epoch(self, epoch: int, entry: dict[str, Any]) -> None:
         if not self.dev:
@@ -436,7 +485,7 @@ def _model_info(
     base: str, scheme: str, labels: tuple[str, ...], window: WindowConfig,
     thresholds: dict[str, float], f_beta: float, dev_metrics: dict[str, Any],
     checks: dict[str, Any], elapsed: float, cpu_started: float, steps: int,
-    hyper: dict[str, Any],
+    training: dict[str, Any], hyper: dict[str, Any],
 ) -> ModelInfo:
     """The trained model's record: data hash, version, metrics, hyper-parameters, software."""
     import transformers
@@ -469,6 +518,7 @@ def _model_info(
         },
         software={"torch": torch.__version__, "transformers": transformers.__version__},
         use_token_types=tagger.use_token_types,
+        training=training,
     )
     return info
 

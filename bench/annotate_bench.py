@@ -11,8 +11,12 @@
    for about a minute, each adding spans, accepting suggestions, submitting, and on purpose
    repeating some requests with a stale version (a double click, a second tab). Target: zero
    errors, zero lost and zero duplicated spans.
+4. Every list page, the admin's statistics and the Django admin's changelists, with the project
+   reviewed (gold for most messages, the rest in the adjudication queue; bench/list_pages.py),
+   each asked for as the role that uses it. Target: p95 <= 200 ms each.
 
     .venv/bin/python bench/annotate_bench.py [--messages 115620] [--requests 1000] [--seconds 60]
+        [--part all|workspace|pages] [--page-requests 20] [--reuse]
 
 Uses BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/blindspot_bench), which it
 drops and recreates.
@@ -398,6 +402,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--reuse", action="store_true",
                         help="Keep the loaded corpus and finished work of an earlier run; measure again.")
+    parser.add_argument("--part", choices=["all", "workspace", "pages"], default="all",
+                        help="workspace: steps 2-3 only; pages: step 4 only (the list pages).")
+    parser.add_argument("--page-requests", type=int, default=20, help="Timed requests per list page.")
     args = parser.parse_args()
     t_all = time.perf_counter()
     db_url = setup_django(fresh=not args.reuse)
@@ -416,6 +423,32 @@ def main() -> None:
         Assignment.objects.filter(project=project, plan__params__bench__isnull=True).delete()
         print(f"reusing             {project.messages.count():,} messages, "
               f"{Assignment.objects.filter(project=project).count():,} finished assignments")
+    if args.part != "workspace":  # first: the workspace step's submits merge items into gold
+        list_pages(project, users, args.page_requests)
+    if args.part != "pages":
+        workspace(project, users, db_url, args)
+    print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
+
+
+def list_pages(project, users, n_requests: int) -> None:
+    from django.contrib.auth import get_user_model
+    from list_pages import load_review_state, time_pages
+
+    from annotator.models import DetectorRun, Role
+    from annotator.services.projects import membership_set
+
+    User = get_user_model()
+    for name, role in (("boss", Role.ADMIN), ("judge", Role.ADJUDICATOR)):
+        if name not in users:
+            users[name] = User.objects.create_user(name, password=PASSWORD, is_staff=name == "boss",
+                                                   is_superuser=name == "boss")
+            membership_set(project=project, user=users[name], role=role)
+    load_review_state(project, DetectorRun.objects.filter(project=project).order_by("pk").first())
+    print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    time_pages(project, users, n_requests)
+
+
+def workspace(project, users, db_url, args) -> None:
     give(project, users, ["timer"], args.requests + 200, seed=11)
     give(project, users, [f"conc{i:02d}" for i in range(N_CONCURRENT)], 400, seed=12)
 
@@ -444,7 +477,6 @@ def main() -> None:
     ok = not c["errors"] and not c["lost"] and not c["extra"] and not c["duplicated"]
     print(f"target zero errors / lost / duplicated  {'MET' if ok else 'MISSED'}")
     print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from annotator.models import Project
+from pipeline.parallel import usable_cores
 
 
 def project_or_error(slug: str) -> Project:
@@ -31,6 +32,22 @@ def json_object_or_error(raw: str, *, option: str = "--config") -> dict[str, Any
         raise CommandError(f"{option} is not valid JSON: {exc.msg} (column {exc.colno}).") from None
     if not isinstance(value, dict):
         raise CommandError(f"{option} must be a JSON object, e.g. '{{\"preset\": \"tuned\"}}'.")
+    return value
+
+
+def add_workers_argument(parser) -> None:
+    parser.add_argument("--workers", type=int, default=None,
+                        help="Processes to run the detector in, each loading it once; the output is the same "
+                             f"for any number (default: every usable core, {usable_cores()} here).")
+
+
+def workers_or_error(value: int | None) -> int:
+    """``--workers``: how many processes a command runs its detector in; default every usable core."""
+    if value is None:
+        return usable_cores()
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CommandError(f"--workers must be a whole number of processes, at least 1 (got {value!r}); "
+                           f"leave it out to use every usable core ({usable_cores()} here).")
     return value
 
 

@@ -144,14 +144,13 @@ def collect_spans(
     spans_for: Any,
     spill: IO[str],
     *,
-    batch_size: int = 32,
     tally: ResidualTally | None = None,
     progress: Progress | None = None,
 ) -> SpanPass:
     """Pass 1: find each dialogue's spans, spill them one line per dialogue, collect the originals."""
     t0 = time.perf_counter()
     found = SpanPass()
-    for dialogue, spans in iter_spans(dialogues, spans_for, batch_size=batch_size):
+    for dialogue, spans in iter_spans(dialogues, spans_for):
         rows = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             rows.append([[s.start, s.end, s.label] for s in ss])
@@ -264,7 +263,6 @@ def deidentify_dialogues(
     proposer: SurrogateProposer | None = None,
     with_spans: bool = True,
     mapping: bool = True,
-    batch_size: int = 32,
     progress: Progress | None = None,
     extra_summary: dict[str, Any] | None = None,
     gold: str | Path | None = None,
@@ -275,7 +273,7 @@ def deidentify_dialogues(
     tally = ResidualTally(gold) if gold is not None else None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
         found = collect_spans(
-            open_dialogues(), spans_for, spill, batch_size=batch_size, tally=tally, progress=progress
+            open_dialogues(), spans_for, spill, tally=tally, progress=progress
         )
         spill.seek(0)
         t1 = time.perf_counter()

@@ -3,6 +3,7 @@ de-identify them one at a time, so memory stays flat on large corpora."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -17,27 +18,32 @@ def _as_span_lists(found: Sequence[Sequence[Span] | Detection]) -> list[list[Spa
 
 
 def iter_spans(
-    dialogues: Iterable[Dialogue], spans_for: SpansFor | Any | None, *, batch_size: int = 32
+    dialogues: Iterable[Dialogue], spans_for: SpansFor | Any | None
 ) -> Iterator[tuple[Dialogue, list[list[Span]]]]:
-    """Pair each dialogue with its spans: its own (``None``), a callable's, or a detector's."""
+    """Pair each dialogue with its spans: its own (``None``), a callable's, or a detector's.
+
+    A detector is handed the whole stream in one ``detect_many`` call, so it batches (or runs a
+    process pool, :class:`pipeline.parallel.ParallelDetector`) across as many dialogues as it
+    likes; only the dialogues it has read ahead wait here to be paired with its answers.
+    """
     if spans_for is None:
         for d in dialogues:
             yield d, [list(m.spans) for m in d.messages]
         return
     if hasattr(spans_for, "detect_many"):
-        batch: list[Dialogue] = []
+        read: deque[Dialogue] = deque()
 
-        def flush() -> Iterator[tuple[Dialogue, list[list[Span]]]]:
-            for d, dets in zip(batch, spans_for.detect_many(batch), strict=True):
-                yield d, _as_span_lists(dets)
+        def feed() -> Iterator[Dialogue]:
+            for d in dialogues:
+                read.append(d)
+                yield d
 
-        for d in dialogues:
-            batch.append(d)
-            if len(batch) >= batch_size:
-                yield from flush()
-                batch = []
-        if batch:
-            yield from flush()
+        for dets in spans_for.detect_many(feed()):
+            if not read:
+                raise ValueError(f"{spans_for.name}: more answers than dialogues")
+            yield read.popleft(), _as_span_lists(dets)
+        if read:
+            raise ValueError(f"{spans_for.name}: no answer for {len(read)} dialogue(s)")
         return
     for d in dialogues:
         yield d, _as_span_lists(spans_for(d))
@@ -54,18 +60,17 @@ def deidentify_stream(
     proposer: SurrogateProposer | None = None,
     forbidden: Iterable[tuple[str, str]] = (),
     deidentifier: Deidentifier | None = None,
-    batch_size: int = 32,
 ) -> Iterator[DeidResult]:
     """De-identify a stream of dialogues one at a time (memory stays flat).
 
     ``spans_for`` is ``None`` (use each message's own spans, e.g. gold spans in the import
     format), a callable ``dialogue -> [spans or Detection per message]``, or a detector (anything
-    with ``detect_many``), which is fed ``batch_size`` dialogues at a time. Pass ``forbidden``
+    with ``detect_many``), which is fed the stream. Pass ``forbidden``
     (``(label, text)`` of every original of the corpus, from a first pass) so that no surrogate is
     another dialogue's original; without it only originals seen so far are avoided.
     """
     deid = deidentifier or Deidentifier(
         key=key, mode=mode, scope=scope, propagate=propagate, proposer=proposer, forbidden=forbidden
     )
-    for dialogue, spans in iter_spans(dialogues, spans_for, batch_size=batch_size):
+    for dialogue, spans in iter_spans(dialogues, spans_for):
         yield deid.deidentify(dialogue, spans)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.parallel import usable_cores
 from pipeline.tagger.encoding import (
     IGNORE,
     Window,
@@ -39,10 +40,12 @@ class TaggerUnavailableError(RuntimeError):
 
 
 def cpu_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """Inference threads: ``OMP_NUM_THREADS`` where set (a process pool gives each worker its share
+    of the cores that way, see :mod:`pipeline.parallel`), else every core this process may use."""
+    share = os.environ.get("OMP_NUM_THREADS", "")
+    if share.isdigit() and int(share) > 0:
+        return int(share)
+    return usable_cores()
 
 
 def import_torch() -> Any:

@@ -9,9 +9,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotator.management.cli import add_workers_argument, workers_or_error
 from pipeline import registry
 from pipeline.corpus import CorpusError
 from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.parallel import ParallelDetector
 from pipeline.surrogates import MODES, SCOPES, SurrogateKeyError
 from pipeline.surrogates.batch import deidentify_file, report_paths
 
@@ -20,7 +22,8 @@ class Command(BaseCommand):
     help = (
         "De-identify an import-format corpus file (no database): replace the spans inside the file, "
         "or a detector's, and write the release in the same format plus leak, utility and summary "
-        "reports and the mapping table beside it. Streams, so memory stays flat."
+        "reports and the mapping table beside it. Streams, so memory stays flat; a detector runs in "
+        "--workers processes."
     )
     requires_system_checks: list = []
     requires_migrations_checks = False
@@ -32,6 +35,7 @@ class Command(BaseCommand):
                             help=f"Find spans with a detector ({', '.join(registry.available())}); "
                                  "default: the spans inside the file (gold).")
         parser.add_argument("--config", default="{}", help="Detector config as JSON.")
+        add_workers_argument(parser)
         parser.add_argument("--mode", choices=MODES, default="surrogate")
         parser.add_argument("--scope", choices=SCOPES, default="dialogue",
                             help="Surrogates consistent within each dialogue (default) or across the corpus.")
@@ -45,7 +49,9 @@ class Command(BaseCommand):
                                  "upper bound.")
         parser.add_argument("--fail-on-leaks", action="store_true", help="Exit with status 1 if the leak check finds any.")
 
-    def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="", **opts):
+    def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
+               workers=None, **opts):
+        workers = workers_or_error(workers)
         try:
             cfg = json.loads(config)
         except json.JSONDecodeError as exc:
@@ -60,7 +66,7 @@ class Command(BaseCommand):
                 if settings.OPENAI_BASE_URL:
                     cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
             try:
-                det = registry.build(detector, cfg)
+                det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
             except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError) as exc:
                 raise CommandError(str(exc)) from None
         proposer = None
@@ -89,10 +95,12 @@ class Command(BaseCommand):
             bar.close()
         seconds = time.perf_counter() - t0
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         paths = report_paths(out)
         self.stdout.write(
             f"{summary['messages']:,} messages, {summary['spans']:,} spans in {seconds:.1f} s "
             f"({summary['messages'] / seconds if seconds else 0:,.0f} messages/s); peak RSS {rss:.0f} MB"
+            + (f", {worker_rss:.0f} MB in the largest of {workers} workers" if det is not None and workers > 1 else "")
         )
         self.stdout.write(f"release -> {paths['release']}; reports: {paths['leaks'].name}, "
                           f"{paths['utility'].name}, {paths['summary'].name}"

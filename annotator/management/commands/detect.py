@@ -3,17 +3,59 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotator.management.cli import add_workers_argument, workers_or_error
 from pipeline import registry
-from pipeline.corpus import CorpusError, detections_to_rows, read_corpus, write_jsonl
+from pipeline.corpus import (
+    CorpusError,
+    detect_format,
+    detections_to_rows,
+    iter_jsonl_dialogues,
+    read_corpus,
+    write_jsonl,
+)
 from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.parallel import ParallelDetector
+from pipeline.types import Dialogue
+
+
+def _stream(path: Path) -> tuple[Iterator[Dialogue], int]:
+    """The corpus's dialogues and its message count: JSONL streamed (the count from a first
+    look at each line), CSV read whole (its rows may come in any order)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if detect_format(path.name, head) != "jsonl":
+        dialogues = read_corpus(path)
+        return iter(dialogues), sum(len(d.messages) for d in dialogues)
+    with open(path, encoding="utf-8-sig") as fh:
+        total = sum(len(obj.get("messages") or []) for obj in _objects(fh))
+
+    def read() -> Iterator[Dialogue]:
+        with open(path, encoding="utf-8-sig") as fh:
+            yield from iter_jsonl_dialogues(fh)
+
+    return read(), total
+
+
+def _objects(fh) -> Iterator[dict]:
+    for line in fh:
+        try:
+            obj = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue  # the reader reports it, with its line number
+        if isinstance(obj, dict):
+            yield obj
 
 
 class Command(BaseCommand):
-    help = "Run a detector over an import-format corpus file (no database) and write per-message predictions."
+    help = ("Run a detector over an import-format corpus file (no database) and write per-message predictions. "
+            "Streams a JSONL corpus through --workers processes; the output is the same for any number.")
     requires_system_checks: list = []
     requires_migrations_checks = False
 
@@ -22,20 +64,21 @@ class Command(BaseCommand):
         parser.add_argument("--detector", required=True, help=f"One of: {', '.join(registry.available())}")
         parser.add_argument("--config", default="{}", help="Detector config as JSON.")
         parser.add_argument("--out", required=True, help="Output JSONL ('-' for stdout).")
+        add_workers_argument(parser)
 
-    def handle(self, corpus, detector, config, out, **opts):
+    def handle(self, corpus, detector, config, out, workers=None, **opts):
+        workers = workers_or_error(workers)
         try:
             cfg = json.loads(config)
         except json.JSONDecodeError as exc:
             raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
         try:
-            dialogues = read_corpus(corpus)
-            det = registry.build(detector, cfg)
+            dialogues, n_messages = _stream(Path(corpus))
+            det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
         except FileNotFoundError:
             raise CommandError(f"No such file: {corpus}") from None
         except (CorpusError, ConfigError, registry.UnknownDetectorError) as exc:
             raise CommandError(str(exc)) from None
-        n_messages = sum(len(d.messages) for d in dialogues)
         t0 = time.perf_counter()
         fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115
         written = 0
@@ -44,6 +87,8 @@ class Command(BaseCommand):
                 for detections in det.detect_many(dialogues):
                     written += write_jsonl(detections_to_rows(detections), fh)
                     bar.update(len(detections))
+        except CorpusError as exc:
+            raise CommandError(str(exc)) from None
         except DetectorError as exc:
             raise CommandError(f"{detector} failed: {exc}") from None
         finally:
@@ -52,5 +97,5 @@ class Command(BaseCommand):
         seconds = time.perf_counter() - t0
         self.stderr.write(
             f"{detector} ({det.model_version}): {written} messages in {seconds:.1f}s "
-            f"({written / seconds if seconds else 0:,.0f} messages/s) -> {out}"
+            f"({written / seconds if seconds else 0:,.0f} messages/s, {workers} worker{'s' * (workers > 1)}) -> {out}"
         )

@@ -1,0 +1,174 @@
+"""Run a detector over a stream of dialogues in a pool of worker processes, in input order.
+
+The stream is cut into chunks of consecutive dialogues (closed once a chunk holds
+:data:`CHUNK_MESSAGES` messages) whatever the number of workers, and every chunk goes through the
+detector's own ``detect_many`` in one call, so a detector that batches (the tagger sorts a
+chunk's windows by length) sees the same batches with one worker or eight: the output is the
+same, in the same order. At most ``IN_FLIGHT_PER_WORKER`` chunks per worker are submitted and not
+yet consumed, so memory stays flat whatever the corpus size.
+
+Workers are started with the ``spawn`` method: a fresh interpreter holds nothing of the parent's
+(no half-initialised torch or OpenMP thread pool, which ``fork`` can deadlock on; no Django, no
+open files), so the only state a worker has is the detector its initializer builds, once. Each
+worker gets ``cores // workers`` inference threads through ``OMP_NUM_THREADS``
+(:func:`pipeline.tagger.model.cpu_threads` honours it), so workers x threads never exceeds the
+cores. A worker that dies (killed, out of memory) ends the run with :class:`WorkerDiedError`
+instead of a hang; an exception inside a worker reaches the caller as itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from pipeline import registry
+from pipeline.errors import DetectorError
+from pipeline.types import Detection, Detector, Dialogue
+
+CHUNK_MESSAGES = 512  # the tagger's own sweep: a chunk is one forward sweep of it
+IN_FLIGHT_PER_WORKER = 2  # one chunk being detected, one waiting: workers never idle on the parent
+
+
+class WorkerDiedError(DetectorError):
+    """A worker process ended without an answer (killed, out of memory, a crash in native code)."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def threads_per_worker(workers: int) -> int:
+    """Inference threads for each of ``workers`` processes, so that workers x threads <= cores."""
+    return max(1, usable_cores() // workers)
+
+
+def chunked(
+    dialogues: Iterable[Dialogue], max_messages: int = CHUNK_MESSAGES
+) -> Iterator[list[Dialogue]]:
+    """Consecutive dialogues, a chunk closed once it holds ``max_messages`` messages."""
+    chunk: list[Dialogue] = []
+    size = 0
+    for dialogue in dialogues:
+        chunk.append(dialogue)
+        size += len(dialogue.messages)
+        if size >= max_messages:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def detect_chunk(detector: Detector, chunk: Sequence[Dialogue]) -> list[list[Detection]]:
+    """One chunk through ``detector``: one list of detections per dialogue."""
+    out = [list(found) for found in detector.detect_many(chunk)]
+    if len(out) != len(chunk):
+        raise DetectorError(
+            f"{detector.name}: {len(out)} results for a chunk of {len(chunk)} dialogues"
+        )
+    return out
+
+
+_worker_detector: Detector | None = None  # the one detector of a worker process
+
+
+def _init_worker(
+    name: str, config: Mapping[str, Any], plugins: Sequence[str], threads: int
+) -> None:
+    """Pool initializer: set the thread share before torch or numpy is imported, then build the
+    detector once (its model loads on the first chunk and stays for the worker's life)."""
+    global _worker_detector
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    _worker_detector = _build(name, config, plugins)
+
+
+def _build(name: str, config: Mapping[str, Any], plugins: Sequence[str]) -> Detector:
+    for module in plugins:
+        importlib.import_module(module)
+    return registry.build(name, config)
+
+
+def _detect_in_worker(chunk: list[Dialogue]) -> list[list[Detection]]:
+    assert _worker_detector is not None, "the pool initializer builds the detector"
+    return detect_chunk(_worker_detector, chunk)
+
+
+class ParallelDetector:
+    """Detector ``name`` built from ``config``, run by ``workers`` processes over a stream.
+
+    It stands in for the detector wherever one is streamed (``detect_many``); with one worker the
+    chunks run in this process. ``plugins`` are modules a worker imports first, so detectors they
+    register (``BLINDSPOT_DETECTOR_PLUGINS``) exist there as here. Building it checks the config and
+    gives ``model_version`` without loading a model here.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: Mapping[str, Any] | None = None,
+        *,
+        workers: int,
+        plugins: Sequence[str] = (),
+        chunk_messages: int = CHUNK_MESSAGES,
+    ) -> None:
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, not {workers!r}")
+        self.name = name
+        self.config = dict(config or {})
+        self.workers = workers
+        self.plugins = tuple(plugins)
+        self.chunk_messages = chunk_messages
+        self.detector = _build(name, self.config, self.plugins)
+
+    @property
+    def model_version(self) -> str:
+        return self.detector.model_version
+
+    def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
+        """One list of detections per dialogue, in input order. A stream of one chunk runs here:
+        starting processes would cost more than it saves."""
+        chunks = chunked(dialogues, self.chunk_messages)
+        head = list(itertools.islice(chunks, 2))
+        if self.workers == 1 or len(head) < 2:
+            for chunk in itertools.chain(head, chunks):
+                yield from detect_chunk(self.detector, chunk)
+            return
+        yield from self._pooled(itertools.chain(head, chunks))
+
+    def _pooled(self, chunks: Iterable[list[Dialogue]]) -> Iterator[list[Detection]]:
+        pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(self.name, self.config, self.plugins, threads_per_worker(self.workers)),
+        )
+        pending: deque[Future] = deque()
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(_detect_in_worker, chunk))
+                if len(pending) >= self.workers * IN_FLIGHT_PER_WORKER:
+                    yield from self._result(pending.popleft())
+            while pending:
+                yield from self._result(pending.popleft())
+        finally:
+            # an error or a consumer that stops early: drop queued chunks, do not wait for them
+            pool.shutdown(wait=not pending, cancel_futures=True)
+
+    def _result(self, future: Future) -> list[list[Detection]]:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise WorkerDiedError(
+                f"{self.name}: a worker process died before it answered (killed, perhaps out of memory); "
+                f"try fewer workers than {self.workers}"
+            ) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -232,6 +233,48 @@ BLINDSPOT_LLM_MODEL = os.environ.get("BLINDSPOT_LLM_MODEL", "gpt-4o-mini")
 BLINDSPOT_MODELS_DIR = Path(os.environ.get("BLINDSPOT_MODELS_DIR", VAR_DIR / "models"))
 BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "exports"))
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))
+# Export and release bundles and trained tagger versions go through Django's storage API
+# (annotator/storage.py, the "exports" and "models" aliases of STORAGES). By default they are the two
+# local directories above. BLINDSPOT_STORAGE_URL=s3://bucket/prefix?endpoint_url=http://minio:9000
+# puts them in any S3-compatible object store (django-storages), so workers on other machines need
+# no shared disk: BLINDSPOT_MODELS_DIR is then each machine's local cache of model versions, and
+# bundles are built under BLINDSPOT_STAGING_DIR before they are uploaded. Credentials:
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, else boto3's usual chain (instance role, ~/.aws).
+BLINDSPOT_STORAGE_URL = os.environ.get("BLINDSPOT_STORAGE_URL", "")
+BLINDSPOT_STAGING_DIR = Path(os.environ.get("BLINDSPOT_STAGING_DIR", VAR_DIR / "staging"))
+S3_URL_OPTIONS = ("endpoint_url", "region_name", "addressing_style", "signature_version", "verify")
+
+
+def object_storages(url: str, *, access_key: str = "", secret_key: str = "") -> dict[str, dict]:
+    """The ``exports`` and ``models`` entries of STORAGES for a storage URL ("" = local directories)."""
+    if not url:
+        return {alias: {"BACKEND": "annotator.storage.LocalDirStorage", "OPTIONS": {"setting": setting}}
+                for alias, setting in (("exports", "BLINDSPOT_EXPORTS_DIR"), ("models", "BLINDSPOT_MODELS_DIR"))}
+    parsed = urlsplit(url)
+    if parsed.scheme != "s3" or not parsed.netloc:
+        raise ImproperlyConfigured(f"BLINDSPOT_STORAGE_URL must look like s3://bucket/prefix?endpoint_url=..., got {url!r}")
+    query = dict(parse_qsl(parsed.query, keep_blank_values=True))
+    unknown = sorted(set(query) - set(S3_URL_OPTIONS))
+    if unknown:
+        raise ImproperlyConfigured(f"BLINDSPOT_STORAGE_URL: unknown option(s) {', '.join(unknown)}; "
+                                   f"known: {', '.join(S3_URL_OPTIONS)}")
+    if "verify" in query:  # "false", or a CA bundle's path
+        query["verify"] = False if query["verify"].lower() in ("0", "false", "no", "off") else query["verify"]
+    options = {"bucket_name": parsed.netloc, "file_overwrite": True, "default_acl": None, **query}
+    if access_key or secret_key:
+        options.update(access_key=access_key, secret_key=secret_key)
+    prefix = parsed.path.strip("/")
+    return {alias: {"BACKEND": "storages.backends.s3.S3Storage",
+                    "OPTIONS": {**options, "location": f"{prefix}/{alias}".strip("/")}}
+            for alias in ("exports", "models")}
+
+
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    **object_storages(BLINDSPOT_STORAGE_URL, access_key=os.environ.get("AWS_ACCESS_KEY_ID", ""),
+                      secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "")),
+}
 BLINDSPOT_TAGGER_BASE = os.environ.get("BLINDSPOT_TAGGER_BASE", "")  # a local HF checkpoint path
 BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).

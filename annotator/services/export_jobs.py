@@ -10,7 +10,12 @@ from annotator.models import Export
 from annotator.selectors.exports import gold_state
 from annotator.services import jobs
 from annotator.services.audit import audit_record
-from annotator.services.exports import ExportError, export_progress, gold_export_write
+from annotator.services.exports import (
+    ExportError,
+    export_progress,
+    export_publish,
+    gold_export_write,
+)
 from annotator.services.releases import release_write
 
 
@@ -28,6 +33,7 @@ def export_build(*, export_id: int) -> str:
     write = gold_export_write if export.kind == Export.Kind.GOLD else release_write
     try:
         fields = write(export, progress=lambda d, t: export_progress(export, d, t))
+        export_publish(export)  # into the object store, where one is configured
     except ExportError as exc:
         _failed(export, exc)
         return "failed"

@@ -1,7 +1,8 @@
 """Gold exports: immutable, versioned bundles of a project's gold set, downloadable again later.
 
-An export is an :class:`~annotator.models.Export` row (kind ``gold``) plus a directory under
-``BLINDSPOT_EXPORTS_DIR/<project>/gold-vNNN/``:
+An export is an :class:`~annotator.models.Export` row (kind ``gold``) plus the files stored under
+``<project>/gold-vNNN/`` in the ``exports`` storage (``BLINDSPOT_EXPORTS_DIR`` by default, or an
+object store: :mod:`annotator.storage`):
 
 - ``gold.jsonl`` — one line per gold message: text, gold spans with provenance (unanimous /
   majority / adjudicated / imported, the annotators' pseudonyms and conditions, whether a model
@@ -31,11 +32,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
+from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotator import storage
 from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
@@ -62,13 +64,36 @@ class ExportError(ValueError):
 # ----------------------------------------------------------------------------------- records
 
 
+def export_key(export: Export) -> str:
+    """The export's place in the ``exports`` storage (``<project>/<kind>-vNNN``)."""
+    return f"{export.project.slug}/{export.kind}-v{export.version:03d}"
+
+
+def private_key(export: Export) -> str:
+    """Where what must never ship with the export is stored (a release's mapping table)."""
+    return f"{export.project.slug}/private/{export.kind}-v{export.version:03d}"
+
+
 def export_dir(export: Export) -> Path:
-    return Path(settings.BLINDSPOT_EXPORTS_DIR) / export.project.slug / f"{export.kind}-v{export.version:03d}"
+    """The local directory the export is built in: its final place on local storage, a staging
+    directory uploaded by :func:`export_publish` on an object store (annotator/storage.py)."""
+    return storage.work_dir(storage.exports_storage(), export_key(export))
 
 
 def private_dir(export: Export) -> Path:
-    """Where what must never ship with the export lives (a release's mapping table)."""
-    return Path(settings.BLINDSPOT_EXPORTS_DIR) / export.project.slug / "private" / f"{export.kind}-v{export.version:03d}"
+    return storage.work_dir(storage.exports_storage(), private_key(export))
+
+
+def export_publish(export: Export) -> None:
+    """Store the files just built (nothing to do on local storage); safe to repeat."""
+    store = storage.exports_storage()
+    storage.publish_tree(store, export_dir(export), export_key(export), last=["manifest.json"])
+    storage.publish_tree(store, private_dir(export), private_key(export))
+
+
+def export_location(export: Export) -> str:
+    """Where a built export's files are, for people (a directory or an ``s3://`` address)."""
+    return storage.describe(storage.exports_storage(), export_key(export))
 
 
 def export_create(*, project: Project, kind: str, user, params: dict[str, Any],
@@ -117,15 +142,23 @@ def file_entries(root: Path, names: list[str]) -> list[dict[str, Any]]:
     return [{"name": n, "size": (root / n).stat().st_size, "sha256": sha256_file(root / n)} for n in names]
 
 
-def export_file_path(export: Export, name: str) -> Path:
-    """The path of one listed file of a finished export (anything else is refused)."""
+def export_file_open(export: Export, name: str) -> File:
+    """One listed file of a finished export, open for reading from storage (anything else is refused)."""
     if export.status != Export.Status.SUCCEEDED or name not in {f["name"] for f in export.files}:
         raise ExportError("No such file in this export.")
-    root = export_dir(export).resolve()
-    path = (root / name).resolve()
-    if root not in path.parents or not path.is_file():
-        raise ExportError("The file is missing from the export directory.")
-    return path
+    try:
+        return storage.open_file(storage.exports_storage(), f"{export_key(export)}/{name}")
+    except storage.StorageError:
+        raise ExportError("The file is missing from the export's storage.") from None
+
+
+def export_copy_to(export: Export, out: Path) -> None:
+    """Copy a built export's files into the local directory ``out``."""
+    store = storage.exports_storage()
+    if storage.is_local(store):
+        shutil.copytree(export_dir(export), out, dirs_exist_ok=True)
+    else:
+        storage.download_tree(store, export_key(export), out)
 
 
 # ----------------------------------------------------------------------------------- gold

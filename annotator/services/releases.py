@@ -6,10 +6,13 @@ which merges pending gold first, as a gold export does) straight into the two pa
 :mod:`pipeline.surrogates.batch` (spans, then surrogates / tags / redaction with the leak check and
 the utility report), which write the outputs where they belong:
 
-- ``BLINDSPOT_EXPORTS_DIR/<project>/release-vNNN/``: ``release.jsonl`` (import format),
+- ``<project>/release-vNNN/``: ``release.jsonl`` (import format),
   ``leaks.json``, ``utility.json``, ``manifest.json`` — the downloadable release;
-- ``BLINDSPOT_EXPORTS_DIR/<project>/private/release-vNNN/mapping.jsonl``: the original → surrogate
-  table, never part of the release, downloadable by admins only.
+- ``<project>/private/release-vNNN/mapping.jsonl``: the original → surrogate
+  table, never part of the release, downloadable by admins only;
+
+both in the ``exports`` storage (``BLINDSPOT_EXPORTS_DIR`` by default, or an object store:
+:mod:`annotator.storage`), built locally and uploaded when complete.
 
 A release is *publishable* only when the leak check found nothing; :func:`release_publish`
 refuses any other. The leak check can only look for originals that something detected, so every
@@ -29,8 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files import File
 from django.utils import timezone
 
+from annotator import storage
 from annotator.dispatch import enqueue
 from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
 from annotator.selectors.dialogues import StreamStats, iter_dialogues
@@ -45,6 +50,7 @@ from annotator.services.exports import (
     file_entries,
     fresh_dir,
     private_dir,
+    private_key,
 )
 from pipeline.surrogates import MODES, SCOPES
 from pipeline.surrogates.batch import (
@@ -229,13 +235,14 @@ def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, 
     }
 
 
-def release_mapping_path(export: Export):
+def release_mapping_open(export: Export) -> File:
+    """The release's mapping table, open for reading from storage."""
     if export.kind != Export.Kind.RELEASE or export.status != Export.Status.SUCCEEDED:
         raise ExportError("Only a built release has a mapping table.")
-    path = private_dir(export) / "mapping.jsonl"
-    if not path.is_file():
-        raise ExportError("The mapping table is missing.")
-    return path
+    try:
+        return storage.open_file(storage.exports_storage(), f"{private_key(export)}/mapping.jsonl")
+    except storage.StorageError:
+        raise ExportError("The mapping table is missing.") from None
 
 
 def release_needs_acknowledgement(export: Export) -> bool:

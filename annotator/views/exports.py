@@ -65,12 +65,12 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
     project = access.project_for(request.user, slug, Role.ADMIN)
     export = get_object_or_404(Export, pk=export_id, project=project)
     try:
-        path = export_services.export_file_path(export, name)
+        stored = export_services.export_file_open(export, name)
     except export_services.ExportError as exc:
         raise Http404(str(exc)) from None
     audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=project, file=name)
     download = f"{project.slug}-{export.kind}-v{export.version:03d}-{name.replace('/', '-')}"
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=download)  # noqa: SIM115
+    return FileResponse(stored, as_attachment=True, filename=download)  # streamed from storage
 
 
 @login_required
@@ -80,11 +80,11 @@ def release_mapping_download(request: HttpRequest, slug: str, export_id: int) ->
     project = access.project_for(request.user, slug, Role.ADMIN)
     export = get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE)
     try:
-        path = release_services.release_mapping_path(export)
+        stored = release_services.release_mapping_open(export)
     except export_services.ExportError as exc:
         raise Http404(str(exc)) from None
     audit_record(user=request.user, action="export.release.mapping_download", obj=export, project=project)
-    return FileResponse(open(path, "rb"), as_attachment=True,  # noqa: SIM115
+    return FileResponse(stored, as_attachment=True,
                         filename=f"{project.slug}-release-v{export.version:03d}-MAPPING-PRIVATE.jsonl")
 
 

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotator import dispatch
 from annotator.management.cli import follow, project_or_error, quiet_task_logs, runs_in_this_process
 from annotator.models import DetectorRun, Export
-from annotator.services.exports import ExportError, export_dir
+from annotator.services.exports import ExportError, export_location
 from annotator.services.releases import release_start
 from pipeline.surrogates import MODES, SCOPES
 
@@ -72,7 +72,7 @@ class Command(BaseCommand):
         verdict = "publishable" if export.publishable else f"NOT publishable: the leak check found {leaks}"
         self.stdout.write(self.style.SUCCESS(
             f"Release v{export.version}: {export.manifest.get('dialogues', 0)} dialogues, "
-            f"{export.manifest.get('messages', 0)} messages -> {export_dir(export)} ({verdict})."
+            f"{export.manifest.get('messages', 0)} messages -> {export_location(export)} ({verdict})."
         ))
         for f in export.files:
             self.stdout.write(f"  {f['sha256']}  {f['name']}")

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Export, Project
 from annotator.services.export_jobs import export_build
-from annotator.services.exports import ExportError, export_create, export_dir
+from annotator.services.exports import ExportError, export_copy_to, export_create, export_location
 
 
 class Command(BaseCommand):
@@ -35,9 +34,9 @@ class Command(BaseCommand):
         export.refresh_from_db()
         if export.status != Export.Status.SUCCEEDED:
             raise CommandError(f"Export v{export.version} failed: {export.error}")
-        root = export_dir(export)
+        root = export_location(export)
         if out:
-            shutil.copytree(root, Path(out), dirs_exist_ok=True)
+            export_copy_to(export, Path(out))
         m = export.manifest
         self.stdout.write(self.style.SUCCESS(
             f"Gold export v{export.version}: {m['messages']} messages, {m['dialogues']} dialogues, "

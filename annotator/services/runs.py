@@ -68,7 +68,10 @@ def detector_config(*, project: Project, detector: str, config: Mapping[str, Any
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)
-        if project.active_tagger and not cfg.get("model_path"):
+        if not cfg.get("model_path"):  # the project's active version, never "the newest"
+            if not project.active_tagger:
+                raise RunError(f"{project.name} has no active tagger: train one, or make a version "
+                               "active on the Tagger page.")
             cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / project.active_tagger)
     if detector == "llm":
         cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)

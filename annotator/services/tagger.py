@@ -55,8 +55,10 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
 
 def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
                  options: dict[str, Any] | None = None, progress=None, activate: bool = True, user=None):
-    """Train, save under the models directory, and (by default) make it the project's tagger."""
-    from pipeline.tagger import train_tagger
+    """Train, save under the models directory, and (by default) make it the project's tagger when
+    :func:`pipeline.tagger.activation_blockers` finds nothing wrong with it (a version that
+    stopped early or diverged is kept but not activated; the Tagger page shows why)."""
+    from pipeline.tagger import activation_blockers, train_tagger
 
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic)
     info = train_tagger(
@@ -64,10 +66,11 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, **(options or {}),
     )
-    if activate:
+    if activate and not activation_blockers(info):
         tagger_activate(project=project, version=info.full_version, user=user)
     audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
-                 data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds)
+                 data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds,
+                 blockers=activation_blockers(info))
     return info
 
 
@@ -85,16 +88,38 @@ def tagger_versions(project: Project) -> list:
     return sorted(list_models(settings.BLINDSPOT_MODELS_DIR, project.slug), key=lambda i: i.version, reverse=True)
 
 
-def tagger_activate(*, project: Project, version: str, user=None) -> None:
+def version_blockers(info) -> list[str]:
+    """Why ``info`` (a ModelInfo) may not become active; empty when it may."""
+    from pipeline.tagger import activation_blockers
+
+    return activation_blockers(info)
+
+
+def usable_versions(project: Project) -> list:
+    """The project's versions that may become active, newest first."""
+    return [v for v in tagger_versions(project) if not version_blockers(v)]
+
+
+def version_info(version: str):
+    """The saved version ``name/version`` under the models directory, or ``TaggerError``."""
     from pipeline.tagger import ModelNotFoundError, read_info
 
-    path = Path(settings.BLINDSPOT_MODELS_DIR) / version
-    if "/" not in version or ".." in version:
+    if "/" not in version or ".." in version or version.startswith("/"):
         raise TaggerError(f"{version!r} is not a model version (name/version)")
     try:
-        read_info(path)
+        return read_info(Path(settings.BLINDSPOT_MODELS_DIR) / version)
     except ModelNotFoundError as exc:
         raise TaggerError(str(exc)) from None
+
+
+def tagger_activate(*, project: Project, version: str, user=None) -> None:
+    """Make ``version`` the project's tagger; refused (``TaggerError`` with every reason) for a
+    version whose training stopped early, diverged, or whose export failed its check."""
+    from pipeline.tagger import activation_blockers
+
+    blockers = activation_blockers(version_info(version))
+    if blockers:
+        raise TaggerError(f"{version} cannot become the active tagger: {'; '.join(blockers)}.")
     with transaction.atomic():
         Project.objects.filter(pk=project.pk).update(active_tagger=version)
         project.active_tagger = version

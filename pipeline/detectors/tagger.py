@@ -2,8 +2,10 @@
 
 Config:
 
-- ``model_path`` — one saved version directory; or ``model_dir`` (registry root, default
-  ``var/models``) with an optional ``name``: the latest version there is used;
+- ``model_path`` — one saved version directory (the app passes the project's active version);
+  or ``model_dir`` (registry root, default ``var/models``) with an optional ``name``: the newest
+  version there that ``store.activation_blockers`` lets run (never one whose training stopped
+  early, diverged or failed its export check; an error says so when none is usable);
 - ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
 - ``batch_size`` — windows per forward pass; ``precision`` — ``auto`` (bf16 on CPUs that have

@@ -7,6 +7,7 @@ Public API::
     info = train_tagger(train_dialogues, dev_dialogues, name="demo", out_dir="var/models")
     tagger = load_model(info.path)          # a TaggerModel; .tag(dialogues) -> spans
     latest("var/models", "demo")            # ModelInfo of the newest version, or None
+    resolve(root="var/models", name="demo") # the newest version with no activation_blockers
 
 The ``tagger`` detector (:mod:`pipeline.detectors.tagger`) adds the policy and the maths-aware
 post-filter. torch and transformers are imported only when a model is trained or loaded.
@@ -20,10 +21,12 @@ from pipeline.tagger.store import (
     DEFAULT_ROOT,
     ModelInfo,
     ModelNotFoundError,
+    activation_blockers,
     data_hash,
     latest,
     list_models,
     load_model,
+    newest_usable,
     read_info,
     resolve,
 )
@@ -47,6 +50,7 @@ __all__ = [
     "Window",
     "WindowConfig",
     "WindowEncoder",
+    "activation_blockers",
     "align_words",
     "collect_training_data",
     "data_hash",
@@ -57,6 +61,7 @@ __all__ = [
     "latest",
     "list_models",
     "load_model",
+    "newest_usable",
     "read_info",
     "resolve",
     "split_by_dialogue",

@@ -192,9 +192,17 @@ def list_models(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> lis
 
 
 def latest(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> ModelInfo | None:
-    """The newest version (of ``name``, or of any model) under ``root``, or ``None``."""
+    """The newest version (of ``name``, or of any model) under ``root``, or ``None``, whatever its
+    training said: for listings and benches, never for choosing the model that runs
+    (:func:`resolve` picks only a usable one)."""
     infos = list_models(root, name)
     return max(infos, key=lambda i: (i.version, i.name)) if infos else None
+
+
+def newest_usable(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> ModelInfo | None:
+    """The newest version under ``root`` (of ``name``) with no :func:`activation_blockers`."""
+    usable = [i for i in list_models(root, name) if not activation_blockers(i)]
+    return max(usable, key=lambda i: (i.version, i.name)) if usable else None
 
 
 def resolve(
@@ -203,13 +211,28 @@ def resolve(
     root: str | Path = DEFAULT_ROOT,
     name: str | None = None,
 ) -> ModelInfo:
-    """The model at ``model_path``, else the latest of ``name`` under ``root``."""
+    """The model at ``model_path`` (an explicit choice, taken as given); else the newest version
+    under ``root`` (of ``name``) that :func:`activation_blockers` lets run, never a newer one
+    that stopped early, diverged or failed its export check. The app never gets here: its runs
+    pass the project's active version as ``model_path``."""
     if model_path:
         return read_info(model_path)
-    info = latest(root, name)
+    infos = list_models(root, name)
+    what = f"model {name!r}" if name else "model"
+    if not infos:
+        raise ModelNotFoundError(
+            f"no trained tagger {what} under {root}; train one first, or pass model_path "
+            "(a version directory)"
+        )
+    info = newest_usable(root, name)
     if info is None:
-        what = f"model {name!r}" if name else "model"
-        raise ModelNotFoundError(f"no trained tagger {what} under {root}; train one first")
+        shown = "; ".join(
+            f"{i.full_version}: {' and '.join(activation_blockers(i))}" for i in infos[-3:]
+        )
+        raise ModelNotFoundError(
+            f"no usable tagger {what} under {root}: every version is blocked ({shown}). Retrain, "
+            "or pass model_path to run a blocked version on purpose"
+        )
     return info
 
 

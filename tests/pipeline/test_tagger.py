@@ -317,7 +317,12 @@ def test_split_by_dialogue_is_seeded_and_disjoint():
     assert split_by_dialogue(ds[:1], 0.2, seed=3) == (ds[:1], [])
 
 
-def _fake_version(root, name, version):
+GOOD_TRAINING = {"steps": 40, "planned_steps": 40, "warmup_steps": 2, "stopped": "epochs",
+                 "max_seconds": None, "diverged_at_step": None, "dev_metric": "f2", "dev_score": 0.9,
+                 "min_dev_score": 0.5}
+
+
+def _fake_version(root, name, version, training=GOOD_TRAINING):
     path = root / name / version
     path.mkdir(parents=True)
     meta = {
@@ -331,12 +336,13 @@ def _fake_version(root, name, version):
         "training_seconds": 1.0,
         "thresholds": {"NAME": 0.3},
         "precision_checks": {"int8": {"keep": True}, "bf16": {"keep": False}},
+        "training": training,
     }
     (path / "tagger.json").write_text(json.dumps(meta))
     return path
 
 
-def test_registry_lists_and_picks_latest(tmp_path):
+def test_registry_lists_versions_and_resolves_the_newest_usable_one(tmp_path):
     assert list_models(tmp_path) == [] and latest(tmp_path) is None
     _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
     newest = _fake_version(tmp_path, "demo", "20260102-000000-bbbb")
@@ -349,8 +355,48 @@ def test_registry_lists_and_picks_latest(tmp_path):
     assert latest(tmp_path, "demo").path == str(newest)
     assert resolve(root=tmp_path, name="other").version == "20250101-000000-cccc"
     assert resolve(newest).labels == ("NAME",)
-    with pytest.raises(ModelNotFoundError):
+    with pytest.raises(ModelNotFoundError, match="train one first, or pass model_path"):
         resolve(root=tmp_path, name="missing")
+    # a newer version whose training was cut short is listed, and latest() sees it, but it never runs
+    cut = _fake_version(tmp_path, "demo", "20260103-000000-dddd",
+                        {**GOOD_TRAINING, "steps": 5, "stopped": "time limit", "max_seconds": 30})
+    assert latest(tmp_path, "demo").path == str(cut)
+    assert resolve(root=tmp_path, name="demo").path == str(newest)
+    assert resolve(cut).path == str(cut)  # an explicit path is the caller's choice
+    _fake_version(tmp_path, "bad", "20260101-000000-eeee", {})
+    with pytest.raises(ModelNotFoundError, match="every version is blocked.*no 'training' entry"):
+        resolve(root=tmp_path, name="bad")
+
+
+def _blockers(tmp_path, training, **extra):
+    from pipeline.tagger import activation_blockers, read_info
+
+    path = _fake_version(tmp_path, "b", f"20260101-000000-{len(list(tmp_path.glob('b/*'))):04d}", training)
+    if extra:
+        meta = json.loads((path / "tagger.json").read_text())
+        (path / "tagger.json").write_text(json.dumps({**meta, **extra}))
+    return activation_blockers(read_info(path))
+
+
+def test_activation_blockers_name_every_reason(tmp_path):
+    assert _blockers(tmp_path, GOOD_TRAINING) == []
+    (missing,) = _blockers(tmp_path, {})
+    assert "no 'training' entry" in missing
+    (early,) = _blockers(tmp_path, {**GOOD_TRAINING, "steps": 2, "stopped": "time limit", "max_seconds": 30})
+    assert early == "training stopped early: its 30 s budget ran out after 2 of 40 planned steps (still in warm-up)"
+    # the budget ran out exactly on the last step: it trained fully
+    assert _blockers(tmp_path, {**GOOD_TRAINING, "stopped": "time limit", "max_seconds": 30}) == []
+    diverged = _blockers(tmp_path, {**GOOD_TRAINING, "stopped": "diverged", "diverged_at_step": 7,
+                                    "dev_score": 0.1})
+    assert diverged == ["training diverged: non-finite loss at step 7",
+                        "training diverged: dev F2 0.100 is below the floor 0.5"]
+    (floor,) = _blockers(tmp_path, {**GOOD_TRAINING, "dev_score": 0.42})
+    assert "dev F2 0.420 is below the floor 0.5" in floor
+    assert _blockers(tmp_path, {**GOOD_TRAINING, "dev_score": 0.42, "min_dev_score": 0.0}) == []
+    (no_dev,) = _blockers(tmp_path, {**GOOD_TRAINING, "dev_score": None})
+    assert "no dev score" in no_dev
+    (onnx,) = _blockers(tmp_path, GOOD_TRAINING, onnx={"verified": False, "error": "argmax differs"})
+    assert onnx == "its ONNX export failed verification: argmax differs"
 
 
 def test_detector_config_and_lazy_loading(tmp_path):
@@ -441,7 +487,7 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
     np.testing.assert_allclose(probs[0][0].probs.sum(axis=1), 1.0, rtol=1e-4)
 
     for precision in ("int8", "bf16"):
-        det = build("tagger", {"model_dir": str(tmp_path), "name": "tiny", "precision": precision})
+        det = build("tagger", {"model_path": info.path, "precision": precision})
         detections = det.detect(dialogues[0])
         assert [d.index for d in detections] == list(range(5))
         assert det.model_version == f"tiny/{info.version}+{precision}"

@@ -12,6 +12,7 @@ from annotator.services.tagger import (
     tagger_export,
     tagger_train,
     tagger_versions,
+    version_blockers,
 )
 
 
@@ -26,7 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--synthetic", type=int, default=0, help="Add N generated dialogues.")
         parser.add_argument("--no-gold", action="store_true", help="Do not use the project's gold set.")
         parser.add_argument("--epochs", type=int)
-        parser.add_argument("--max-seconds", type=float, help="Stop training after this long (best kept).")
+        parser.add_argument("--max-seconds", type=float,
+                            help="Budget for the optimisation steps (not data encoding); a version cut short is kept "
+                                 "but cannot become active.")
         parser.add_argument("--f-beta", type=float, help="Tune thresholds for F2 (default) or e.g. F5.")
         parser.add_argument("--layers", type=int, choices=range(1, 13), metavar="N",
                             help="Keep the encoder's first N layers (default 3; 4 is a little more accurate, ~1.4x slower).")
@@ -69,6 +72,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         finally:
             bar.close()
+        blockers = version_blockers(info)
+        if blockers:
+            self.stdout.write(self.style.WARNING(
+                f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; {dev_summary(info)}; "
+                f"NOT activated: {'; '.join(blockers)}. {proj.slug} keeps "
+                f"{proj.active_tagger or 'no active tagger'}."
+            ))
+            return
         self.stdout.write(self.style.SUCCESS(
             f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; "
             f"{dev_summary(info)}; now the active tagger of {proj.slug}."

@@ -9,7 +9,7 @@ from annotator.services import runs, tagger
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-TINY = {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False}
+TINY = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0}  # a tiny test model may score under the floor
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ class TaggerDetector(BaseDetector):
     """Fine-tuned token classifier with PIIvot's context window and a maths-aware post-filter."""
 
     name = "tagger"
-    version = "1.0.0"
+    version = "1.1.0"  # 1.1: the post-filter drops junk flags (pipeline.filters.junk)
     defaults: Mapping[str, Any] = {
         "model_path": None,
         "model_dir": "var/models",

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
+from annotator import storage
 from annotator.adapters import dialogues_from_db
 from annotator.models import (
     DetectorRun,
@@ -91,8 +92,10 @@ SECRET_KEYS = ("api_key",)
 
 
 def detector_for(run: DetectorRun) -> Detector:
-    """The run's detector; secrets come from settings at build time and are never stored on the run."""
-    config = dict(run.config)
+    """The run's detector; secrets come from settings at build time and are never stored on the run.
+    A tagger's model is fetched from the model store into this machine's cache first (a no-op on
+    local storage; annotator/storage.py)."""
+    config = storage.localise_tagger_config(run.detector, run.config)
     if run.detector == "llm" and settings.OPENAI_API_KEY:
         config.setdefault("api_key", settings.OPENAI_API_KEY)
     return _cached_detector(run.detector, json.dumps(config, sort_keys=True))

@@ -1,18 +1,20 @@
 """Training the Blindspot tagger from a project's gold set, and choosing the version in use.
 
 The human-in-the-loop cycle closes here: adjudicated gold trains the next tagger, whose runs
-pre-label the next batch. Models live on disk under ``BLINDSPOT_MODELS_DIR/<name>/<version>/``;
+pre-label the next batch. Models live under ``<name>/<version>/`` in the model store
+(``BLINDSPOT_MODELS_DIR`` by default; on an object store that directory is each machine's cache:
+:mod:`annotator.storage`);
 the project records which ``name/version`` its tagger runs use.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
+from annotator import storage
 from annotator.models import BackgroundJob, Project
 from annotator.services import jobs
 from annotator.services.audit import audit_record
@@ -66,6 +68,7 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, **(options or {}),
     )
+    storage.model_publish(info.path)  # into the object store, where one is configured
     if activate and not activation_blockers(info):
         tagger_activate(project=project, version=info.full_version, user=user)
     audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
@@ -83,9 +86,8 @@ def dev_summary(info) -> str:
 
 
 def tagger_versions(project: Project) -> list:
-    from pipeline.tagger import list_models
-
-    return sorted(list_models(settings.BLINDSPOT_MODELS_DIR, project.slug), key=lambda i: i.version, reverse=True)
+    """The project's saved versions, newest first (from the model store: annotator/storage.py)."""
+    return sorted(storage.model_infos(project.slug), key=lambda i: i.version, reverse=True)
 
 
 def version_blockers(info) -> list[str]:
@@ -102,13 +104,13 @@ def usable_versions(project: Project) -> list:
 
 def version_info(version: str):
     """The saved version ``name/version`` under the models directory, or ``TaggerError``."""
-    from pipeline.tagger import ModelNotFoundError, read_info
+    from pipeline.tagger import ModelNotFoundError
 
     if "/" not in version or ".." in version or version.startswith("/"):
         raise TaggerError(f"{version!r} is not a model version (name/version)")
     try:
-        return read_info(Path(settings.BLINDSPOT_MODELS_DIR) / version)
-    except ModelNotFoundError as exc:
+        return storage.model_info(version)  # its tagger.json, from the model store
+    except (ModelNotFoundError, storage.StorageError) as exc:
         raise TaggerError(str(exc)) from None
 
 
@@ -134,12 +136,14 @@ def tagger_export(version: str):
 
     if "/" not in version or ".." in version:
         raise TaggerError(f"{version!r} is not a model version (name/version)")
-    path = Path(settings.BLINDSPOT_MODELS_DIR) / version
     try:
+        path = storage.model_materialise(version)  # fetched from the model store, where one is used
         read_info(path)
-        return export_onnx(path)
-    except (ModelNotFoundError, OnnxVerificationError) as exc:
+        info = export_onnx(path)
+    except (ModelNotFoundError, OnnxVerificationError, storage.StorageError) as exc:
         raise TaggerError(str(exc)) from None
+    storage.model_publish(path)  # the ONNX files and the rewritten tagger.json
+    return info
 
 
 def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> BackgroundJob:

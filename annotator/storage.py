@@ -337,38 +337,61 @@ def _listdir(storage: Storage, prefix: str) -> tuple[list[str], list[str]]:
         return [], []
 
 
-def model_info_data(version: str) -> dict[str, Any]:
-    """The stored ``tagger.json`` of ``name/version`` (read from the store, nothing downloaded)."""
-    storage = models_storage()
+def model_info(version: str):
+    """The ``ModelInfo`` of ``name/version`` from its stored ``tagger.json`` (nothing else is
+    downloaded); its ``path`` is where the version lives or is cached on this machine.
+    ``pipeline.tagger.ModelNotFoundError`` when there is no such version."""
+    from pipeline.tagger.store import META_FILE, ModelInfo, ModelNotFoundError, read_info
+
     try:
-        with open_file(storage, _key(_version_key(version), "tagger.json")) as fh:
-            return json.loads(fh.read().decode("utf-8"))
-    except StorageError:
-        raise StorageError(
+        path = model_local_dir(version)
+    except StorageError as exc:
+        raise ModelNotFoundError(str(exc)) from None
+    storage = models_storage()
+    if is_local(storage):
+        return read_info(path)
+    if not storage.exists(_key(version, PUBLISHED)):
+        raise ModelNotFoundError(
             f"model {version} is not in the model store ({describe(storage, version)})"
-        ) from None
+        )
+    with open_file(storage, _key(version, META_FILE)) as fh:
+        return ModelInfo.from_dict(json.loads(fh.read().decode("utf-8")), path)
+
+
+def model_infos(name: str | None = None) -> list:
+    """Every complete stored version (of one ``name``), oldest first, as ``ModelInfo``; a damaged
+    one is skipped, as :func:`pipeline.tagger.list_models` does on disk."""
+    from pipeline.tagger import list_models
+    from pipeline.tagger.store import ModelNotFoundError
+
+    storage = models_storage()
+    if is_local(storage):
+        return list_models(storage.location, name)
+    infos = []
+    for version in model_versions(name):
+        try:
+            infos.append(model_info(version))
+        except (ValueError, KeyError, TypeError, ModelNotFoundError, StorageError):
+            continue
+    return sorted(infos, key=lambda i: (i.name, i.version))
 
 
 def localise_tagger_config(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
     """A run's detector config with its tagger model on this machine: on a remote store the
     recorded ``model_path`` (``<models dir of the machine that started the run>/<name>/<version>``)
-    is materialised into this machine's models directory, and the latest stored version when no
-    path was recorded; ensembles are followed into their tagger member(s). Unchanged on local storage."""
+    is materialised into this machine's models directory; ensembles are followed into their
+    tagger member(s). Unchanged on local storage."""
     cfg = dict(config)
     if is_local(models_storage()):
         return cfg
     if detector == "tagger":
-        if cfg.get("model_path"):
-            path = Path(cfg["model_path"])
-            version = f"{path.parent.name}/{path.name}"
-        else:
-            found = model_versions(cfg.get("name"))
-            if not found:
-                raise StorageError(
-                    f"no trained tagger {cfg.get('name') or ''} in the model store; train one first"
-                )
-            version = max(found, key=lambda v: (v.split("/")[1], v))
-        cfg["model_path"] = str(model_materialise(version))
+        if not cfg.get("model_path"):
+            raise StorageError(
+                "a tagger run on an object store needs model_path (a name/version directory): "
+                "the app passes the project's active version"
+            )
+        path = Path(cfg["model_path"])
+        cfg["model_path"] = str(model_materialise(f"{path.parent.name}/{path.name}"))
         cfg["model_dir"] = str(settings.BLINDSPOT_MODELS_DIR)
     elif detector == "ensemble":
         if isinstance(cfg.get("tagger"), Mapping):

@@ -14,12 +14,16 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_BENCH_DB = "postgres://postgres@127.0.0.1:5432/blindspot_bench"
 
 
-def setup_django(*, fresh: bool = True) -> str:
-    """Point Django at the bench database (``BENCH_DATABASE_URL``), recreate it if asked, migrate."""
+def setup_django(*, fresh: bool = True, broker: str | None = None) -> str:
+    """Point Django at the bench database (``BENCH_DATABASE_URL``), recreate it if asked, migrate.
+    Jobs run in process unless ``broker`` (a Redis URL) is given: then they go to real workers."""
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_BENCH_DB)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DEBUG", "1")
-    os.environ.pop("REDIS_URL", None)
+    if broker:
+        os.environ["REDIS_URL"] = broker
+    else:
+        os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
     parsed = urlparse(url)
     if parsed.scheme.startswith("postgres"):

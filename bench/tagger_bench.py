@@ -44,6 +44,7 @@ TRAIN_SEED = 2026
 VARIANTS = {  # detector settings of the runtimes --variants compares
     "torch-fp32": {"backend": "torch", "precision": "fp32"},
     "torch-int8": {"backend": "torch", "precision": "int8"},
+    "torch-bf16": {"backend": "torch", "precision": "bf16"},
     "onnx-fp32": {"backend": "onnx", "precision": "fp32"},
     "onnx-int8": {"backend": "onnx", "precision": "int8"},
 }

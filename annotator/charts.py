@@ -119,3 +119,45 @@ def detector_precision_recall(runs: Sequence[dict], *, level: str = "span_exact"
             rows.append({**overall[key], "label": name, "heading": group, "series": series,
                          "n": overall["n_pred" if key == "precision" else "n_gold"]})
     return rows
+
+
+CURVE_SERIES = (("f2", "dev F2", "#1e3a8a", ""), ("name_recall", "name recall", "#9a3412", "5 3"))
+
+
+def learning_curve(points: Sequence[dict], *, width: int = 640, height: int = 260) -> dict:
+    """A line chart of the tagger's learning curve: dev F2 and name recall (0 to 1) against the
+    gold messages each version was trained with, one point per version. ``points``: dicts with
+    ``gold_messages``, ``f2``, ``name_recall`` (may be None), ``decision`` and ``version``; a
+    version that became active is a filled point, any other a hollow one (and says so in its
+    tooltip, so colour is never the only cue)."""
+    left, right, top, bottom = 44, 16, 12, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    xs = [float(p["gold_messages"]) for p in points]
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if hi - lo < 1:
+        lo, hi = lo - 1, hi + 1
+
+    def x(v: float) -> float:
+        return round(left + plot_w * (v - lo) / (hi - lo), 1)
+
+    def y(v: float) -> float:
+        return round(top + plot_h * (1 - min(max(v, 0.0), 1.0)), 1)
+
+    series = []
+    for key, label, colour, dash in CURVE_SERIES:
+        dots = [{"x": x(float(p["gold_messages"])), "y": y(float(p[key])), "value": p[key],
+                 "gold": p["gold_messages"], "version": p.get("version", ""),
+                 "decision": p.get("decision") or "", "filled": p.get("decision") == "activated"}
+                for p in points if p.get(key) is not None]
+        series.append({"key": key, "label": label, "colour": colour, "dash": dash, "dots": dots,
+                       "path": " ".join(f"{d['x']},{d['y']}" for d in dots)})
+    step = max(1, round((hi - lo) / 4))
+    x_ticks, t = [], lo
+    while t <= hi + 1e-9:
+        x_ticks.append({"x": x(t), "label": f"{t:g}"})
+        t += step
+    return {"width": width, "height": height, "series": series, "left": left, "right": width - right,
+            "top": top, "axis_y": top + plot_h, "x_ticks": x_ticks,
+            "y_ticks": [{"y": y(v), "label": f"{v:g}"} for v in (0.0, 0.25, 0.5, 0.75, 1.0)],
+            "legend": [{"label": s["label"], "colour": s["colour"], "dash": s["dash"],
+                        "x": left + 8 + 130 * i} for i, s in enumerate(series)]}

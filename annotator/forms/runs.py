@@ -41,3 +41,9 @@ class TrainForm(forms.Form):
         if not data.get("use_gold") and not data.get("synthetic"):
             raise forms.ValidationError("Choose the gold set, generated dialogues, or both.")
         return data
+
+
+class RetrainSettingsForm(forms.Form):
+    retrain_every = forms.IntegerField(
+        min_value=0, max_value=1_000_000, label="Retrain every",
+        help_text="New gold messages between automatic retrains (0: only when asked).")

@@ -66,6 +66,10 @@ class Project(models.Model):
         help_text="Runs whose predictions aware annotators see as suggestions.",
     )
     active_tagger = models.CharField(max_length=200, blank=True, help_text="Tagger model version in use.")
+    retrain_every = models.PositiveIntegerField(
+        default=0, help_text="Retrain the tagger after this many new gold messages (0: only on demand).")
+    retrain_gold_mark = models.PositiveIntegerField(
+        default=0, help_text="Gold messages when the last retrain was queued.")
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"

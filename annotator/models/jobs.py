@@ -47,8 +47,10 @@ class BackgroundJob(JobFields):
     class Kind(models.TextChoices):
         IMPORT = "import", "Corpus import"
         TRAIN = "train", "Tagger training"
+        RETRAIN = "retrain", "Tagger retraining (model in the loop)"
         AGREEMENT = "agreement", "Agreement report"
         CIRCULARITY = "circularity", "Circularity report"
+        EVALUATION = "evaluation", "Run scored against gold"
         PLAN = "plan", "Sampling plan"
         OTHER = "other", "Other"
 
@@ -64,6 +66,12 @@ class BackgroundJob(JobFields):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [  # at most one retrain queued or running per project
+            models.UniqueConstraint(
+                fields=["project"], name="job_one_open_retrain_per_project",
+                condition=models.Q(kind="retrain", status__in=["queued", "running"]),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"

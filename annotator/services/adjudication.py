@@ -90,7 +90,16 @@ def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] 
             messages = list(sel.messages_ready_to_merge(project, batch))
             m, q = _merge_batch(project, rule, sel.evidence_for(project, messages), user)
         merged, queued = merged + m, queued + q
+    if merged:
+        _retrain_if_due(project)
     return {"merged": merged, "queued": queued}
+
+
+def _retrain_if_due(project: Project) -> None:
+    """Gold grew: the model in the loop retrains when ``retrain_every`` new messages arrived."""
+    from annotator.services.retrain import tagger_retrain_if_due
+
+    tagger_retrain_if_due(project=project)
 
 
 def gold_merge_message(*, message: Message, user=None) -> dict:
@@ -335,4 +344,6 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
            dropped=[s.to_dict(with_score=False) for s in dropped],
            notes=notes[:500]).save()
     item.version, item.status, item.decision = locked.version, locked.status, decision
+    if not revised:
+        _retrain_if_due(project)
     return decision

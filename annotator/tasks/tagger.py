@@ -1,10 +1,11 @@
-"""Celery tasks of the tagger (training): ids in, one service call."""
+"""Celery tasks of the tagger (training, retraining): ids in, one service call."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
 from annotator.models import BackgroundJob
+from annotator.services.retrain import tagger_retrain_job_run
 from annotator.services.tagger import tagger_train_job_run
 
 
@@ -15,3 +16,13 @@ def tagger_train_job(job_id: int) -> None:
     if job.is_finished:
         return
     tagger_train_job_run(job)
+
+
+@shared_task(acks_late=True, name="annotator.tasks.tagger_retrain_job")
+def tagger_retrain_job(job_id: int) -> None:
+    """Retrain from the project's gold; activate only if better. A redelivered job that already
+    trained reuses its version (see ``services.retrain``); a finished one does nothing."""
+    job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.is_finished:
+        return
+    tagger_retrain_job_run(job)

@@ -6,12 +6,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotator import access
-from annotator.forms.runs import RunForm, TrainForm
+from annotator import access, charts
+from annotator.forms.runs import RetrainSettingsForm, RunForm, TrainForm
 from annotator.models import DetectorRun, Role
+from annotator.services import retrain as retrain_services
 from annotator.services import runs as run_services
 from annotator.services import tagger as tagger_services
-from annotator.services.evaluation import ambiguity_rows, evaluation_rows
+from annotator.services.evaluation import ambiguity_rows, evaluation_rows, run_scores
 
 
 @login_required
@@ -38,11 +39,12 @@ def _run_context(project, run) -> dict:
     if run.is_finished:
         context["label_counts"] = run_services.run_label_counts(run)
         context["segments"] = run_services.run_segment_counts(run)
-        evaluation = run_services.run_evaluation(run)
-        if evaluation:
-            context["evaluation"] = evaluation
-            context["evaluation_rows"] = evaluation_rows(evaluation)
-            context["ambiguity_rows"] = ambiguity_rows(evaluation)
+        scores = run_scores(run)  # cached; a job computes them (the page polls while it runs)
+        context["evaluation_pending"], context["evaluation_failed"] = scores.pending, scores.failed
+        if scores.evaluation:
+            context["evaluation"] = scores.evaluation
+            context["evaluation_rows"] = evaluation_rows(scores.evaluation)
+            context["ambiguity_rows"] = ambiguity_rows(scores.evaluation)
     return context
 
 
@@ -79,9 +81,14 @@ def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Trained versions (the active one marked), training as a background job, activation."""
+    """Trained versions (the active one marked, each with what blocks it and its retrain decision),
+    the learning curve, training and retraining as background jobs, activation. Admins only: the
+    page shows model output (dev scores), which blind annotators never see."""
     project = access.project_for(request.user, slug, Role.ADMIN)
-    form = TrainForm(request.POST or None)
+    other = {"activate", "retrain", "retrain_every"} & set(request.POST)
+    form = TrainForm(request.POST if request.method == "POST" and not other else None)
+    settings_form = RetrainSettingsForm(request.POST if "retrain_every" in request.POST else None,
+                                        initial={"retrain_every": project.retrain_every})
     if request.method == "POST":
         if "activate" in request.POST:
             try:
@@ -90,11 +97,30 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
             except tagger_services.TaggerError as exc:
                 messages.error(request, str(exc))
             return redirect("tagger", slug=slug)
-        if form.is_valid():
+        if "retrain" in request.POST:
+            job, created = retrain_services.tagger_retrain_request(project=project, user=request.user)
+            if not created:
+                messages.info(request, f"A retrain is already {job.status}.")
+            return redirect("job-detail", slug=slug, job_id=job.pk)
+        if "retrain_every" in request.POST:
+            if settings_form.is_valid():
+                retrain_services.retrain_settings_set(
+                    project=project, retrain_every=settings_form.cleaned_data["retrain_every"], user=request.user)
+                messages.success(request, "Retrain setting saved.")
+                return redirect("tagger", slug=slug)
+        elif form.is_valid():
             job = tagger_services.tagger_train_job_start(
                 project=project, user=request.user, synthetic=form.cleaned_data["synthetic"],
                 use_gold=form.cleaned_data["use_gold"],
             )
             return redirect("job-detail", slug=slug, job_id=job.pk)
-    versions = [(v, tagger_services.dev_summary(v)) for v in tagger_services.tagger_versions(project)]
-    return render(request, "runs/tagger.html", {"project": project, "form": form, "versions": versions})
+    rows = retrain_services.version_rows(project)
+    for row in rows:
+        row["summary"] = tagger_services.dev_summary(row["info"])
+    curve = retrain_services.learning_curve(project)
+    return render(request, "runs/tagger.html", {
+        "project": project, "form": form, "settings_form": settings_form, "versions": rows,
+        "curve": charts.learning_curve(curve) if curve else None,
+        "open_retrain": retrain_services.open_retrain(project),
+        "gold_messages": retrain_services.gold_size(project),
+    })

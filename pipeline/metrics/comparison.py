@@ -37,6 +37,7 @@ class DevScores:
     precision: float
     numbers_removed: int  # number tokens outside gold that its spans would remove
     numeric_fp: int  # false positives (overlapping no gold span) that contain a digit
+    name_recall: float | None = None  # exact-span recall on NAME (None: no gold name in the set)
 
 
 @dataclass(frozen=True)
@@ -88,10 +89,13 @@ def dev_scores(dialogues: Sequence[Dialogue], pred: Mapping[Key, Sequence[Span]]
     def num(x: float) -> float:
         return 0.0 if x is None or np.isnan(x) else round(float(x), 4)
 
+    names = report.span_exact_by_label.get("NAME")
+    has_names = any(sp.label == "NAME" for spans in gold.values() for sp in spans)
     return DevScores(
         f2=num(s.f2), recall=num(s.recall), precision=num(s.precision),
         numbers_removed=report.utility.number_tokens_removed_outside_gold,
         numeric_fp=report.ambiguity.numeric_fp,
+        name_recall=num(names.recall) if names is not None and has_names else None,
     )
 
 

@@ -1,0 +1,147 @@
+"""The model in the loop: what a retrain trains on, and whether its version replaces the active one.
+
+A project's gold is split by dialogue with :func:`~pipeline.tagger.training.stable_dev_split` (a
+seeded hash of each dialogue id, so a dialogue never changes side as gold grows). The dev side is
+held out entirely: the new version never sees it, not even to stop early or tune thresholds
+(``train_tagger`` splits its own tuning set off the training side), so the comparison with the
+active version on it is fair to both. The training side is the gold-train dialogues plus
+``GENERATED_PER_GOLD`` generated dialogues for each of them.
+
+A new version becomes active only when :func:`decide` says so: free of
+``store.activation_blockers`` and better than the active version by
+:func:`pipeline.metrics.comparison.compare_versions` (paired-bootstrap F2 interval above zero, no
+more numbers removed, no more numeric false positives). Everything here is pure: the app's
+retrain job reads gold, calls these, and records the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.metrics.comparison import Comparison
+from pipeline.tagger.training import SYNTHETIC_SEED, TrainingError, stable_dev_split
+from pipeline.types import Dialogue, Span
+
+# Generated dialogues added per gold training dialogue. Generated data has hit its ceiling (issue
+# 16: 10x more of it lowered real classroom recall), so gold leads and generated data fills in
+# the maths traps and rare identifiers a small gold set lacks. bench/ may tune this value.
+GENERATED_PER_GOLD = 2
+DEV_FRACTION = 0.2  # of the project's gold dialogues, held out to compare versions
+DEV_SEED = 16  # the stable split's seed: changing it moves dialogues between train and dev
+MIN_DEV_DIALOGUES = 1
+MIN_TRAIN_DIALOGUES = 1
+
+Key = tuple[str, int]
+Generate = Callable[[int, int], list[Dialogue]]  # (n, seed) -> generated dialogues
+
+ACTIVATED = "activated"
+NOT_BETTER = "not better"
+BLOCKED = "blocked"
+
+
+@dataclass(frozen=True)
+class RetrainingSet:
+    """The dialogues one retrain trains on and the project-gold dev set it is judged on."""
+
+    train: list[Dialogue]
+    dev: list[Dialogue]
+    gold_train: int  # gold dialogues in ``train``
+    generated: int  # generated dialogues in ``train``
+    gold_messages: int  # messages of the whole gold set (the learning curve's x)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "gold_dialogues": self.gold_train + len(self.dev),
+            "gold_messages": self.gold_messages,
+            "gold_train_dialogues": self.gold_train,
+            "dev_dialogues": len(self.dev),
+            "dev_messages": sum(len(d.messages) for d in self.dev),
+            "generated_dialogues": self.generated,
+        }
+
+
+def _generate(n: int, seed: int, policy: str) -> list[Dialogue]:
+    from pipeline.synthetic import generate_corpus
+
+    return generate_corpus(n, seed, policy=policy, id_prefix="synth")
+
+
+def retraining_set(
+    gold: Sequence[Dialogue],
+    *,
+    generated_per_gold: float = GENERATED_PER_GOLD,
+    dev_fraction: float = DEV_FRACTION,
+    seed: int = DEV_SEED,
+    policy: str = "strict",
+    synthetic_seed: int = SYNTHETIC_SEED,
+    generate: Generate | None = None,
+) -> RetrainingSet:
+    """Split the project's ``gold`` dialogues by dialogue into train and dev, and add
+    ``generated_per_gold`` generated dialogues (``policy``'s labels) per gold training dialogue.
+
+    Raises :class:`TrainingError` when the gold is too small to have both sides."""
+    if generated_per_gold < 0:
+        raise TrainingError(f"generated_per_gold {generated_per_gold} must not be negative")
+    gold = [d for d in gold if d.messages]
+    ids = [d.id for d in gold]
+    if len(set(ids)) != len(ids):
+        raise TrainingError("gold dialogue ids must be unique")
+    train, dev = stable_dev_split(gold, dev_fraction, seed)
+    if len(dev) < MIN_DEV_DIALOGUES or len(train) < MIN_TRAIN_DIALOGUES:
+        raise TrainingError(
+            f"not enough complete gold dialogues to retrain: {len(gold)} so far, {len(train)} for "
+            f"training and {len(dev)} held out to compare versions; each side needs at least one "
+            "(about 10 complete dialogues usually give both)"
+        )
+    n_generated = round(generated_per_gold * len(train))
+    generated = (
+        (generate or (lambda n, s: _generate(n, s, policy)))(n_generated, synthetic_seed)
+        if n_generated
+        else []
+    )
+    return RetrainingSet(
+        train=[*train, *generated],
+        dev=dev,
+        gold_train=len(train),
+        generated=len(generated),
+        gold_messages=sum(len(d.messages) for d in gold),
+    )
+
+
+def detector_predictions(detector: Any, dialogues: Sequence[Dialogue]) -> dict[Key, list[Span]]:
+    """``(dialogue id, message index) -> spans`` of a detector (as runs use it) on ``dialogues``."""
+    out: dict[Key, list[Span]] = {}
+    for d, detections in zip(dialogues, detector.detect_many(dialogues), strict=True):
+        for det in detections:
+            out[(d.id, det.index)] = list(det.spans)
+    return out
+
+
+def decide(comparison: Comparison | None, blockers: Sequence[str]) -> tuple[str, str]:
+    """``(decision, reason)``: ``activated`` only for a version with no blockers that the
+    comparison found better; ``blocked`` (with its blockers) or ``not better`` (with the
+    comparison's reasons) otherwise."""
+    if blockers:
+        return BLOCKED, "; ".join(blockers)
+    if comparison is None:
+        return NOT_BETTER, "no comparison on the project's dev dialogues"
+    reason = "; ".join(comparison.reasons)
+    return (ACTIVATED, reason) if comparison.better else (NOT_BETTER, reason)
+
+
+def learning_point(info_activation: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One version's point on the learning curve from its ``activation`` entry: gold messages,
+    dev F2 and name recall on the project's dev split, and the decision; ``None`` if unscored."""
+    comparison = info_activation.get("comparison") or {}
+    new = comparison.get("new") or {}
+    size = (info_activation.get("data") or {}).get("gold_messages")
+    if size is None or new.get("f2") is None:
+        return None
+    return {
+        "gold_messages": size,
+        "f2": new["f2"],
+        "name_recall": new.get("name_recall"),
+        "decision": info_activation.get("decision"),
+    }

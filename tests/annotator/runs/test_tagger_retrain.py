@@ -1,0 +1,242 @@
+"""The model in the loop inside the app: activation refused for blocked versions, retrains queued
+once per project by gold growth or on demand, decisions recorded both ways, the Tagger page."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from annotator.models import AuditEvent, BackgroundJob, Project
+from annotator.services import jobs, retrain, runs, tagger
+from annotator.services.adjudication import adjudication_submit, gold_merge_ready
+from pipeline.metrics.comparison import compare_versions
+from tests.annotator.adjudication.fixtures import model_project, msg, study  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+GOOD = {"steps": 40, "planned_steps": 40, "warmup_steps": 2, "stopped": "epochs", "max_seconds": None,
+        "diverged_at_step": None, "dev_metric": "f2", "dev_score": 0.9, "min_dev_score": 0.5}
+CUT = {**GOOD, "steps": 3, "stopped": "time limit", "max_seconds": 20}
+
+
+def fake_version(settings, version: str, training=GOOD, name: str = "test", **extra):
+    """A version's tagger.json without weights: enough for listing, blockers and activation."""
+    path = settings.BLINDSPOT_MODELS_DIR / name / version
+    path.mkdir(parents=True)
+    meta = {"name": name, "version": version, "base_model": "x", "scheme": "bio", "labels": ["NAME"],
+            "data_hash": "ab" * 32, "created_at": "2026-01-01T00:00:00+00:00", "training_seconds": 1.0,
+            "training": training, **extra}
+    (path / "tagger.json").write_text(json.dumps(meta))
+    from pipeline.tagger import read_info
+
+    return read_info(path)
+
+
+# ------------------------------------------------------------------------ never a worse model
+
+
+def test_activation_refuses_a_blocked_version_with_its_reasons(project, settings):
+    cut = fake_version(settings, "20260101-000000-aaaa", CUT)
+    with pytest.raises(tagger.TaggerError, match="cannot become the active tagger: training stopped early.*3 of 40"):
+        tagger.tagger_activate(project=project, version=cut.full_version)
+    old = fake_version(settings, "20250101-000000-bbbb", {})
+    with pytest.raises(tagger.TaggerError, match="no 'training' entry"):
+        tagger.tagger_activate(project=project, version=old.full_version)
+    project.refresh_from_db()
+    assert project.active_tagger == ""
+    good = fake_version(settings, "20260101-000000-cccc")
+    tagger.tagger_activate(project=project, version=good.full_version)
+    assert Project.objects.get(pk=project.pk).active_tagger == good.full_version
+    assert [v.full_version for v in tagger.usable_versions(project)] == [good.full_version]
+
+
+def test_a_run_uses_the_active_version_never_the_newest(corpus, settings):
+    fake_version(settings, "20260101-000000-aaaa")
+    with pytest.raises(runs.RunError, match="no active tagger"):
+        runs.run_start(project=corpus, detector="tagger")
+    older = fake_version(settings, "20250101-000000-bbbb")
+    tagger.tagger_activate(project=corpus, version=older.full_version)
+    cfg = runs.detector_config(project=corpus, detector="tagger", config={})
+    assert cfg["model_path"].endswith(older.full_version)
+
+
+# ------------------------------------------------------------------------------ the trigger
+
+
+def test_two_merges_queue_one_retrain_and_the_next_waits_for_new_gold(study, members):
+    Project.objects.filter(pk=study.pk).update(retrain_every=1)
+    assert gold_merge_ready(project=study, message_ids=[msg(study, "d1", 0).pk])["merged"] == 1
+    assert gold_merge_ready(project=study, message_ids=[msg(study, "d1", 1).pk])["merged"] == 1
+    (job,) = BackgroundJob.objects.filter(project=study, kind="retrain")
+    assert job.status == "queued" and job.params == {"trigger": "every 1 gold messages", "gold_messages": 1}
+    assert Project.objects.get(pk=study.pk).retrain_gold_mark == 1
+    gold_merge_ready(project=study)  # nothing new merges
+    again, created = retrain.tagger_retrain_request(project=study)  # "Retrain now" while one is queued
+    assert (again, created) == (job, False)
+    jobs.job_start(job)
+    jobs.job_finish(job, result={})
+    item = study.adjudication_items.filter(status="open").first()  # an adjudication adds gold
+    adjudication_submit(item=item, user=members["adjudicator"], spans=[], version=item.version, confirm_drop=True)
+    assert BackgroundJob.objects.filter(project=study, kind="retrain").count() == 2
+    assert AuditEvent.objects.filter(action="tagger.retrain.queue").count() == 2
+
+
+def test_no_retrain_below_the_setting_or_when_it_is_off(study):
+    gold_merge_ready(project=study)  # retrain_every is 0 by default
+    assert not BackgroundJob.objects.filter(kind="retrain").exists()
+    Project.objects.filter(pk=study.pk).update(retrain_every=5)
+    assert retrain.tagger_retrain_if_due(project=study) is None  # 2 gold messages < 0 + 5
+
+
+def test_the_database_allows_one_open_retrain_per_project(project):
+    from django.db import IntegrityError, transaction
+
+    BackgroundJob.objects.create(project=project, kind="retrain")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BackgroundJob.objects.create(project=project, kind="retrain", status="running")
+    BackgroundJob.objects.create(project=project, kind="retrain", status="failed")  # finished ones may pile up
+
+
+# ---------------------------------------------------------------- the job's decision, forced
+
+
+@pytest.fixture
+def gold_project(project):
+    """Twenty short generated dialogues imported as gold: enough for a train side and a dev side."""
+    from annotator.services.imports import corpus_import
+    from pipeline.synthetic import generate_corpus
+
+    corpus_import(project=project, dialogues=generate_corpus(20, 3, max_messages=4, id_prefix="g"),
+                  source="gen.jsonl", spans_as="gold")
+    return project
+
+
+def _forced(monkeypatch, settings, training, better: bool):
+    """The job with training replaced by a fake version and the comparison by crafted predictions."""
+    made = []
+
+    def fake_train(job, project, data, progress):
+        n = len(list((settings.BLINDSPOT_MODELS_DIR / "test").glob("2026030*")))
+        info = fake_version(settings, f"20260301-00000{n}-ffff", training)
+        made.append(info)
+        BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "trained_version": info.full_version})
+        return info
+
+    def fake_compare(project, info, dev, say):
+        gold = {(d.id, m.index): list(m.spans) for d in dev for m in d.messages}
+        none = {k: [] for k in gold}
+        new, old = (gold, none) if better else (none, gold)
+        return compare_versions(dev, new, old if project.active_tagger else None, n_boot=200), \
+            project.active_tagger or None
+
+    monkeypatch.setattr(retrain, "_train", fake_train)
+    monkeypatch.setattr(retrain, "_compare", fake_compare)
+    return made
+
+
+def _run_job(project, user=None) -> BackgroundJob:
+    job, created = retrain.tagger_retrain_request(project=project, user=user)
+    assert created
+    retrain.tagger_retrain_job_run(job)
+    job.refresh_from_db()
+    return job
+
+
+def test_a_better_version_is_activated_and_a_worse_one_kept_as_not_better(gold_project, settings, monkeypatch):
+    from pipeline.tagger import read_info
+
+    active = fake_version(settings, "20260201-000000-aaaa")
+    tagger.tagger_activate(project=gold_project, version=active.full_version)
+    made = _forced(monkeypatch, settings, GOOD, better=True)
+    job = _run_job(gold_project)
+    assert job.status == "succeeded", job.error
+    assert job.result["decision"] == "activated" and job.result["activated"]
+    assert Project.objects.get(pk=gold_project.pk).active_tagger == made[0].full_version
+    entry = read_info(made[0].path).activation
+    assert entry["compared_with"] == active.full_version and entry["job"] == job.pk
+    assert entry["data"]["dev_dialogues"] >= 1 and entry["data"]["generated_per_gold"] >= 0
+    assert entry["comparison"]["new"]["f2"] == 1.0
+
+    gold_project.refresh_from_db()
+    made = _forced(monkeypatch, settings, GOOD, better=False)
+    job = _run_job(gold_project)
+    assert job.result["decision"] == "not better" and not job.result["activated"]
+    assert "not better, the interval reaches 0" in job.result["reason"]
+    assert Project.objects.get(pk=gold_project.pk).active_tagger != made[0].full_version
+    assert read_info(made[0].path).activation["decision"] == "not better"
+    assert AuditEvent.objects.filter(action="tagger.retrain.decide").count() == 2
+
+
+def test_a_blocked_version_is_never_activated_even_if_it_scores_better(gold_project, settings, monkeypatch):
+    made = _forced(monkeypatch, settings, CUT, better=True)
+    job = _run_job(gold_project)
+    assert job.result["decision"] == "blocked" and "stopped early" in job.result["reason"]
+    assert Project.objects.get(pk=gold_project.pk).active_tagger == ""
+    assert made
+
+
+def test_a_redelivered_job_does_not_train_again(gold_project, settings, monkeypatch):
+    made = _forced(monkeypatch, settings, GOOD, better=True)
+    job, _ = retrain.tagger_retrain_request(project=gold_project)
+    trained = fake_version(settings, "20260301-000009-eeee")
+    BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "trained_version": trained.full_version},
+                                                   status="running")
+    job.refresh_from_db()
+    retrain.tagger_retrain_job_run(job)  # the task arrives again after training had finished
+    job.refresh_from_db()
+    assert not made and job.result["version"] == trained.full_version
+    retrain.tagger_retrain_job_run(job)  # and once more after it finished: nothing happens
+    assert AuditEvent.objects.filter(action="tagger.retrain.decide").count() == 1
+
+
+def test_too_little_gold_fails_the_job_with_a_clear_error(project):
+    job = _run_job(project)
+    assert job.status == "failed" and "not enough complete gold dialogues to retrain: 0 so far" in job.error
+    assert project.active_tagger == ""
+
+
+# ------------------------------------------------------------------------------ the page
+
+
+def test_tagger_page_shows_blockers_decisions_and_the_learning_curve(client, members, project, settings):
+    fake_version(settings, "20260101-000000-aaaa", CUT)
+    for k, (f2, decision) in enumerate([(0.7, "activated"), (0.75, "not better")]):
+        fake_version(settings, f"20260102-00000{k}-bbbb", activation={
+            "decision": decision, "reason": f"reason number {k}", "compared_with": None,
+            "data": {"gold_messages": 100 * (k + 1)},
+            "comparison": {"new": {"f2": f2, "name_recall": 0.9}}})
+    client.force_login(members["admin"])
+    page = client.get("/p/test/tagger/").content.decode()
+    assert "Cannot become active: training stopped early" in page
+    assert 'value="test/20260101-000000-aaaa" disabled' in page
+    assert "reason number 1" in page and "not better" in page
+    assert "<svg" in page and page.count("<circle") == 4 and "Learning curve" in page
+    assert "Retrain now" in page
+    for who, status in (("annotator", 403), ("adjudicator", 403), ("outsider", 404)):
+        client.force_login(members[who])
+        assert client.get("/p/test/tagger/").status_code == status
+        assert client.post("/p/test/tagger/", {"retrain": "1"}).status_code == status
+    assert not BackgroundJob.objects.filter(kind="retrain").exists()
+
+
+def test_tagger_page_saves_the_setting_and_retrains_on_demand_once(client, members, project):
+    client.force_login(members["admin"])
+    assert client.post("/p/test/tagger/", {"retrain_every": "50"}).status_code == 302
+    assert Project.objects.get(pk=project.pk).retrain_every == 50
+    page = client.post("/p/test/tagger/", {"retrain_every": "-1"}).content.decode()
+    assert "greater than or equal to 0" in page and Project.objects.get(pk=project.pk).retrain_every == 50
+    first = client.post("/p/test/tagger/", {"retrain": "1"})
+    second = client.post("/p/test/tagger/", {"retrain": "1"})
+    (job,) = BackgroundJob.objects.filter(kind="retrain")
+    assert first["Location"] == second["Location"] == f"/p/test/jobs/{job.pk}/"
+
+
+def test_retrain_command_runs_the_job_and_reports_the_decision(gold_project, settings, monkeypatch, capsys,
+                                                               django_capture_on_commit_callbacks):
+    _forced(monkeypatch, settings, GOOD, better=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("retrain_tagger", project="test")
+    out = capsys.readouterr().out
+    assert "queued as job" in out and "activated — no active version to beat" in out

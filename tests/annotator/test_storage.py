@@ -1,0 +1,261 @@
+"""Files through Django's storage API (annotator/storage.py): local directories by default, an
+S3-compatible object store with BLINDSPOT_STORAGE_URL, so workers on other machines need no
+shared disk. The S3 tests run against moto's S3 server, started here on 127.0.0.1 (a random
+port); without moto they skip, and under CI=true they fail instead."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.urls import reverse
+
+from annotator import storage
+from annotator.models import Export, Prediction
+from annotator.services import export_jobs, runs
+from annotator.services import exports as export_services
+from annotator.services import releases as release_services
+from annotator.settings import object_storages
+from tests.conftest import need
+
+KEY = "test-release-key-0001"
+CREDENTIALS = {"access_key": "testing", "secret_key": "testing"}
+
+
+@pytest.fixture(autouse=True)
+def _surrogate_key(settings):
+    settings.BLINDSPOT_SURROGATE_KEY = KEY
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+
+
+def _built(capture, start, **kwargs) -> Export:
+    with capture(execute=True):
+        export = start(**kwargs)
+    export.refresh_from_db()
+    assert export.status == "succeeded", export.error
+    return export
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+def test_the_default_is_the_two_local_directories_and_follows_the_settings(settings, tmp_path):
+    assert settings.STORAGES["exports"]["BACKEND"] == "annotator.storage.LocalDirStorage"
+    assert storage.is_local(storage.exports_storage()) and storage.is_local(storage.models_storage())
+    settings.BLINDSPOT_EXPORTS_DIR = tmp_path / "elsewhere"
+    assert storage.exports_storage().location == str(tmp_path / "elsewhere")
+    assert storage.work_dir(storage.exports_storage(), "p/gold-v001") == tmp_path / "elsewhere" / "p" / "gold-v001"
+    # publishing and materialising are no-ops on local storage: the model directory is the model
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "models"
+    assert storage.model_materialise("demo/v1") == tmp_path / "models" / "demo" / "v1"
+    config = {"model_path": "/anywhere/demo/v1", "model_dir": "/anywhere"}
+    assert storage.localise_tagger_config("tagger", config) == config
+
+
+def test_a_storage_url_names_an_s3_bucket_a_prefix_and_options():
+    found = object_storages("s3://corpus-files/blindspot/prod?endpoint_url=http://minio:9000&addressing_style=path",
+                            access_key="AK", secret_key="SK")
+    assert set(found) == {"exports", "models"}
+    exports = found["exports"]
+    assert exports["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert exports["OPTIONS"]["bucket_name"] == "corpus-files"
+    assert exports["OPTIONS"]["location"] == "blindspot/prod/exports"
+    assert found["models"]["OPTIONS"]["location"] == "blindspot/prod/models"
+    assert exports["OPTIONS"]["endpoint_url"] == "http://minio:9000"
+    assert (exports["OPTIONS"]["access_key"], exports["OPTIONS"]["secret_key"]) == ("AK", "SK")
+    assert object_storages("s3://b")["models"]["OPTIONS"]["location"] == "models"
+    assert "access_key" not in object_storages("s3://b")["models"]["OPTIONS"]  # boto3's own chain
+    assert object_storages("s3://b?verify=false")["models"]["OPTIONS"]["verify"] is False
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("http://minio:9000/bucket", "must look like s3://"),
+    ("s3:///prefix", "must look like s3://"),
+    ("s3://bucket?endpoint=http://x", "unknown option"),
+])
+def test_a_bad_storage_url_is_a_clear_error(url, message):
+    with pytest.raises(ImproperlyConfigured, match=message):
+        object_storages(url)
+
+
+def test_model_versions_are_two_plain_path_parts(settings, tmp_path):
+    for bad in ("demo", "demo/../x", "/etc/passwd", "demo/.hidden", "a/b/c"):
+        with pytest.raises(storage.StorageError, match="not a model version"):
+            storage.model_local_dir(bad)
+
+
+# --- an S3-compatible store (moto's server) -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        ThreadedMotoServer = None  # noqa: N806
+    need(ThreadedMotoServer is not None, "needs moto[server] (the dev extra) for the S3 storage tests")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server, settings, tmp_path):
+    """A fresh bucket on the moto server, with both storage aliases pointed at it (prefix ``pfx``)."""
+    import boto3
+
+    bucket = f"blindspot-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket=bucket)
+    url = f"s3://{bucket}/pfx?endpoint_url={s3_server}&region_name=us-east-1&addressing_style=path"
+    settings.STORAGES = {**settings.STORAGES, **object_storages(url, **CREDENTIALS)}
+    settings.BLINDSPOT_STAGING_DIR = tmp_path / "staging"
+    storage._verified.clear()
+    runs._cached_detector.cache_clear()
+    client.bucket = bucket
+    yield client
+    storage._verified.clear()
+    runs._cached_detector.cache_clear()
+
+
+def _objects(client, prefix: str) -> dict[str, bytes]:
+    listed = client.list_objects_v2(Bucket=client.bucket, Prefix=prefix).get("Contents", [])
+    return {o["Key"][len(prefix):]: client.get_object(Bucket=client.bucket, Key=o["Key"])["Body"].read()
+            for o in listed}
+
+
+@pytest.mark.django_db
+def test_exports_and_releases_are_written_to_and_downloaded_from_s3(s3, settings, corpus, members, client,
+                                                                   django_capture_on_commit_callbacks, tmp_path):
+    gold = _built(django_capture_on_commit_callbacks, export_services.gold_export_start, project=corpus,
+                  user=members["admin"])
+    release = _built(django_capture_on_commit_callbacks, release_services.release_start, project=corpus,
+                     user=members["admin"])
+    # every listed file is in the bucket with the hash the record keeps; nothing stays on local disk
+    for export, folder in ((gold, "gold-v001"), (release, "release-v001")):
+        stored = _objects(s3, f"pfx/exports/test/{folder}/")
+        assert set(stored) == {f["name"] for f in export.files}
+        for f in export.files:
+            assert hashlib.sha256(stored[f["name"]]).hexdigest() == f["sha256"], f["name"]
+    mapping = _objects(s3, "pfx/exports/test/private/release-v001/")
+    assert set(mapping) == {"mapping.jsonl"}
+    assert {json.loads(line)["original"] for line in mapping["mapping.jsonl"].splitlines()} == {
+        "Maria", "maria.lopez@example.com"}
+    assert "mapping.jsonl" not in _objects(s3, "pfx/exports/test/release-v001/")
+    assert not settings.BLINDSPOT_EXPORTS_DIR.exists()
+    assert not any(p.is_file() for p in (tmp_path / "staging").rglob("*"))
+    assert export_services.export_location(gold) == f"s3://{s3.bucket}/pfx/exports/test/gold-v001"
+
+    # downloads stream from the store, for admins only
+    client.force_login(members["admin"])
+    response = client.get(reverse("export-download", args=["test", release.pk, "release.jsonl"]))
+    assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    body = b"".join(response.streaming_content)
+    assert body == _objects(s3, "pfx/exports/test/release-v001/")["release.jsonl"] and b"Maria" not in body
+    response = client.get(reverse("release-mapping", args=["test", release.pk]))
+    assert response.status_code == 200 and b"".join(response.streaming_content) == mapping["mapping.jsonl"]
+    response = client.get(reverse("export-download", args=["test", gold.pk, "conll/gold.bio.conll"]))
+    assert b"".join(response.streaming_content) == _objects(s3, "pfx/exports/test/gold-v001/conll/")["gold.bio.conll"]
+    for name in ("annotator", "outsider"):
+        client.force_login(members[name])
+        response = client.get(reverse("export-download", args=["test", release.pk, "release.jsonl"]))
+        assert response.status_code in (403, 404)
+        assert client.get(reverse("release-mapping", args=["test", release.pk])).status_code in (403, 404)
+
+    # a file gone from the store is a 404 with a reason, not a server error
+    s3.delete_object(Bucket=s3.bucket, Key="pfx/exports/test/release-v001/leaks.json")
+    client.force_login(members["admin"])
+    assert client.get(reverse("export-download", args=["test", release.pk, "leaks.json"])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_export_gold_command_copies_a_stored_export_out(s3, corpus, tmp_path):
+    call_command("export_gold", "--project", "test", "--out", str(tmp_path / "copy"))
+    export = Export.objects.get(project=corpus, kind="gold")
+    for f in export.files:
+        assert hashlib.sha256((tmp_path / "copy" / f["name"]).read_bytes()).hexdigest() == f["sha256"]
+
+
+@pytest.mark.django_db
+def test_a_rebuilt_export_replaces_what_an_earlier_attempt_left_in_the_store(s3, corpus, members,
+                                                                             django_capture_on_commit_callbacks):
+    gold = _built(django_capture_on_commit_callbacks, export_services.gold_export_start, project=corpus,
+                  user=members["admin"])
+    s3.put_object(Bucket=s3.bucket, Key="pfx/exports/test/gold-v001/stale-from-a-killed-attempt.txt", Body=b"x")
+    Export.objects.filter(pk=gold.pk).update(status="failed")  # an admin retries it
+    assert export_jobs.export_build(export_id=gold.pk) == "built"
+    gold.refresh_from_db()
+    assert set(_objects(s3, "pfx/exports/test/gold-v001/")) == {f["name"] for f in gold.files}
+
+
+def _tiny_options() -> dict:
+    return {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False, "min_dev_score": 0.0}
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
+        s3, settings, corpus, tmp_path, django_capture_on_commit_callbacks):
+    """Training publishes the version; a worker whose models directory is empty materialises it,
+    checked file by file, and its run predicts what a run on the training machine does."""
+    pytest.importorskip("torch")
+    from annotator.services import tagger
+
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-a"
+    info = tagger.tagger_train(project=corpus, use_gold=True, synthetic=3, options=_tiny_options())
+    corpus.refresh_from_db()
+    assert corpus.active_tagger == info.full_version  # activation read tagger.json from the store
+    stored = _objects(s3, f"pfx/models/{info.full_version}/")
+    listing = json.loads(stored.pop(storage.PUBLISHED))
+    assert {f["name"] for f in listing["files"]} == set(stored) and "tagger.json" in stored
+    assert "model.safetensors" in stored
+
+    def run_here() -> set:
+        with django_capture_on_commit_callbacks(execute=True):
+            run = runs.run_start(project=corpus, detector="tagger")
+            runs.run_enqueue(run)
+        run.refresh_from_db()
+        assert run.status == "succeeded", run.error
+        return set(Prediction.objects.filter(run=run).values_list("message_id", "start", "end", "label"))
+
+    on_a = run_here()
+    # another machine: nothing on its disk; the Tagger page lists from the store
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-b"
+    storage._verified.clear()
+    runs._cached_detector.cache_clear()
+    assert [i.full_version for i in tagger.tagger_versions(corpus)] == [info.full_version]
+    assert not (tmp_path / "machine-b").exists()
+    on_b = run_here()
+    assert on_b == on_a
+    local = tmp_path / "machine-b" / info.full_version
+    for name, data in stored.items():
+        assert (local / name).read_bytes() == data, name
+
+    # a damaged cached file is fetched again; a stored file that differs from its list is refused
+    (local / "config.json").write_text("{}", encoding="utf-8")
+    storage._verified.clear()
+    assert (storage.model_materialise(info.full_version) / "config.json").read_bytes() == stored["config.json"]
+    s3.put_object(Bucket=s3.bucket, Key=f"pfx/models/{info.full_version}/config.json", Body=b"{}")
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-c"
+    with pytest.raises(storage.StorageError, match="config.json differ from the published list"):
+        storage.model_materialise(info.full_version)
+    assert not (tmp_path / "machine-c" / info.full_version).exists()
+
+
+@pytest.mark.django_db
+def test_a_version_missing_from_the_store_is_a_clear_error(s3, settings, corpus):
+    from annotator.services import tagger
+
+    with pytest.raises(storage.StorageError, match="not in the model store"):
+        storage.model_materialise("test/20260101-000000-abc")
+    with pytest.raises(tagger.TaggerError, match="not in the model store"):
+        tagger.tagger_activate(project=corpus, version="test/20260101-000000-abc")
+    assert tagger.tagger_versions(corpus) == []

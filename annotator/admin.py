@@ -1,15 +1,59 @@
 """Django admin for every model; provenance-bearing records are read-only."""
 
 from django.contrib import admin
+from django.core.exceptions import FieldDoesNotExist
 
 from annotator import models as m
 from annotator.forms.accounts import AdminLoginForm
+from annotator.services.audit import audit_record
 
 # The admin's login page is throttled like the app's (annotator/services/accounts.py).
 admin.site.login_form = AdminLoginForm
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ScaledAdmin(admin.ModelAdmin):
+    """Changelists over tables of corpus size: one count per page (no second, unfiltered count
+    beside a filtered one) and the foreign keys the list shows joined in, not read row by row."""
+
+    show_full_result_count = False
+
+    def get_list_select_related(self, request):
+        if self.list_select_related:
+            return self.list_select_related
+        return [name for name in self.list_display if isinstance(name, str) and _is_relation(self.model, name)]
+
+
+def _is_relation(model, name: str) -> bool:
+    try:
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return False
+    return field.many_to_one or field.one_to_one
+
+
+class AuditedAdmin(ScaledAdmin):
+    """Edits made in the Django admin leave an ``AuditEvent`` like every other write (which also
+    moves the project's revision, so the pages' cached figures are recomputed)."""
+
+    def _audit(self, request, obj, action: str) -> None:
+        project = obj if isinstance(obj, m.Project) else getattr(obj, "project", None)
+        audit_record(user=request.user, action=f"admin.{action}", obj=obj, project=project)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        self._audit(request, obj, "change" if change else "add")
+
+    def delete_model(self, request, obj):
+        self._audit(request, obj, "delete")
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self._audit(request, obj, "delete")
+        super().delete_queryset(request, queryset)
+
+
+class ReadOnlyAdmin(ScaledAdmin):
     """Records whose history matters (predictions, decisions, gold, audit): look, never edit."""
 
     def has_add_permission(self, request, obj=None):
@@ -29,7 +73,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(m.Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(AuditedAdmin):
     list_display = ["name", "slug", "visibility_mode", "overlap_k", "labelling_policy", "created_at"]
     prepopulated_fields = {"slug": ("name",)}
     search_fields = ["name", "slug"]
@@ -38,21 +82,21 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(AuditedAdmin):
     list_display = ["user", "project", "role", "pseudonym"]
     list_filter = ["role", "project"]
     autocomplete_fields = ["user"]
 
 
 @admin.register(m.Dialogue)
-class DialogueAdmin(admin.ModelAdmin):
+class DialogueAdmin(AuditedAdmin):
     list_display = ["external_id", "project", "source", "created_at"]
     list_filter = ["project"]
     search_fields = ["external_id"]
 
 
 @admin.register(m.Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(AuditedAdmin):
     list_display = ["dialogue", "position", "speaker_role", "speaker", "text"]
     list_filter = ["project", "speaker_role"]
     search_fields = ["text", "dialogue__external_id"]
@@ -86,7 +130,7 @@ for model, fields in [
 
 
 @admin.register(m.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(AuditedAdmin):
     """Reassigning unfinished work is an admin's job; finished assignments stay as they were."""
 
     list_display = ["annotator", "project", "message", "condition", "status", "active_seconds"]

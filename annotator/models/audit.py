@@ -21,7 +21,11 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["project", "action"], name="audit_by_action")]
+        indexes = [
+            models.Index(fields=["project", "action"], name="audit_by_action"),
+            # a project's newest event, read on every dashboard and statistics view (its revision)
+            models.Index(fields=["project", "-id"], name="audit_newest_by_project"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.user} {self.action} {self.object_type}:{self.object_id}"

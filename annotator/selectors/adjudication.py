@@ -27,6 +27,7 @@ from annotator.models import (
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import page_of
+from annotator.selectors.figures import cached
 from annotator.selectors.projects import pseudonyms
 from pipeline.types import Span
 
@@ -134,21 +135,35 @@ def evidence_for(project: Project, messages: list[Message]) -> list[ItemEvidence
 # ----------------------------------------------------------------------------------- the queue
 
 
-def queue_counts(project: Project) -> dict[str, int]:
+def ready_to_merge_count(project: Project, *, use_cache: bool = False) -> int:
+    """How many messages :func:`messages_ready_to_merge` holds. With ``use_cache`` (pages; the
+    merge itself always asks the database), as counted at the project's revision
+    (:mod:`annotator.selectors.figures`): a submit, a merge and a merge failure each record an
+    audit event, so each recounts."""
+    if use_cache:
+        return cached(project, "ready_to_merge", lambda: ready_to_merge_count(project))
+    return messages_ready_to_merge(project).count()
+
+
+def queue_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
+    """Open, leak, settled and gold counts and the items ready to merge; with ``use_cache`` as
+    counted at the project's revision."""
+    if use_cache:
+        return cached(project, "queue_counts", lambda: queue_counts(project))
     agg = AdjudicationItem.objects.filter(project=project).aggregate(
         open=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN)),
         leaks=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN, risk=3)),
         settled=Count("pk", filter=Q(status=AdjudicationItem.Status.SETTLED)),
     )
     agg["gold"] = AdjudicationDecision.objects.filter(message__project=project).count()
-    agg["ready"] = messages_ready_to_merge(project).count()
+    agg["ready"] = ready_to_merge_count(project)
     return agg
 
 
-def merge_health(project: Project) -> dict:
+def merge_health(project: Project, *, use_cache: bool = False) -> dict:
     """For admins: how many finished items are still out of gold, and the last merge failure
     (``recovered`` once nothing waits any more)."""
-    unmerged = messages_ready_to_merge(project).count()
+    unmerged = ready_to_merge_count(project, use_cache=use_cache)
     event = (AuditEvent.objects.filter(project=project, action=MERGE_FAILED)
              .order_by("-created_at", "-pk").first())
     failure = None

@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import Coalesce
+
 from annotator.models import Assignment, AssignmentPlan, Project
+from annotator.selectors.figures import cached
 from pipeline import assignment as algo
 
 Key = tuple[str, int]
@@ -87,14 +91,30 @@ def plan_condition_unit(params: Mapping) -> str | None:
     return params.get("condition_unit") or algo.UNIT_ITEM
 
 
-def condition_exposure(project: Project, *, plan: AssignmentPlan | None = None) -> dict[str, int]:
+def condition_exposure(project: Project, *, plan: AssignmentPlan | None = None,
+                       use_cache: bool = False) -> dict[str, int]:
     """Cross-condition exposure measured on the stored assignments (see
     :func:`pipeline.assignment.cross_condition_exposure`): blind items whose annotator has aware
     items in the same dialogue. With ``plan``, only the (annotator, dialogue) pairs it touched,
-    counting every plan's assignments there."""
-    rows = list(Assignment.objects.filter(project=project)
-                .values_list("annotator_id", "message__dialogue_id", "condition", "plan_id"))
+    counting every plan's assignments there.
+
+    Counted in the database, one row out: the items grouped by (annotator, dialogue), then the
+    groups summed (the same figures as the pure function, without loading every assignment).
+    With ``use_cache``, as computed at the project's revision (:mod:`annotator.selectors.figures`)."""
+    if use_cache:
+        return cached(project, f"exposure:{plan.pk if plan is not None else 'all'}",
+                      lambda: condition_exposure(project, plan=plan))
+    blind, aware = Q(condition=algo.BLIND), Q(condition=algo.AWARE)
+    clusters = (Assignment.objects.filter(project=project, condition__in=(algo.BLIND, algo.AWARE))
+                .values("annotator_id", "message__dialogue_id")
+                .annotate(n_blind=Count("pk", filter=blind), n_aware=Count("pk", filter=aware)))
     if plan is not None:
-        touched = {(a, d) for a, d, _, pid in rows if pid == plan.pk}
-        rows = [r for r in rows if (r[0], r[1]) in touched]
-    return algo.cross_condition_exposure((a, d, c) for a, d, c, _ in rows)
+        clusters = clusters.annotate(n_plan=Count("pk", filter=Q(plan=plan))).filter(n_plan__gt=0)
+    mixed = Q(n_blind__gt=0, n_aware__gt=0)
+    out = clusters.aggregate(
+        blind=Coalesce(Sum("n_blind"), 0),
+        exposed=Coalesce(Sum("n_blind", filter=mixed), 0),
+        mixed_clusters=Count("annotator_id", filter=mixed),
+        clusters=Count("annotator_id"),
+    )
+    return {k: int(out[k]) for k in ("blind", "exposed", "mixed_clusters", "clusters")}

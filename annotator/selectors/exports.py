@@ -19,6 +19,7 @@ from __future__ import annotations
 from django.db.models import Count, Max
 
 from annotator.models import AdjudicationDecision, AdjudicationItem, Export, Project
+from annotator.selectors.figures import cached
 
 
 def gold_state(project: Project, *, upto: int | None = None) -> dict:
@@ -34,6 +35,12 @@ def gold_state(project: Project, *, upto: int | None = None) -> dict:
             "reopened": reopened}
 
 
+def gold_state_cached(project: Project, *, upto: int | None = None) -> dict:
+    """:func:`gold_state` for pages, cached per project revision (every change to gold records an
+    audit event; :mod:`annotator.selectors.figures`). Builds record the uncached one."""
+    return cached(project, f"gold_state:{upto}", lambda: gold_state(project, upto=upto))
+
+
 def export_is_stale(export: Export) -> bool:
     """Has the gold this export (or release of the gold set) was built from changed since?"""
     state = export.gold_state or {}
@@ -42,8 +49,9 @@ def export_is_stale(export: Export) -> bool:
     return gold_state(export.project, upto=state["upto"]) != state
 
 
-def stale_export_ids(exports) -> set[int]:
-    """The ids among ``exports`` that are stale (one fingerprint query per distinct build state)."""
+def stale_export_ids(exports, *, use_cache: bool = False) -> set[int]:
+    """The ids among ``exports`` that are stale (one fingerprint per distinct build state; with
+    ``use_cache``, the fingerprints taken at the project's revision)."""
     out: set[int] = set()
     seen: dict[tuple, dict] = {}
     for export in exports:
@@ -52,7 +60,7 @@ def stale_export_ids(exports) -> set[int]:
             continue
         key = (export.project_id, state["upto"])
         if key not in seen:
-            seen[key] = gold_state(export.project, upto=state["upto"])
+            seen[key] = (gold_state_cached if use_cache else gold_state)(export.project, upto=state["upto"])
         if seen[key] != state:
             out.add(export.pk)
     return out

@@ -3,7 +3,7 @@ project's pseudonyms for its members."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotator.models import (
     Assignment,
@@ -19,19 +19,30 @@ from annotator.models import (
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import page_of
+from annotator.selectors.figures import cached
 
 
-def project_counts(project: Project) -> dict[str, int]:
+def project_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
+    """The dashboard's counts. Runs are always counted now (a handful of rows, and a run's status
+    moves without an audit event); with ``use_cache`` the corpus-wide counts are those computed at
+    the project's revision (:mod:`annotator.selectors.figures`)."""
+    runs = DetectorRun.objects.filter(project=project).aggregate(
+        runs=Count("pk"),
+        runs_active=Count("pk", filter=Q(status__in=[DetectorRun.Status.QUEUED, DetectorRun.Status.RUNNING])),
+    )
+    return {**corpus_counts(project, use_cache=use_cache), **runs}
+
+
+def corpus_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
+    """Dialogues, messages, assignments (all and done) and messages with gold."""
+    if use_cache:
+        return cached(project, "corpus_counts", lambda: corpus_counts(project))
     assignments = Assignment.objects.filter(project=project).aggregate(
         total=Count("pk"), done=Count("pk", filter=Q(status=Assignment.Status.DONE))
     )
     return {
         "dialogues": Dialogue.objects.filter(project=project).count(),
         "messages": Message.objects.filter(project=project).count(),
-        "runs": DetectorRun.objects.filter(project=project).count(),
-        "runs_active": DetectorRun.objects.filter(
-            project=project, status__in=[DetectorRun.Status.QUEUED, DetectorRun.Status.RUNNING]
-        ).count(),
         "assignments_total": assignments["total"],
         "assignments_done": assignments["done"],
         "gold_messages": Message.objects.filter(project=project, decision__isnull=False).count(),
@@ -56,9 +67,10 @@ def dialogue_messages(dialogue: Dialogue):
 def segment_run(project: Project) -> DetectorRun | None:
     """The project's segment run: the newest finished run that labelled MATH / NON-MATH segments.
     The one rule transcripts, evaluation and the reports use to find it."""
+    has_segments = Exists(MessageSegment.objects.filter(run=OuterRef("pk")))
     return (
-        DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED, segments__isnull=False)
-        .order_by("-created_at", "-pk").distinct().first()
+        DetectorRun.objects.filter(has_segments, project=project, status=DetectorRun.Status.SUCCEEDED)
+        .order_by("-created_at", "-pk").first()
     )
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from django.db.models import Count, Max
+
 from annotator.models import (
     AdjudicationDecision,
     Assignment,
+    AssignmentPlan,
     BackgroundJob,
     DetectorRun,
     GoldSpan,
@@ -26,6 +29,7 @@ from annotator.selectors.adjudication import (
     predictions_by_message,
     spans_by_assignment,
 )
+from annotator.selectors.exports import gold_state_cached
 from annotator.selectors.projects import pseudonyms, segment_run
 from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
@@ -98,6 +102,17 @@ def settled_items(project: Project, run: DetectorRun | None = None) -> list[Sett
 def scorable_runs(project: Project):
     return list(DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED)
                 .order_by("-created_at"))
+
+
+def scoring_state(project: Project) -> dict:
+    """Everything a run's scores against gold rest on besides the run itself, in a few indexed
+    queries: the gold decisions (:func:`annotator.selectors.exports.gold_state`: new, revised,
+    removed or reopened; cached per project revision), the sampling plans (the design weights),
+    the segment run and the labels. Scores computed under an equal state are still right."""
+    plans = AssignmentPlan.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"))
+    seg = segment_run(project)
+    return {"gold": gold_state_cached(project), "plans": [plans["n"], plans["last"]],
+            "segments": seg.pk if seg is not None else None, "labels": list(project.labels)}
 
 
 def latest_job(project: Project, kind: str, **params) -> BackgroundJob | None:

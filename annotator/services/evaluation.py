@@ -1,14 +1,25 @@
-"""Score detector runs against the project's current gold set (the table a paper prints)."""
+"""Score detector runs against the project's current gold set (the table a paper prints).
+
+Scoring a run takes seconds at corpus scale (a thousand bootstrap replicates), so the run page
+never computes it: :func:`run_scores` reads the newest scoring job of the run computed under the
+current :func:`annotator.selectors.reports.scoring_state` (the cache, keyed by that state) and
+otherwise queues one, which the page polls. When gold, the plans, the segment run or the labels
+change, the key changes, and the next job deletes the run's older scores (explicit invalidation).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from annotator.models import DetectorRun, Project
+from annotator.dispatch import enqueue
+from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.selectors import assignments as sampling
 from annotator.selectors import reports as sel
 from annotator.selectors.dialogues import gold_texts_and_spans
+from annotator.services import jobs
 from pipeline.metrics.evaluation import EvaluationReport, evaluate
 
 Key = tuple[str, int]
@@ -52,6 +63,72 @@ def evaluate_run(run: DetectorRun, *, n_boot: int = 1000) -> dict[str, Any] | No
     if inputs is None:
         return None
     return score_run(run, inputs, n_boot=n_boot, seed=0).to_dict()
+
+
+EVALUATION = BackgroundJob.Kind.EVALUATION
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """What the run page shows of a run's scores: the cached ``evaluation`` (None: not scored,
+    no gold or a segments-only run), or the job that is computing it, or the one that failed."""
+
+    evaluation: dict[str, Any] | None = None
+    pending: BackgroundJob | None = None
+    failed: BackgroundJob | None = None
+
+
+def scoring_key(state: dict) -> str:
+    """The cache key of scores against gold: a digest of :func:`sel.scoring_state`."""
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def run_scores(run: DetectorRun) -> RunScores:
+    """The run page's scores against gold, never computed here: the cached ones when they are
+    current, else a scoring job (queued once per run and state). Without gold nothing is queued."""
+    if run.detector == "math_segments" or not run.is_finished:
+        return RunScores()
+    state = sel.scoring_state(run.project)
+    key = scoring_key(state)
+    job = (BackgroundJob.objects.filter(project_id=run.project_id, kind=EVALUATION, params__run=run.pk,
+                                        params__key=key).order_by("-created_at", "-pk").first())
+    if job is None:
+        if not state["gold"]["decisions"]:
+            return RunScores()
+        job = evaluation_request(run=run, key=key)
+    if job.status == BackgroundJob.Status.SUCCEEDED:
+        return RunScores(evaluation=job.result.get("evaluation"))
+    if job.status == BackgroundJob.Status.FAILED:
+        return RunScores(failed=job)
+    return RunScores(pending=job)
+
+
+def evaluation_request(*, run: DetectorRun, key: str, user=None) -> BackgroundJob:
+    """Queue the scoring of ``run`` against the gold of state ``key``."""
+    job = BackgroundJob.objects.create(project_id=run.project_id, kind=EVALUATION, created_by=user,
+                                       params={"run": run.pk, "key": key})
+    enqueue("annotator.evaluation_job", job.pk)
+    return job
+
+
+def evaluation_job_run(*, job: BackgroundJob) -> None:
+    """Score the job's run against gold and keep the result (the cache the run page reads); the
+    run's scores under any other state are deleted. Retry-safe: a finished job is left alone."""
+    if not jobs.job_start(job):
+        return
+    with jobs.job_failing(job):
+        run = DetectorRun.objects.filter(pk=job.params.get("run"), project_id=job.project_id).first()
+        if run is None:
+            jobs.job_fail(job, "The run no longer exists.")
+            return
+        key = scoring_key(sel.scoring_state(run.project))  # the state the scores are computed under, if it moved
+        if key != job.params.get("key"):
+            BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "key": key})
+        evaluation = evaluate_run(run)
+        jobs.job_finish(job, result={"evaluation": json.loads(json.dumps(evaluation, default=str))})
+    (BackgroundJob.objects.filter(project_id=job.project_id, kind=EVALUATION, params__run=run.pk)
+     .exclude(params__key=key).exclude(status__in=[BackgroundJob.Status.QUEUED, BackgroundJob.Status.RUNNING])
+     .delete())
 
 
 LEVEL_NAMES = {"token": "Token (IO)", "span_exact": "Span, exact", "span_overlap": "Span, overlap",

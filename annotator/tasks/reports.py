@@ -1,4 +1,5 @@
-"""Celery tasks of the reports (agreement, circularity): ids in, one service call."""
+"""Celery tasks of the reports (agreement, circularity, a run scored against gold): ids in, one
+service call."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from celery import shared_task
 
 from annotator.models import BackgroundJob
 from annotator.services.agreement import job_run
+from annotator.services.evaluation import evaluation_job_run
 
 
 @shared_task(acks_late=True, name="annotator.tasks_agreement.agreement_job")
@@ -18,3 +20,9 @@ def agreement_job(job_id: int) -> None:
 def circularity_job(job_id: int) -> None:
     """Compute the circularity report of a queued job."""
     job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
+
+
+@shared_task(acks_late=True, name="annotator.evaluation_job")
+def evaluation_job(job_id: int) -> None:
+    """Score a run against gold for its page (the cached scores)."""
+    evaluation_job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))

@@ -23,7 +23,7 @@ def workspace_panel(context):
     out = {"project": project, "is_admin": is_admin, "mine": sel.queue_progress(user, project)}
     if is_admin:
         out["plan"] = AssignmentPlan.objects.filter(project=project).first()
-        out["stats"] = sel.annotator_stats(project)
+        out["stats"] = sel.annotator_stats(project, use_cache=True)
     return out
 
 

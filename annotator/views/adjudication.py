@@ -47,7 +47,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
         _sweep(project)
     rows, total = sel.queue_page(project, status=status, page=page)
     context = {"project": project, "rows": rows, "total": total, "status": status, "page": page,
-               "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project),
+               "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
     return render(request, template, context)
@@ -56,7 +56,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def _sweep(project) -> None:
     """Opening the queue merges finished items a failed or killed merge left behind: the sweep
     for installs without celery beat (``bin/demo``); idempotent, so a second one is harmless."""
-    if sel.messages_ready_to_merge(project).exists():
+    if sel.ready_to_merge_count(project, use_cache=True):
         gold_merge_request(project=project)
 
 

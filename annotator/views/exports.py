@@ -43,7 +43,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
     exports = list(Export.objects.filter(project=project).select_related("project", "created_by", "source_run"))
     return render(request, "exports/list.html", {
         "project": project, "gold_form": gold_form, "release_form": release_form, "exports": exports,
-        "stale": stale_export_ids(exports),
+        "stale": stale_export_ids(exports, use_cache=True),
     })
 
 

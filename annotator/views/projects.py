@@ -71,9 +71,9 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "is_adjudicator": role in (Role.ADMIN, Role.ADJUDICATOR),
         # project-wide figures (runs, gold, everyone's progress) are not for annotators: they
         # see their own queue only (the workspace panel)
-        "counts": sel.project_counts(project) if role != Role.ANNOTATOR else None,
+        "counts": sel.project_counts(project, use_cache=True) if role != Role.ANNOTATOR else None,
         "jobs": sel.recent_jobs(project) if role == Role.ADMIN else [],
-        "merge_health": merge_health(project) if role == Role.ADMIN and not request.htmx else None,
+        "merge_health": merge_health(project, use_cache=True) if role == Role.ADMIN and not request.htmx else None,
     }
     if request.htmx:
         return render(request, "projects/_counts.html", context)

@@ -269,7 +269,7 @@ def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, str(exc))
     context = {
         "project": project, "form": form, "preview": preview, "plans": sel.plans(project),
-        "stats": sel.annotator_stats(project),
+        "stats": sel.annotator_stats(project, use_cache=True),
         "reassign_form": ReassignForm(annotators=_members(project)),
     }
     if request.htmx and request.method == "GET":
@@ -283,7 +283,7 @@ def plan_detail(request: HttpRequest, slug: str, plan_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     plan = get_object_or_404(AssignmentPlan, pk=plan_id, project=project)
     return render(request, "workspace/plan.html", {
-        "project": project, "plan": plan, "exposure": condition_exposure(project, plan=plan)})
+        "project": project, "plan": plan, "exposure": condition_exposure(project, plan=plan, use_cache=True)})
 
 
 @login_required

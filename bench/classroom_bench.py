@@ -1,38 +1,45 @@
-"""Classroom talk: name recall, numbers removed and junk flags per detector, and what 300
-gold-labelled dialogues add to a tagger trained on generated data (issue 16's "done when").
+"""Classroom talk (issue 16 items 4-5): name recall, numbers removed and junk flags before and
+after the generator's classroom lessons and the junk filter, and Presidio tuned against vanilla.
 
     nice -n 10 .venv/bin/python bench/classroom_bench.py [--data ../shared/data]
-        [--gold 300] [--synthetic 100] [--ratios 1,3] [--train-seconds 900] [--skip-presidio]
+        [--gold 300] [--synthetic 100] [--skip-presidio] [--ensemble-presidio] [--json PATH]
 
 The dev set is the real tutoring and classroom text of ``../shared/data`` with generated names
 where it had placeholders (:mod:`pipeline.devset`). Its dialogues are split by dialogue, seeded:
-``--gold`` of them play the user's gold-labelled dialogues, the rest are the held-out set every
-figure below is measured on. Tagger versions, trained here once and reused (``var/bench-models``):
+``--gold`` of them play a project's gold-labelled dialogues (``bench/retrain_bench.py`` trains on
+them), the rest are the held-out set every figure here is measured on, overall and per set:
+classroom (NCTE whole-class exchanges) and tutoring (bridge chat tutoring).
 
-- ``gen-tutoring``: generated tutoring dialogues only (the generator before classroom lessons);
-- ``gen-classroom``: generated dialogues with the classroom share (the generator now) — (a);
-- ``gen-classroom+goldxR``: the same plus the gold dialogues, repeated ``R`` times — (b).
+Two tagger versions, trained here once in the demo's setting (100 generated dialogues, seed 1234,
+strict; ``demo_setup --train-tagger``) and reused from ``var/bench-models``:
 
-Per detector: name recall (a gold name overlapped by any span), the share of number tokens
-removed (all teaching content here), junk flags per 1,000 messages (spans on fillers,
-endearments, maths words, references, road names, the modal "May", de-identified initials and
-placeholders: :func:`pipeline.filters.junk.junk_kind` and ``placeholder.span``, the lists the
-filters use) and other flags per 1,000 messages (spans on no gold name: the held-out text has no
-other PII to find, so nearly all of them are false). Taggers are also scored without their
-post-filter ("raw"), which shows what the model itself learnt.
+- ``gen-tutoring``: the generator without classroom lessons (``classroom=0``) — before;
+- ``gen-classroom``: the generator as it is now (its classroom share) — after.
+
+Each is scored with the post-filter as shipped, without the junk filter (the rest of the
+post-filter kept) and without any post-filter ("raw": what the model itself learnt), from one
+inference pass. Presidio vanilla, tuned, and tuned without its junk filter follow.
+
+Per detector: name recall (a gold name overlapped by any span), the share of number tokens removed
+(all teaching content here), junk flags per 1,000 messages (spans on fillers, endearments, maths
+words, references, road names, the modal "May", de-identified initials and placeholders:
+:func:`pipeline.filters.junk.junk_kind` and ``placeholder.span``, the very lists the filters use,
+so a detector with the junk filter on scores near 0 by construction; compare the rows without it)
+and other flags per 1,000 messages (spans on no gold name and no junk: the held-out text has no
+other PII, so nearly all of them are false).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -43,11 +50,61 @@ from pipeline.filters.placeholder import is_placeholder_span  # noqa: E402
 from pipeline.registry import build  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 
-TRAIN_SEED = 2026  # generated training data; never the demo corpus's seed 7
+Predicted = list[list[list[Span]]]
+
 SPLIT_SEED = 16
+# the demo's first tagger (annotator.services.tagger.training_data via demo_setup --train-tagger):
+# 100 generated dialogues, seed 1234, strict policy, ids "train…"
+DEMO_SYNTHETIC = 100
+DEMO_SEED = 1234
+SETS = {"classroom": "ncte-", "tutoring": "bridge-"}  # dialogue id prefixes of the two files
 
 
-def junk_flags(dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Sequence[Span]]]) -> dict:
+def generated(
+    n: int = DEMO_SYNTHETIC,
+    *,
+    classroom: float | None = None,
+    seed: int = DEMO_SEED,
+    id_prefix: str = "train",
+) -> list[Dialogue]:
+    """Generated training dialogues as the demo makes them (``classroom=0.0``: the generator
+    before classroom lessons; ``None``: its current classroom share)."""
+    from pipeline.synthetic import generate_corpus
+
+    extra = {} if classroom is None else {"classroom": classroom}
+    return generate_corpus(n, seed, policy="strict", id_prefix=id_prefix, **extra)
+
+
+def split_gold(dev: Sequence[Dialogue], n_gold: int) -> tuple[list[Dialogue], list[Dialogue]]:
+    """``n_gold`` dialogues (seeded, by dialogue) as a project's gold; the rest held out."""
+    order = sorted(range(len(dev)), key=lambda i: dev[i].id)
+    random.Random(SPLIT_SEED).shuffle(order)
+    gold = set(order[:n_gold])
+    return [d for i, d in enumerate(dev) if i in gold], [
+        d for i, d in enumerate(dev) if i not in gold
+    ]
+
+
+def load_split(data: str | Path, n_gold: int) -> tuple[list[Dialogue], list[Dialogue]]:
+    from pipeline.devset import build_devset
+
+    gold, held_out = split_gold(build_devset(Path(data)), n_gold)
+    for part, ds in (("gold", gold), ("held out", held_out)):
+        per_set = ", ".join(f"{s} {sum(d.id.startswith(p) for d in ds)}" for s, p in SETS.items())
+        print(
+            f"{part}: {len(ds)} dialogues ({per_set}), {sum(len(d.messages) for d in ds)} messages, "
+            f"{sum(len(m.spans) for d in ds for m in d.messages)} names",
+            flush=True,
+        )
+    return gold, held_out
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+
+def junk_flags(
+    dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Sequence[Span]]]
+) -> dict:
     """Spans on junk (by kind) and spans on no gold name, each per 1,000 messages."""
     kinds: Counter[str] = Counter()
     other = messages = 0
@@ -64,36 +121,48 @@ def junk_flags(dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Seque
                     other += 1
     per_1k = 1000 / max(1, messages)
     return {
+        "messages": messages,
         "junk_per_1k": sum(kinds.values()) * per_1k,
         "junk_kinds": dict(kinds.most_common()),
         "other_per_1k": other * per_1k,
     }
 
 
-def split_gold(dev: Sequence[Dialogue], n_gold: int) -> tuple[list[Dialogue], list[Dialogue]]:
-    """``n_gold`` dialogues (seeded, by dialogue) as the user's gold; the rest held out."""
-    order = sorted(range(len(dev)), key=lambda i: dev[i].id)
-    random.Random(SPLIT_SEED).shuffle(order)
-    gold = set(order[:n_gold])
-    return [d for i, d in enumerate(dev) if i in gold], [d for i, d in enumerate(dev) if i not in gold]
+def figures(dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Sequence[Span]]]) -> dict:
+    """Name recall, numbers removed, junk and other flags: overall and per set."""
+    out = {"all": {**dev_scores(dialogues, predicted), **junk_flags(dialogues, predicted)}}
+    for name, prefix in SETS.items():
+        idx = [i for i, d in enumerate(dialogues) if d.id.startswith(prefix)]
+        if idx:
+            ds, ps = [dialogues[i] for i in idx], [predicted[i] for i in idx]
+            out[name] = {**dev_scores(ds, ps), **junk_flags(ds, ps)}
+    return out
 
 
-def training_sets(args, gold: Sequence[Dialogue]) -> dict[str, list[Dialogue]]:
-    from pipeline.synthetic import generate_corpus
-
-    tutoring = generate_corpus(args.synthetic, TRAIN_SEED, classroom=0.0)
-    generated = generate_corpus(args.synthetic, TRAIN_SEED)
-    sets = {"gen-tutoring": tutoring, "gen-classroom": generated}
-    for r in args.ratios:
-        copies = [
-            dataclasses.replace(d, id=f"gold{k}:{d.id}") for k in range(r) for d in gold
-        ]
-        sets[f"gen-classroom+goldx{r}"] = generated + copies
-    return sets
+def print_row(label: str, fig: dict) -> None:
+    cells = "".join(
+        f"{fig[s]['name_recall']:7.3f}{100 * fig[s]['numbers_removed']:6.2f}%{fig[s]['junk_per_1k']:7.1f}"
+        f"{fig[s]['other_per_1k']:7.1f} |"
+        for s in ("all", *SETS)
+        if s in fig
+    )
+    print(f"{label:42}|{cells}", flush=True)
 
 
-def ensure_model(name: str, dialogues: list[Dialogue], args) -> str:
-    """A usable version of ``name`` under the bench's model root, trained once."""
+def print_header() -> None:
+    head = "".join(f"{s:^28}|" for s in ("all", *SETS))
+    sub = f"{'name R':>7}{'num rm':>7}{'junk':>7}{'other':>7} |" * (1 + len(SETS))
+    print(f"\n{'':42}|{head}\n{'(junk and other per 1,000 messages)':42}|{sub}")
+
+
+# --- taggers ---------------------------------------------------------------------------------
+
+
+def ensure_model(
+    name: str, dialogues: list[Dialogue], args, dev: list[Dialogue] | None = None
+) -> str:
+    """A usable version of ``name`` under the bench's model root, trained once (fully: a version
+    its time budget stopped is not usable and is trained again)."""
     from pipeline.tagger import train_tagger
     from pipeline.tagger.store import activation_blockers, list_models
 
@@ -101,78 +170,170 @@ def ensure_model(name: str, dialogues: list[Dialogue], args) -> str:
     if usable:
         return max(usable, key=lambda i: i.version).path
     n = sum(len(d.messages) for d in dialogues)
-    print(f"training {name} on {len(dialogues)} dialogues ({n} messages) …", flush=True)
+    print(
+        f"training {name} on {len(dialogues)} dialogues ({n} messages)"
+        f"{f', dev {len(dev)} dialogues' if dev else ''} …",
+        flush=True,
+    )
     info = train_tagger(
-        dialogues, name=name, out_dir=args.model_dir, max_seconds=args.train_seconds,
+        dialogues,
+        dev,
+        name=name,
+        out_dir=args.model_dir,
+        max_seconds=args.train_seconds,
         check_precision=False,
+        progress=_progress(),
     )
     problems = activation_blockers(info)
-    print(f"  {info.full_version}: {info.training_seconds:.0f}s, steps {info.hyper.get('steps')}"
-          f"{' — NOT USABLE: ' + '; '.join(problems) if problems else ''}", flush=True)
+    t = info.training or {}
+    print(
+        f"  {info.full_version}: {info.training_seconds:.0f}s, steps {t.get('steps')}/{t.get('planned_steps')}, "
+        f"dev {t.get('dev_metric', 'f2').upper()} {t.get('dev_score')}"
+        f"{' — NOT USABLE: ' + '; '.join(problems) if problems else ''}",
+        flush=True,
+    )
+    if problems:
+        raise SystemExit(f"{name}: the trained version is not usable: {'; '.join(problems)}")
     return info.path
 
 
-def score(label: str, detector, held_out: Sequence[Dialogue], rows: dict) -> None:
-    t0 = time.perf_counter()
-    pred, _, _ = run(detector, held_out)
-    rows[label] = {**dev_scores(held_out, pred), **junk_flags(held_out, pred),
-                   "seconds": round(time.perf_counter() - t0, 1), "version": detector.model_version}
-    r = rows[label]
-    print(f"  {label}: name recall {r['name_recall']:.3f}, numbers removed "
-          f"{100 * r['numbers_removed']:.2f}%, junk {r['junk_per_1k']:.2f}/1k, other "
-          f"{r['other_per_1k']:.2f}/1k ({r['seconds']}s)", flush=True)
+def _progress() -> Callable[[int, int, str], None]:
+    """Print a line at every tenth of the training steps (runs take minutes on shared cores)."""
+    started, shown = time.perf_counter(), set()
+
+    def report(done: int, total: int, message: str = "") -> None:
+        tenth = 10 * done // max(1, total)
+        if tenth not in shown:
+            shown.add(tenth)
+            print(
+                f"    {done}/{total} {message} ({time.perf_counter() - started:.0f}s)", flush=True
+            )
+
+    return report
+
+
+def tagger_passes(path: str, dialogues: Sequence[Dialogue]) -> tuple[dict[str, Predicted], float]:
+    """One inference pass of the tagger at ``path``; its spans post-filtered as shipped, without
+    the junk filter (the rest of the post-filter kept) and raw. Also the seconds it took."""
+    from pipeline.tagger import postfilter
+    from pipeline.tagger.postfilter import anchor_words, filter_spans
+
+    detector = build("tagger", {"model_path": path, "postfilter": False})
+    policy = detector.config["policy"]
+    raw, seconds, _ = run(detector, dialogues)
+
+    def filtered() -> Predicted:
+        out = []
+        for d, preds in zip(dialogues, raw, strict=True):
+            vocab = anchor_words(d.anchor)
+            out.append(
+                [
+                    filter_spans(d, k, p, policy=policy, anchor_vocab=vocab)
+                    for k, p in enumerate(preds)
+                ]
+            )
+        return out
+
+    shipped = filtered()
+    with mock.patch.object(postfilter, "is_junk", lambda *a, **k: False):
+        no_junk = filtered()
+    return {"": shipped, ", no junk filter": no_junk, ", raw": raw}, seconds
+
+
+def score(
+    label: str, make: Callable[[], object], dialogues: Sequence[Dialogue], rows: dict
+) -> None:
+    detector = make()
+    pred, seconds, _ = run(detector, dialogues)
+    rows[label] = {**figures(dialogues, pred), "seconds": round(seconds, 1)}
+    print_row(label, rows[label])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--model-dir", default=str(ROOT / "var" / "bench-models"))
-    parser.add_argument("--gold", type=int, default=300, help="gold-labelled training dialogues")
-    parser.add_argument("--synthetic", type=int, default=100, help="generated training dialogues")
-    parser.add_argument("--ratios", default="1,3", help="times the gold dialogues are repeated")
-    parser.add_argument("--train-seconds", type=float, default=1800,
-                        help="optimisation budget per model (a version stopped by it is unusable)")
+    parser.add_argument(
+        "--gold", type=int, default=300, help="dialogues kept out for retrain_bench's gold"
+    )
+    parser.add_argument(
+        "--synthetic", type=int, default=DEMO_SYNTHETIC, help="generated training dialogues"
+    )
+    parser.add_argument(
+        "--train-seconds",
+        type=float,
+        default=3600,
+        help="optimisation budget per model (a version stopped by it is unusable)",
+    )
     parser.add_argument("--skip-presidio", action="store_true")
-    parser.add_argument("--train-only", action="store_true", help="train the missing versions, score nothing")
+    parser.add_argument(
+        "--ensemble-presidio",
+        action="store_true",
+        help="also score the ensemble with Presidio tuned",
+    )
+    parser.add_argument(
+        "--train-only", action="store_true", help="train the missing versions, score nothing"
+    )
     parser.add_argument("--json", help="write every figure here")
     args = parser.parse_args(argv)
-    args.ratios = [int(r) for r in args.ratios.split(",") if r]
 
-    from pipeline.devset import build_devset
-
-    dev = build_devset(Path(args.data))
-    gold, held_out = split_gold(dev, args.gold)
-    for part, ds in (("gold", gold), ("held out", held_out)):
-        print(f"{part}: {len(ds)} dialogues, {sum(len(d.messages) for d in ds)} messages, "
-              f"{sum(len(m.spans) for d in ds for m in d.messages)} names", flush=True)
-
-    models = {name: ensure_model(name, ds, args) for name, ds in training_sets(args, gold).items()}
+    _, held_out = load_split(args.data, args.gold)
+    sets = {
+        "gen-tutoring": generated(args.synthetic, classroom=0.0),
+        "gen-classroom": generated(args.synthetic),
+    }
+    models = {name: ensure_model(name, ds, args) for name, ds in sets.items()}
     if args.train_only:
         return 0
     rows: dict[str, dict] = {}
+    print_header()
     for name, path in models.items():
-        score(f"tagger {name}", build("tagger", {"model_path": path}), held_out, rows)
-        score(f"tagger {name} raw", build("tagger", {"model_path": path, "postfilter": False}),
-              held_out, rows)
+        variants, seconds = tagger_passes(path, held_out)
+        for suffix, pred in variants.items():
+            rows[f"tagger {name}{suffix}"] = {
+                **figures(held_out, pred),
+                "seconds": round(seconds, 1),
+            }
+            print_row(f"tagger {name}{suffix}", rows[f"tagger {name}{suffix}"])
     tagger_member = {"model_path": models["gen-classroom"]}
-    score("ensemble (tagger gen-classroom + rules)", build("ensemble", {"tagger": tagger_member}),
-          held_out, rows)
+    score(
+        "ensemble (tagger gen-classroom + rules)",
+        lambda: build("ensemble", {"tagger": tagger_member}),
+        held_out,
+        rows,
+    )
     if not args.skip_presidio:
-        for preset in ("vanilla", "tuned"):
-            score(f"presidio {preset}", build("presidio", {"preset": preset}), held_out, rows)
-        score("ensemble + presidio tuned",
-              build("ensemble", {"tagger": tagger_member, "presidio": True}), held_out, rows)
-
-    print(f"\n{'':44}{'name R':>8}{'num rm':>9}{'junk/1k':>9}{'other/1k':>9}")
-    for label, r in rows.items():
-        print(f"{label:44}{r['name_recall']:8.3f}{100 * r['numbers_removed']:8.2f}%"
-              f"{r['junk_per_1k']:9.2f}{r['other_per_1k']:9.2f}")
-    a = rows["tagger gen-classroom"]
-    for r in args.ratios:
-        b = rows[f"tagger gen-classroom+goldx{r}"]
-        verdict = b["name_recall"] > a["name_recall"] and b["junk_per_1k"] <= a["junk_per_1k"]
-        print(f"done when (x{r}): recall {a['name_recall']:.3f} -> {b['name_recall']:.3f}, junk "
-              f"{a['junk_per_1k']:.2f} -> {b['junk_per_1k']:.2f} per 1k: {'met' if verdict else 'NOT met'}")
+        score("presidio vanilla", lambda: build("presidio", {"preset": "vanilla"}), held_out, rows)
+        score("presidio tuned", lambda: build("presidio", {"preset": "tuned"}), held_out, rows)
+        score(
+            "presidio tuned, no junk filter",
+            lambda: build("presidio", {"preset": "tuned", "junk_filter": False}),
+            held_out,
+            rows,
+        )
+        if args.ensemble_presidio:
+            score(
+                "ensemble + presidio tuned",
+                lambda: build("ensemble", {"tagger": tagger_member, "presidio": True}),
+                held_out,
+                rows,
+            )
+    before, after = rows["tagger gen-tutoring, no junk filter"], rows["tagger gen-classroom"]
+    print("\nitem 4, before (no classroom lessons, no junk filter) -> after:")
+    for s in ("all", *SETS):
+        b, a = before[s], after[s]
+        print(
+            f"  {s}: name recall {b['name_recall']:.3f} -> {a['name_recall']:.3f}, numbers removed "
+            f"{100 * b['numbers_removed']:.2f}% -> {100 * a['numbers_removed']:.2f}%, junk "
+            f"{b['junk_per_1k']:.1f} -> {a['junk_per_1k']:.1f}, other {b['other_per_1k']:.1f} -> "
+            f"{a['other_per_1k']:.1f} per 1,000 messages"
+        )
+    if "presidio tuned" in rows:
+        v, t = rows["presidio vanilla"]["classroom"], rows["presidio tuned"]["classroom"]
+        print(
+            f"item 5, classroom name recall: Presidio vanilla {v['name_recall']:.3f}, tuned {t['name_recall']:.3f}"
+            f" ({'keeps' if t['name_recall'] >= v['name_recall'] else 'LOSES'} vanilla's recall)"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
     return 0

@@ -51,11 +51,17 @@ def open_retrain(project: Project) -> BackgroundJob | None:
 
 
 def tagger_retrain_request(
-    *, project: Project, user=None, trigger: str = "on demand", only_if_due: bool = False
+    *,
+    project: Project,
+    user=None,
+    trigger: str = "on demand",
+    only_if_due: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> tuple[BackgroundJob | None, bool]:
     """Queue a retrain of ``project``'s tagger; ``(job, created)``. When one is already queued or
     running it is returned instead (``created`` False). ``only_if_due``: only when the gold has
-    grown by ``retrain_every`` messages since the mark (else ``(None, False)``)."""
+    grown by ``retrain_every`` messages since the mark (else ``(None, False)``). ``options`` go to
+    ``train_tagger`` (epochs, num_layers, max_seconds, ...)."""
     with transaction.atomic():
         locked = Project.objects.select_for_update().get(pk=project.pk)
         size = gold_size(locked)
@@ -72,7 +78,11 @@ def tagger_retrain_request(
                     project=locked,
                     kind=RETRAIN,
                     created_by=user,
-                    params={"trigger": trigger, "gold_messages": size},
+                    params={
+                        "trigger": trigger,
+                        "gold_messages": size,
+                        **({"options": options} if options else {}),
+                    },
                 )
         except IntegrityError:  # another process queued one between the check and the insert
             return open_retrain(locked), False

@@ -23,12 +23,23 @@ class Command(BaseCommand):
         parser.add_argument(
             "--wait", action="store_true", help="Show progress until the retrain finishes."
         )
+        parser.add_argument("--epochs", type=int, help="Training epochs (default 3).")
+        parser.add_argument(
+            "--layers",
+            type=int,
+            choices=range(1, 13),
+            metavar="N",
+            help="Keep the encoder's first N layers (default 3).",
+        )
 
-    def handle(self, project, wait, **opts):
+    def handle(self, project, wait, epochs=None, layers=None, **opts):
         proj = project_or_error(project)
         here = runs_in_this_process()
         with in_this_thread(), quiet_task_logs():
-            job, created = tagger_retrain_request(project=proj, trigger="command")
+            options = {
+                k: v for k, v in {"epochs": epochs, "num_layers": layers}.items() if v is not None
+            }
+            job, created = tagger_retrain_request(project=proj, trigger="command", options=options)
         if not created:
             self.stdout.write(f"A retrain of {proj.slug} is already {job.status} (job #{job.pk}).")
         else:
@@ -46,7 +57,9 @@ class Command(BaseCommand):
                     f"Stopped waiting; job #{job.pk} goes on in the workers."
                 ) from None
         job.refresh_from_db()
-        if here and job.status == BackgroundJob.Status.QUEUED:  # still queued (in a transaction): run it here;
+        if (
+            here and job.status == BackgroundJob.Status.QUEUED
+        ):  # still queued (in a transaction): run it here;
             with quiet_task_logs():  # the queued task then finds it finished and does nothing
                 tagger_retrain_job_run(job)
             job.refresh_from_db()

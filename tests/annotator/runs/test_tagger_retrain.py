@@ -12,7 +12,8 @@ from annotator.models import AuditEvent, BackgroundJob, Project
 from annotator.services import jobs, retrain, runs, tagger
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from pipeline.metrics.comparison import compare_versions
-from tests.annotator.adjudication.fixtures import model_project, msg, study  # noqa: F401
+from tests.annotator.adjudication.fixtures import *  # noqa: F403
+from tests.annotator.adjudication.fixtures import msg
 
 pytestmark = pytest.mark.django_db
 
@@ -240,3 +241,39 @@ def test_retrain_command_runs_the_job_and_reports_the_decision(gold_project, set
         call_command("retrain_tagger", project="test")
     out = capsys.readouterr().out
     assert "queued as job" in out and "activated — no active version to beat" in out
+
+
+# ------------------------------------------------------------- a real tagger, the real comparison
+
+
+@pytest.mark.slow
+def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_project, monkeypatch):
+    """Two real retrains of a 1-layer tagger, each scored with the tagger detector on the held-out
+    gold: the first has nothing to beat; the second, trained on the same data with the same seed,
+    cannot beat the first, so it is kept and marked "not better"."""
+    from pipeline.tagger import retrain as plan
+
+    monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
+    tiny = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
+    first, _ = retrain.tagger_retrain_request(project=gold_project, options=tiny)
+    retrain.tagger_retrain_job_run(first)
+    first.refresh_from_db()
+    assert first.status == "succeeded", first.error
+    assert first.result["decision"] == "activated" and first.result["reason"] == "no active version to beat"
+    gold_project.refresh_from_db()
+    assert gold_project.active_tagger == first.result["version"]
+
+    second, _ = retrain.tagger_retrain_request(project=gold_project, options=tiny)
+    retrain.tagger_retrain_job_run(second)
+    second.refresh_from_db()
+    assert second.status == "succeeded", second.error
+    assert second.result["decision"] == "not better" and not second.result["activated"]
+    assert "interval reaches 0" in second.result["reason"]
+    assert Project.objects.get(pk=gold_project.pk).active_tagger == first.result["version"]
+    entry = tagger.version_info(second.result["version"]).activation
+    assert entry["compared_with"] == first.result["version"]
+    data = entry["data"]
+    assert data["gold_dialogues"] == 20 and data["dev_dialogues"] >= 1
+    assert data["generated_dialogues"] == round(0.5 * data["gold_train_dialogues"])
+    assert entry["comparison"]["dialogues"] == data["dev_dialogues"]
+    assert len(retrain.learning_curve(gold_project)) == 2

@@ -233,9 +233,9 @@ BLINDSPOT_LLM_MODEL = os.environ.get("BLINDSPOT_LLM_MODEL", "gpt-4o-mini")
 BLINDSPOT_MODELS_DIR = Path(os.environ.get("BLINDSPOT_MODELS_DIR", VAR_DIR / "models"))
 BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "exports"))
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))
-# Export and release bundles and trained tagger versions go through Django's storage API
-# (annotator/storage.py, the "exports" and "models" aliases of STORAGES). By default they are the two
-# local directories above. BLINDSPOT_STORAGE_URL=s3://bucket/prefix?endpoint_url=http://minio:9000
+# Export and release bundles, trained tagger versions and uploaded corpora go through Django's
+# storage API (annotator/storage.py, the "exports", "models" and "uploads" aliases of STORAGES). By
+# default they are the three local directories above. BLINDSPOT_STORAGE_URL=s3://bucket/prefix?endpoint_url=http://minio:9000
 # puts them in any S3-compatible object store (django-storages), so workers on other machines need
 # no shared disk: BLINDSPOT_MODELS_DIR is then each machine's local cache of model versions, and
 # bundles are built under BLINDSPOT_STAGING_DIR before they are uploaded. Credentials:
@@ -246,10 +246,12 @@ S3_URL_OPTIONS = ("endpoint_url", "region_name", "addressing_style", "signature_
 
 
 def object_storages(url: str, *, access_key: str = "", secret_key: str = "") -> dict[str, dict]:
-    """The ``exports`` and ``models`` entries of STORAGES for a storage URL ("" = local directories)."""
+    """The ``exports``, ``models`` and ``uploads`` entries of STORAGES for a storage URL ("" = the
+    local directories)."""
     if not url:
         return {alias: {"BACKEND": "annotator.storage.LocalDirStorage", "OPTIONS": {"setting": setting}}
-                for alias, setting in (("exports", "BLINDSPOT_EXPORTS_DIR"), ("models", "BLINDSPOT_MODELS_DIR"))}
+                for alias, setting in (("exports", "BLINDSPOT_EXPORTS_DIR"), ("models", "BLINDSPOT_MODELS_DIR"),
+                                       ("uploads", "BLINDSPOT_UPLOADS_DIR"))}
     parsed = urlsplit(url)
     if parsed.scheme != "s3" or not parsed.netloc:
         raise ImproperlyConfigured(f"BLINDSPOT_STORAGE_URL must look like s3://bucket/prefix?endpoint_url=..., got {url!r}")
@@ -266,7 +268,7 @@ def object_storages(url: str, *, access_key: str = "", secret_key: str = "") -> 
     prefix = parsed.path.strip("/")
     return {alias: {"BACKEND": "storages.backends.s3.S3Storage",
                     "OPTIONS": {**options, "location": f"{prefix}/{alias}".strip("/")}}
-            for alias in ("exports", "models")}
+            for alias in ("exports", "models", "uploads")}
 
 
 STORAGES = {

@@ -1,13 +1,16 @@
 """Files that outlive a job — export and release bundles, trained tagger versions — through
 Django's storage API, so that any machine can write them and any other can read them.
 
-Two aliases of ``settings.STORAGES``: ``exports`` and ``models``. By default they are the local
-directories ``BLINDSPOT_EXPORTS_DIR`` and ``BLINDSPOT_MODELS_DIR`` (:class:`LocalDirStorage`) and
+Three aliases of ``settings.STORAGES``: ``exports``, ``models`` and ``uploads``. By default they
+are the local directories ``BLINDSPOT_EXPORTS_DIR``, ``BLINDSPOT_MODELS_DIR`` and
+``BLINDSPOT_UPLOADS_DIR`` (:class:`LocalDirStorage`) and
 nothing here copies anything: files are written where they stay. With ``BLINDSPOT_STORAGE_URL``
 they are S3 storages (django-storages), and then:
 
 - a bundle is built in a local staging directory (:func:`work_dir`) and uploaded once complete
   (:func:`publish_tree`); downloads stream from the store (:func:`open_file`);
+- an uploaded corpus is stored by the web process and read by the import job wherever it runs
+  (:func:`upload_save`, :func:`upload_path`);
 - a trained tagger version is written by ``pipeline/`` to the local models directory as ever, then
   published (:func:`model_publish`): its files first, then ``published.json`` (every file's name,
   size and SHA-256), so a version is listed only once it is complete. A worker materialises a
@@ -25,6 +28,8 @@ import json
 import os
 import posixpath
 import shutil
+import tempfile
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,7 +40,7 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.utils import timezone
 
-EXPORTS, MODELS = "exports", "models"
+EXPORTS, MODELS, UPLOADS = "exports", "models", "uploads"
 PUBLISHED = "published.json"  # a model version's file list, uploaded last
 CHUNK = 1 << 20
 _verified: dict[
@@ -70,6 +75,10 @@ def exports_storage() -> Storage:
 
 def models_storage() -> Storage:
     return storages[MODELS]
+
+
+def uploads_storage() -> Storage:
+    return storages[UPLOADS]
 
 
 def is_local(storage: Storage) -> bool:
@@ -175,6 +184,34 @@ def open_file(storage: Storage, key: str) -> File:
         return storage.open(key, "rb")
     except (SuspiciousOperation, FileNotFoundError):
         raise StorageError(f"{key} is missing from the store") from None
+
+
+# ----------------------------------------------------------------------------------- uploads
+
+
+def upload_save(upload: File, suffix: str = "") -> str:
+    """Store an uploaded corpus file under a fresh name; returns its key (an import job's ``upload``)."""
+    return uploads_storage().save(f"{uuid.uuid4().hex}{suffix}", upload)
+
+
+@contextlib.contextmanager
+def upload_path(params: Mapping[str, Any]) -> Iterator[Path]:
+    """A local path to an import job's file: its ``upload`` key in the uploads storage (the file
+    itself on local storage, else a temporary copy, removed afterwards), or a local ``path``
+    (the command line, and jobs queued before uploads were stored)."""
+    if not params.get("upload"):
+        yield Path(params["path"])
+        return
+    store = uploads_storage()
+    if is_local(store):
+        yield Path(store.path(_key(params["upload"])))
+        return
+    suffix = Path(params["upload"]).suffix
+    with tempfile.NamedTemporaryFile(suffix=suffix) as out:
+        with open_file(store, params["upload"]) as src:
+            shutil.copyfileobj(src, out, CHUNK)
+        out.flush()
+        yield Path(out.name)
 
 
 # ----------------------------------------------------------------------------------- models

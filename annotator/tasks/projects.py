@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import transaction
 
+from annotator import storage
 from annotator.models import BackgroundJob
 from annotator.services import jobs
 from annotator.services.imports import corpus_import_file
@@ -20,9 +21,9 @@ def corpus_import_job(job_id: int) -> None:
         return
     jobs.job_start(job)
     try:
-        with transaction.atomic():
+        with storage.upload_path(job.params) as path, transaction.atomic():
             result = corpus_import_file(
-                project=job.project, path=job.params["path"], name=job.params.get("name"), user=job.created_by,
+                project=job.project, path=path, name=job.params.get("name"), user=job.created_by,
                 spans_as=job.params.get("spans_as", "run"),
                 skip_existing=job.params.get("skip_existing", False), fmt=job.params.get("format"),
                 progress=lambda done, total: jobs.job_cache_progress(job, done, total),

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from uuid import uuid4
 
 from django.conf import settings
 from django.contrib import messages
@@ -11,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator import access
+from annotator import access, storage
 from annotator.forms.projects import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
 from annotator.selectors import projects as sel
@@ -105,16 +104,11 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error("file", f"The file is {upload.size:,} bytes, over the "
                                    f"{settings.BLINDSPOT_IMPORT_MAX_BYTES:,}-byte limit.")
         else:
-            folder = Path(settings.BLINDSPOT_UPLOADS_DIR)
-            folder.mkdir(parents=True, exist_ok=True)
-            suffix = Path(upload.name).suffix.lower()[:10]
-            path = folder / f"{uuid4().hex}{suffix}"
-            with path.open("wb") as fh:
-                for chunk in upload.chunks():
-                    fh.write(chunk)
+            # stored where the import job can read it from any machine (annotator/storage.py)
+            key = storage.upload_save(upload, Path(upload.name).suffix.lower()[:10])
             job = corpus_import_start(
                 project=project, user=request.user,
-                params={"path": str(path), "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
+                params={"upload": key, "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
                         "skip_existing": form.cleaned_data["skip_existing"],
                         "format": form.cleaned_data["format"] or None},
             )

@@ -8,9 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.core.files.base import ContentFile
 from django.core.management import call_command
 from django.urls import reverse
 
@@ -49,6 +51,12 @@ def test_the_default_is_the_two_local_directories_and_follows_the_settings(setti
     assert storage.is_local(storage.exports_storage()) and storage.is_local(storage.models_storage())
     settings.BLINDSPOT_EXPORTS_DIR = tmp_path / "elsewhere"
     assert storage.exports_storage().location == str(tmp_path / "elsewhere")
+    settings.BLINDSPOT_UPLOADS_DIR = tmp_path / "up"
+    key = storage.upload_save(ContentFile(b"{}", name="c.jsonl"), ".jsonl")
+    with storage.upload_path({"upload": key}) as path:
+        assert path == tmp_path / "up" / key and path.read_bytes() == b"{}"
+    with storage.upload_path({"path": "/given/c.jsonl"}) as path:  # the command line's own file
+        assert path == Path("/given/c.jsonl")
     assert storage.work_dir(storage.exports_storage(), "p/gold-v001") == tmp_path / "elsewhere" / "p" / "gold-v001"
     # publishing and materialising are no-ops on local storage: the model directory is the model
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "models"
@@ -60,7 +68,7 @@ def test_the_default_is_the_two_local_directories_and_follows_the_settings(setti
 def test_a_storage_url_names_an_s3_bucket_a_prefix_and_options():
     found = object_storages("s3://corpus-files/blindspot/prod?endpoint_url=http://minio:9000&addressing_style=path",
                             access_key="AK", secret_key="SK")
-    assert set(found) == {"exports", "models"}
+    assert set(found) == {"exports", "models", "uploads"}
     exports = found["exports"]
     assert exports["BACKEND"] == "storages.backends.s3.S3Storage"
     assert exports["OPTIONS"]["bucket_name"] == "corpus-files"
@@ -194,6 +202,25 @@ def test_a_rebuilt_export_replaces_what_an_earlier_attempt_left_in_the_store(s3,
     assert export_jobs.export_build(export_id=gold.pk) == "built"
     gold.refresh_from_db()
     assert set(_objects(s3, "pfx/exports/test/gold-v001/")) == {f["name"] for f in gold.files}
+
+
+@pytest.mark.django_db
+def test_an_uploaded_corpus_is_stored_and_imported_from_the_store(s3, settings, members, client, corpus_bytes,
+                                                                  django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotator.models import BackgroundJob, Message
+
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/import/", {"file": SimpleUploadedFile("c.jsonl", corpus_bytes),
+                                                   "spans_as": "gold"})
+    assert response.status_code == 302
+    job = BackgroundJob.objects.get(kind="import")
+    assert job.status == "succeeded", job.error
+    assert Message.objects.count() == 6
+    assert _objects(s3, "pfx/uploads/") == {job.params["upload"]: corpus_bytes}  # kept for a retry
+    assert not settings.BLINDSPOT_UPLOADS_DIR.exists()
 
 
 def _tiny_options() -> dict:

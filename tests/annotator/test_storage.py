@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.base import ContentFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotator import storage
@@ -275,6 +277,29 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     with pytest.raises(storage.StorageError, match="config.json differ from the published list"):
         storage.model_materialise(info.full_version)
     assert not (tmp_path / "machine-c" / info.full_version).exists()
+
+
+def test_publish_models_uploads_versions_trained_before_the_store(s3, settings, tmp_path):
+    """Files stand in for weights here: publishing and materialising only move and check bytes."""
+    version = tmp_path / "models" / "old" / "20250101-000000-abc"
+    version.mkdir(parents=True)
+    (version / "tagger.json").write_text('{"name": "old", "version": "20250101-000000-abc"}', encoding="utf-8")
+    (version / "model.safetensors").write_bytes(b"weights" * 1000)
+    out = StringIO()
+    call_command("publish_models", stdout=out)
+    assert f"old/20250101-000000-abc -> s3://{s3.bucket}/pfx/models/old/20250101-000000-abc" in out.getvalue()
+    assert storage.model_versions() == ["old/20250101-000000-abc"]
+    call_command("publish_models", "old/20250101-000000-abc", stdout=StringIO())  # safe to repeat
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "elsewhere"
+    local = storage.model_materialise("old/20250101-000000-abc")
+    assert (local / "model.safetensors").read_bytes() == b"weights" * 1000
+    with pytest.raises(CommandError, match="no tagger.json"):
+        call_command("publish_models", "old/nope", stdout=StringIO())
+
+
+def test_publish_models_needs_an_object_store():
+    with pytest.raises(CommandError, match="nothing to publish"):
+        call_command("publish_models", stdout=StringIO())
 
 
 @pytest.mark.django_db

@@ -17,12 +17,12 @@ trained version is kept in the job's params, and a decision already written is n
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from annotator import storage
 from annotator.models import AdjudicationDecision, BackgroundJob, Project
 from annotator.services import jobs
 from annotator.services.audit import audit_record
@@ -131,10 +131,12 @@ def retrain_settings_set(*, project: Project, retrain_every: int, user=None) -> 
 # ------------------------------------------------------------------------------------ the job
 
 
-def _predictions(path: str, project: Project, dev):
+def _predictions(version: str, project: Project, dev):
+    """``version``'s spans on ``dev``, run as a tagger run would (fetched from the model store)."""
     from pipeline.registry import build
     from pipeline.tagger.retrain import detector_predictions
 
+    path = str(storage.model_materialise(version))
     detector = build("tagger", {"model_path": path, "policy": project.labelling_policy})
     return detector_predictions(detector, dev)
 
@@ -153,6 +155,7 @@ def _train(job: BackgroundJob, project: Project, data, progress):
         progress=progress,
         **(job.params.get("options") or {}),
     )
+    storage.model_publish(info.path)  # into the object store, where one is configured
     params = {**job.params, "trained_version": info.full_version}
     BackgroundJob.objects.filter(pk=job.pk).update(params=params)
     job.params = params
@@ -165,14 +168,12 @@ def _compare(project: Project, new_info, dev, say) -> tuple[Any, str | None]:
     from pipeline.metrics.comparison import compare_versions
 
     say("scoring the new version on the project's dev dialogues")
-    new_pred = _predictions(new_info.path, project, dev)
+    new_pred = _predictions(new_info.full_version, project, dev)
     old_version = project.active_tagger or None
     old_pred = None
     if old_version:
         say(f"scoring the active version {old_version}")
-        old_pred = _predictions(
-            str(Path(settings.BLINDSPOT_MODELS_DIR) / old_version), project, dev
-        )
+        old_pred = _predictions(old_version, project, dev)
     return compare_versions(dev, new_pred, old_pred, n_boot=N_BOOT, seed=0), old_version
 
 
@@ -188,7 +189,10 @@ def _decide_and_record(job: BackgroundJob, project: Project, info, data) -> dict
     comparison, old_version, error = None, project.active_tagger or None, ""
     try:
         comparison, old_version = _compare(project, info, data.dev, say)
-    except DetectorError as exc:  # a version that cannot load: no comparison, nothing activated
+    except (
+        DetectorError,
+        storage.StorageError,
+    ) as exc:  # a version that cannot load: no comparison
         error = str(exc)
     decision, reason = plan.decide(comparison, blockers)
     if error:
@@ -217,7 +221,9 @@ def _decide_and_record(job: BackgroundJob, project: Project, info, data) -> dict
         "job": job.pk,
         "decided_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    update_info(info.path, activation=activation)
+    path = storage.model_materialise(info.full_version)
+    update_info(path, activation=activation)
+    storage.model_publish(path)  # the rewritten tagger.json
     audit_record(
         user=job.created_by,
         action="tagger.retrain.decide",

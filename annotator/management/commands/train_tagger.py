@@ -31,12 +31,16 @@ class Command(BaseCommand):
                             help="Budget for the optimisation steps (not data encoding); a version cut short is kept "
                                  "but cannot become active.")
         parser.add_argument("--f-beta", type=float, help="Tune thresholds for F2 (default) or e.g. F5.")
+        parser.add_argument("--min-dev-score", type=float,
+                            help="Dev F-beta under which the version counts as diverged and is never activated "
+                                 "(default 0.5; 0 for a quick experiment on a few dialogues).")
         parser.add_argument("--layers", type=int, choices=range(1, 13), metavar="N",
                             help="Keep the encoder's first N layers (default 3; 4 is a little more accurate, ~1.4x slower).")
         parser.add_argument("--if-missing", action="store_true",
                             help="Do nothing when the project already has a trained tagger (for the demo).")
 
-    def handle(self, project, jsonl, synthetic, no_gold, epochs, max_seconds, f_beta, layers, if_missing, **opts):
+    def handle(self, project, jsonl, synthetic, no_gold, epochs, max_seconds, f_beta, layers, if_missing,
+               min_dev_score=None, **opts):
         if opts.get("export_only"):
             try:
                 info = tagger_export(opts["export_only"])
@@ -56,7 +60,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Tagger {proj.active_tagger or tagger_versions(proj)[0].full_version} exists; not training.")
             return
         options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta,
-                                     "num_layers": layers}.items() if v is not None}
+                                     "num_layers": layers, "min_dev_score": min_dev_score}.items() if v is not None}
         bar = tqdm(total=0, unit="batch", disable=not sys.stderr.isatty())
 
         def progress(done, total, message=""):

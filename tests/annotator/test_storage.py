@@ -19,7 +19,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotator import storage
-from annotator.models import Export, Prediction
+from annotator.models import DetectorRun, Export, Prediction
 from annotator.services import export_jobs, runs
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
@@ -130,7 +130,7 @@ def s3(s3_server, settings, tmp_path):
     settings.BLINDSPOT_STAGING_DIR = tmp_path / "staging"
     storage._verified.clear()
     runs._cached_detector.cache_clear()
-    client.bucket = bucket
+    client.bucket, client.url = bucket, url
     yield client
     storage._verified.clear()
     runs._cached_detector.cache_clear()
@@ -225,6 +225,21 @@ def test_an_uploaded_corpus_is_stored_and_imported_from_the_store(s3, settings, 
     assert not settings.BLINDSPOT_UPLOADS_DIR.exists()
 
 
+def _outputs(run) -> tuple[set, dict]:
+    """A run's predictions and every message's decision margin (a tiny model may predict nothing,
+    but it scores every message)."""
+    from annotator.models import MessageUncertainty
+
+    predictions = set(Prediction.objects.filter(run=run).values_list("message_id", "start", "end", "label"))
+    return predictions, dict(MessageUncertainty.objects.filter(run=run).values_list("message_id", "margin"))
+
+
+def _same(a: tuple[set, dict], b: tuple[set, dict]) -> None:
+    assert a[0] == b[0]
+    assert a[1].keys() == b[1].keys() and len(a[1]) > 0
+    assert all(a[1][k] == b[1][k] or abs(a[1][k] - b[1][k]) < 1e-4 for k in a[1]), (a[1], b[1])
+
+
 def _tiny_options() -> dict:
     return {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False, "min_dev_score": 0.0}
 
@@ -247,13 +262,13 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     assert {f["name"] for f in listing["files"]} == set(stored) and "tagger.json" in stored
     assert "model.safetensors" in stored
 
-    def run_here() -> set:
+    def run_here() -> tuple[set, dict]:
         with django_capture_on_commit_callbacks(execute=True):
             run = runs.run_start(project=corpus, detector="tagger")
             runs.run_enqueue(run)
         run.refresh_from_db()
         assert run.status == "succeeded", run.error
-        return set(Prediction.objects.filter(run=run).values_list("message_id", "start", "end", "label"))
+        return _outputs(run)
 
     on_a = run_here()
     # another machine: nothing on its disk; the Tagger page lists from the store
@@ -263,7 +278,8 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     assert [i.full_version for i in tagger.tagger_versions(corpus)] == [info.full_version]
     assert not (tmp_path / "machine-b").exists()
     on_b = run_here()
-    assert on_b == on_a
+    _same(on_a, on_b)
+    assert len(on_b[1]) == 6  # every message of the corpus was scored
     local = tmp_path / "machine-b" / info.full_version
     for name, data in stored.items():
         assert (local / name).read_bytes() == data, name
@@ -277,6 +293,59 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     with pytest.raises(storage.StorageError, match="config.json differ from the published list"):
         storage.model_materialise(info.full_version)
     assert not (tmp_path / "machine-c" / info.full_version).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_real_workers_with_empty_caches_run_a_tagger_from_the_store(s3, settings, corpus, tmp_path,
+                                                                       celery_worker):
+    """Two Celery workers, each with a models directory of its own (two machines, no shared disk):
+    both take chunks of a tagger run, each fetches the model from the store into its own cache,
+    and together they predict what one process does."""
+    pytest.importorskip("torch")
+    from annotator.celery import app
+    from annotator.services import tagger
+    from annotator.services.imports import corpus_import
+    from pipeline.synthetic import generate_corpus
+    from tests.conftest import wait_for
+
+    corpus_import(project=corpus, dialogues=generate_corpus(8, seed=11, id_prefix="more"), source="more",
+                  spans_as="ignore")
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "trainer"
+    info = tagger.tagger_train(project=corpus, use_gold=True, synthetic=3, options=_tiny_options())
+    corpus.refresh_from_db()
+    assert corpus.active_tagger == info.full_version
+
+    one = runs.run_start(project=corpus, detector="tagger", chunk_dialogues=1)
+    for chunk in one.chunks.order_by("index"):
+        assert runs.chunk_process(chunk_id=chunk.pk) == "done"
+    in_process = _outputs(one)
+
+    caches = [tmp_path / f"machine-{i}" for i in range(2)]
+    env = {"BLINDSPOT_STORAGE_URL": s3.url, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    workers = [celery_worker(concurrency=1, extra_env={**env, "BLINDSPOT_MODELS_DIR": str(cache),
+                                                       "BLINDSPOT_STAGING_DIR": str(cache / "staging")})
+               for cache in caches]
+    for w in workers:
+        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=f"a worker to start\n{w.output()[-3000:]}")
+    run = runs.run_start(project=corpus, detector="tagger", chunk_dialogues=1)
+    assert runs.run_enqueue(run) == run.total_chunks == 10
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=240,
+             what=f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
+    run.refresh_from_db()
+    assert run.status == "succeeded", run.error
+    names = {w.rsplit("@", 1)[0] for w in run.chunks.values_list("worker", flat=True)}
+    assert names == {f"{app.conf.task_default_queue}-0", f"{app.conf.task_default_queue}-1"}
+    on_workers = _outputs(run)
+    assert len(on_workers[1]) == len(in_process[1]) > 6  # the extra dialogues were scored too
+    # the same messages of the same project, scored by two different runs: compare per message
+    _same(in_process, on_workers)
+    stored = _objects(s3, f"pfx/models/{info.full_version}/")
+    for cache in caches:
+        for name in ("model.safetensors", "tagger.json"):
+            assert (cache / info.full_version / name).read_bytes() == stored[name]
 
 
 def test_publish_models_uploads_versions_trained_before_the_store(s3, settings, tmp_path):

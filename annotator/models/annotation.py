@@ -79,6 +79,8 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["annotator", "project", "status", "order"], name="assignment_queue"),
+            # an annotator's whole queue in order, any status (the queue list's pages)
+            models.Index(fields=["annotator", "project", "order"], name="assignment_queue_order"),
             models.Index(fields=["project", "message"], name="assignment_by_message"),
         ]
 

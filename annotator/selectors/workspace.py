@@ -33,8 +33,12 @@ def next_assignment(user, project: Project) -> Assignment | None:
     )
 
 
-def queue_progress(user, project: Project, *, order: int | None = None) -> dict:
-    """Counts of the annotator's queue (``user`` is a user or a user id)."""
+def queue_progress(user, project: Project, *, order: int | None = None, use_cache: bool = False) -> dict:
+    """Counts of the annotator's queue (``user`` is a user or a user id). With ``use_cache`` (and
+    no ``order``), as counted at the project's revision (:mod:`annotator.selectors.figures`)."""
+    if use_cache and order is None:
+        uid = getattr(user, "pk", user)
+        return cached(project, f"queue_progress:{uid}", lambda: queue_progress(uid, project))
     agg = Assignment.objects.filter(annotator=user, project=project).aggregate(
         total=Count("pk"),
         done=Count("pk", filter=Q(status=Status.DONE)),
@@ -56,7 +60,7 @@ def queue_page(user, project: Project, *, status: str = "", page: int = 1, per_p
         qs.select_related("message", "message__dialogue")
         .only("public_id", "status", "order", "uncertain", "no_pii", "active_seconds",
               "message__position", "message__text", "message__dialogue__external_id"),
-        page, per_page,
+        page, per_page, keys_first=True,
     )
 
 

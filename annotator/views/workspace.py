@@ -96,7 +96,7 @@ def queue_list(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project, "rows": rows, "total": total, "status": status, "page": page,
         "has_next": page * 50 < total, "has_prev": page > 1, "form": form,
-        "progress": sel.queue_progress(request.user, project),
+        "progress": sel.queue_progress(request.user, project, use_cache=True),
         "next": sel.next_assignment(request.user, project),
     }
     template = "workspace/_queue_rows.html" if request.htmx else "workspace/queue.html"

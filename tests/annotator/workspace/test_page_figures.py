@@ -1,0 +1,204 @@
+"""Project-wide figures on the pages (issue 14 item 4): computed in SQL, cached per project
+revision, recomputed after every audited write; changelists without N + 1 queries."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotator.models import Assignment, AuditEvent, BackgroundJob
+from annotator.selectors import figures
+from annotator.selectors.assignments import condition_exposure
+from annotator.selectors.projects import project_counts
+from annotator.selectors.workspace import annotator_stats, queue_progress
+from annotator.services import annotation as svc
+from annotator.services.audit import audit_record
+from pipeline import assignment as algo
+from tests.annotator.workspace.fixtures import *  # noqa: F403
+
+pytestmark = pytest.mark.django_db
+
+
+def by_name(stats) -> dict:
+    return {s["username"]: s for s in stats}
+
+
+def finish_one(members, who="annotator") -> Assignment:
+    a = Assignment.objects.filter(annotator=members[who], status="pending").order_by("order").first()
+    svc.no_pii_set(assignment=a, user=members[who], version=None, value=True)
+    return svc.submit(assignment=a, user=members[who], version=None)
+
+
+def test_cached_figures_move_with_every_audited_write(members, ws_project, planned):
+    planned("blind")
+    before = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]
+    counts = project_counts(ws_project, use_cache=True)
+    progress = queue_progress(members["annotator"], ws_project, use_cache=True)
+    finish_one(members)
+    after = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]
+    assert after["done"] == before["done"] + 1
+    assert project_counts(ws_project, use_cache=True)["assignments_done"] == counts["assignments_done"] + 1
+    assert queue_progress(members["annotator"], ws_project, use_cache=True)["done"] == progress["done"] + 1
+    assert annotator_stats(ws_project, use_cache=True) == annotator_stats(ws_project)
+    assert project_counts(ws_project, use_cache=True) == project_counts(ws_project)
+
+
+def test_the_cache_is_keyed_by_the_revision_not_by_time(members, ws_project, planned):
+    """What the cache rests on: a write that records no audit event is not seen until one is."""
+    planned("blind")
+    cached = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"]
+    revision = figures.project_revision(ws_project)
+    Assignment.objects.filter(annotator=members["annotator"]).update(status="done")  # behind the services' back
+    assert figures.project_revision(ws_project) == revision
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == cached
+    audit_record(user=members["admin"], action="test.write", project=ws_project)
+    assert figures.project_revision(ws_project) != revision
+    total = Assignment.objects.filter(annotator=members["annotator"]).count()
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == total
+
+
+def test_revisions_of_two_projects_are_apart(members, ws_project, planned, make_user):
+    from annotator.services.projects import project_create
+
+    planned("blind")
+    other = project_create(name="Other", slug="other")
+    revision = figures.project_revision(ws_project)
+    audit_record(user=members["admin"], action="test.write", project=other)
+    assert figures.project_revision(ws_project) == revision
+
+
+def test_an_edit_in_the_django_admin_is_audited_and_recounted(client, members, ws_project, planned, make_user):
+    planned("blind")
+    root = make_user("root", is_staff=True, is_superuser=True)
+    total = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["total"]
+    a = Assignment.objects.filter(annotator=members["annotator"], status="pending").first()
+    client.force_login(root)
+    response = client.post(reverse("admin:annotator_assignment_delete", args=[a.pk]), {"post": "yes"})
+    assert response.status_code == 302
+    assert AuditEvent.objects.filter(action="admin.delete", object_type="Assignment", object_id=str(a.pk)).exists()
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["total"] == total - 1
+
+
+def test_the_dashboard_and_the_statistics_show_a_submit_at_once(client, members, ws_project, planned):
+    planned("blind")
+    client.force_login(members["admin"])
+    url = reverse("workspace-admin", kwargs={"slug": ws_project.slug})
+    first = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    finish_one(members)
+    finish_one(members)
+    second = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert first != second
+    done = by_name(annotator_stats(ws_project))["annotator"]["done"]
+    assert done == 2 and f'<td class="num">{done}</td>' in second
+    dashboard = client.get(f"/p/{ws_project.slug}/", HTTP_HX_REQUEST="true").content.decode()
+    counts = project_counts(ws_project)
+    assert f"{counts['assignments_done']} / {counts['assignments_total']}" in dashboard
+
+
+def test_exposure_counted_in_sql_equals_the_pure_function(members, ws_project, planned, make_user):
+    from annotator.services.assignments import plan_create
+    from annotator.services.projects import membership_set
+
+    third = make_user("annotator3")
+    membership_set(project=ws_project, user=third, role="annotator")
+    first = planned("randomized")
+    ws_project.refresh_from_db()
+    second = plan_create(project=ws_project, by=members["admin"], strategy="dialogues", n_dialogues=2, k=1,
+                         seed=3, annotators=[third])
+    rng = random.Random(5)
+    for a in Assignment.objects.filter(project=ws_project):  # what the per-item rule once allowed
+        Assignment.objects.filter(pk=a.pk).update(condition=rng.choice(["blind", "aware"]))
+    rows = list(Assignment.objects.filter(project=ws_project)
+                .values_list("annotator_id", "message__dialogue_id", "condition", "plan_id"))
+
+    def expected(plan=None):
+        kept = rows
+        if plan is not None:
+            touched = {(a, d) for a, d, _, pid in rows if pid == plan.pk}
+            kept = [r for r in rows if (r[0], r[1]) in touched]
+        return algo.cross_condition_exposure((a, d, c) for a, d, c, _ in kept)
+
+    assert condition_exposure(ws_project) == expected()
+    assert condition_exposure(ws_project, plan=first) == expected(first)
+    assert condition_exposure(ws_project, plan=second) == expected(second)
+    assert expected()["mixed_clusters"] > 0  # the case where the figures differ from the blind count
+
+
+def test_the_median_is_the_median_of_done_items(members, ws_project, planned):
+    """On PostgreSQL the median is ``percentile_cont(0.5)`` in SQL; elsewhere computed in Python:
+    either way, the median of the done items' seconds (even and odd counts)."""
+    planned("blind")
+    rng = random.Random(1)
+    for who in ("annotator", "annotator2"):
+        mine = list(Assignment.objects.filter(annotator=members[who]).order_by("order"))
+        n_done = 4 if who == "annotator" else 3
+        for i, a in enumerate(mine):
+            Assignment.objects.filter(pk=a.pk).update(
+                status="done" if i < n_done else "pending", active_seconds=rng.uniform(1, 90))
+    stats = by_name(annotator_stats(ws_project))
+    for who in ("annotator", "annotator2"):
+        seconds = Assignment.objects.filter(annotator=members[who], status="done").values_list(
+            "active_seconds", flat=True)
+        assert stats[who]["median_seconds"] == round(statistics.median(seconds), 1), connection.vendor
+
+
+def test_pages_read_cached_figures_in_few_queries(client, members, ws_project, planned,
+                                                  django_assert_max_num_queries):
+    plan = planned("randomized")
+    client.force_login(members["admin"])
+    pages = [(f"/p/{ws_project.slug}/", {}, 14), (f"/p/{ws_project.slug}/", {"HTTP_HX_REQUEST": "true"}, 6),
+             (reverse("workspace-admin", kwargs={"slug": ws_project.slug}), {"HTTP_HX_REQUEST": "true"}, 7),
+             (reverse("workspace-plan", kwargs={"slug": ws_project.slug, "plan_id": plan.pk}), {}, 7)]
+    for url, headers, _ in pages:
+        assert client.get(url, **headers).status_code == 200  # the figures are computed once
+    for url, headers, most in pages:
+        with django_assert_max_num_queries(most) as queries:
+            client.get(url, **headers)
+        assert not any("annotator_assignment" in q["sql"] and "GROUP BY" in q["sql"] for q in queries), url
+
+
+@pytest.mark.parametrize("model,make", [
+    ("auditevent", lambda p, u, i: AuditEvent.objects.create(project=p, user=u, action=f"test.{i}")),
+    ("backgroundjob", lambda p, u, i: BackgroundJob.objects.create(project=p, created_by=u, kind="other")),
+    ("annotation", None),
+])
+def test_admin_changelists_do_not_read_row_by_row(client, members, ws_project, planned, make_user, model, make):
+    planned("blind")
+    root = make_user("root", is_staff=True, is_superuser=True)
+    client.force_login(root)
+    url = reverse(f"admin:annotator_{model}_changelist")
+
+    made = iter(range(1000))
+
+    def queries_for(n):
+        for _ in range(n):
+            i = next(made)
+            if make is not None:
+                make(ws_project, members["admin"], i)
+            else:
+                a = Assignment.objects.filter(project=ws_project).order_by("pk")[i % 4]
+                a.annotations.create(start=i, end=i + 1, label="NAME", condition=a.condition)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        return len(queries)
+
+    assert queries_for(2) == queries_for(10)
+
+
+def test_pages_read_keys_first_and_keep_the_order(members, ws_project, planned):
+    from annotator.admin import KeysFirstPaginator
+    from annotator.selectors import page_of
+
+    planned("blind")
+    qs = Assignment.objects.select_related("message").order_by("-pk")
+    expected = list(qs)
+    pages = [KeysFirstPaginator(qs, 3).page(n).object_list for n in (1, 2, 3)]
+    assert [a.pk for page in pages for a in page] == [a.pk for a in expected[:9]]
+    ordered = Assignment.objects.filter(project=ws_project).order_by("order", "pk")
+    rows, total = page_of(ordered, 2, 3, keys_first=True)
+    assert [a.pk for a in rows] == [a.pk for a in list(ordered)[3:6]] and total == ordered.count()

@@ -12,6 +12,7 @@ from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.exports import (
     ExportError,
+    export_discard_staging,
     export_progress,
     export_publish,
     gold_export_write,
@@ -47,6 +48,7 @@ def export_build(*, export_id: int) -> str:
 
 
 def _failed(export: Export, error: BaseException | str) -> None:
+    export_discard_staging(export)
     jobs.job_fail(export, str(error) if isinstance(error, ExportError) else error)
     audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
                  project=export.project, error=jobs.error_text(error)[:500])

@@ -91,6 +91,14 @@ def export_publish(export: Export) -> None:
     storage.publish_tree(store, private_dir(export), private_key(export))
 
 
+def export_discard_staging(export: Export) -> None:
+    """Drop what a failed build left in staging (a mapping table among it) on an object store; on
+    local storage the files stay where they are, as before, until a retry starts afresh."""
+    if not storage.is_local(storage.exports_storage()):
+        for folder in (export_dir(export), private_dir(export)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def export_location(export: Export) -> str:
     """Where a built export's files are, for people (a directory or an ``s3://`` address)."""
     return storage.describe(storage.exports_storage(), export_key(export))

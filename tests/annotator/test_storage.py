@@ -225,6 +225,22 @@ def test_an_uploaded_corpus_is_stored_and_imported_from_the_store(s3, settings, 
     assert not settings.BLINDSPOT_UPLOADS_DIR.exists()
 
 
+@pytest.mark.django_db
+def test_a_failed_build_leaves_no_staged_files_behind(s3, settings, corpus, members, monkeypatch,
+                                                      django_capture_on_commit_callbacks, tmp_path):
+    def broken(export, paths, key, step):
+        paths["mapping"].write_text('{"original": "Maria"}\n', encoding="utf-8")
+        raise RuntimeError("the worker lost its database connection")
+
+    monkeypatch.setattr(release_services, "_deidentify", broken)
+    with pytest.raises(RuntimeError), django_capture_on_commit_callbacks(execute=True):
+        release_services.release_start(project=corpus, user=members["admin"])
+    export = Export.objects.get(project=corpus, kind="release")
+    assert export.status == "failed" and "lost its database connection" in export.error
+    assert not any(p.is_file() for p in (tmp_path / "staging").rglob("*"))
+    assert _objects(s3, "pfx/exports/") == {}
+
+
 def _outputs(run) -> tuple[set, dict]:
     """A run's predictions and every message's decision margin (a tiny model may predict nothing,
     but it scores every message)."""

@@ -137,8 +137,10 @@ def learning_curve(points: Sequence[dict], *, width: int = 640, height: int = 26
     if hi - lo < 1:
         lo, hi = lo - 1, hi + 1
 
+    pad = 12  # points at either end stay clear of the axis labels
+
     def x(v: float) -> float:
-        return round(left + plot_w * (v - lo) / (hi - lo), 1)
+        return round(left + pad + (plot_w - 2 * pad) * (v - lo) / (hi - lo), 1)
 
     def y(v: float) -> float:
         return round(top + plot_h * (1 - min(max(v, 0.0), 1.0)), 1)

@@ -213,7 +213,11 @@ def test_tagger_page_shows_blockers_decisions_and_the_learning_curve(client, mem
     assert "Cannot become active: training stopped early" in page
     assert 'value="test/20260101-000000-aaaa" disabled' in page
     assert "reason number 1" in page and "not better" in page
-    assert "<svg" in page and page.count("<circle") == 4 and "Learning curve" in page
+    import xml.etree.ElementTree as ET
+
+    svg = ET.fromstring(page[page.index("<svg"):page.index("</svg>") + 6])  # well-formed SVG
+    assert len(svg.findall(".//{*}circle")) == 4 and "style" not in page[page.index("<svg"):page.index("</svg>")]
+    assert "Learning curve" in page
     assert "Retrain now" in page
     for who, status in (("annotator", 403), ("adjudicator", 403), ("outsider", 404)):
         client.force_login(members[who])
@@ -277,3 +281,18 @@ def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_pr
     assert data["generated_dialogues"] == round(0.5 * data["gold_train_dialogues"])
     assert entry["comparison"]["dialogues"] == data["dev_dialogues"]
     assert len(retrain.learning_curve(gold_project)) == 2
+
+
+def test_learning_curve_geometry():
+    from annotator import charts
+
+    points = [{"gold_messages": 100, "f2": 0.5, "name_recall": 1.0, "decision": "activated", "version": "a"},
+              {"gold_messages": 300, "f2": 1.0, "name_recall": None, "decision": "not better", "version": "b"}]
+    chart = charts.learning_curve(points)
+    f2, recall = chart["series"]
+    assert [d["x"] for d in f2["dots"]] == [56.0, 612.0]  # first and last gold size at the plot's ends
+    assert [d["y"] for d in f2["dots"]] == [118.0, 12.0] and [d["filled"] for d in f2["dots"]] == [True, False]
+    assert len(recall["dots"]) == 1 and recall["dots"][0]["y"] == 12.0  # no name in dev: no point
+    assert [t["label"] for t in chart["x_ticks"]] == ["100", "150", "200", "250", "300"]
+    single = charts.learning_curve(points[:1])
+    assert single["series"][0]["dots"][0]["x"] == 334.0  # one version: in the middle

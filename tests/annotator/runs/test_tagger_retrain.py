@@ -296,3 +296,16 @@ def test_learning_curve_geometry():
     assert [t["label"] for t in chart["x_ticks"]] == ["100", "150", "200", "250", "300"]
     single = charts.learning_curve(points[:1])
     assert single["series"][0]["dots"][0]["x"] == 334.0  # one version: in the middle
+
+
+def test_a_lost_retrain_does_not_block_the_project_for_good(project):
+    from django.utils import timezone
+
+    lost, _ = retrain.tagger_retrain_request(project=project)
+    BackgroundJob.objects.filter(pk=lost.pk).update(status="running",
+                                                    started_at=timezone.now() - retrain.STALE_AFTER * 2)
+    job, created = retrain.tagger_retrain_request(project=project)
+    assert created and job.pk != lost.pk
+    lost.refresh_from_db()
+    assert lost.status == "failed" and "No worker finished this retrain" in lost.error
+    assert retrain.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts

@@ -172,4 +172,5 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
         jobs.job_fail(job, exc)
         raise
     jobs.job_finish(job, result={"version": info.full_version, "dev_metrics": info.dev_metrics,
-                                 "training_seconds": round(info.training_seconds, 1)})
+                                 "training_seconds": round(info.training_seconds, 1),
+                                 "blockers": version_blockers(info)})

@@ -309,3 +309,15 @@ def test_a_lost_retrain_does_not_block_the_project_for_good(project):
     lost.refresh_from_db()
     assert lost.status == "failed" and "No worker finished this retrain" in lost.error
     assert retrain.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts
+
+
+def test_a_training_job_whose_version_is_blocked_says_so(client, members, project, settings, monkeypatch):
+    cut = fake_version(settings, "20260101-000000-aaaa", CUT)
+    monkeypatch.setattr(tagger, "tagger_train", lambda **kw: cut)
+    job = tagger.tagger_train_job_start(project=project, user=members["admin"], synthetic=1, use_gold=False)
+    tagger.tagger_train_job_run(job)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.result["blockers"] == tagger.version_blockers(cut)
+    client.force_login(members["admin"])
+    page = client.get(f"/p/test/jobs/{job.pk}/").content.decode()
+    assert "It did not become the active tagger: training stopped early" in page

@@ -202,3 +202,20 @@ def test_pages_read_keys_first_and_keep_the_order(members, ws_project, planned):
     ordered = Assignment.objects.filter(project=ws_project).order_by("order", "pk")
     rows, total = page_of(ordered, 2, 3, keys_first=True)
     assert [a.pk for a in rows] == [a.pk for a in list(ordered)[3:6]] and total == ordered.count()
+
+
+def test_the_admin_message_search_finds_text_and_dialogue_ids(client, ws_project, make_user):
+    from annotator.models import Message
+
+    root = make_user("root", is_staff=True, is_superuser=True)
+    client.force_login(root)
+    url = reverse("admin:annotator_message_changelist")
+    some = Message.objects.filter(project=ws_project).order_by("pk").first()
+    word = some.text.split()[0]
+    expected = {m.pk for m in Message.objects.filter(text__icontains=word)}
+    found = client.get(url, {"q": word}).context["cl"].result_list
+    assert {m.pk for m in found} == expected and expected
+    in_d2 = client.get(url, {"q": "d2"}).context["cl"].result_list
+    assert {m.pk for m in in_d2} >= set(Message.objects.filter(dialogue__external_id="d2").values_list("pk", flat=True))
+    assert not client.get(url, {"q": f"{word} zzzz-not-there"}).context["cl"].result_list
+    assert {m.pk for m in client.get(url, {"q": f'"{word}"'}).context["cl"].result_list} == expected

@@ -32,7 +32,7 @@ class RunForm(forms.Form):
 
 
 class TrainForm(forms.Form):
-    use_gold = forms.BooleanField(required=False, initial=True, help_text="Train on the project's gold set.")
+    use_gold = forms.BooleanField(required=False, initial=True, help_text="Train on the project's gold set (less the part held out to compare versions).")
     synthetic = forms.IntegerField(min_value=0, max_value=5000, initial=200,
                                    help_text="Add this many generated dialogues (maths traps included).")
 

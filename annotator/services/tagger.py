@@ -40,17 +40,19 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
                   seed: int = 1234) -> list[PDialogue]:
     from pipeline.corpus import read_corpus
     from pipeline.synthetic import generate_corpus
+    from pipeline.tagger.retrain import gold_split
 
     data: list[PDialogue] = []
-    if use_gold and project is not None:
-        data += gold_dialogues(project)
+    if use_gold and project is not None:  # less the held-out part that retrains are judged on
+        data += gold_split(gold_dialogues(project))[0]
     if jsonl:
         data += read_corpus(jsonl)
     if synthetic:
         policy = project.labelling_policy if project is not None else "strict"
         data += generate_corpus(synthetic, seed=seed, policy=policy, id_prefix="train")
     if not data:
-        raise TaggerError("No training data: the project has no complete gold dialogues; "
+        raise TaggerError("No training data: the project has no complete gold dialogues outside the part "
+                          "held out to compare versions; "
                           "add --synthetic N or --jsonl PATH.")
     return data
 

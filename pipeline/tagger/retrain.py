@@ -62,6 +62,15 @@ class RetrainingSet:
         }
 
 
+def gold_split(
+    gold: Sequence[Dialogue], *, dev_fraction: float = DEV_FRACTION, seed: int = DEV_SEED
+) -> tuple[list[Dialogue], list[Dialogue]]:
+    """(train, dev) of a project's gold dialogues: the one split every gold-trained version uses
+    (a retrain, and the app's plain training too), so no version is compared with another on
+    dialogues it trained on."""
+    return stable_dev_split([d for d in gold if d.messages], dev_fraction, seed)
+
+
 def _generate(n: int, seed: int, policy: str) -> list[Dialogue]:
     from pipeline.synthetic import generate_corpus
 
@@ -88,7 +97,7 @@ def retraining_set(
     ids = [d.id for d in gold]
     if len(set(ids)) != len(ids):
         raise TrainingError("gold dialogue ids must be unique")
-    train, dev = stable_dev_split(gold, dev_fraction, seed)
+    train, dev = gold_split(gold, dev_fraction=dev_fraction, seed=seed)
     if len(dev) < MIN_DEV_DIALOGUES or len(train) < MIN_TRAIN_DIALOGUES:
         raise TrainingError(
             f"not enough complete gold dialogues to retrain: {len(gold)} so far, {len(train)} for "

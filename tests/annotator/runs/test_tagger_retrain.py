@@ -321,3 +321,13 @@ def test_a_training_job_whose_version_is_blocked_says_so(client, members, projec
     client.force_login(members["admin"])
     page = client.get(f"/p/test/jobs/{job.pk}/").content.decode()
     assert "It did not become the active tagger: training stopped early" in page
+
+
+def test_plain_training_leaves_out_the_gold_that_versions_are_compared_on(gold_project):
+    from pipeline.tagger.retrain import gold_split
+
+    gold = tagger.gold_dialogues(gold_project)
+    train_side, dev_side = gold_split(gold)
+    assert train_side and dev_side
+    used = {d.id for d in tagger.training_data(project=gold_project, use_gold=True, jsonl=None, synthetic=0)}
+    assert used == {d.id for d in train_side} and not used & {d.id for d in dev_side}

@@ -36,6 +36,16 @@ class KeysFirstPaginator(Paginator):
             return estimate
         return super().count
 
+    def page(self, number):
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        top = bottom + self.per_page
+        if top + self.orphans >= self.count:
+            top = self.count
+        keys = list(self.object_list.values_list("pk", flat=True)[bottom:top])
+        rows = self.object_list.filter(pk__in=keys).in_bulk() if keys else {}
+        return self._get_page([rows[k] for k in keys if k in rows], number, self)
+
 
 def planner_rows(qs) -> int | None:
     """PostgreSQL's estimate of how many rows ``qs`` holds (None elsewhere)."""
@@ -49,21 +59,11 @@ def planner_rows(qs) -> int | None:
         plan = json.loads(plan)
     return int(plan[0]["Plan"]["Plan Rows"])
 
-    def page(self, number):
-        number = self.validate_number(number)
-        bottom = (number - 1) * self.per_page
-        top = bottom + self.per_page
-        if top + self.orphans >= self.count:
-            top = self.count
-        keys = list(self.object_list.values_list("pk", flat=True)[bottom:top])
-        rows = self.object_list.filter(pk__in=keys).in_bulk() if keys else {}
-        return self._get_page([rows[k] for k in keys if k in rows], number, self)
-
 
 class ScaledAdmin(admin.ModelAdmin):
     """Changelists over tables of corpus size: newest first (the primary key's index serves the
-    order), pages read keys first, one count (none beside a filtered one, an estimate for a large
-    unfiltered table), and the foreign keys the list shows joined in, not read row by row."""
+    order), pages read keys first, one count (none beside a filtered one, the planner's estimate
+    for a long list), and the foreign keys the list shows joined in, not read row by row."""
 
     show_full_result_count = False
     paginator = KeysFirstPaginator

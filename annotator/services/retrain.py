@@ -80,7 +80,7 @@ def tagger_retrain_request(
         ):
             jobs.job_fail(
                 existing,
-                f"No worker finished this retrain within {STALE_AFTER} (its process "
+                f"No worker finished this retrain within {STALE_AFTER.total_seconds() / 3600:g} hours (its process "
                 "probably stopped); a new one was queued.",
             )
             existing = None

@@ -307,10 +307,10 @@ def tagger_retrain_job_run(job: BackgroundJob) -> None:
 # ------------------------------------------------------------------------------- page reads
 
 
-def version_rows(project: Project) -> list[dict[str, Any]]:
+def version_rows(project: Project, infos: list | None = None) -> list[dict[str, Any]]:
     """The Tagger page's rows: each version with its blockers and its retrain decision."""
     rows = []
-    for info in tagger_versions(project):
+    for info in tagger_versions(project) if infos is None else infos:
         blockers = version_blockers(info)
         act = info.activation or {}
         rows.append(
@@ -326,12 +326,12 @@ def version_rows(project: Project) -> list[dict[str, Any]]:
     return rows
 
 
-def learning_curve(project: Project) -> list[dict[str, Any]]:
+def learning_curve(project: Project, infos: list | None = None) -> list[dict[str, Any]]:
     """One point per version scored on the project's dev split, by gold size."""
     from pipeline.tagger.retrain import learning_point
 
     points = []
-    for info in tagger_versions(project):
+    for info in tagger_versions(project) if infos is None else infos:
         point = learning_point(info.activation or {})
         if point is not None:
             points.append({**point, "version": info.version})

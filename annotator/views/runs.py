@@ -114,10 +114,11 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
                 use_gold=form.cleaned_data["use_gold"],
             )
             return redirect("job-detail", slug=slug, job_id=job.pk)
-    rows = retrain_services.version_rows(project)
+    infos = tagger_services.tagger_versions(project)  # read once: on an object store each is a download
+    rows = retrain_services.version_rows(project, infos)
     for row in rows:
         row["summary"] = tagger_services.dev_summary(row["info"])
-    curve = retrain_services.learning_curve(project)
+    curve = retrain_services.learning_curve(project, infos)
     return render(request, "runs/tagger.html", {
         "project": project, "form": form, "settings_form": settings_form, "versions": rows,
         "curve": charts.learning_curve(curve) if curve else None,

@@ -67,6 +67,7 @@ class ScaledAdmin(admin.ModelAdmin):
 
     show_full_result_count = False
     paginator = KeysFirstPaginator
+    list_per_page = 50  # as the read-only lists: half the rows to render of Django's default 100
     ordering = ("-pk",)
 
     def get_list_select_related(self, request):

@@ -82,6 +82,7 @@ def _pct(values, q):
 def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]]:
     """(name, who, url, headers): every list page, the statistics and the admin's changelists;
     long lists also at a page in their middle."""
+    from django.contrib import admin
     from django.urls import reverse
 
     from annotator import models as m
@@ -92,7 +93,7 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
     dialogues = middle(m.Dialogue.objects.filter(project=project), 50)
     adjudication = middle(m.AdjudicationItem.objects.filter(project=project, status="open"), 50)
     queue = middle(m.Assignment.objects.filter(project=project, annotator__username="ann1"), 50)
-    changelist = middle(m.Assignment.objects.all(), 100)
+    changelist = middle(m.Assignment.objects.all(), admin.site._registry[m.Assignment].list_per_page)
     s = {"slug": project.slug}
     hx = {"HTTP_HX_REQUEST": "true"}
     u = lambda name, **kw: reverse(name, kwargs={**s, **kw})  # noqa: E731

@@ -257,7 +257,7 @@ def _same(a: tuple[set, dict], b: tuple[set, dict]) -> None:
 
 
 def _tiny_options() -> dict:
-    return {"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False, "min_dev_score": 0.0}
+    return {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0}
 
 
 @pytest.mark.slow

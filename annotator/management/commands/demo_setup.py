@@ -98,7 +98,9 @@ class Command(BaseCommand):
             if not project.active_tagger and not tagger.usable_versions(project):
                 self.stdout.write("Training a first tagger on generated dialogues (a few minutes)…")
                 info = tagger.tagger_train(project=project, use_gold=False, synthetic=100, user=users["admin"],
-                                           options={"max_seconds": 240})
+                                           # A generous budget: a version cut short by it may not become
+                                           # active (activation_blockers), so it only stops a stuck machine.
+                                           options={"max_seconds": 900})
                 self.stdout.write(f"Tagger {info.full_version}: {tagger.dev_summary(info)}.")
             elif not project.active_tagger:  # trained before, never activated: the newest usable one
                 tagger.tagger_activate(project=project, version=tagger.usable_versions(project)[0].full_version,

@@ -41,7 +41,7 @@ def test_a_real_tagger_run_scores_every_message_and_feeds_a_least_sure_plan(corp
     from annotator.services import assignments, tagger
 
     info = tagger.tagger_train(project=corpus, use_gold=True, synthetic=3, activate=False,
-                               options={"epochs": 1, "num_layers": 1, "max_seconds": 60, "check_precision": False,
+                               options={"epochs": 1, "num_layers": 1, "check_precision": False,
                                         "min_dev_score": 0.0})  # a tiny model: usable, not good
     with django_capture_on_commit_callbacks(execute=True):
         run = runs.run_start(project=corpus, detector="tagger", config={"model_path": str(info.path)})

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 
 from annotator.models import (
     AdjudicationDecision,
@@ -173,18 +173,28 @@ def merge_health(project: Project, *, use_cache: bool = False) -> dict:
     return {"unmerged": unmerged, "last_failure": failure}
 
 
+def _queue_order() -> tuple:
+    """Risk first, then dialogue order. The message's dialogue and position are read per item
+    (by primary key) rather than joined: the index ``adjudication_queue`` then hands the items
+    over in risk order and only the items up to the page are looked at, instead of every message
+    of the corpus being read to join them all."""
+    message = Message.objects.filter(pk=OuterRef("message_id"))
+    return ("-risk", "-risk_weight", Subquery(message.values("dialogue_id")[:1]),
+            Subquery(message.values("position")[:1]))
+
+
 def queue_page(project: Project, *, status: str = "open", page: int = 1, per_page: int = 50):
     qs = AdjudicationItem.objects.filter(project=project, status=status).select_related(
         "message", "message__dialogue"
-    ).order_by("-risk", "-risk_weight", "message__dialogue_id", "message__position")
-    return page_of(qs, page, per_page)  # a page past the end is a 404
+    ).order_by(*_queue_order())
+    return page_of(qs, page, per_page, keys_first=True)  # a page past the end is a 404
 
 
 def next_open_item(project: Project, *, exclude: int | None = None) -> AdjudicationItem | None:
     qs = AdjudicationItem.objects.filter(project=project, status=AdjudicationItem.Status.OPEN)
     if exclude is not None:
         qs = qs.exclude(pk=exclude)
-    return qs.order_by("-risk", "-risk_weight", "message__dialogue_id", "message__position").first()
+    return qs.order_by(*_queue_order()).first()
 
 
 def _window(message: Message, size: int) -> list[Message]:

@@ -441,3 +441,25 @@ def localise_tagger_config(detector: str, config: Mapping[str, Any]) -> dict[str
                 for m in cfg["members"]
             ]
     return cfg
+
+
+def command_detector_config(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """A command line's detector config (``detect``, ``deidentify``) whose tagger reads this
+    machine's models directory. On an object store the version is fetched into it first: the one
+    ``model_path`` names (``…/name/version``) or, without one, the newest stored version (of
+    ``name``) free of activation blockers — the command line's rule, as ``pipeline.tagger.resolve``
+    applies it on disk. Ensembles need their tagger's ``model_path`` there."""
+    from pipeline.tagger.store import activation_blockers
+
+    cfg = dict(config)
+    if detector == "tagger":
+        cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
+        if not is_local(models_storage()) and not cfg.get("model_path"):
+            usable = [i for i in model_infos(cfg.get("name")) if not activation_blockers(i)]
+            if not usable:
+                raise StorageError(
+                    f"no usable tagger version in the model store ({describe(models_storage(), '')}): "
+                    "train one, or publish local versions with publish_models"
+                )
+            cfg["model_path"] = str(max(usable, key=lambda i: i.version).path)
+    return localise_tagger_config(detector, cfg)

@@ -300,6 +300,30 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     for name, data in stored.items():
         assert (local / name).read_bytes() == data, name
 
+    # the command line on a machine with an empty cache fetches the newest usable version itself
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-d"
+    storage._verified.clear()
+    from annotator.models import Message
+
+    messages = Message.objects.filter(project=corpus).select_related("dialogue").order_by("dialogue_id", "position")
+    lines = {}
+    for m in messages:
+        line = lines.setdefault(m.dialogue_id, {"id": m.dialogue.external_id, "anchor": m.dialogue.anchor,
+                                                "messages": []})
+        line["messages"].append({"speaker": m.speaker, "text": m.text})
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines.values()), encoding="utf-8")
+    first_run = DetectorRun.objects.filter(project=corpus, detector="tagger").earliest("pk")
+    same_options = {k: v for k, v in first_run.config.items() if k not in ("model_path", "model_dir")}
+    call_command("detect", str(tmp_path / "corpus.jsonl"), "--detector", "tagger", "--workers", "1",
+                 "--config", json.dumps(same_options), "--out", str(tmp_path / "detect.jsonl"),
+                 stdout=StringIO(), stderr=StringIO())
+    assert (tmp_path / "machine-d" / info.full_version / "model.safetensors").read_bytes() == stored["model.safetensors"]
+    rows = [json.loads(line) for line in (tmp_path / "detect.jsonl").read_text(encoding="utf-8").splitlines()]
+    ids = {m.pk: (m.dialogue.external_id, m.position) for m in messages}
+    assert len(rows) == len(ids)
+    assert {((r["dialogue_id"], r["index"]), s["start"], s["end"], s["label"]) for r in rows for s in r["spans"]} == {
+        (ids[message], start, end, label) for message, start, end, label in on_a[0]}
+
     # a damaged cached file is fetched again; a stored file that differs from its list is refused
     (local / "config.json").write_text("{}", encoding="utf-8")
     storage._verified.clear()

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.management.cli import add_workers_argument, workers_or_error
+from annotator.storage import StorageError, command_detector_config
 from pipeline import registry
 from pipeline.corpus import CorpusError
 from pipeline.detectors.base import ConfigError, DetectorError
@@ -59,15 +60,14 @@ class Command(BaseCommand):
         key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
         det = None
         if detector:
-            if detector == "tagger":
-                cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
             if detector == "llm":
                 cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
                 if settings.OPENAI_BASE_URL:
                     cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
             try:
+                cfg = command_detector_config(detector, cfg)
                 det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
-            except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError) as exc:
+            except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
                 raise CommandError(str(exc)) from None
         proposer = None
         if llm:

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.management.cli import add_workers_argument, workers_or_error
+from annotator.storage import StorageError, command_detector_config
 from pipeline import registry
 from pipeline.corpus import (
     CorpusError,
@@ -74,10 +75,11 @@ class Command(BaseCommand):
             raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
         try:
             dialogues, n_messages = _stream(Path(corpus))
+            cfg = command_detector_config(detector, cfg)
             det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
         except FileNotFoundError:
             raise CommandError(f"No such file: {corpus}") from None
-        except (CorpusError, ConfigError, registry.UnknownDetectorError) as exc:
+        except (CorpusError, ConfigError, registry.UnknownDetectorError, StorageError) as exc:
             raise CommandError(str(exc)) from None
         t0 = time.perf_counter()
         fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115

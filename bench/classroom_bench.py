@@ -61,6 +61,8 @@ SPLIT_SEED = 16
 # 100 generated dialogues, seed 1234, strict policy, ids "train…"
 DEMO_SYNTHETIC = 100
 DEMO_SEED = 1234
+# every tagger on the same runtime, the model's own scores (no int8 export, verified or not)
+TAGGER_RUNTIME = {"backend": "torch", "precision": "fp32"}
 SETS = {"classroom": "ncte-", "tutoring": "bridge-"}  # dialogue id prefixes of the two files
 
 
@@ -163,6 +165,14 @@ def print_header() -> None:
 # --- taggers ---------------------------------------------------------------------------------
 
 
+def _blockers(info) -> list[str]:
+    """What makes a version unfit for the bench: its training stopped early, diverged or has no
+    dev score. A failed ONNX export is not: the bench runs every tagger on torch fp32."""
+    from pipeline.tagger.store import activation_blockers
+
+    return [p for p in activation_blockers(info) if not p.startswith("its ONNX export")]
+
+
 def ensure_model(
     name: str, dialogues: list[Dialogue], args, dev: list[Dialogue] | None = None
 ) -> str:
@@ -171,7 +181,7 @@ def ensure_model(
     from pipeline.tagger import train_tagger
     from pipeline.tagger.store import activation_blockers, list_models
 
-    usable = [i for i in list_models(args.model_dir, name) if not activation_blockers(i)]
+    usable = [i for i in list_models(args.model_dir, name) if not _blockers(i)]
     if usable:
         return max(usable, key=lambda i: i.version).path
     n = sum(len(d.messages) for d in dialogues)
@@ -189,12 +199,14 @@ def ensure_model(
         check_precision=False,
         progress=_progress(),
     )
-    problems = activation_blockers(info)
+    problems = _blockers(info)
+    onnx = [p for p in activation_blockers(info) if p not in problems]
     t = info.training or {}
     print(
         f"  {info.full_version}: {info.training_seconds:.0f}s, steps {t.get('steps')}/{t.get('planned_steps')}, "
         f"dev {t.get('dev_metric', 'f2').upper()} {t.get('dev_score')}"
-        f"{' — NOT USABLE: ' + '; '.join(problems) if problems else ''}",
+        f"{' — NOT USABLE: ' + '; '.join(problems) if problems else ''}"
+        f"{' — the app would refuse it (' + '; '.join(onnx) + '); the bench runs it on torch' if onnx else ''}",
         flush=True,
     )
     if problems:
@@ -222,9 +234,8 @@ def _raw_pass(detector, path: str, dialogues: Sequence[Dialogue]) -> tuple[Predi
     score the demo's model on the same held-out set; a pass takes minutes on shared cores)."""
     from pipeline.tagger.store import data_hash
 
-    key = hashlib.sha256(f"{Path(path).resolve()}\n{data_hash(dialogues)}".encode()).hexdigest()[
-        :16
-    ]
+    what = f"{Path(path).resolve()}\n{json.dumps(detector.config, sort_keys=True)}\n{data_hash(dialogues)}"
+    key = hashlib.sha256(what.encode()).hexdigest()[:16]
     cache = ROOT / "var" / "bench-cache" / f"raw-{key}.pkl"
     if cache.is_file():
         return pickle.loads(cache.read_bytes())
@@ -240,7 +251,7 @@ def tagger_passes(path: str, dialogues: Sequence[Dialogue]) -> tuple[dict[str, P
     from pipeline.tagger import postfilter
     from pipeline.tagger.postfilter import anchor_words, filter_spans
 
-    detector = build("tagger", {"model_path": path, "postfilter": False})
+    detector = build("tagger", {"model_path": path, "postfilter": False, **TAGGER_RUNTIME})
     policy = detector.config["policy"]
     raw, seconds = _raw_pass(detector, path, dialogues)
 
@@ -325,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(seconds, 1),
             }
             print_row(f"tagger {name}{suffix}", rows[f"tagger {name}{suffix}"])
-    tagger_member = {"model_path": models["gen-classroom"]}
+    tagger_member = {"model_path": models["gen-classroom"], **TAGGER_RUNTIME}
     if args.ensemble:
         score(
             "ensemble (tagger gen-classroom + rules)",

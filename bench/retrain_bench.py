@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.classroom_bench import (  # noqa: E402
     DEMO_SYNTHETIC,
     SETS,
+    TAGGER_RUNTIME,
     Predicted,
     ensure_model,
     figures,
@@ -197,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
             f"\nthe app's activation check on the project-gold dev side ({len(dev_gold)} dialogues):"
         )
         old = detector_predictions(
-            build("tagger", {"model_path": models["generated-only"]}), dev_gold
+            build("tagger", {"model_path": models["generated-only"], **TAGGER_RUNTIME}), dev_gold
         )
         for name in verdicts:
-            new = detector_predictions(build("tagger", {"model_path": models[name]}), dev_gold)
+            new = detector_predictions(
+                build("tagger", {"model_path": models[name], **TAGGER_RUNTIME}), dev_gold
+            )
             c = compare_versions(dev_gold, new, old)
             verdicts[name]["activation"] = c.to_dict()
             print(f"  {name}: {'better' if c.better else 'not better'}: {'; '.join(c.reasons)}")

@@ -190,7 +190,9 @@ def write_release(
 ) -> tuple[LeakChecker, UtilityReport]:
     """Pass 2: de-identify each dialogue with its spans, write the release (and the mapping table),
     leak-check and count it for the utility report."""
-    checker = LeakChecker(originals)
+    # sorted: the first spelling registered ("Will" or "will") decides how an original is
+    # checked, and a set's order changes with the interpreter's hash seed
+    checker = LeakChecker(sorted(originals))
     utility = UtilityReport()
     paths["release"].parent.mkdir(parents=True, exist_ok=True)
     map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115

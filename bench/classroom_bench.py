@@ -27,8 +27,9 @@ Per detector: name recall (a gold name overlapped by any span), the share of num
 words, references, road names, the modal "May", de-identified initials and placeholders:
 :func:`pipeline.filters.junk.junk_kind` and ``placeholder.span``, the very lists the filters use,
 so a detector with the junk filter on scores near 0 by construction; compare the rows without it)
-and other flags per 1,000 messages (spans on no gold name and no junk: the held-out text has no
-other PII, so nearly all of them are false).
+and other flags per 1,000 messages (spans on no gold name and no junk: mostly names the text
+still has — word-problem characters, names the upstream anonymisation missed — plus ASR
+fragments and typos, so not all of them are false).
 """
 
 from __future__ import annotations

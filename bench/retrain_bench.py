@@ -22,10 +22,13 @@ measured on them.
 Per model on the held-out set: name recall (a gold name overlapped by any span) overall and per
 set, the share of number tokens removed, numeric false positives (spans with a digit on no gold
 span), junk flags per 1,000 messages (known junk kinds: fillers, maths words, initials,
-placeholders …) and other flags per 1,000 messages (every other span on no gold name; the
-held-out text has no other PII, so these are false too). "False flags" is their sum. The recall
-difference (b) - (a) gets a paired bootstrap interval over held-out dialogues. PASS when that
-interval's lower bound is above 0 and (b) makes no more false flags per 1,000 messages than (a).
+placeholders …) as shipped (near 0 by construction: the post-filter drops these kinds) and raw
+(without the post-filter: what the model learnt), and other flags per 1,000 messages (every
+other span on no gold name: mostly names the text still has — word-problem characters, names
+the upstream anonymisation missed — plus ASR fragments and typos; not all false, so reported,
+not judged). The recall difference (b) - (a) gets a paired bootstrap interval over held-out
+dialogues. PASS when that interval's lower bound is above 0 and (b) makes no more junk flags per
+1,000 messages than (a), neither as shipped nor raw.
 Each (b) is also put through the app's activation comparison against (a) on the project-gold dev
 side (:func:`pipeline.metrics.comparison.compare_versions`: F2 interval, numbers, numeric FPs).
 Models are trained fully (no time cut-off) once and reused from ``var/bench-models``.
@@ -110,8 +113,6 @@ def model_figures(dialogues: Sequence[Dialogue], path: str) -> tuple[dict, Predi
         raw_junk_per_1k=figures(dialogues, raw)["all"]["junk_per_1k"],
         seconds=round(seconds, 1),
     )
-    for part in fig.values():
-        part["false_flags_per_1k"] = part["junk_per_1k"] + part["other_per_1k"]
     return fig, shipped
 
 
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'model':24}{'name R':>8}"
         + "".join(f"{'R ' + s:>12}" for s in SETS)
-        + f"{'num rm':>8}{'num FP':>8}{'junk':>7}{'other':>7}{'false':>7}{'raw junk':>9}"
+        + f"{'num rm':>8}{'num FP':>8}{'junk':>7}{'raw junk':>9}{'other':>7}"
     )
     for name, fig in rows.items():
         a = fig["all"]
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:24}{a['name_recall']:8.3f}"
             + "".join(f"{fig[s]['name_recall']:12.3f}" for s in SETS)
             + f"{100 * a['numbers_removed']:7.2f}%{a['numeric_fp']:8d}{a['junk_per_1k']:7.1f}"
-            f"{a['other_per_1k']:7.1f}{a['false_flags_per_1k']:7.1f}{a['raw_junk_per_1k']:9.1f}"
+            f"{a['raw_junk_per_1k']:9.1f}{a['other_per_1k']:7.1f}"
         )
     base = rows["generated-only"]["all"]
     verdicts = {}
@@ -186,12 +187,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         diff, (lo, hi) = recall_difference(held_out, preds[name], preds["generated-only"])
         new = rows[name]["all"]
-        passed = lo > 0 and new["false_flags_per_1k"] <= base["false_flags_per_1k"]
+        passed = (
+            lo > 0
+            and new["junk_per_1k"] <= base["junk_per_1k"]
+            and new["raw_junk_per_1k"] <= base["raw_junk_per_1k"]
+        )
         verdicts[name] = {"recall_diff": diff, "ci": [lo, hi], "pass": passed}
         print(
             f"{name} vs generated-only: name recall {diff:+.3f} ({CONFIDENCE:.0%} CI {lo:+.3f} to {hi:+.3f}), "
-            f"false flags {new['false_flags_per_1k']:.1f} vs {base['false_flags_per_1k']:.1f} per 1,000 "
-            f"messages: {'PASS' if passed else 'MISS'}"
+            f"junk flags {new['junk_per_1k']:.1f} vs {base['junk_per_1k']:.1f} (raw {new['raw_junk_per_1k']:.1f} "
+            f"vs {base['raw_junk_per_1k']:.1f}) per 1,000 messages: {'PASS' if passed else 'MISS'}"
         )
     if dev_gold:
         print(

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.tagger.model import TaggerModel
+from pipeline.tagger.model import TaggerModel, amx_bf16
 from pipeline.tagger.onnx_export import load_onnx_model, onnx_available
-from pipeline.tagger.store import ModelInfo, choose_precision, load_model, native_bf16, read_info
+from pipeline.tagger.store import ModelInfo, choose_precision, load_model, read_info
 
 BACKENDS = ("auto", "torch", "onnx")
 
 
 def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "auto") -> tuple[str, str]:
     """``(backend, precision)`` to run ``info`` in. ``auto`` with precision ``auto``: the
-    verified ONNX int8 file where there is one and the CPU has no native bf16, else torch (a
+    verified ONNX int8 file where there is one and the CPU has no AMX for bf16, else torch (a
     precision asked for by name runs in torch); ``onnx`` takes int8 unless fp32 is asked for."""
     if requested not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}")
@@ -29,7 +29,7 @@ def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "a
         if precision == "bf16":
             raise ValueError("the onnx backend runs fp32 or int8, not bf16")
         return "onnx", onnx_precision
-    bf16 = native_bf16() and info.precision_kept("bf16")
+    bf16 = amx_bf16() and info.precision_kept("bf16")
     if precision == "auto" and not bf16 and onnx_available(info, "int8"):
         return "onnx", "int8"
     return "torch", choose_precision(info, precision)

@@ -76,17 +76,29 @@ def quantize_linear(torch: Any, model: Any) -> Any:
 
 
 @lru_cache(maxsize=1)
-def native_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX).
-
-    There bf16 runs the encoder about three times faster than fp32; elsewhere torch emulates it
-    and it is slower than fp32, so :func:`pipeline.tagger.store.choose_precision` skips it.
-    """
+def _cpu_flags() -> frozenset[str]:
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
-    return re.search(r"\b(?:avx512_bf16|amx_bf16)\b", cpuinfo) is not None
+        return frozenset()
+    return frozenset(re.findall(r"\b(avx512_bf16|amx_bf16)\b", cpuinfo))
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX).
+
+    There torch's bf16 runs the encoder faster than fp32 (1.7× with AVX512-BF16 alone, about 3×
+    with AMX); elsewhere torch emulates it and it is slower than fp32, so
+    :func:`pipeline.tagger.store.choose_precision` skips it.
+    """
+    return bool(_cpu_flags())
+
+
+def amx_bf16() -> bool:
+    """Whether this CPU has AMX tiles for bfloat16: only there does torch's bf16 outrun ONNX
+    Runtime's int8 (measured with bench/tagger_bench.py: on AVX512-BF16 without AMX, ONNX int8
+    ran 1.5× torch bf16), so :func:`pipeline.tagger.backends.choose_backend` asks for AMX."""
+    return "amx_bf16" in _cpu_flags()
 
 
 def set_threads(torch: Any) -> None:

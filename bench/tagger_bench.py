@@ -15,6 +15,10 @@ Prints, for the tagger (both policies) and for ``presidio`` ``{"preset": "vanill
 
 When no trained model exists it first trains one on the synthetic generator with a seed other
 than the demo corpus's (a few minutes). The real data is read only here, never written.
+
+``--student`` adds the same rows for a student distilled from that model (``--student PATH``, or
+the newest under ``<name>-student<N>``, distilled on the same generated messages when none
+exists), and prints how far each of its quality figures is from the teacher's.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.corpus import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
-from pipeline.tagger.training import DEFAULT_NUM_LAYERS  # noqa: E402
+from pipeline.tagger.training import DEFAULT_NUM_LAYERS, STUDENT_DEFAULTS  # noqa: E402
 from pipeline.text import tokenize  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 
@@ -56,6 +60,7 @@ TARGETS = {
     "numeric_fp_per_1k": 1.0,
     "rss_mb": 1536,
 }
+QUALITY_TOLERANCE = 0.01  # issue 14: a faster model may lose at most this much of any figure
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -181,6 +186,36 @@ def ensure_model(args) -> str:
     return info.path
 
 
+def ensure_student(args, teacher: str) -> str:
+    """The distilled student: ``--student PATH``, else the newest of ``teacher``'s students under
+    ``<name>-student<N>[-w<max_length>]``, else one distilled now on the teacher's training
+    messages (``--student-layers``, ``--student-max-length``)."""
+    from pipeline.synthetic import generate_messages
+    from pipeline.tagger import WindowConfig, list_models, read_info, train_tagger
+
+    if args.student != "auto":
+        return args.student
+    layers = [int(k) for k in args.student_layers.split(",")] if args.student_layers else None
+    n = len(layers) if layers else STUDENT_DEFAULTS["num_layers"]
+    name = f"{args.name}-student{n}" + (f"-w{args.student_max_length}" if args.student_max_length else "")
+    name += f"-l{''.join(map(str, layers))}" if layers else ""
+    teacher_version = read_info(teacher).full_version
+    mine = [i for i in list_models(args.model_dir, name) if i.distilled_from == teacher_version]
+    if mine:
+        return mine[-1].path
+    window = WindowConfig.from_dict(read_info(teacher).window)
+    if args.student_max_length:
+        window = WindowConfig.from_dict({**window.to_dict(), "max_length": args.student_max_length})
+    print(f"distilling {teacher_version} into {name} …", flush=True)
+    info = train_tagger(
+        generate_messages(args.train_messages, seed=TRAIN_SEED), name=name, out_dir=args.model_dir,
+        teacher=teacher, **{**STUDENT_DEFAULTS, "num_layers": n}, student_layers=layers, window=window,
+        max_seconds=args.train_seconds,
+    )
+    print(f"distilled {info.full_version} in {info.training_seconds:.0f}s", flush=True)
+    return info.path
+
+
 def rss_probe(kind: str, model: str, data: str, limit: int) -> None:
     """Child process: load one detector, run it over the dev set, print peak RSS in MB."""
     from pipeline.devset import build_devset
@@ -215,6 +250,30 @@ def peak_rss(kind: str, model: str, data: str, limit: int) -> float:
     return json.loads(out.stdout.strip().splitlines()[-1])["rss_mb"]
 
 
+def print_held_quality(rows: dict) -> None:
+    """Each student row against the teacher's row of the same policy and runtime: the quality
+    figures may move by at most ``QUALITY_TOLERANCE`` (the numeric FP count per 1,000 messages is
+    compared as a share, per message)."""
+    print(f"\nstudent vs teacher (quality within {QUALITY_TOLERANCE} of the teacher's):")
+    for label in [k for k in rows if k.startswith("student ")]:
+        rest = label.removeprefix("student ")  # the teacher's rows: "tagger strict", "recall_first onnx-int8"
+        teacher = rows[rest if rest.startswith("recall_first ") else f"tagger {rest}"]
+        student = rows[label]
+        figures = {
+            "name recall": (student["name_recall"], teacher["name_recall"], +1),
+            "numbers removed": (student["numbers_removed"], teacher["numbers_removed"], -1),
+            "demo F2 token": (student["demo"]["token"]["f2"], teacher["demo"]["token"]["f2"], +1),
+            "numeric FP per msg": (student["demo"]["numeric_fp_per_1k"] / 1000,
+                                   teacher["demo"]["numeric_fp_per_1k"] / 1000, -1),
+        }
+        speed = student["msgs_per_s"] / rows["presidio vanilla"]["msgs_per_s"]
+        parts = [f"{speed:.2f}x presidio {'ok' if speed >= TARGETS['speedup'] else 'MISS'}"]
+        for what, (s, t, better) in figures.items():
+            held = (s - t) * better >= -QUALITY_TOLERANCE
+            parts.append(f"{what} {s:.4f} ({s - t:+.4f}) {'ok' if held else 'MISS'}")
+        print(f"{label}: " + ", ".join(parts))
+
+
 # --- main ------------------------------------------------------------------------------------
 
 
@@ -233,6 +292,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-rss", action="store_true")
     parser.add_argument("--variants", default="torch-int8,onnx-fp32,onnx-int8",
                         help=f"recall_first runtimes to compare besides the default: {', '.join(VARIANTS)}")
+    parser.add_argument("--student", nargs="?", const="auto",
+                        help="also bench a student distilled from the model: a version directory, "
+                             "or (no value) the newest one, distilled first when none exists")
+    parser.add_argument("--student-layers", default="",
+                        help="teacher layers a new student keeps, e.g. 0,2 (default: 2, spread)")
+    parser.add_argument("--student-max-length", type=int, default=0,
+                        help="window max_length of a new student (default: the teacher's)")
     parser.add_argument("--rss-probe", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.rss_probe:
@@ -242,23 +308,24 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.devset import build_devset
 
     model = ensure_model(args)
+    models = {"tagger": model, **({"student": ensure_student(args, model)} if args.student else {})}
     dev = build_devset(Path(args.data), limit=args.dev_limit)
     demo = read_corpus(DEMO)
     n_dev = sum(len(d.messages) for d in dev)
     n_demo = sum(len(d.messages) for d in demo)
-    print(f"model {model}\ndev set: {len(dev)} dialogues, {n_dev} messages; "
-          f"demo gold: {len(demo)} dialogues, {n_demo} messages; threads {os.cpu_count()}")
+    print("".join(f"{who} {path}\n" for who, path in models.items())
+          + f"dev set: {len(dev)} dialogues, {n_dev} messages; demo gold: {len(demo)} dialogues, {n_demo} messages; threads {os.cpu_count()}")
 
     rows = {}
-    detectors = {
-        "presidio vanilla": build("presidio", {"preset": "vanilla"}),
-        "tagger strict": build("tagger", {"model_path": model, "policy": "strict"}),
-        "tagger recall_first": build("tagger", {"model_path": model, "policy": "recall_first"}),
-    }
-    for variant in filter(None, args.variants.split(",")):
-        detectors[f"recall_first {variant}"] = build(
-            "tagger", {"model_path": model, "policy": "recall_first", **VARIANTS[variant]}
-        )
+    detectors = {"presidio vanilla": build("presidio", {"preset": "vanilla"})}
+    for who, path in models.items():
+        detectors[f"{who} strict"] = build("tagger", {"model_path": path, "policy": "strict"})
+        detectors[f"{who} recall_first"] = build("tagger", {"model_path": path, "policy": "recall_first"})
+        for variant in filter(None, args.variants.split(",")):
+            prefix = "" if who == "tagger" else f"{who} "
+            detectors[f"{prefix}recall_first {variant}"] = build(
+                "tagger", {"model_path": path, "policy": "recall_first", **VARIANTS[variant]}
+            )
     for label, det in detectors.items():
         run(det, dev[:5])  # warm up: load models, caches
         dev_pred, _, _ = run(det, dev)
@@ -287,8 +354,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{rows[label]['msgs_per_cpu_s']:.0f} msgs per CPU-second", flush=True)
     if not args.no_rss:
         rows["presidio vanilla"]["rss_mb"] = peak_rss("presidio", model, args.data, args.dev_limit)
-        rss = peak_rss("tagger", model, args.data, args.dev_limit)
-        rows["tagger strict"]["rss_mb"] = rows["tagger recall_first"]["rss_mb"] = rss
+        for who, path in models.items():
+            rss = peak_rss("tagger", path, args.data, args.dev_limit)
+            rows[f"{who} strict"]["rss_mb"] = rows[f"{who} recall_first"]["rss_mb"] = rss
 
     base = rows["presidio vanilla"]["msgs_per_s"]
     base_cpu = rows["presidio vanilla"]["msgs_per_cpu_s"]
@@ -318,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
             "RSS": r.get("rss_mb", 0) <= TARGETS["rss_mb"],
         }
         print(f"{label}: " + ", ".join(f"{k} {'ok' if v else 'MISS'}" for k, v in checks.items()))
+    if "student" in models:
+        print_held_quality(rows)
     print("\n" + json.dumps(rows, indent=1, default=float))
     return 0
 

@@ -116,6 +116,17 @@ def version_info(version: str):
         raise TaggerError(str(exc)) from None
 
 
+def teacher_path(ref: str) -> str:
+    """The local directory of a teacher to distil: a saved version (``name/version``, fetched from
+    the model store where one is used) or a version directory; ``TaggerError`` when neither."""
+    from pathlib import Path
+
+    if Path(ref).is_dir() and (Path(ref) / "tagger.json").is_file():
+        return ref
+    version_info(ref)
+    return str(storage.model_materialise(ref))
+
+
 def tagger_activate(*, project: Project, version: str, user=None) -> None:
     """Make ``version`` the project's tagger; refused (``TaggerError`` with every reason) for a
     version whose training stopped early, diverged, or whose export failed its check."""

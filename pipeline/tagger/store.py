@@ -61,6 +61,7 @@ class ModelInfo:
     onnx: dict[str, Any] = field(default_factory=dict)  # "fp32"/"int8" -> file, sha256, check
     training: dict[str, Any] = field(default_factory=dict)  # steps run/planned, why it stopped, ...
     activation: dict[str, Any] = field(default_factory=dict)  # decision, reason, dev comparison
+    distilled_from: str = ""  # the teacher's full version, for a distilled student
     format: int = FORMAT
 
     @property

@@ -8,6 +8,8 @@ quantisation and bfloat16 keep F1 within 0.01 of fp32, and saves everything unde
 
 Costs are kept for the 2-core machines it runs on: the word-embedding matrix is frozen (it is
 most of the parameters and the optimiser's time), windows are packed, the encoder cut to 3 layers.
+With ``teacher=`` a trained version is distilled into a student that keeps some of its layers
+(DistilBERT-style): fewer layers, the teacher's soft labels as well as the gold ones.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.tagger.encoding import WindowConfig, WindowEncoder
+from pipeline.tagger.encoding import IGNORE, WindowConfig, WindowEncoder
 from pipeline.tagger.labels import LabelMap
 from pipeline.tagger.model import (
     TaggerModel,
@@ -39,12 +41,24 @@ from pipeline.tagger.model import (
 )
 from pipeline.tagger.onnx_export import export_after_training
 from pipeline.tagger.scoring import span_scores, tune_thresholds
-from pipeline.tagger.store import DEFAULT_ROOT, ModelInfo, data_hash, write_model
+from pipeline.tagger.store import (
+    DEFAULT_ROOT,
+    ModelInfo,
+    data_hash,
+    load_model,
+    read_info,
+    write_model,
+)
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
 
 Progress = Callable[[int, int, str], None]
 
 DEFAULT_NUM_LAYERS = 3  # encoder layers kept: the throughput target met, names and numbers kept
+# The distillation recipe measured with bench/tagger_bench.py --student (docs/tagger.md): 2 of the
+# 3-layer teacher's layers; 5 epochs, as the student trained for 3 lost 0.010 dev name recall.
+STUDENT_DEFAULTS: dict[str, int] = {"num_layers": 2, "epochs": 5, "patience": 2}
+DISTILL_ALPHA = 0.5  # weight of the teacher's soft labels against the gold ones
+DISTILL_TEMPERATURE = 2.0
 PRECISION_TOLERANCE = 0.01  # dev F1 an int8 or bf16 model may lose against fp32
 # A version whose dev F-beta (recall-first thresholds) ends below this is taken as diverged and
 # may never become active: the demo tagger scores about 0.9, a run cut off in warm-up about 0.7,
@@ -187,6 +201,10 @@ def train_tagger(
     max_seconds: float | None = None,
     min_dev_score: float = MIN_DEV_SCORE,
     progress: Progress | None = None,
+    teacher: str | Path | ModelInfo | None = None,
+    student_layers: Sequence[int] | None = None,
+    distill_alpha: float = DISTILL_ALPHA,
+    distill_temperature: float = DISTILL_TEMPERATURE,
 ) -> ModelInfo:
     """Fine-tune a token classifier on gold ``train_dialogues``; save and return its ModelInfo.
 
@@ -203,6 +221,14 @@ def train_tagger(
     many planned. Such a version, one whose loss went non-finite, and one whose dev F-beta ends
     under ``min_dev_score`` are saved but never usable (``store.activation_blockers``).
     ``progress(done, total, message)`` is called after every batch.
+
+    ``teacher`` (a saved version directory or its ModelInfo) distils that model instead of
+    fine-tuning the base: the student starts from the teacher's weights, keeping
+    ``student_layers`` of its encoder layers (default: ``num_layers`` of them, spread evenly, so
+    2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
+    (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words.
+    Its window defaults to the teacher's; scheme and labels must be the teacher's.
+    ``tagger.json`` records the teacher's version under ``distilled_from``.
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -213,14 +239,26 @@ def train_tagger(
         dev_fraction=dev_fraction, seed=seed,
     )
     torch = _prepare_torch(seed)
-    base = str(base_model or default_base_model())
-    window = window or WindowConfig()
-    tagger, tokenizer = _load_base(base, LabelMap(scheme, labels), window, num_layers)
+    label_map = LabelMap(scheme, labels)
+    distiller: _Distiller | None = None
+    if teacher is None:
+        base = str(base_model or default_base_model())
+        window = window or WindowConfig()
+        tagger, tokenizer = _load_base(base, label_map, window, num_layers)
+    else:
+        teacher_info = _teacher_info(teacher, label_map)
+        base = teacher_info.base_model
+        window = window or WindowConfig.from_dict(teacher_info.window)
+        tagger, tokenizer, kept = _load_student(teacher_info, window, num_layers, student_layers)
+        distiller = _Distiller(
+            teacher_info, load_model(teacher_info.path, precision="fp32").model, kept,
+            distill_alpha, distill_temperature,
+        )
     loop = _TrainingLoop(
         torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev,
         epochs=epochs, lr=lr, batch_size=batch_size, outside_weight=outside_weight, seed=seed,
         f_beta=f_beta, patience=patience, freeze_embeddings=freeze_embeddings,
-        max_seconds=max_seconds, report=report,
+        max_seconds=max_seconds, report=report, distiller=distiller,
     )
     loop.run()
     total = loop.total
@@ -240,8 +278,11 @@ def train_tagger(
             "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
             "patience": patience, "outside_weight": outside_weight,
             "freeze_embeddings": freeze_embeddings,
+            **({"distillation": distiller.facts()} if distiller else {}),
         },
     )
+    if distiller:
+        info = replace(info, distilled_from=distiller.info.full_version)
     report(total, total, "saving")
     saved = write_model(Path(out_dir) / name / info.version, info, tagger.model, tokenizer)
     report(total, total, f"saved {saved.full_version}")
@@ -315,6 +356,84 @@ def _load_base(
     return TaggerModel(model, tokenizer, label_map, window, use_token_types=use_types), tokenizer
 
 
+def _teacher_info(teacher: str | Path | ModelInfo, label_map: LabelMap) -> ModelInfo:
+    """The teacher's record; refused unless its tags are the student's, word for word: the KL
+    term compares the two models' tag distributions column by column."""
+    info = teacher if isinstance(teacher, ModelInfo) else read_info(teacher)
+    if info.label_map.id2tag() != label_map.id2tag():
+        raise TrainingError(
+            f"teacher {info.full_version} tags {info.scheme} {list(info.labels)}, the student "
+            f"{label_map.scheme} {list(label_map.labels)}: a student must keep its teacher's "
+            "scheme and labels (pass scheme= and labels= to match)"
+        )
+    return info
+
+
+def spread_layers(teacher_layers: int, keep: int) -> list[int]:
+    """``keep`` of ``teacher_layers`` layer indices, evenly spread and always with the first and
+    the last (DistilBERT keeps every other layer): 2 of 3 -> [0, 2], 3 of 6 -> [0, 2, 5]."""
+    if not 1 <= keep <= teacher_layers:
+        raise TrainingError(f"a student keeps 1 to {teacher_layers} of its teacher's layers, not {keep}")
+    if keep == 1:
+        return [0]
+    return [round(i * (teacher_layers - 1) / (keep - 1)) for i in range(keep)]
+
+
+def _load_student(
+    teacher: ModelInfo, window: WindowConfig, num_layers: int | None,
+    student_layers: Sequence[int] | None,
+) -> tuple[TaggerModel, Any, list[int]]:
+    """The teacher's weights, head included, with only ``student_layers`` of its encoder layers
+    (also returned: the indices kept)."""
+    torch = import_torch()
+    tagger = load_model(teacher.path, precision="fp32")
+    model = tagger.model
+    encoder = getattr(model, model.base_model_prefix).encoder
+    n = len(encoder.layer)
+    keep = list(student_layers) if student_layers else spread_layers(n, num_layers or n - 1)
+    if not keep or sorted(set(keep)) != keep or keep[0] < 0 or keep[-1] >= n:
+        raise TrainingError(f"student layers {keep}: distinct increasing indices below {n}")
+    encoder.layer = torch.nn.ModuleList(encoder.layer[i] for i in keep)
+    model.config.num_hidden_layers = len(keep)
+    student = TaggerModel(
+        model, tagger.tokenizer, teacher.label_map, window, use_token_types=teacher.use_token_types
+    )
+    return student, tagger.tokenizer, keep
+
+
+class _Distiller:
+    """The teacher's soft labels, computed on the fly (eval, no grad) for the student's batch."""
+
+    def __init__(
+        self, info: ModelInfo, model: Any, kept: list[int], alpha: float, temperature: float
+    ) -> None:
+        if not 0 <= alpha <= 1 or temperature <= 0:
+            raise TrainingError("distill_alpha must be in [0, 1] and distill_temperature positive")
+        self.info, self.model, self.kept = info, model.eval(), kept
+        self.alpha, self.temperature = alpha, temperature
+
+    def loss(self, torch: Any, batch: dict, logits: Any, targets: Any, hard: Any) -> Any:
+        """``alpha * KL(student/T || teacher/T) * T^2 + (1 - alpha) * hard`` over target words."""
+        with torch.no_grad():
+            teacher_logits = self.model(**batch).logits
+        words = targets != IGNORE
+        t = self.temperature
+        soft = torch.nn.functional.kl_div(
+            torch.log_softmax(logits[words] / t, dim=-1),
+            torch.log_softmax(teacher_logits[words] / t, dim=-1),
+            reduction="batchmean", log_target=True,
+        )
+        return self.alpha * soft * t * t + (1 - self.alpha) * hard
+
+    def facts(self) -> dict[str, Any]:
+        """What ``tagger.json`` records under ``hyper.distillation``."""
+        return {
+            "teacher": self.info.full_version, "alpha": self.alpha,
+            "temperature": self.temperature,
+            "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
+        }
+
+
 class _TrainingLoop:
     """Epochs of AdamW over shuffled length-bucketed windows, early-stopped on dev F-beta;
     the best epoch's weights are loaded back at the end."""
@@ -323,9 +442,10 @@ class _TrainingLoop:
         self, torch: Any, tagger: TaggerModel, encoder: WindowEncoder, train: list[Dialogue],
         dev: list[Dialogue], *, epochs: int, lr: float, batch_size: int, outside_weight: float,
         seed: int, f_beta: float, patience: int, freeze_embeddings: bool,
-        max_seconds: float | None, report: Progress,
+        max_seconds: float | None, report: Progress, distiller: _Distiller | None = None,
     ) -> None:
         self.torch, self.tagger, self.model = torch, tagger, tagger.model
+        self.distiller = distiller
         self.encoder, self.train, self.dev = encoder, train, dev
         self.epochs, self.batch_size, self.seed = epochs, batch_size, seed
         self.f_beta, self.patience, self.max_seconds, self.report = f_beta, patience, max_seconds, report
@@ -403,6 +523,8 @@ class _TrainingLoop:
             loss = torch.nn.functional.cross_entropy(
                 logits.view(-1, logits.shape[-1]), targets.view(-1), weight=self.class_weight
             )
+            if self.distiller is not None:
+                loss = self.distiller.loss(torch, batch, logits, targets, loss)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.params, 1.0)
             self.optimizer.step()

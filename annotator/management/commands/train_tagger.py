@@ -12,8 +12,10 @@ from annotator.services.tagger import (
     tagger_export,
     tagger_train,
     tagger_versions,
+    teacher_path,
     version_blockers,
 )
+from pipeline.tagger.training import STUDENT_DEFAULTS
 
 
 class Command(BaseCommand):
@@ -35,7 +37,12 @@ class Command(BaseCommand):
                             help="Dev F-beta under which the version counts as diverged and is never activated "
                                  "(default 0.5; 0 for a quick experiment on a few dialogues).")
         parser.add_argument("--layers", type=int, choices=range(1, 13), metavar="N",
-                            help="Keep the encoder's first N layers (default 3; 4 is a little more accurate, ~1.4x slower).")
+                            help="Keep the encoder's first N layers (default 3; 4 is a little more accurate, ~1.4x slower); "
+                                 f"with --distill-from, N of the teacher's layers spread evenly (default {STUDENT_DEFAULTS['num_layers']}).")
+        parser.add_argument("--distill-from", metavar="NAME/VERSION|PATH",
+                            help="Distil this trained version into a smaller student: its weights less some layers, "
+                                 "trained on its soft labels as well as the gold ones "
+                                 f"(defaults: {', '.join(f'{k} {v}' for k, v in STUDENT_DEFAULTS.items())}).")
         parser.add_argument("--if-missing", action="store_true",
                             help="Do nothing when the project already has a trained tagger (for the demo).")
 
@@ -59,8 +66,16 @@ class Command(BaseCommand):
         if if_missing and tagger_versions(proj):
             self.stdout.write(f"Tagger {proj.active_tagger or tagger_versions(proj)[0].full_version} exists; not training.")
             return
+        distill_from = opts.get("distill_from")
+        try:
+            teacher = teacher_path(distill_from) if distill_from else None
+        except TaggerError as exc:
+            raise CommandError(f"--distill-from: {exc}") from None
         options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta,
-                                     "num_layers": layers, "min_dev_score": min_dev_score}.items() if v is not None}
+                                     "num_layers": layers, "min_dev_score": min_dev_score,
+                                     "teacher": teacher}.items() if v is not None}
+        if teacher:
+            options = {**STUDENT_DEFAULTS, **options}
         bar = tqdm(total=0, unit="batch", disable=not sys.stderr.isatty())
 
         def progress(done, total, message=""):

@@ -1,0 +1,126 @@
+"""Distilling a trained tagger into a student with fewer layers: the kept layers, the blended loss,
+the record of the teacher, and the refusal of a teacher whose tags differ."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.tagger.training import TrainingError, spread_layers
+from pipeline.types import Dialogue, Message, Span
+
+
+def _msg(text: str, *names: str, index: int = 0) -> Message:
+    spans = tuple(Span(text.index(n), text.index(n) + len(n), "NAME") for n in names)
+    return Message(text=text, speaker="tutor", role="tutor", index=index, spans=spans)
+
+
+def _dialogues() -> list[Dialogue]:
+    names = ["Maria", "Tom", "Ana", "Luis", "Priya", "Chen"]
+    out = []
+    for k in range(8):
+        a, b = names[k % 6], names[(k + 1) % 6]
+        msgs = (
+            _msg(f"Hi {a}! I'm Mr. {b}.", a, b),
+            _msg("What is 3/4 of 12?", index=1),
+            _msg(f"good job {a.lower()}", a.lower(), index=2),
+        )
+        out.append(Dialogue(id=f"t{k}", messages=msgs, anchor="Maria buys 12 apples."))
+    return out
+
+
+TINY = {"epochs": 1, "seed": 1, "dev_fraction": 0.25, "check_precision": False, "min_dev_score": 0.0}
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    pytest.importorskip("torch")
+    from pipeline.tagger import train_tagger
+
+    root = tmp_path_factory.mktemp("models")
+    return train_tagger(_dialogues(), name="teacher", out_dir=root, num_layers=2, **TINY)
+
+
+def test_spread_layers_keeps_the_first_and_last_layer():
+    assert spread_layers(3, 2) == [0, 2]
+    assert spread_layers(6, 3) == [0, 2, 5]
+    assert spread_layers(3, 1) == [0]
+    assert spread_layers(3, 3) == [0, 1, 2]
+    with pytest.raises(TrainingError, match="1 to 3"):
+        spread_layers(3, 4)
+
+
+def test_a_student_keeps_fewer_layers_and_records_its_teacher(teacher, tmp_path):
+    from pipeline.registry import build
+    from pipeline.tagger import load_model, read_info, train_tagger
+
+    student = train_tagger(
+        _dialogues(), name="student", out_dir=tmp_path, teacher=teacher.path, num_layers=1, **TINY
+    )
+    saved = read_info(student.path)
+    assert saved.distilled_from == teacher.full_version
+    assert saved.hyper["num_layers"] == 1 and teacher.hyper["num_layers"] == 2
+    assert saved.hyper["distillation"]["kept_layers"] == [0]
+    assert saved.hyper["distillation"]["teacher"] == teacher.full_version
+    assert saved.window == teacher.window  # the teacher's window unless told otherwise
+    assert saved.onnx["fp32"]["verified"]  # exported and checked like any version
+    assert len(load_model(student.path).model.bert.encoder.layer) == 1
+    det = build("tagger", {"model_path": student.path, "precision": "fp32", "backend": "torch"})
+    assert len(det.detect(_dialogues()[0])) == 3  # loads and runs like any version
+
+
+def test_explicit_student_layers_take_those_teacher_weights(teacher, tmp_path):
+    from pipeline.tagger import load_model
+    from pipeline.tagger.training import _load_student
+
+    student, _, kept = _load_student(teacher, load_model(teacher.path).window, 1, [1])
+    original = load_model(teacher.path, precision="fp32").model
+    assert kept == [1]
+    encoder = student.model.bert.encoder
+    assert len(encoder.layer) == 1
+    assert encoder.layer[0].output.dense.weight.equal(original.bert.encoder.layer[1].output.dense.weight)
+    assert not encoder.layer[0].output.dense.weight.equal(original.bert.encoder.layer[0].output.dense.weight)
+    assert student.model.classifier.weight.equal(original.classifier.weight)  # the head too
+
+
+@pytest.mark.parametrize(("overrides", "shown"), [({"labels": ("NAME",)}, "['NAME']"), ({"scheme": "io"}, "io")])
+def test_a_teacher_with_other_tags_is_refused(teacher, tmp_path, overrides, shown):
+    from pipeline.tagger import train_tagger
+
+    with pytest.raises(TrainingError, match="must keep its teacher's scheme and labels") as err:
+        train_tagger(_dialogues(), name="s", out_dir=tmp_path, teacher=teacher, num_layers=1,
+                     **TINY, **overrides)
+    assert shown in str(err.value)
+    assert not any(tmp_path.iterdir())  # nothing saved
+
+
+def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from pipeline.tagger.training import _Distiller
+
+    teacher_logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 0.0], [9.0, 9.0, 9.0]]])
+    targets = torch.tensor([[0, 2, -100]])  # the third token is no target word: ignored
+
+    class FakeTeacher:
+        def eval(self):
+            return self
+
+        def __call__(self, **batch):
+            return SimpleNamespace(logits=teacher_logits)
+
+    def distiller(alpha: float) -> _Distiller:
+        return _Distiller(teacher, FakeTeacher(), [0], alpha, 2.0)
+
+    hard = torch.tensor(0.7)
+    same = teacher_logits.clone()
+    assert float(distiller(1.0).loss(torch, {}, same, targets, hard)) == pytest.approx(0.0, abs=1e-6)
+    assert float(distiller(0.0).loss(torch, {}, same, targets, hard)) == pytest.approx(0.7)
+    other = torch.zeros_like(teacher_logits)
+    other[0, 2] = -50.0  # differs only where no target word is: still no soft loss
+    other[0, :2] = teacher_logits[0, :2] + 3.0  # a shift of all logits leaves the softmax alone
+    assert float(distiller(0.5).loss(torch, {}, other, targets, hard)) == pytest.approx(0.35, abs=1e-5)
+    flipped = -teacher_logits
+    assert float(distiller(1.0).loss(torch, {}, flipped, targets, hard)) > 0.1
+    with pytest.raises(TrainingError, match="distill_alpha"):
+        distiller(1.5)

@@ -2,8 +2,8 @@
 after the generator's classroom lessons and the junk filter, and Presidio tuned against vanilla.
 
     nice -n 10 .venv/bin/python bench/classroom_bench.py [--data ../shared/data]
-        [--gold 300] [--synthetic 100] [--skip-presidio] [--presidio-ablation] [--ensemble]
-        [--ensemble-presidio] [--json PATH]
+        [--gold 300] [--synthetic 100] [--skip-presidio] [--presidio-only] [--presidio-ablation]
+        [--ensemble] [--ensemble-presidio] [--word-problems 200] [--json PATH]
 
 The dev set is the real tutoring and classroom text of ``../shared/data`` with generated names
 where it had placeholders (:mod:`pipeline.devset`). Its dialogues are split by dialogue, seeded:
@@ -29,7 +29,10 @@ words, references, road names, the modal "May", de-identified initials and place
 so a detector with the junk filter on scores near 0 by construction; compare the rows without it)
 and other flags per 1,000 messages (spans on no gold name and no junk: mostly names the text
 still has — word-problem characters, names the upstream anonymisation missed — plus ASR
-fragments and typos, so not all of them are false).
+fragments and typos, so not all of them are false). For Presidio and the ensemble also the share
+of word-problem characters flagged ("Mike has 4 cookies": not PII in tutoring talk) on
+``--word-problems`` generated tutoring dialogues (seed 2027, strict, no classroom lessons), whose
+characters the generator records as ``problem_character`` traps.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ DEMO_SEED = 1234
 # every tagger on the same runtime, the model's own scores (no int8 export, verified or not)
 TAGGER_RUNTIME = {"backend": "torch", "precision": "fp32"}
 SETS = {"classroom": "ncte-", "tutoring": "bridge-"}  # dialogue id prefixes of the two files
+WORD_PROBLEM_SEED = 2027  # generated tutoring dialogues whose word-problem characters are counted
 
 
 def generated(
@@ -146,6 +150,21 @@ def figures(dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Sequence
     return out
 
 
+def characters_flagged(
+    dialogues: Sequence[Dialogue], predicted: Sequence[Sequence[Sequence[Span]]]
+) -> dict:
+    """Word-problem character mentions (the generator's ``problem_character`` traps) that a
+    prediction overlaps: names tutoring talk uses as maths, not PII."""
+    mentions = flagged = 0
+    for d, preds in zip(dialogues, predicted, strict=True):
+        for m, pred in zip(d.messages, preds, strict=True):
+            for trap in m.meta.get("traps", ()):
+                if trap["kind"] == "problem_character":
+                    mentions += 1
+                    flagged += any(p.start < trap["end"] and trap["start"] < p.end for p in pred)
+    return {"characters": mentions, "characters_flagged": flagged / mentions if mentions else 0.0}
+
+
 def print_row(label: str, fig: dict) -> None:
     cells = "".join(
         f"{fig[s]['name_recall']:7.3f}{100 * fig[s]['numbers_removed']:6.2f}%{fig[s]['junk_per_1k']:7.1f}"
@@ -155,6 +174,13 @@ def print_row(label: str, fig: dict) -> None:
         for s in ("all", *SETS)
     )
     print(f"{label:42}|{cells}", flush=True)
+    if "word_problems" in fig:
+        wp = fig["word_problems"]
+        print(
+            f"{'':42}  word-problem characters flagged {100 * wp['characters_flagged']:.2f} % of "
+            f"{wp['characters']} (generated tutoring)",
+            flush=True,
+        )
 
 
 def print_header() -> None:
@@ -275,11 +301,19 @@ def tagger_passes(path: str, dialogues: Sequence[Dialogue]) -> tuple[dict[str, P
 
 
 def score(
-    label: str, make: Callable[[], object], dialogues: Sequence[Dialogue], rows: dict
+    label: str,
+    make: Callable[[], object],
+    dialogues: Sequence[Dialogue],
+    rows: dict,
+    word_problems: Sequence[Dialogue] = (),
 ) -> None:
     detector = make()
     pred, seconds, _ = run(detector, dialogues)
     rows[label] = {**figures(dialogues, pred), "seconds": round(seconds, 1)}
+    if word_problems:
+        rows[label]["word_problems"] = characters_flagged(
+            word_problems, run(detector, word_problems)[0]
+        )
     print_row(label, rows[label])
 
 
@@ -300,6 +334,17 @@ def main(argv: list[str] | None = None) -> int:
         help="optimisation budget per model (a version stopped by it is unusable)",
     )
     parser.add_argument("--skip-presidio", action="store_true")
+    parser.add_argument(
+        "--presidio-only",
+        action="store_true",
+        help="score Presidio vanilla and tuned only (no tagger trained or run)",
+    )
+    parser.add_argument(
+        "--word-problems",
+        type=int,
+        default=200,
+        help="generated tutoring dialogues for the word-problem characters figure (0: none)",
+    )
     parser.add_argument(
         "--ensemble", action="store_true", help="also score the default ensemble (tagger + rules)"
     )
@@ -324,9 +369,18 @@ def main(argv: list[str] | None = None) -> int:
         "gen-tutoring": generated(args.synthetic, classroom=0.0),
         "gen-classroom": generated(args.synthetic),
     }
-    models = {name: ensure_model(name, ds, args) for name, ds in sets.items()}
+    models = (
+        {}
+        if args.presidio_only
+        else {name: ensure_model(name, ds, args) for name, ds in sets.items()}
+    )
     if args.train_only:
         return 0
+    word_problems = (
+        generated(args.word_problems, classroom=0.0, seed=WORD_PROBLEM_SEED, id_prefix="wp")
+        if args.word_problems
+        else []
+    )
     rows: dict[str, dict] = {}
     print_header()
     for name, path in models.items():
@@ -337,41 +391,51 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(seconds, 1),
             }
             print_row(f"tagger {name}{suffix}", rows[f"tagger {name}{suffix}"])
-    tagger_member = {"model_path": models["gen-classroom"], **TAGGER_RUNTIME}
-    if args.ensemble:
+    tagger_member = {"model_path": models.get("gen-classroom"), **TAGGER_RUNTIME}
+    if args.ensemble and models:
         score(
             "ensemble (tagger gen-classroom + rules)",
             lambda: build("ensemble", {"tagger": tagger_member}),
             held_out,
             rows,
+            word_problems,
         )
     if not args.skip_presidio:
-        score("presidio vanilla", lambda: build("presidio", {"preset": "vanilla"}), held_out, rows)
-        score("presidio tuned", lambda: build("presidio", {"preset": "tuned"}), held_out, rows)
+        for preset in ("vanilla", "tuned"):
+            score(
+                f"presidio {preset}",
+                lambda preset=preset: build("presidio", {"preset": preset}),
+                held_out,
+                rows,
+                word_problems,
+            )
         if args.presidio_ablation:
             score(
                 "presidio tuned, no junk filter",
                 lambda: build("presidio", {"preset": "tuned", "junk_filter": False}),
                 held_out,
                 rows,
+                word_problems,
             )
-        if args.ensemble_presidio:
+        if args.ensemble_presidio and models:
             score(
                 "ensemble + presidio tuned",
                 lambda: build("ensemble", {"tagger": tagger_member, "presidio": True}),
                 held_out,
                 rows,
+                word_problems,
             )
-    before, after = rows["tagger gen-tutoring, no junk filter"], rows["tagger gen-classroom"]
-    print("\nitem 4, before (no classroom lessons, no junk filter) -> after:")
-    for s in ("all", *SETS):
-        b, a = before[s], after[s]
-        print(
-            f"  {s}: name recall {b['name_recall']:.3f} -> {a['name_recall']:.3f}, numbers removed "
-            f"{100 * b['numbers_removed']:.2f}% -> {100 * a['numbers_removed']:.2f}%, junk "
-            f"{b['junk_per_1k']:.1f} -> {a['junk_per_1k']:.1f}, other {b['other_per_1k']:.1f} -> "
-            f"{a['other_per_1k']:.1f} per 1,000 messages"
-        )
+    if models:
+        before, after = rows["tagger gen-tutoring, no junk filter"], rows["tagger gen-classroom"]
+        print("\nitem 4, before (no classroom lessons, no junk filter) -> after:")
+        for s in ("all", *SETS):
+            b, a = before[s], after[s]
+            print(
+                f"  {s}: name recall {b['name_recall']:.3f} -> {a['name_recall']:.3f}, numbers "
+                f"removed {100 * b['numbers_removed']:.2f}% -> {100 * a['numbers_removed']:.2f}%, "
+                f"junk {b['junk_per_1k']:.1f} -> {a['junk_per_1k']:.1f}, other "
+                f"{b['other_per_1k']:.1f} -> {a['other_per_1k']:.1f} per 1,000 messages"
+            )
     if "presidio tuned" in rows:
         v, t = rows["presidio vanilla"]["classroom"], rows["presidio tuned"]["classroom"]
         print(

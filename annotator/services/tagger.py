@@ -87,6 +87,27 @@ def dev_summary(info) -> str:
     return ("dev F2 " + ", ".join(parts)) if parts else "no dev metrics"
 
 
+def distillation_summary(info) -> str:
+    """One line for people on a distilled student's check against its teacher on the student's
+    dev dialogues (``hyper.distillation.check``); empty for a version that was not distilled."""
+    distillation = (info.hyper or {}).get("distillation")
+    if distillation is None:
+        return ""
+    check = distillation.get("check")
+    if not check:
+        return "not checked against its teacher on dev"
+    from pipeline.tagger.store import metric_name
+
+    figures = ", ".join(
+        f"{metric_name(k)} {check['student'][k]:.3f} vs {t:.3f}"
+        for k, t in check["teacher"].items()
+    )
+    verdict = "passed" if check["passed"] else "FAILED"
+    n = check["dev_dialogues"]
+    return (f"check against the teacher on {n} dev dialogue{'' if n == 1 else 's'} {verdict}: {figures} "
+            f"(student vs teacher, tolerance {check['tolerance']:g})")
+
+
 def tagger_versions(project: Project) -> list:
     """The project's saved versions, newest first (from the model store: annotator/storage.py)."""
     return sorted(storage.model_infos(project.slug), key=lambda i: i.version, reverse=True)

@@ -118,6 +118,7 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
     rows = retrain_services.version_rows(project, infos)
     for row in rows:
         row["summary"] = tagger_services.dev_summary(row["info"])
+        row["distillation"] = tagger_services.distillation_summary(row["info"])
     curve = retrain_services.learning_curve(project, infos)
     return render(request, "runs/tagger.html", {
         "project": project, "form": form, "settings_form": settings_form, "versions": rows,

@@ -98,8 +98,9 @@ class ModelNotFoundError(LookupError):
 def activation_blockers(info: ModelInfo) -> list[str]:
     """Why ``info`` may not run or become active (empty: it may), from the facts training recorded
     in ``tagger.json``: stopped early by its time budget, diverged (non-finite loss, or a dev score
-    under the floor it was trained with), no dev score to check, or an ONNX export that failed
-    its verification. A version trained before these facts were recorded is refused too."""
+    under the floor it was trained with), no dev score to check, an ONNX export that failed
+    its verification, or a distilled student that fell behind its teacher on its dev dialogues
+    (:func:`teacher_shortfalls`). A version trained before these facts were recorded is refused too."""
     t = info.training or {}
     if not t:
         return ["it was trained before training checks were recorded (no 'training' entry); retrain it"]
@@ -120,7 +121,39 @@ def activation_blockers(info: ModelInfo) -> list[str]:
         problems.append(f"training diverged: dev {key.upper()} {score:.3f} is below the floor {floor:g}")
     if (info.onnx or {}).get("verified") is False:
         problems.append(f"its ONNX export failed verification: {info.onnx.get('error', 'no reason kept')}")
+    distillation = (info.hyper or {}).get("distillation")
+    if distillation is not None:
+        check = distillation.get("check")
+        if not check:
+            problems.append(
+                "it was distilled without a check against its teacher on dev (distilled before the "
+                "check was recorded, or with no dev split); retrain it"
+            )
+        else:
+            problems.extend(teacher_shortfalls(check))
     return problems
+
+
+def metric_name(key: str) -> str:
+    """A dev metric's key as people read it: ``f2`` -> ``F2``, ``recall`` stays."""
+    return key.upper() if key.startswith("f") else key
+
+
+def teacher_shortfalls(check: dict[str, Any]) -> list[str]:
+    """Each dev figure of a distilled student that is more than the check's tolerance under its
+    teacher's on the same dev dialogues (``hyper.distillation.check``, written by training):
+    a student replaces its teacher only where it is as good, give or take the tolerance."""
+    tolerance = check["tolerance"]
+    out = []
+    for metric, teacher in check["teacher"].items():
+        student = check["student"][metric]
+        gap = round(teacher - student, 4)
+        if gap > tolerance:
+            out.append(
+                f"the student's dev {metric_name(metric)} {student:.3f} is {gap:.3f} under its teacher's "
+                f"{teacher:.3f} (tolerance {tolerance:g})"
+            )
+    return out
 
 
 def data_hash(dialogues: Iterable[Dialogue]) -> str:

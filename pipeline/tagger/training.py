@@ -47,6 +47,7 @@ from pipeline.tagger.store import (
     data_hash,
     load_model,
     read_info,
+    teacher_shortfalls,
     write_model,
 )
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
@@ -59,6 +60,9 @@ DEFAULT_NUM_LAYERS = 3  # encoder layers kept: the throughput target met, names 
 STUDENT_DEFAULTS: dict[str, int] = {"num_layers": 2, "epochs": 5, "patience": 2}
 DISTILL_ALPHA = 0.5  # weight of the teacher's soft labels against the gold ones
 DISTILL_TEMPERATURE = 2.0
+# Dev F-beta and recall a student may lose against its teacher on the same dev dialogues and still
+# become active: issue 14's bar (every quality figure within 0.01 of the teacher's).
+DISTILL_TOLERANCE = 0.01
 PRECISION_TOLERANCE = 0.01  # dev F1 an int8 or bf16 model may lose against fp32
 # A version whose dev F-beta (recall-first thresholds) ends below this is taken as diverged and
 # may never become active: the demo tagger scores about 0.9, a run cut off in warm-up about 0.7,
@@ -228,7 +232,9 @@ def train_tagger(
     2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
     (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words.
     Its window defaults to the teacher's; scheme and labels must be the teacher's.
-    ``tagger.json`` records the teacher's version under ``distilled_from``.
+    ``tagger.json`` records the teacher's version under ``distilled_from``, and under
+    ``hyper.distillation.check`` the teacher scored on the student's dev dialogues
+    (:func:`teacher_check`): a student that falls behind cannot become active.
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -241,6 +247,7 @@ def train_tagger(
     torch = _prepare_torch(seed)
     label_map = LabelMap(scheme, labels)
     distiller: _Distiller | None = None
+    teacher_tagger: TaggerModel | None = None
     if teacher is None:
         base = str(base_model or default_base_model())
         window = window or WindowConfig()
@@ -250,9 +257,9 @@ def train_tagger(
         base = teacher_info.base_model
         window = window or WindowConfig.from_dict(teacher_info.window)
         tagger, tokenizer, kept = _load_student(teacher_info, window, num_layers, student_layers)
+        teacher_tagger = load_model(teacher_info.path, precision="fp32")
         distiller = _Distiller(
-            teacher_info, load_model(teacher_info.path, precision="fp32").model, kept,
-            distill_alpha, distill_temperature,
+            teacher_info, teacher_tagger.model, kept, distill_alpha, distill_temperature
         )
     loop = _TrainingLoop(
         torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev,
@@ -267,6 +274,11 @@ def train_tagger(
         {"history": loop.history, "best_epoch": loop.best_epoch, "stopped": loop.stopped},
         lambda message: report(total, total, message),
     )
+    check = (
+        teacher_check(teacher_tagger, dev, labels, f_beta, dev_metrics,
+                      lambda message: report(total, total, message))
+        if teacher_tagger is not None else None
+    )
     elapsed = time.perf_counter() - started
 
     info = _model_info(
@@ -278,7 +290,7 @@ def train_tagger(
             "epochs": epochs, "lr": lr, "batch_size": batch_size, "seed": seed,
             "patience": patience, "outside_weight": outside_weight,
             "freeze_embeddings": freeze_embeddings,
-            **({"distillation": distiller.facts()} if distiller else {}),
+            **({"distillation": {**distiller.facts(), "check": check}} if distiller else {}),
         },
     )
     if distiller:
@@ -432,6 +444,37 @@ class _Distiller:
             "temperature": self.temperature,
             "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
         }
+
+
+def teacher_check(
+    teacher: TaggerModel,
+    dev: list[Dialogue],
+    labels: tuple[str, ...],
+    f_beta: float,
+    student_metrics: dict[str, Any],
+    say: Callable[[str], None],
+) -> dict[str, Any] | None:
+    """The student's dev F-beta and recall against its teacher's on the student's dev dialogues,
+    both scored by :func:`_tune_on_dev` (recall-first thresholds tuned on those dialogues for
+    each model alike), so a student is judged on what it will replace; ``None`` without dev.
+
+    The teacher may have trained on some of these dialogues (other data or another seed than
+    the student's), which flatters it: the check then errs towards keeping the teacher.
+    """
+    student = student_metrics.get("recall_first")
+    if not dev or not student:
+        return None
+    say("scoring the teacher on the student's dev dialogues")
+    _, teacher_metrics, _ = _tune_on_dev(teacher, dev, labels, f_beta, False, {}, say)
+    figures = (f"f{f_beta:g}", "recall")
+    check = {
+        "policy": "recall_first",
+        "dev_dialogues": len(dev),
+        "teacher": {k: teacher_metrics["recall_first"][k] for k in figures},
+        "student": {k: student[k] for k in figures},
+        "tolerance": DISTILL_TOLERANCE,
+    }
+    return {**check, "passed": not teacher_shortfalls(check)}
 
 
 class _TrainingLoop:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.tagger.store import ModelInfo
 from pipeline.tagger.training import TrainingError, spread_layers
 from pipeline.types import Dialogue, Message, Span
 
@@ -124,3 +125,76 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
     assert float(distiller(1.0).loss(torch, {}, flipped, targets, hard)) > 0.1
     with pytest.raises(TrainingError, match="distill_alpha"):
         distiller(1.5)
+
+
+@pytest.fixture(scope="module")
+def student(teacher, tmp_path_factory):
+    from pipeline.tagger import train_tagger
+
+    root = tmp_path_factory.mktemp("students")
+    return train_tagger(_dialogues(), name="student", out_dir=root, teacher=teacher.path, num_layers=1, **TINY)
+
+
+def test_a_student_records_its_check_against_the_teacher_on_its_dev(teacher, student):
+    from pipeline.tagger import read_info
+    from pipeline.tagger.store import teacher_shortfalls
+
+    saved = read_info(student.path)
+    check = saved.hyper["distillation"]["check"]
+    # Same data, seed and dev fraction as the teacher's own training: the same dev dialogues,
+    # so the teacher scored there by the same scoring gives what it recorded for itself.
+    assert check["teacher"] == {k: teacher.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
+    assert check["student"] == {k: saved.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
+    assert check["dev_dialogues"] == saved.data["dev"]["dialogues"] == 2
+    assert check["tolerance"] == 0.01
+    assert check["passed"] is (not teacher_shortfalls(check))
+
+
+def _distilled(distillation: dict | None) -> ModelInfo:
+    """A version whose training was sound, with ``hyper.distillation`` (``None``: not distilled)."""
+    return ModelInfo(
+        name="s", version="1", path="", base_model="b", scheme="bio", labels=("NAME",), data_hash="h",
+        created_at="", training_seconds=1.0, hyper={"distillation": distillation} if distillation else {},
+        training={"steps": 9, "planned_steps": 9, "stopped": "epochs", "dev_score": 0.9, "min_dev_score": 0.5},
+    )
+
+
+def _checked(student_f2: float, student_recall: float = 0.95) -> dict:
+    return {"teacher": "t/1", "check": {
+        "policy": "recall_first", "dev_dialogues": 6, "teacher": {"f2": 0.876, "recall": 0.95},
+        "student": {"f2": student_f2, "recall": student_recall}, "tolerance": 0.01}}  # blockers read the figures
+
+
+def test_a_student_behind_its_teacher_cannot_become_active():
+    from pipeline.tagger import activation_blockers
+
+    cases = [
+        (None, []),  # not distilled: unaffected
+        (_checked(0.866), []),  # exactly the tolerance under: kept
+        (_checked(0.88, 0.96), []),
+        (_checked(0.861), ["the student's dev F2 0.861 is 0.015 under its teacher's 0.876 (tolerance 0.01)"]),
+        (_checked(0.876, 0.93), ["the student's dev recall 0.930 is 0.020 under its teacher's 0.950 (tolerance 0.01)"]),
+        ({"teacher": "t/1"}, ["it was distilled without a check against its teacher on dev (distilled before "
+                              "the check was recorded, or with no dev split); retrain it"]),
+    ]
+    assert [activation_blockers(_distilled(d)) for d, _ in cases] == [b for _, b in cases]
+
+
+def test_newest_usable_skips_a_student_behind_its_teacher(student, tmp_path):
+    import shutil
+
+    from pipeline.tagger import ModelNotFoundError, newest_usable, resolve
+    from pipeline.tagger.store import update_info
+
+    copy = tmp_path / "student" / student.version
+    shutil.copytree(student.path, copy)
+    distillation = student.hyper["distillation"]
+    teacher_f2 = distillation["check"]["teacher"]["f2"]
+    behind = {**distillation["check"], "student": {"f2": teacher_f2 - 0.02, "recall": 1.0}}
+    update_info(copy, hyper={**student.hyper, "distillation": {**distillation, "check": behind}})
+    assert newest_usable(tmp_path, "student") is None
+    with pytest.raises(ModelNotFoundError, match="the student's dev F2 .* under its teacher's"):
+        resolve(root=tmp_path, name="student")
+    level = {**distillation["check"], "student": dict(distillation["check"]["teacher"])}
+    update_info(copy, hyper={**student.hyper, "distillation": {**distillation, "check": level}})
+    assert newest_usable(tmp_path, "student").version == student.version

@@ -9,6 +9,7 @@ from annotator.models import Project
 from annotator.services.tagger import (
     TaggerError,
     dev_summary,
+    distillation_summary,
     tagger_export,
     tagger_train,
     tagger_versions,
@@ -91,6 +92,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         finally:
             bar.close()
+        if info.distilled_from:
+            self.stdout.write(f"Distilled from {info.distilled_from}: {distillation_summary(info)}.")
         blockers = version_blockers(info)
         if blockers:
             self.stdout.write(self.style.WARNING(

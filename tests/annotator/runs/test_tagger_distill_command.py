@@ -50,3 +50,38 @@ def test_distill_from_takes_the_student_recipe_and_a_directory(teacher, monkeypa
 def test_an_unknown_teacher_is_a_clear_error(corpus):
     with pytest.raises(CommandError, match="--distill-from"):
         call_command("train_tagger", project="test", synthetic=1, distill_from="test/nope")
+
+
+def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_behind(teacher, corpus, client,
+                                                                                    members):
+    from io import StringIO
+
+    from django.utils.html import escape
+
+    from pipeline.tagger.store import update_info
+
+    out = StringIO()
+    call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.full_version,
+                 layers=1, epochs=1, min_dev_score=0, stdout=out)
+    student = tagger.tagger_versions(corpus)[0]
+    distillation = student.hyper["distillation"]
+    check = distillation["check"]
+    assert check["dev_dialogues"] == 1
+    shown = (f"check against the teacher on 1 dev dialogue {'passed' if check['passed'] else 'FAILED'}: "
+             f"F2 {check['student']['f2']:.3f} vs {check['teacher']['f2']:.3f}, recall "
+             f"{check['student']['recall']:.3f} vs {check['teacher']['recall']:.3f} "
+             "(student vs teacher, tolerance 0.01)")
+    assert f"Distilled from {teacher.full_version}: {shown}." in out.getvalue()
+    client.force_login(members["admin"])
+    assert shown in client.get("/p/test/tagger/").content.decode()
+
+    behind = {**check, "teacher": {"f2": 0.876, "recall": 0.95}, "student": {"f2": 0.861, "recall": 0.95},
+              "passed": False}
+    update_info(student.path, hyper={**student.hyper, "distillation": {**distillation, "check": behind}})
+    reason = "the student's dev F2 0.861 is 0.015 under its teacher's 0.876 (tolerance 0.01)"
+    page = client.get("/p/test/tagger/").content.decode()
+    assert f"Cannot become active: {escape(reason)}" in page
+    assert "1 dev dialogue FAILED: F2 0.861 vs 0.876, recall 0.950 vs 0.950" in page
+    with pytest.raises(tagger.TaggerError, match="0.015 under its teacher's"):
+        tagger.tagger_activate(project=corpus, version=student.full_version)
+    assert student.full_version not in [v.full_version for v in tagger.usable_versions(corpus)]

@@ -188,8 +188,11 @@ def ensure_model(args) -> str:
 
 def ensure_student(args, teacher: str) -> str:
     """The distilled student: ``--student PATH``, else the newest of ``teacher``'s students under
-    ``<name>-student<N>[-w<max_length>]``, else one distilled now on the teacher's training
-    messages (``--student-layers``, ``--student-max-length``)."""
+    ``<name>-student<N>[-w<max_length>]`` checked on the teacher's dev dialogues, else one
+    distilled now on the teacher's training messages (``--student-layers``,
+    ``--student-max-length``). The same ``--train-messages`` give the same dialogue ids
+    (``synth-2026-<i>``), so the student's dev is the teacher's; a teacher trained on other data
+    is refused by ``train_tagger`` (``TeacherDevError``)."""
     from pipeline.synthetic import generate_messages
     from pipeline.tagger import WindowConfig, list_models, read_info, train_tagger
 
@@ -200,7 +203,11 @@ def ensure_student(args, teacher: str) -> str:
     name = f"{args.name}-student{n}" + (f"-w{args.student_max_length}" if args.student_max_length else "")
     name += f"-l{''.join(map(str, layers))}" if layers else ""
     teacher_version = read_info(teacher).full_version
-    mine = [i for i in list_models(args.model_dir, name) if i.distilled_from == teacher_version]
+    mine = [
+        i for i in list_models(args.model_dir, name)
+        if i.distilled_from == teacher_version
+        and (i.hyper["distillation"].get("check") or {}).get("dev") == "teacher"
+    ]
     if mine:
         return mine[-1].path
     window = WindowConfig.from_dict(read_info(teacher).window)

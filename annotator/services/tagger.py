@@ -38,6 +38,10 @@ def gold_dialogues(project: Project) -> list[PDialogue]:
 
 def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None, synthetic: int,
                   seed: int = 1234) -> list[PDialogue]:
+    """The gold set (less its held-out part), a labelled file and ``synthetic`` generated
+    dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
+    ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
+    finds the teacher's dev dialogues by id (``pipeline.tagger.training.teacher_dev_split``)."""
     from pipeline.corpus import read_corpus
     from pipeline.synthetic import generate_corpus
     from pipeline.tagger.retrain import gold_split
@@ -58,15 +62,21 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
 
 
 def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
-                 options: dict[str, Any] | None = None, progress=None, activate: bool = True, user=None):
+                 dev_jsonl: str | None = None, options: dict[str, Any] | None = None, progress=None,
+                 activate: bool = True, user=None):
     """Train, save under the models directory, and (by default) make it the project's tagger when
     :func:`pipeline.tagger.activation_blockers` finds nothing wrong with it (a version that
-    stopped early or diverged is kept but not activated; the Tagger page shows why)."""
+    stopped early or diverged is kept but not activated; the Tagger page shows why).
+
+    ``dev_jsonl`` names labelled dialogues to score dev on instead of a split of the training data
+    (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
+    having trained on them."""
+    from pipeline.corpus import read_corpus
     from pipeline.tagger import activation_blockers, train_tagger
 
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic)
     info = train_tagger(
-        dialogues, None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
+        dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, **(options or {}),
     )
@@ -88,8 +98,9 @@ def dev_summary(info) -> str:
 
 
 def distillation_summary(info) -> str:
-    """One line for people on a distilled student's check against its teacher on the student's
-    dev dialogues (``hyper.distillation.check``); empty for a version that was not distilled."""
+    """One line for people on a distilled student's check against its teacher on dev
+    (``hyper.distillation.check``), saying whose dev dialogues those were; empty for a version
+    that was not distilled."""
     distillation = (info.hyper or {}).get("distillation")
     if distillation is None:
         return ""
@@ -103,9 +114,22 @@ def distillation_summary(info) -> str:
         for k, t in check["teacher"].items()
     )
     verdict = "passed" if check["passed"] else "FAILED"
-    n = check["dev_dialogues"]
-    return (f"check against the teacher on {n} dev dialogue{'' if n == 1 else 's'} {verdict}: {figures} "
+    return (f"check against the teacher on {_check_dev(check)} {verdict}: {figures} "
             f"(student vs teacher, tolerance {check['tolerance']:g})")
+
+
+def _check_dev(check: dict) -> str:
+    """Which dev dialogues the check used: the teacher's (all, or those the data held), ones the
+    caller gave, or (a check recorded before the source was) the student's own split."""
+    n = check["dev_dialogues"]
+    dialogues = f"{n} dev dialogue{'' if n == 1 else 's'}"
+    source = check.get("dev")
+    if source == "teacher":
+        total = check["teacher_dev_dialogues"]
+        return f"its {dialogues}" if n == total else f"{n} of its {total} dev dialogues"
+    if source == "caller":
+        return f"{dialogues} given for dev"
+    return f"the student's {dialogues}"
 
 
 def tagger_versions(project: Project) -> list:

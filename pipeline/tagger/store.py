@@ -1,8 +1,8 @@
 """The model registry on disk: ``<root>/<name>/<version>/``.
 
 Each version directory holds the Hugging Face weights and tokenizer (``save_pretrained``) and
-``tagger.json``: the label map, window settings, thresholds, training-data hash, dev metrics,
-training time and the quantisation check. A version is ``YYYYmmdd-HHMMSS-<data hash>``, so
+``tagger.json``: the label map, window settings, thresholds, training-data hash, dev dialogue
+ids, dev metrics, training time and the quantisation check. A version is ``YYYYmmdd-HHMMSS-<data hash>``, so
 versions sort by time and two models trained on the same data are recognisable.
 
 Training records under ``training`` whether a version trained fully and sanely;
@@ -62,6 +62,9 @@ class ModelInfo:
     training: dict[str, Any] = field(default_factory=dict)  # steps run/planned, why it stopped, ...
     activation: dict[str, Any] = field(default_factory=dict)  # decision, reason, dev comparison
     distilled_from: str = ""  # the teacher's full version, for a distilled student
+    # The ids of the dev dialogues, sorted: a student distilled from this version is scored on
+    # these, which neither model trained on (training.teacher_dev_split).
+    dev_ids: tuple[str, ...] = ()
     format: int = FORMAT
 
     @property
@@ -80,6 +83,7 @@ class ModelInfo:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["labels"] = list(self.labels)
+        out["dev_ids"] = list(self.dev_ids)
         out.pop("path")
         return out
 
@@ -88,6 +92,7 @@ class ModelInfo:
         known = {f for f in cls.__dataclass_fields__ if f != "path"}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["labels"] = tuple(kwargs.get("labels", ()))
+        kwargs["dev_ids"] = tuple(kwargs.get("dev_ids", ()))
         return cls(path=str(path), **kwargs)
 
 

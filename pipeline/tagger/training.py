@@ -74,6 +74,11 @@ class TrainingError(ValueError):
     """The training request cannot be carried out (no data, bad settings)."""
 
 
+class TeacherDevError(TrainingError):
+    """A student cannot be scored against its teacher: none of the teacher's dev dialogues are in
+    the data and no dev dialogues were given."""
+
+
 DEMO_SEED = 7  # pipeline/synthetic/__main__.py DEMO_ARGS: the demo corpus's seed
 SYNTHETIC_SEED = 2026
 
@@ -130,6 +135,29 @@ def split_by_dialogue(
         [d for i, d in enumerate(items) if i not in dev_idx],
         [d for i, d in enumerate(items) if i in dev_idx],
     )
+
+
+def teacher_dev_split(
+    dialogues: Sequence[Dialogue], teacher: ModelInfo
+) -> tuple[list[Dialogue], list[Dialogue]]:
+    """(train, dev) for a student of ``teacher``: dev is those of ``dialogues`` whose ids are the
+    teacher's dev dialogues (``ModelInfo.dev_ids``), train the rest, so the two models are
+    compared on dialogues neither trained on. A split of the student's own would put dialogues
+    the teacher trained on into dev and flatter the teacher; a teacher's dev the data does not
+    hold leaves nothing fair to compare on, and is refused."""
+    ids = set(teacher.dev_ids)
+    dev = [d for d in dialogues if d.id in ids]
+    if not dev:
+        found = (
+            f"none of its dev dialogues ({len(ids)}, e.g. {min(ids)!r}) is in the data"
+            if ids else "it recorded no dev dialogue ids (trained before they were recorded)"
+        )
+        raise TeacherDevError(
+            f"teacher {teacher.full_version}: {found}, so the student cannot be compared with it on "
+            "dialogues neither trained on; distil on the data the teacher was trained on (the same "
+            "gold, files and synthetic options), or give dev dialogues that neither model trained on"
+        )
+    return [d for d in dialogues if d.id not in ids], dev
 
 
 def stable_dev_split(
@@ -232,28 +260,29 @@ def train_tagger(
     2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
     (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words.
     Its window defaults to the teacher's; scheme and labels must be the teacher's.
+    Without ``dev_dialogues`` the student's dev is the teacher's (:func:`teacher_dev_split`).
     ``tagger.json`` records the teacher's version under ``distilled_from``, and under
-    ``hyper.distillation.check`` the teacher scored on the student's dev dialogues
-    (:func:`teacher_check`): a student that falls behind cannot become active.
+    ``hyper.distillation.check`` both models scored on that dev (:func:`teacher_check`): a student
+    that falls behind cannot become active.
     """
     started = time.perf_counter()
     cpu_started = time.process_time()
     report = progress or (lambda done, total, message: None)
     labels = tuple(labels or DEFAULT_LABELS)
+    label_map = LabelMap(scheme, labels)
+    teacher_info = _teacher_info(teacher, label_map) if teacher is not None else None
     train, dev = _check_inputs(
         train_dialogues, dev_dialogues, name=name, epochs=epochs, batch_size=batch_size, lr=lr,
-        dev_fraction=dev_fraction, seed=seed,
+        dev_fraction=dev_fraction, seed=seed, teacher=teacher_info,
     )
     torch = _prepare_torch(seed)
-    label_map = LabelMap(scheme, labels)
     distiller: _Distiller | None = None
     teacher_tagger: TaggerModel | None = None
-    if teacher is None:
+    if teacher_info is None:
         base = str(base_model or default_base_model())
         window = window or WindowConfig()
         tagger, tokenizer = _load_base(base, label_map, window, num_layers)
     else:
-        teacher_info = _teacher_info(teacher, label_map)
         base = teacher_info.base_model
         window = window or WindowConfig.from_dict(teacher_info.window)
         tagger, tokenizer, kept = _load_student(teacher_info, window, num_layers, student_layers)
@@ -276,7 +305,8 @@ def train_tagger(
     )
     check = (
         teacher_check(teacher_tagger, dev, labels, f_beta, dev_metrics,
-                      lambda message: report(total, total, message))
+                      lambda message: report(total, total, message),
+                      teacher_dev=None if dev_dialogues is not None else len(teacher_info.dev_ids))
         if teacher_tagger is not None else None
     )
     elapsed = time.perf_counter() - started
@@ -315,17 +345,21 @@ def _check_inputs(
     lr: float,
     dev_fraction: float,
     seed: int,
+    teacher: ModelInfo | None,
 ) -> tuple[list[Dialogue], list[Dialogue]]:
-    """Validate the arguments and return the (train, dev) dialogues that have messages."""
+    """Validate the arguments and return the (train, dev) dialogues that have messages: dev as
+    given, else the ``teacher``'s dev dialogues, else a seeded split."""
     if name != Path(name).name or name.startswith(".") or not name.strip():
         raise TrainingError(f"model name {name!r} must be a plain directory name")
     if epochs < 1 or batch_size < 1 or lr <= 0:
         raise TrainingError("epochs and batch_size must be at least 1 and lr positive")
     train = [d for d in train_dialogues if d.messages]
-    if dev_dialogues is None:
-        train, dev = split_by_dialogue(train, dev_fraction, seed)
-    else:
+    if dev_dialogues is not None:
         dev = [d for d in dev_dialogues if d.messages]
+    elif teacher is not None:
+        train, dev = teacher_dev_split(train, teacher)
+    else:
+        train, dev = split_by_dialogue(train, dev_fraction, seed)
     if not train:
         raise TrainingError("no training dialogues")
     if not any(m.spans for d in train for m in d.messages):
@@ -453,13 +487,16 @@ def teacher_check(
     f_beta: float,
     student_metrics: dict[str, Any],
     say: Callable[[str], None],
+    *,
+    teacher_dev: int | None,
 ) -> dict[str, Any] | None:
     """The student's dev F-beta and recall against its teacher's on the student's dev dialogues,
     both scored by :func:`_tune_on_dev` (recall-first thresholds tuned on those dialogues for
     each model alike), so a student is judged on what it will replace; ``None`` without dev.
 
-    The teacher may have trained on some of these dialogues (other data or another seed than
-    the student's), which flatters it: the check then errs towards keeping the teacher.
+    ``teacher_dev`` is the number of the teacher's dev dialogues when ``dev`` is those of them
+    the data holds (:func:`teacher_dev_split`; ``"dev": "teacher"``), ``None`` when the caller
+    gave ``dev`` (``"dev": "caller"``: the caller answers for neither model having trained on it).
     """
     student = student_metrics.get("recall_first")
     if not dev or not student:
@@ -467,8 +504,12 @@ def teacher_check(
     say("scoring the teacher on the student's dev dialogues")
     _, teacher_metrics, _ = _tune_on_dev(teacher, dev, labels, f_beta, False, {}, say)
     figures = (f"f{f_beta:g}", "recall")
+    source: dict[str, Any] = {"dev": "caller"}
+    if teacher_dev is not None:
+        source = {"dev": "teacher", "teacher_dev_dialogues": teacher_dev}
     check = {
         "policy": "recall_first",
+        **source,
         "dev_dialogues": len(dev),
         "teacher": {k: teacher_metrics["recall_first"][k] for k in figures},
         "student": {k: student[k] for k in figures},
@@ -674,6 +715,7 @@ def _model_info(
         dev_metrics=dev_metrics,
         precision_checks=checks,
         data={"train": _counts(train), "dev": _counts(dev)},
+        dev_ids=tuple(sorted(d.id for d in dev)),
         hyper={
             **hyper,
             "steps": steps,

@@ -1,12 +1,19 @@
 """Distilling a trained tagger into a student with fewer layers: the kept layers, the blended loss,
-the record of the teacher, and the refusal of a teacher whose tags differ."""
+the record of the teacher, the refusal of a teacher whose tags differ, and the check of the student
+against its teacher on the teacher's dev dialogues."""
 
 from __future__ import annotations
 
 import pytest
 
 from pipeline.tagger.store import ModelInfo
-from pipeline.tagger.training import TrainingError, spread_layers
+from pipeline.tagger.training import (
+    TeacherDevError,
+    TrainingError,
+    split_by_dialogue,
+    spread_layers,
+    teacher_dev_split,
+)
 from pipeline.types import Dialogue, Message, Span
 
 
@@ -30,6 +37,7 @@ def _dialogues() -> list[Dialogue]:
 
 
 TINY = {"epochs": 1, "seed": 1, "dev_fraction": 0.25, "check_precision": False, "min_dev_score": 0.0}
+STUDENT_SEED = 3  # its own split of _dialogues() would be t0, t5; the teacher's (seed 1) is t3, t6
 
 
 @pytest.fixture(scope="module")
@@ -132,22 +140,74 @@ def student(teacher, tmp_path_factory):
     from pipeline.tagger import train_tagger
 
     root = tmp_path_factory.mktemp("students")
-    return train_tagger(_dialogues(), name="student", out_dir=root, teacher=teacher.path, num_layers=1, **TINY)
+    return train_tagger(_dialogues(), name="student", out_dir=root, teacher=teacher.path, num_layers=1,
+                        **{**TINY, "seed": STUDENT_SEED})
 
 
-def test_a_student_records_its_check_against_the_teacher_on_its_dev(teacher, student):
+def test_every_version_records_its_dev_dialogue_ids(teacher):
+    from pipeline.tagger import read_info
+
+    expected = tuple(sorted(d.id for d in split_by_dialogue(_dialogues(), 0.25, 1)[1]))
+    assert read_info(teacher.path).dev_ids == teacher.dev_ids == expected == ("t3", "t6")
+    assert teacher.data["dev"]["dialogues"] == 2
+
+
+def test_a_students_dev_is_its_teachers_and_it_does_not_train_on_it(teacher, student):
+    from pipeline.tagger import read_info
+
+    own = {d.id for d in split_by_dialogue(_dialogues(), 0.25, STUDENT_SEED)[1]}
+    assert own.isdisjoint(teacher.dev_ids)  # the student's seed alone would pick other dialogues
+    saved = read_info(student.path)
+    assert saved.dev_ids == teacher.dev_ids
+    assert saved.data["dev"]["dialogues"] == 2 and saved.data["train"]["dialogues"] == 6  # 8 in all
+    # Part of the teacher's dev in the data: that part is dev, and none of it trains.
+    data = [d for d in _dialogues() if d.id != "t3"]
+    train, dev = teacher_dev_split(data, teacher)
+    assert [d.id for d in dev] == ["t6"]
+    assert [d.id for d in train] == ["t0", "t1", "t2", "t4", "t5", "t7"]
+
+
+def test_a_teacher_whose_dev_dialogues_are_not_in_the_data_is_refused(teacher, tmp_path):
+    from dataclasses import replace
+
+    from pipeline.tagger import train_tagger
+
+    renamed = [replace(d, id=f"other-{d.id}") for d in _dialogues()]
+    missing = r"none of its dev dialogues \(2, e.g. 't3'\) is in the data"
+    with pytest.raises(TeacherDevError, match=missing) as err:
+        train_tagger(renamed, name="s", out_dir=tmp_path, teacher=teacher, num_layers=1, **TINY)
+    assert "distil on the data the teacher was trained on" in str(err.value)
+    assert "or give dev dialogues that neither model trained on" in str(err.value)
+    older = replace(teacher, dev_ids=())  # trained before dev ids were recorded
+    with pytest.raises(TeacherDevError, match="it recorded no dev dialogue ids"):
+        train_tagger(_dialogues(), name="s", out_dir=tmp_path, teacher=older, num_layers=1, **TINY)
+    assert not any(tmp_path.iterdir())  # nothing saved
+
+
+def test_a_student_is_checked_against_its_teacher_on_the_teachers_dev(teacher, student):
     from pipeline.tagger import read_info
     from pipeline.tagger.store import teacher_shortfalls
 
     saved = read_info(student.path)
     check = saved.hyper["distillation"]["check"]
-    # Same data, seed and dev fraction as the teacher's own training: the same dev dialogues,
-    # so the teacher scored there by the same scoring gives what it recorded for itself.
+    assert check["dev"] == "teacher" and saved.dev_ids == teacher.dev_ids
+    assert check["dev_dialogues"] == check["teacher_dev_dialogues"] == 2
+    # The teacher's own dev dialogues, scored as it scored itself: the figures it recorded.
     assert check["teacher"] == {k: teacher.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
     assert check["student"] == {k: saved.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
-    assert check["dev_dialogues"] == saved.data["dev"]["dialogues"] == 2
     assert check["tolerance"] == 0.01
     assert check["passed"] is (not teacher_shortfalls(check))
+
+
+def test_dev_dialogues_from_the_caller_are_recorded_as_theirs(teacher, tmp_path):
+    from pipeline.tagger import train_tagger
+
+    dialogues = _dialogues()
+    student = train_tagger(dialogues[2:], dialogues[:2], name="s", out_dir=tmp_path, teacher=teacher,
+                           num_layers=1, **TINY)
+    check = student.hyper["distillation"]["check"]
+    assert check["dev"] == "caller" and "teacher_dev_dialogues" not in check
+    assert check["dev_dialogues"] == 2 and student.dev_ids == ("t0", "t1")
 
 
 def _distilled(distillation: dict | None) -> ModelInfo:

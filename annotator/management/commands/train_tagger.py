@@ -16,7 +16,7 @@ from annotator.services.tagger import (
     teacher_path,
     version_blockers,
 )
-from pipeline.tagger.training import STUDENT_DEFAULTS
+from pipeline.tagger.training import STUDENT_DEFAULTS, TeacherDevError
 
 
 class Command(BaseCommand):
@@ -27,7 +27,12 @@ class Command(BaseCommand):
         parser.add_argument("--export-only", metavar="NAME/VERSION",
                             help="Do not train: export a saved version to ONNX (verified against torch).")
         parser.add_argument("--jsonl", help="Import-format corpus with gold spans to train on as well.")
-        parser.add_argument("--synthetic", type=int, default=0, help="Add N generated dialogues.")
+        parser.add_argument("--synthetic", type=int, default=0,
+                            help="Add N generated dialogues (always seed 1234: the same N, the same dialogues).")
+        parser.add_argument("--dev-jsonl", metavar="PATH",
+                            help="Score dev on this labelled corpus instead of a split of the training data "
+                                 "(with --distill-from: instead of the teacher's dev dialogues); "
+                                 "dialogues neither model trained on.")
         parser.add_argument("--no-gold", action="store_true", help="Do not use the project's gold set.")
         parser.add_argument("--epochs", type=int)
         parser.add_argument("--max-seconds", type=float,
@@ -42,13 +47,14 @@ class Command(BaseCommand):
                                  f"with --distill-from, N of the teacher's layers spread evenly (default {STUDENT_DEFAULTS['num_layers']}).")
         parser.add_argument("--distill-from", metavar="NAME/VERSION|PATH",
                             help="Distil this trained version into a smaller student: its weights less some layers, "
-                                 "trained on its soft labels as well as the gold ones "
+                                 "trained on its soft labels as well as the gold ones, and checked against it on "
+                                 "its dev dialogues (give the data options the teacher was trained with) "
                                  f"(defaults: {', '.join(f'{k} {v}' for k, v in STUDENT_DEFAULTS.items())}).")
         parser.add_argument("--if-missing", action="store_true",
                             help="Do nothing when the project already has a trained tagger (for the demo).")
 
     def handle(self, project, jsonl, synthetic, no_gold, epochs, max_seconds, f_beta, layers, if_missing,
-               min_dev_score=None, **opts):
+               min_dev_score=None, dev_jsonl=None, **opts):
         if opts.get("export_only"):
             try:
                 info = tagger_export(opts["export_only"])
@@ -87,7 +93,9 @@ class Command(BaseCommand):
 
         try:
             info = tagger_train(project=proj, use_gold=not no_gold, jsonl=jsonl, synthetic=synthetic,
-                                options=options, progress=progress)
+                                dev_jsonl=dev_jsonl, options=options, progress=progress)
+        except TeacherDevError as exc:
+            raise CommandError(f"--distill-from: {exc} (--dev-jsonl PATH)") from None
         except (TaggerError, FileNotFoundError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         finally:

@@ -66,8 +66,10 @@ def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_beh
     student = tagger.tagger_versions(corpus)[0]
     distillation = student.hyper["distillation"]
     check = distillation["check"]
-    assert check["dev_dialogues"] == 1
-    shown = (f"check against the teacher on 1 dev dialogue {'passed' if check['passed'] else 'FAILED'}: "
+    # The same data options as the teacher's: the teacher's dev dialogue, which neither trained on.
+    assert student.dev_ids == teacher.dev_ids and len(teacher.dev_ids) == 1
+    assert (check["dev"], check["dev_dialogues"], check["teacher_dev_dialogues"]) == ("teacher", 1, 1)
+    shown = (f"check against the teacher on its 1 dev dialogue {'passed' if check['passed'] else 'FAILED'}: "
              f"F2 {check['student']['f2']:.3f} vs {check['teacher']['f2']:.3f}, recall "
              f"{check['student']['recall']:.3f} vs {check['teacher']['recall']:.3f} "
              "(student vs teacher, tolerance 0.01)")
@@ -81,7 +83,31 @@ def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_beh
     reason = "the student's dev F2 0.861 is 0.015 under its teacher's 0.876 (tolerance 0.01)"
     page = client.get("/p/test/tagger/").content.decode()
     assert f"Cannot become active: {escape(reason)}" in page
-    assert "1 dev dialogue FAILED: F2 0.861 vs 0.876, recall 0.950 vs 0.950" in page
+    assert "its 1 dev dialogue FAILED: F2 0.861 vs 0.876, recall 0.950 vs 0.950" in page
     with pytest.raises(tagger.TaggerError, match="0.015 under its teacher's"):
         tagger.tagger_activate(project=corpus, version=student.full_version)
     assert student.full_version not in [v.full_version for v in tagger.usable_versions(corpus)]
+
+
+def test_a_teacher_whose_dev_is_not_in_the_data_is_refused_unless_dev_dialogues_are_given(
+        corpus, corpus_bytes, settings, tmp_path):
+    from pipeline.synthetic import generate_corpus
+    from pipeline.tagger import train_tagger
+
+    teacher = train_tagger(generate_corpus(4, seed=99, id_prefix="elsewhere"), name="bench", labels=corpus.labels,
+                           out_dir=settings.BLINDSPOT_MODELS_DIR, base_model=settings.BLINDSPOT_TAGGER_BASE or None,
+                           **TINY)
+    with pytest.raises(CommandError, match=r"none of its dev dialogues \(1, e.g. 'elsewhere-99-000\d\d'\) is in the data.* \(--dev-jsonl PATH\)$"):
+        call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.path, epochs=1,
+                     min_dev_score=0)
+    assert [v.full_version for v in tagger.tagger_versions(corpus)] == []
+
+    dev = tmp_path / "dev.jsonl"
+    dev.write_bytes(corpus_bytes)
+    call_command("train_tagger", project="test", no_gold=True, synthetic=3, distill_from=teacher.path,
+                 dev_jsonl=str(dev), layers=1, epochs=1, min_dev_score=0)
+    student = tagger.tagger_versions(corpus)[0]
+    check = student.hyper["distillation"]["check"]
+    assert (check["dev"], check["dev_dialogues"]) == ("caller", student.data["dev"]["dialogues"])
+    assert tagger.distillation_summary(student).startswith(
+        f"check against the teacher on {check['dev_dialogues']} dev dialogues given for dev ")

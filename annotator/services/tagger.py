@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotator import storage
-from annotator.models import BackgroundJob, Project
+from annotator.models import BackgroundJob, JobStatus, Project
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from pipeline.types import Dialogue as PDialogue
@@ -23,6 +23,14 @@ from pipeline.types import Dialogue as PDialogue
 
 class TaggerError(ValueError):
     """Training cannot start or the chosen version does not exist."""
+
+
+class TeacherError(TaggerError):
+    """The version asked to be distilled does not exist (the command names its option for it)."""
+
+
+# The seed of the generated dialogues the app trains on: the same count gives the same dialogues.
+SYNTHETIC_SEED = 1234
 
 
 def gold_dialogues(project: Project) -> list[PDialogue]:
@@ -37,7 +45,7 @@ def gold_dialogues(project: Project) -> list[PDialogue]:
 
 
 def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None, synthetic: int,
-                  seed: int = 1234) -> list[PDialogue]:
+                  seed: int = SYNTHETIC_SEED) -> list[PDialogue]:
     """The gold set (less its held-out part), a labelled file and ``synthetic`` generated
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
@@ -62,24 +70,29 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
 
 
 def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
-                 dev_jsonl: str | None = None, options: dict[str, Any] | None = None, progress=None,
-                 activate: bool = True, user=None):
+                 seed: int = SYNTHETIC_SEED, dev_jsonl: str | None = None, options: dict[str, Any] | None = None,
+                 progress=None, activate: bool = True, user=None):
     """Train, save under the models directory, and (by default) make it the project's tagger when
     :func:`pipeline.tagger.activation_blockers` finds nothing wrong with it (a version that
     stopped early or diverged is kept but not activated; the Tagger page shows why).
+    The data options are recorded in ``tagger.json`` (``hyper.data_options``), so a student
+    distilled from the page trains on the same data and finds this version's dev dialogues.
 
     ``dev_jsonl`` names labelled dialogues to score dev on instead of a split of the training data
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
     from pipeline.corpus import read_corpus
     from pipeline.tagger import activation_blockers, train_tagger
+    from pipeline.tagger.store import update_info
 
-    dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic)
+    dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
     info = train_tagger(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, **(options or {}),
     )
+    info = update_info(info.path, hyper={**info.hyper, "data_options": {
+        "use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}})
     storage.model_publish(info.path)  # into the object store, where one is configured
     if activate and not activation_blockers(info):
         tagger_activate(project=project, version=info.full_version, user=user)
@@ -87,6 +100,79 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
                  data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds,
                  blockers=activation_blockers(info))
     return info
+
+
+def tagger_distil(*, project: Project, teacher: str, options: dict[str, Any] | None = None, **train):
+    """Distil ``teacher`` (``name/version`` or a version directory; ``TeacherError`` when neither)
+    into a smaller student with the measured recipe (``STUDENT_DEFAULTS``, which ``options``
+    override), trained and activated as :func:`tagger_train` does with the data options in
+    ``train``. The one workflow of ``manage.py train_tagger --distill-from`` and the page's job."""
+    from pipeline.tagger.training import STUDENT_DEFAULTS
+
+    try:
+        path = teacher_path(teacher)
+    except TaggerError as exc:
+        raise TeacherError(str(exc)) from None
+    return tagger_train(project=project, options={**STUDENT_DEFAULTS, **(options or {}), "teacher": path}, **train)
+
+
+def distil_refusal(info, blockers: list[str]) -> str:
+    """Why the page offers no student of ``info`` (a ModelInfo with its activation ``blockers``);
+    empty when it does: a student is compared with its teacher on the teacher's dev dialogues,
+    and distilling a student or a version that may not run gives nothing worth having."""
+    if info.distilled_from:
+        return "it is itself a distilled student"
+    if blockers:
+        return f"it cannot become active ({'; '.join(blockers)})"
+    if not info.dev_ids:
+        return "it recorded no dev dialogue ids (trained before they were recorded), so a student could not be checked against it"
+    return ""
+
+
+def teacher_data_options(project: Project, info) -> dict[str, Any]:
+    """The data ``info`` was trained on in the app, so its student finds the teacher's dev
+    dialogues: as recorded in its ``tagger.json``, else the params of the training job that made
+    it, else the project's gold alone (a mismatch then fails the job with ``TeacherDevError``)."""
+    recorded = (info.hyper or {}).get("data_options")
+    if recorded:
+        return {k: recorded[k] for k in ("use_gold", "jsonl", "synthetic", "seed")}
+    made_by = BackgroundJob.objects.filter(
+        project=project, kind=BackgroundJob.Kind.TRAIN, status=JobStatus.SUCCEEDED, result__version=info.full_version
+    ).first()
+    params = made_by.params if made_by is not None else {}
+    return {"use_gold": params.get("use_gold", True), "jsonl": None, "synthetic": params.get("synthetic", 0),
+            "seed": SYNTHETIC_SEED}
+
+
+def open_distillation(project: Project) -> BackgroundJob | None:
+    """The project's distillation job that is queued or running, if any."""
+    return BackgroundJob.objects.filter(
+        project=project, kind=BackgroundJob.Kind.TRAIN, status__in=jobs.UNFINISHED, params__has_key="distill_from"
+    ).first()
+
+
+def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[BackgroundJob, bool]:
+    """Queue a student of the project's version ``teacher`` on the data it was trained on;
+    ``(job, created)``. While one distillation is queued or running it is returned instead
+    (``created`` False); a version the page would not offer is refused (``TaggerError``)."""
+    from annotator.dispatch import enqueue
+
+    info = version_info(teacher)
+    if info.name != project.slug:
+        raise TaggerError(f"{teacher} is not a version of {project.slug}'s tagger.")
+    refusal = distil_refusal(info, version_blockers(info))
+    if refusal:
+        raise TaggerError(f"{teacher} cannot be distilled: {refusal}.")
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
+        existing = open_distillation(project)
+        if existing is not None:
+            return existing, False
+        job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
+                                           params={"distill_from": teacher, **teacher_data_options(project, info)})
+        audit_record(user=user, action="tagger.distil.queue", obj=job, project=project, teacher=teacher)
+        enqueue("annotator.tasks.tagger_train_job", job.pk)
+    return job, True
 
 
 def dev_summary(info) -> str:
@@ -217,12 +303,15 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
     from pipeline.tagger import TrainingError
 
     jobs.job_start(job)
+    params = job.params
+    data = {"use_gold": params.get("use_gold", True), "synthetic": params.get("synthetic", 0),
+            "progress": lambda done, total, message="": jobs.job_progress(job, done, total, message)}
     try:
-        info = tagger_train(
-            project=job.project, use_gold=job.params.get("use_gold", True),
-            synthetic=job.params.get("synthetic", 0), user=job.created_by,
-            progress=lambda done, total, message="": jobs.job_progress(job, done, total, message),
-        )
+        if "distill_from" in params:  # a student, on the data its teacher was trained on
+            info = tagger_distil(project=job.project, teacher=params["distill_from"], jsonl=params.get("jsonl"),
+                                 seed=params.get("seed", SYNTHETIC_SEED), user=job.created_by, **data)
+        else:
+            info = tagger_train(project=job.project, user=job.created_by, **data)
     except (TaggerError, TrainingError) as exc:  # the user's to fix; recorded, not retried
         jobs.job_fail(job, exc)
         return
@@ -231,4 +320,5 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
         raise
     jobs.job_finish(job, result={"version": info.full_version, "dev_metrics": info.dev_metrics,
                                  "training_seconds": round(info.training_seconds, 1),
-                                 "blockers": version_blockers(info)})
+                                 "blockers": version_blockers(info), "distilled_from": info.distilled_from,
+                                 "distillation": distillation_summary(info)})

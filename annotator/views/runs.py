@@ -85,7 +85,7 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
     the learning curve, training and retraining as background jobs, activation. Admins only: the
     page shows model output (dev scores), which blind annotators never see."""
     project = access.project_for(request.user, slug, Role.ADMIN)
-    other = {"activate", "retrain", "retrain_every"} & set(request.POST)
+    other = {"activate", "retrain", "retrain_every", "distil"} & set(request.POST)
     form = TrainForm(request.POST if request.method == "POST" and not other else None)
     settings_form = RetrainSettingsForm(request.POST if "retrain_every" in request.POST else None,
                                         initial={"retrain_every": project.retrain_every})
@@ -97,6 +97,16 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
             except tagger_services.TaggerError as exc:
                 messages.error(request, str(exc))
             return redirect("tagger", slug=slug)
+        if "distil" in request.POST:
+            try:
+                job, created = tagger_services.tagger_distil_job_start(
+                    project=project, user=request.user, teacher=request.POST["distil"])
+            except tagger_services.TaggerError as exc:
+                messages.error(request, str(exc))
+                return redirect("tagger", slug=slug)
+            if not created:
+                messages.info(request, f"A distillation is already {job.status}; no second one was started.")
+            return redirect("job-detail", slug=slug, job_id=job.pk)
         if "retrain" in request.POST:
             job, created = retrain_services.tagger_retrain_request(project=project, user=request.user)
             if not created:
@@ -119,10 +129,12 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
     for row in rows:
         row["summary"] = tagger_services.dev_summary(row["info"])
         row["distillation"] = tagger_services.distillation_summary(row["info"])
+        row["distillable"] = not tagger_services.distil_refusal(row["info"], row["blockers"])
     curve = retrain_services.learning_curve(project, infos)
     return render(request, "runs/tagger.html", {
         "project": project, "form": form, "settings_form": settings_form, "versions": rows,
         "curve": charts.learning_curve(curve) if curve else None,
         "open_retrain": retrain_services.open_retrain(project),
+        "open_distillation": tagger_services.open_distillation(project),
         "gold_messages": retrain_services.gold_size(project),
     })

@@ -8,12 +8,13 @@ from tqdm import tqdm
 from annotator.models import Project
 from annotator.services.tagger import (
     TaggerError,
+    TeacherError,
     dev_summary,
     distillation_summary,
+    tagger_distil,
     tagger_export,
     tagger_train,
     tagger_versions,
-    teacher_path,
     version_blockers,
 )
 from pipeline.tagger.training import STUDENT_DEFAULTS, TeacherDevError
@@ -74,15 +75,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Tagger {proj.active_tagger or tagger_versions(proj)[0].full_version} exists; not training.")
             return
         distill_from = opts.get("distill_from")
-        try:
-            teacher = teacher_path(distill_from) if distill_from else None
-        except TaggerError as exc:
-            raise CommandError(f"--distill-from: {exc}") from None
         options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta,
-                                     "num_layers": layers, "min_dev_score": min_dev_score,
-                                     "teacher": teacher}.items() if v is not None}
-        if teacher:
-            options = {**STUDENT_DEFAULTS, **options}
+                                     "num_layers": layers, "min_dev_score": min_dev_score}.items() if v is not None}
         bar = tqdm(total=0, unit="batch", disable=not sys.stderr.isatty())
 
         def progress(done, total, message=""):
@@ -91,9 +85,12 @@ class Command(BaseCommand):
             bar.set_postfix_str(message[:40])
             bar.refresh()
 
+        train = {"project": proj, "use_gold": not no_gold, "jsonl": jsonl, "synthetic": synthetic,
+                 "dev_jsonl": dev_jsonl, "options": options, "progress": progress}
         try:
-            info = tagger_train(project=proj, use_gold=not no_gold, jsonl=jsonl, synthetic=synthetic,
-                                dev_jsonl=dev_jsonl, options=options, progress=progress)
+            info = tagger_distil(teacher=distill_from, **train) if distill_from else tagger_train(**train)
+        except TeacherError as exc:
+            raise CommandError(f"--distill-from: {exc}") from None
         except TeacherDevError as exc:
             raise CommandError(f"--distill-from: {exc} (--dev-jsonl PATH)") from None
         except (TaggerError, FileNotFoundError, ValueError) as exc:

@@ -29,15 +29,13 @@ def test_distill_from_a_version_trains_a_student_that_names_its_teacher(teacher,
 
 
 def test_distill_from_takes_the_student_recipe_and_a_directory(teacher, monkeypatch):
-    from annotator.management.commands import train_tagger as command
-
     seen = {}
 
     def fake_train(**kw):
         seen.update(kw["options"])
         raise tagger.TaggerError("stop here")
 
-    monkeypatch.setattr(command, "tagger_train", fake_train)
+    monkeypatch.setattr(tagger, "tagger_train", fake_train)  # the workflow the page's job shares
     for ref in (teacher.full_version, teacher.path):
         with pytest.raises(CommandError, match="stop here"):
             call_command("train_tagger", project="test", synthetic=1, distill_from=ref)

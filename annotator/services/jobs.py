@@ -11,6 +11,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from django.core.cache import cache
 from django.utils import timezone
@@ -18,6 +19,8 @@ from django.utils import timezone
 from annotator.models import BackgroundJob, JobFields, JobStatus
 
 UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)
+# a one-at-a-time job (retrain, distillation) unfinished this long lost its worker: the next may start
+STALE_AFTER = timedelta(hours=6)
 
 
 def _rows(job: JobFields):
@@ -74,6 +77,16 @@ def job_fail(job: JobFields, exc: BaseException | str) -> bool:
     """Queued or running -> failed with its error. False if it had already finished."""
     return bool(_rows(job).filter(status__in=UNFINISHED).update(
         status=JobStatus.FAILED, finished_at=timezone.now(), error=error_text(exc)[:20000]))
+
+
+def job_fail_if_stale(job: JobFields, *, what: str, after: timedelta = STALE_AFTER) -> bool:
+    """Fail an unfinished job started (or queued) longer than ``after`` ago: its worker died
+    without a word (killed, machine gone), and a "running" row must not block the next one
+    forever. True when it was failed; ``what`` names it in the error ("this retrain")."""
+    if (job.started_at or job.created_at) >= timezone.now() - after:
+        return False
+    return job_fail(job, f"No worker finished {what} within {after.total_seconds() / 3600:g} hours "
+                         "(its process probably stopped); a new one was queued.")
 
 
 def job_cancel(job: JobFields) -> bool:

@@ -16,12 +16,11 @@ trained version is kept in the job's params, and a decision already written is n
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from annotator import storage
 from annotator.models import AdjudicationDecision, BackgroundJob, Project
@@ -38,10 +37,6 @@ from annotator.services.tagger import (
 
 RETRAIN = BackgroundJob.Kind.RETRAIN
 N_BOOT = 1000
-# A retrain queued or started longer ago than this is taken as lost (its process died without
-# the broker handing it on), so it cannot block the project's retraining for good.
-STALE_AFTER = timedelta(hours=6)
-
 
 def gold_size(project: Project) -> int:
     """Messages of ``project`` with a gold decision: what ``retrain_every`` counts."""
@@ -74,15 +69,7 @@ def tagger_retrain_request(
         ):
             return None, False
         existing = open_retrain(locked)
-        if (
-            existing is not None
-            and (existing.started_at or existing.created_at) < timezone.now() - STALE_AFTER
-        ):
-            jobs.job_fail(
-                existing,
-                f"No worker finished this retrain within {STALE_AFTER.total_seconds() / 3600:g} hours (its process "
-                "probably stopped); a new one was queued.",
-            )
+        if existing is not None and jobs.job_fail_if_stale(existing, what="this retrain"):
             existing = None
         if existing is not None:
             return existing, False

@@ -166,6 +166,8 @@ def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[Ba
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
         existing = open_distillation(project)
+        if existing is not None and jobs.job_fail_if_stale(existing, what="this distillation"):
+            existing = None
         if existing is not None:
             return existing, False
         job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,

@@ -70,6 +70,20 @@ def test_a_second_click_while_one_is_queued_starts_nothing_new(teacher, client, 
     assert "A distillation is queued: " in client.get("/p/test/tagger/").content.decode()
 
 
+def test_a_lost_distillation_does_not_block_the_next_for_good(teacher, corpus, members):
+    from django.utils import timezone
+
+    from annotator.services import jobs
+
+    lost, created = tagger.tagger_distil_job_start(project=corpus, user=members["admin"], teacher=teacher.full_version)
+    assert created
+    BackgroundJob.objects.filter(pk=lost.pk).update(status="running", started_at=timezone.now() - jobs.STALE_AFTER * 2)
+    job, created = tagger.tagger_distil_job_start(project=corpus, user=members["admin"], teacher=teacher.full_version)
+    assert created and job.pk != lost.pk
+    lost.refresh_from_db()
+    assert lost.status == "failed" and "No worker finished this distillation" in lost.error
+
+
 def test_a_version_without_dev_ids_is_not_offered_and_is_refused(teacher, corpus, client, members):
     from pipeline.tagger.store import update_info
 

@@ -303,7 +303,7 @@ def test_a_lost_retrain_does_not_block_the_project_for_good(project):
 
     lost, _ = retrain.tagger_retrain_request(project=project)
     BackgroundJob.objects.filter(pk=lost.pk).update(status="running",
-                                                    started_at=timezone.now() - retrain.STALE_AFTER * 2)
+                                                    started_at=timezone.now() - jobs.STALE_AFTER * 2)
     job, created = retrain.tagger_retrain_request(project=project)
     assert created and job.pk != lost.pk
     lost.refresh_from_db()

@@ -276,20 +276,10 @@ def train_tagger(
         dev_fraction=dev_fraction, seed=seed, teacher=teacher_info,
     )
     torch = _prepare_torch(seed)
-    distiller: _Distiller | None = None
-    teacher_tagger: TaggerModel | None = None
-    if teacher_info is None:
-        base = str(base_model or default_base_model())
-        window = window or WindowConfig()
-        tagger, tokenizer = _load_base(base, label_map, window, num_layers)
-    else:
-        base = teacher_info.base_model
-        window = window or WindowConfig.from_dict(teacher_info.window)
-        tagger, tokenizer, kept = _load_student(teacher_info, window, num_layers, student_layers)
-        teacher_tagger = load_model(teacher_info.path, precision="fp32")
-        distiller = _Distiller(
-            teacher_info, teacher_tagger.model, kept, distill_alpha, distill_temperature
-        )
+    base, window, tagger, tokenizer, distiller = _models_to_train(
+        label_map, teacher_info, base_model=base_model, window=window, num_layers=num_layers,
+        student_layers=student_layers, alpha=distill_alpha, temperature=distill_temperature,
+    )
     loop = _TrainingLoop(
         torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev,
         epochs=epochs, lr=lr, batch_size=batch_size, outside_weight=outside_weight, seed=seed,
@@ -304,10 +294,10 @@ def train_tagger(
         lambda message: report(total, total, message),
     )
     check = (
-        teacher_check(teacher_tagger, dev, labels, f_beta, dev_metrics,
+        teacher_check(distiller.teacher, dev, labels, f_beta, dev_metrics,
                       lambda message: report(total, total, message),
-                      teacher_dev=None if dev_dialogues is not None else len(teacher_info.dev_ids))
-        if teacher_tagger is not None else None
+                      teacher_dev=None if dev_dialogues is not None else len(distiller.info.dev_ids))
+        if distiller is not None else None
     )
     elapsed = time.perf_counter() - started
 
@@ -447,15 +437,40 @@ def _load_student(
     return student, tagger.tokenizer, keep
 
 
+def _models_to_train(
+    label_map: LabelMap,
+    teacher: ModelInfo | None,
+    *,
+    base_model: str | None,
+    window: WindowConfig | None,
+    num_layers: int | None,
+    student_layers: Sequence[int] | None,
+    alpha: float,
+    temperature: float,
+) -> tuple[str, WindowConfig, TaggerModel, Any, _Distiller | None]:
+    """``(base, window, tagger, tokenizer, distiller)``: the base model cut to ``num_layers``,
+    or, given a ``teacher``, its student (the teacher's window unless another is given) and the
+    distiller that runs the teacher beside it."""
+    if teacher is None:
+        base = str(base_model or default_base_model())
+        window = window or WindowConfig()
+        tagger, tokenizer = _load_base(base, label_map, window, num_layers)
+        return base, window, tagger, tokenizer, None
+    window = window or WindowConfig.from_dict(teacher.window)
+    tagger, tokenizer, kept = _load_student(teacher, window, num_layers, student_layers)
+    distiller = _Distiller(teacher, load_model(teacher.path, precision="fp32"), kept, alpha, temperature)
+    return teacher.base_model, window, tagger, tokenizer, distiller
+
+
 class _Distiller:
     """The teacher's soft labels, computed on the fly (eval, no grad) for the student's batch."""
 
     def __init__(
-        self, info: ModelInfo, model: Any, kept: list[int], alpha: float, temperature: float
+        self, info: ModelInfo, teacher: TaggerModel, kept: list[int], alpha: float, temperature: float
     ) -> None:
         if not 0 <= alpha <= 1 or temperature <= 0:
             raise TrainingError("distill_alpha must be in [0, 1] and distill_temperature positive")
-        self.info, self.model, self.kept = info, model.eval(), kept
+        self.info, self.teacher, self.model, self.kept = info, teacher, teacher.model.eval(), kept
         self.alpha, self.temperature = alpha, temperature
 
     def loss(self, torch: Any, batch: dict, logits: Any, targets: Any, hard: Any) -> Any:

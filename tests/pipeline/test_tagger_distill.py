@@ -119,7 +119,7 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
             return SimpleNamespace(logits=teacher_logits)
 
     def distiller(alpha: float) -> _Distiller:
-        return _Distiller(teacher, FakeTeacher(), [0], alpha, 2.0)
+        return _Distiller(teacher, SimpleNamespace(model=FakeTeacher()), [0], alpha, 2.0)
 
     hard = torch.tensor(0.7)
     same = teacher_logits.clone()

@@ -170,13 +170,14 @@ class SettledItem:
     gold: Sequence[Span]
 
 
-def model_favour(settled: Iterable[SettledItem]) -> dict[str, float | int]:
+def model_favour(settled: Iterable[SettledItem]) -> dict[str, float | int | None]:
     """How many disputed spans the adjudicator settled the way the model had it.
 
     A span is disputed when some but not all annotators marked it exactly. The model's side is
     "in" when it predicted that span exactly and "out" otherwise; the decision agrees with the
     model when the span's presence in gold matches that side. Among disputes where the model's
     side was "in" and "out", the rate is compared with the share a coin would give (0.5).
+    With no dispute the rate is ``None``, not NaN: it is stored in JSON, which has no NaN.
     """
     disputed = favour = model_in = favour_in = 0
     for item in settled:
@@ -197,7 +198,7 @@ def model_favour(settled: Iterable[SettledItem]) -> dict[str, float | int]:
     return {
         "disputed": disputed,
         "settled_for_model": favour,
-        "rate": favour / disputed if disputed else float("nan"),
+        "rate": favour / disputed if disputed else None,
         "disputed_model_in": model_in,
         "kept_model_in": favour_in,
     }

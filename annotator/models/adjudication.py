@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from annotator.models.fields import JSONField
+
 
 class AdjudicationItem(models.Model):
     """One message a person must settle. ``risk`` follows :mod:`pipeline.adjudication`:
@@ -18,7 +20,7 @@ class AdjudicationItem(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
     risk = models.PositiveSmallIntegerField(default=0)
     risk_weight = models.PositiveIntegerField(default=0)
-    risk_details = models.JSONField(default=dict, blank=True)
+    risk_details = JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=0, help_text="Optimistic lock: bumped on every decision.")
     decision = models.OneToOneField(
         "annotator.AdjudicationDecision", null=True, blank=True, on_delete=models.SET_NULL, related_name="item"

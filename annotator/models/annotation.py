@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
 from annotator.models.spans import SpanFields
 
 
@@ -19,9 +20,9 @@ class AssignmentPlan(models.Model):
     """A reproducible sampling plan: its parameters and seed are shown to admins."""
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="plans")
-    params = models.JSONField(default=dict)
+    params = JSONField(default=dict)
     seed = models.BigIntegerField(default=0)
-    summary = models.JSONField(default=dict, blank=True)
+    summary = JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -63,7 +64,7 @@ class Assignment(models.Model):
     uncertain = models.BooleanField(default=False)
     comment = models.TextField(blank=True)
     active_seconds = models.FloatField(default=0)
-    undo_log = models.JSONField(default=list, blank=True, help_text="Inverse of the last edits (undo).")
+    undo_log = JSONField(default=list, blank=True, help_text="Inverse of the last edits (undo).")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)

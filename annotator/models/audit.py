@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
+
 
 class AuditEvent(models.Model):
     """Append-only record of every decision, run and export."""
@@ -16,7 +18,7 @@ class AuditEvent(models.Model):
     action = models.CharField(max_length=64)
     object_type = models.CharField(max_length=64, blank=True)
     object_id = models.CharField(max_length=64, blank=True)
-    details = models.JSONField(default=dict, blank=True)
+    details = JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from annotator.models.fields import JSONField
 from pipeline.types import DEFAULT_TAXONOMY
 
 
@@ -49,7 +50,7 @@ class Project(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=80, unique=True)
     description = models.TextField(blank=True)
-    taxonomy = models.JSONField(default=default_taxonomy)
+    taxonomy = JSONField(default=default_taxonomy)
     guidelines = models.TextField(default=DEFAULT_GUIDELINES, blank=True)
     visibility_mode = models.CharField(
         max_length=16, choices=Visibility.choices, default=Visibility.BLIND
@@ -152,7 +153,7 @@ class Dialogue(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dialogues")
     external_id = models.CharField(max_length=200)
     anchor = models.TextField(blank=True, help_text="The question or word problem the dialogue is about.")
-    meta = models.JSONField(default=dict, blank=True)
+    meta = JSONField(default=dict, blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="The file it was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -179,7 +180,7 @@ class Message(models.Model):
     speaker = models.CharField(max_length=200)
     text = models.TextField()
     ts = models.CharField(max_length=64, blank=True, help_text="The timestamp as written in the source.")
-    meta = models.JSONField(default=dict, blank=True)
+    meta = JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["dialogue_id", "position"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
 from annotator.models.jobs import JobFields
 
 
@@ -16,15 +17,15 @@ class Export(JobFields):
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="exports")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     version = models.PositiveIntegerField()
-    params = models.JSONField(default=dict, blank=True)
+    params = JSONField(default=dict, blank=True)
     source_run = models.ForeignKey(
         "annotator.DetectorRun", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    files = models.JSONField(default=list, blank=True, help_text="[{name, size, sha256}]")
-    manifest = models.JSONField(default=dict, blank=True)
-    report = models.JSONField(default=dict, blank=True, help_text="Leak and utility reports.")
+    files = JSONField(default=list, blank=True, help_text="[{name, size, sha256}]")
+    manifest = JSONField(default=dict, blank=True)
+    report = JSONField(default=dict, blank=True, help_text="Leak and utility reports.")
     publishable = models.BooleanField(default=False)
-    gold_state = models.JSONField(
+    gold_state = JSONField(
         default=dict, blank=True,
         help_text="The gold it was built from (annotator.selectors.exports.gold_state), to tell when it is stale.",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
 from annotator.models.spans import SpanFields
 
 
@@ -23,7 +24,7 @@ class AdjudicationDecision(models.Model):
     )
     model_favoured = models.BooleanField(null=True, blank=True, help_text="Settled in the model's favour?")
     notes = models.TextField(blank=True)
-    details = models.JSONField(default=dict, blank=True)
+    details = JSONField(default=dict, blank=True)
     decided_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -38,7 +39,7 @@ class GoldSpan(SpanFields):
 
     message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="gold_spans")
     provenance = models.CharField(max_length=12, choices=AdjudicationDecision.Outcome.choices)
-    annotators = models.JSONField(
+    annotators = JSONField(
         default=list, blank=True, help_text="[{'annotator': pseudonym, 'condition': 'blind'|'aware'}]"
     )
     model_matched = models.BooleanField(default=False)

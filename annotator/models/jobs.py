@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
+
 
 class JobStatus(models.TextChoices):
     """The one set of states every background job goes through (runs, exports, releases,
@@ -56,9 +58,9 @@ class BackgroundJob(JobFields):
 
     project = models.ForeignKey("annotator.Project", null=True, blank=True, on_delete=models.CASCADE, related_name="jobs")
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    params = models.JSONField(default=dict, blank=True)
+    params = JSONField(default=dict, blank=True)
     message = models.CharField(max_length=300, blank=True)
-    result = models.JSONField(default=dict, blank=True)
+    result = JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
 from annotator.models.jobs import JobFields
 from annotator.models.spans import SpanFields
 
@@ -18,13 +19,13 @@ class DetectorRun(JobFields):
 
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="runs")
     detector = models.CharField(max_length=64)
-    config = models.JSONField(default=dict, blank=True)
+    config = JSONField(default=dict, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.DETECTOR)
     detector_version = models.CharField(max_length=64, blank=True)
     model_version = models.CharField(max_length=300, blank=True)
     total_chunks = models.PositiveIntegerField(default=0)
     done_chunks = models.PositiveIntegerField(default=0)
-    usage = models.JSONField(default=dict, blank=True, help_text="Tokens, requests, cost (LLM runs).")
+    usage = JSONField(default=dict, blank=True, help_text="Tokens, requests, cost (LLM runs).")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -61,7 +62,7 @@ class RunChunk(models.Model):
 
     run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
-    dialogue_ids = models.JSONField(default=list)
+    dialogue_ids = JSONField(default=list)
     message_count = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)

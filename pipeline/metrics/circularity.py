@@ -101,7 +101,7 @@ class CircularityReport:
     agreement_by_condition: dict[str, Estimate] = field(default_factory=dict)
     accept_without_edit: dict[str, float | None] = field(default_factory=dict)
     median_seconds: dict[str, float | None] = field(default_factory=dict)
-    adjudication: dict[str, float | int] = field(default_factory=dict)
+    adjudication: dict[str, float | int | None] = field(default_factory=dict)
     n_boot: int = 1000
     confidence: float = 0.95
     summary: str = ""

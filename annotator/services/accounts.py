@@ -8,6 +8,10 @@ production, so all workers share them); the start of a lockout is recorded as an
 (refused attempts are not, so a locked-out attacker cannot fill the audit table). A successful
 login clears its account's counter, not the address's, so one valid account cannot be used to
 reset the budget of an address that is guessing other accounts' passwords.
+
+The account counter is keyed on the account the posted name logs into, found exactly as Django's
+authentication finds it (the login form's ``UsernameField``: stripped and NFKC-normalised; the
+backend: an exact lookup), so a look-alike spelling (a fullwidth ``ａ``) cannot start a fresh count.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import hashlib
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UsernameField
 from django.core.cache import cache
 
 from annotator.services.audit import audit_record
@@ -44,8 +50,17 @@ def client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
+def _account(username: str) -> str:
+    """The account a posted name authenticates as: the user's id, or the normalised name when no
+    user has it (so guesses at a name that does not exist are counted too)."""
+    name = UsernameField().to_python(username)
+    User = get_user_model()
+    pk = User._default_manager.filter(**{User.USERNAME_FIELD: name}).values_list("pk", flat=True).first()
+    return f"user-{pk}" if pk is not None else "name-" + hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
 def _keys(username: str, address: str) -> dict[str, str]:
-    account = hashlib.sha256(username.strip().casefold().encode()).hexdigest()[:32]
+    account = _account(username)
     return {"account": f"{PREFIX}:account:{account}", "address": f"{PREFIX}:address:{address}"}
 
 

@@ -110,3 +110,30 @@ def test_admin_login_is_throttled_too(client, throttle, django_user_model):
     response = login(client, name, "pw-" + name, addr, url="/admin/login/")
     assert "Too many failed logins" in response.content.decode()
     assert client.get("/admin/").status_code == 302
+
+
+def fullwidth(name: str) -> str:
+    """The same name with its first letter fullwidth (``ｕ…``): NFKC, which Django's login form
+    applies, turns it back into the account's name."""
+    return chr(ord(name[0]) - ord("a") + 0xFF41) + name[1:]
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+def test_a_look_alike_name_is_the_same_locked_account(client, throttle, django_user_model, url):
+    """Issue 21 item 3: after the lockout, the fullwidth spelling with the right password logged in."""
+    name, addr = throttle.user(), throttle.address()
+    django_user_model.objects.filter(username=name).update(is_staff=True)
+    for _ in range(5):
+        login(client, name, "wrong", addr, url=url)
+    response = login(client, fullwidth(name), "pw-" + name, throttle.address(), url=url)
+    assert "Too many failed logins for this account" in response.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_failures_under_look_alike_names_count_against_one_account(client, throttle, settings):
+    settings.BLINDSPOT_LOGIN_MAX_FAILURES = 4
+    name = throttle.user()
+    spellings = [name, fullwidth(name), f" {name} ", fullwidth(name)]
+    codes = [login(client, s, "wrong", throttle.address()).status_code for s in spellings]
+    assert codes == [200, 200, 200, 429]
+    assert login(client, name, "pw-" + name, throttle.address()).status_code == 429

@@ -31,7 +31,7 @@ from annotator.models import (
     Project,
     RunChunk,
 )
-from annotator.services import jobs
+from annotator.services import jobs, tagger
 from annotator.services.audit import audit_record
 from pipeline import registry
 from pipeline.detectors.base import ConfigError, Detector
@@ -128,6 +128,11 @@ def _deployment_config(*, project: Project, detector: str, config: Mapping[str, 
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)
+        if "version" in cfg:  # a version of this project's tagger, chosen by the admin
+            try:
+                cfg["model_path"] = str(tagger.project_version(project, cfg.pop("version")).path)
+            except tagger.TaggerError as exc:
+                raise RunError(str(exc)) from None
         if not cfg.get("model_path"):  # the project's active version, never "the newest"
             if not project.active_tagger:
                 raise RunError(f"{project.name} has no active tagger: train one, or make a version "

@@ -123,3 +123,36 @@ def test_no_key_reaches_a_run_record_a_log_line_an_error_or_a_page(deployment, c
     for url in ("/p/test/runs/", f"/p/test/runs/{run.pk}/"):
         page = client.get(url)
         assert page.status_code == 200 and KEY not in page.content.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_calls_the_deployments_endpoint_and_logs_no_key(celery_worker, settings, project):
+    """Through a Celery worker on PostgreSQL: a run whose record holds another URL (started before
+    run configs were checked) calls the deployment's endpoint, which echoes the key in its error;
+    the key is in neither the run's error nor the worker's log."""
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+    from tests.conftest import wait_for
+
+    corpus_import(project=project, source="one.jsonl", dialogues=parse_corpus(
+        b'{"id": "d1", "messages": [{"speaker": "Tutor", "text": "Hi Maria"}]}\n', name="one.jsonl"))
+    with FakeOpenAI(lambda request: error(401, f"Incorrect API key provided: {KEY}")) as official, \
+            FakeOpenAI(no_pii) as listener:
+        endpoint = {"OPENAI_BASE_URL": official.base_url, "OPENAI_API_KEY": KEY, "BLINDSPOT_LLM_MODEL": "fake-model"}
+        for name, value in endpoint.items():
+            setattr(settings, name, value)
+        settings.BLINDSPOT_LLM_ENDPOINTS = {}
+        worker = celery_worker(concurrency=1, extra_env=endpoint)
+        wait_for(lambda: " ready." in worker.output(), timeout=90, what=f"a worker to start\n{worker.output()[-3000:]}")
+        run = runs.run_start(project=project, detector="llm", config={"max_retries": 0})
+        DetectorRun.objects.filter(pk=run.pk).update(config={**run.config, "base_url": listener.base_url})
+        runs.run_enqueue(run)
+        wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
+                 what=f"the run to finish\n{worker.output()[-3000:]}")
+    run.refresh_from_db()
+    assert listener.requests == [] and official.headers[0]["authorization"] == f"Bearer {KEY}"
+    assert run.status == "failed" and "Incorrect API key provided: [redacted]" in run.error
+    assert "[redacted]" in worker.output() and KEY not in worker.output()

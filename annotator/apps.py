@@ -13,6 +13,7 @@ class AnnotatorConfig(AppConfig):
         from django.core import checks
 
         checks.register(_secret_key_check)
+        checks.register(_surrogate_key_check, checks.Tags.security, deploy=True)
 
         for module in settings.BLINDSPOT_DETECTOR_PLUGINS:
             importlib.import_module(module)
@@ -34,4 +35,24 @@ def _secret_key_check(app_configs, **kwargs):
         return [checks.Error("SECRET_KEY is not set.", hint="Set SECRET_KEY in the environment or in .env "
                              "beside manage.py (./bin/demo writes one), or DEBUG=1 for a local demo.",
                              id="blindspot.E001")]
+    return []
+
+
+def _surrogate_key_check(app_configs, **kwargs):
+    """``check --deploy``: the surrogate key is not the SECRET_KEY (the DEBUG default). One key
+    for both means one leak both forges sessions and lets anyone recompute every surrogate of a
+    release from the original names it guesses."""
+    from django.conf import settings
+    from django.core import checks
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        same = bool(settings.BLINDSPOT_SURROGATE_KEY) and settings.BLINDSPOT_SURROGATE_KEY == settings.SECRET_KEY
+    except ImproperlyConfigured:  # no SECRET_KEY: blindspot.E001 says so
+        return []
+    if same:
+        return [checks.Warning("BLINDSPOT_SURROGATE_KEY is the SECRET_KEY.",
+                               hint="Give BLINDSPOT_SURROGATE_KEY its own random value (./bin/demo writes one "
+                                    "into .env); releases built after the change get new surrogates.",
+                               id="blindspot.W001")]
     return []

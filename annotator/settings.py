@@ -6,6 +6,7 @@ Every value comes from an environment variable (or ``.env``) with a safe default
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -230,6 +231,30 @@ BLINDSPOT_SURROGATE_KEY = os.environ.get("BLINDSPOT_SURROGATE_KEY") or (SECRET_K
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 BLINDSPOT_LLM_MODEL = os.environ.get("BLINDSPOT_LLM_MODEL", "gpt-4o-mini")
+
+
+def llm_endpoints(raw: str) -> dict[str, dict[str, str]]:
+    """``BLINDSPOT_LLM_ENDPOINTS``: the endpoints besides OPENAI_BASE_URL that an llm run may choose
+    by name, each with its own key: ``{"local": {"base_url": "http://vllm:8000/v1", "api_key": ""}}``.
+    Whoever deploys sets them; a run config names one and never carries a URL or a key."""
+    if not raw:
+        return {}
+    try:
+        table = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ImproperlyConfigured(f"BLINDSPOT_LLM_ENDPOINTS is not valid JSON: {exc.msg}") from None
+    if not isinstance(table, dict):
+        raise ImproperlyConfigured("BLINDSPOT_LLM_ENDPOINTS must be a JSON object of named endpoints")
+    for name, endpoint in table.items():
+        if name == "default" or not isinstance(endpoint, dict) or set(endpoint) - {"base_url", "api_key"} \
+                or not str(endpoint.get("base_url", "")).startswith(("http://", "https://")):
+            raise ImproperlyConfigured(
+                f"BLINDSPOT_LLM_ENDPOINTS[{name!r}] must be {{\"base_url\": \"http(s)://…\", \"api_key\": \"…\"}} "
+                "(\"default\" is OPENAI_BASE_URL's)")
+    return {name: {"base_url": e["base_url"], "api_key": str(e.get("api_key") or "")} for name, e in table.items()}
+
+
+BLINDSPOT_LLM_ENDPOINTS = llm_endpoints(os.environ.get("BLINDSPOT_LLM_ENDPOINTS", ""))
 BLINDSPOT_MODELS_DIR = Path(os.environ.get("BLINDSPOT_MODELS_DIR", VAR_DIR / "models"))
 BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "exports"))
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import posixpath
+import re
 import shutil
 import tempfile
 import uuid
@@ -234,11 +235,16 @@ def file_list(root: Path) -> list[dict[str, Any]]:
     ]
 
 
+# One part of ``name/version``: a project slug or a version (``20260101-000000-1a2b3c4d``), short
+# enough for every file system (a 5,000-character reference would otherwise reach the disk).
+_VERSION_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
 def _version_key(version: str) -> str:
-    """``name/version`` checked: two plain path parts."""
+    """``name/version`` checked: two plain, short path parts."""
     parts = version.split("/")
-    if len(parts) != 2 or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
-        raise StorageError(f"{version!r} is not a model version (name/version)")
+    if len(parts) != 2 or not all(_VERSION_PART.fullmatch(p) for p in parts):
+        raise StorageError(f"{version[:120]!r} is not a model version (name/version)")
     return version
 
 

@@ -31,7 +31,7 @@ from annotator.models import (
     Project,
     RunChunk,
 )
-from annotator.services import jobs
+from annotator.services import jobs, tagger
 from annotator.services.audit import audit_record
 from pipeline import registry
 from pipeline.detectors.base import ConfigError, Detector
@@ -54,21 +54,85 @@ class RunError(ValueError):
     """A run cannot be started as asked; the message is for the admin."""
 
 
+class ChunkError(RuntimeError):
+    """A chunk's detector failed with an error that held a key; raised in its place, redacted."""
+
+
+# What a run config may never set, at any depth: where a model is read from and where an endpoint
+# is and how it is authorised are the deployment's (settings), never a project admin's. A URL with
+# the deployment's key attached would send both the key and the corpus to whoever chose the URL.
+DEPLOYMENT_KEYS = frozenset({"base_url", "api_key", "model_path", "model_dir"})
+DEFAULT_ENDPOINT = "default"
+
+
+def _deployment_keys_in(config: Any, where: str = "") -> list[str]:
+    """The dotted places in an admin's config that set a key of :data:`DEPLOYMENT_KEYS`."""
+    if isinstance(config, Mapping):
+        found = [f"{where}{k}" for k in config if k in DEPLOYMENT_KEYS]
+        return found + [f for k, v in config.items() for f in _deployment_keys_in(v, f"{where}{k}.")]
+    if isinstance(config, list):
+        return [f for i, v in enumerate(config) for f in _deployment_keys_in(v, f"{where}{i}.")]
+    return []
+
+
+def llm_endpoints() -> dict[str, dict[str, str]]:
+    """The endpoints a run may choose by name: ``default`` (``OPENAI_BASE_URL`` with
+    ``OPENAI_API_KEY``) and those of ``BLINDSPOT_LLM_ENDPOINTS``, each with its own key."""
+    from pipeline.detectors.llm.detector import DEFAULT_BASE_URL
+
+    return {DEFAULT_ENDPOINT: {"base_url": settings.OPENAI_BASE_URL or DEFAULT_BASE_URL,
+                               "api_key": settings.OPENAI_API_KEY},
+            **settings.BLINDSPOT_LLM_ENDPOINTS}
+
+
+def llm_endpoint(name: str) -> dict[str, str]:
+    """The named endpoint (``RunError`` for a name the deployment does not define)."""
+    endpoints = llm_endpoints()
+    if not isinstance(name, str) or name not in endpoints:
+        raise RunError(f"llm: no LLM endpoint {name!r}; the deployment defines {', '.join(sorted(endpoints))} "
+                       "(BLINDSPOT_LLM_ENDPOINTS).")
+    return endpoints[name]
+
+
+def redact(text: str) -> str:
+    """``text`` with every configured endpoint key replaced: an endpoint may echo the key it was
+    sent in its error, and errors are stored on chunks, runs and job pages and written to logs."""
+    for endpoint in llm_endpoints().values():
+        if endpoint["api_key"]:
+            text = text.replace(endpoint["api_key"], "[redacted]")
+    return text
+
+
 def detector_config(*, project: Project, detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config a run records: the admin's, plus what the project and settings decide."""
+    """The config a run records: the admin's, plus what the project and settings decide. An admin's
+    config that sets an endpoint, a key or a model directory is refused (``RunError``)."""
+    refused = _deployment_keys_in(config)
+    if refused:
+        raise RunError(f"{', '.join(refused)} may not be set in a run config: endpoints and their keys are the "
+                       "deployment's (an llm run may choose one by name, \"endpoint\", from those in "
+                       "BLINDSPOT_LLM_ENDPOINTS), and a tagger runs a version of this project's (\"version\").")
+    return _deployment_config(project=project, detector=detector, config=config)
+
+
+def _deployment_config(*, project: Project, detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
     cfg = dict(config)
     if detector == "ensemble":
         if cfg.get("members") is None:  # the default members: their tagger is the project's
-            cfg["tagger"] = detector_config(project=project, detector="tagger", config=cfg.get("tagger") or {})
+            cfg["tagger"] = _deployment_config(project=project, detector="tagger", config=cfg.get("tagger") or {})
         elif isinstance(cfg["members"], list):  # anything else: the ensemble says what is wrong
             cfg["members"] = [
-                {**m, "config": detector_config(project=project, detector=m["name"], config=m.get("config") or {})}
+                {**m, "config": _deployment_config(project=project, detector=m["name"], config=m.get("config") or {})}
                 if isinstance(m, Mapping) and isinstance(m.get("name"), str) else m
                 for m in cfg["members"]
             ]
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)
+        if "version" in cfg:  # a version of this project's tagger, chosen by the admin
+            try:
+                cfg["model_path"] = str(tagger.project_version(project, cfg.pop("version")).path)
+            except tagger.TaggerError as exc:
+                raise RunError(str(exc)) from None
         if not cfg.get("model_path"):  # the project's active version, never "the newest"
             if not project.active_tagger:
                 raise RunError(f"{project.name} has no active tagger: train one, or make a version "
@@ -76,8 +140,8 @@ def detector_config(*, project: Project, detector: str, config: Mapping[str, Any
             cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / project.active_tagger)
     if detector == "llm":
         cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
-        if settings.OPENAI_BASE_URL:
-            cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
+        cfg.setdefault("endpoint", DEFAULT_ENDPOINT)
+        cfg["base_url"] = llm_endpoint(cfg["endpoint"])["base_url"]  # recorded: where the text went
         cfg.setdefault("labels", project.labels)
     return cfg
 
@@ -88,16 +152,29 @@ def _cached_detector(name: str, config_json: str) -> Detector:
     return registry.build(name, json.loads(config_json))
 
 
-SECRET_KEYS = ("api_key",)
+def _with_endpoints(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` (an llm's, or an ensemble's llm members') with the URL and key of its named
+    endpoint, from settings now: whatever URL a run recorded (one started before run configs
+    were checked) is never called. An endpoint without a key is sent a placeholder, never the
+    deployment's key (the pipeline would otherwise fall back to ``OPENAI_API_KEY``)."""
+    cfg = dict(config)
+    if detector == "llm":
+        endpoint = llm_endpoint(cfg.pop("endpoint", DEFAULT_ENDPOINT))
+        cfg["base_url"], cfg["api_key"] = endpoint["base_url"], endpoint["api_key"] or "not-needed"
+    elif detector == "ensemble" and isinstance(cfg.get("members"), list):
+        cfg["members"] = [
+            {**m, "config": _with_endpoints(m["name"], m.get("config") or {})}
+            if isinstance(m, Mapping) and isinstance(m.get("name"), str) else m
+            for m in cfg["members"]
+        ]
+    return cfg
 
 
 def detector_for(run: DetectorRun) -> Detector:
     """The run's detector; secrets come from settings at build time and are never stored on the run.
     A tagger's model is fetched from the model store into this machine's cache first (a no-op on
     local storage; annotator/storage.py)."""
-    config = storage.localise_tagger_config(run.detector, run.config)
-    if run.detector == "llm" and settings.OPENAI_API_KEY:
-        config.setdefault("api_key", settings.OPENAI_API_KEY)
+    config = storage.localise_tagger_config(run.detector, _with_endpoints(run.detector, run.config))
     return _cached_detector(run.detector, json.dumps(config, sort_keys=True))
 
 
@@ -108,7 +185,7 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
         raise RunError(f"Unknown detector {detector!r}; choose one of {', '.join(registry.available())}.")
     cfg = detector_config(project=project, detector=detector, config=config or {})
     try:
-        probe = registry.build(detector, cfg)  # validates the config; models load lazily
+        probe = registry.build(detector, _with_endpoints(detector, cfg))  # validates; models load lazily
     except (ConfigError, ValueError, ImportError) as exc:
         raise RunError(f"{detector}: {exc}") from None
     size = chunk_dialogues or settings.BLINDSPOT_RUN_CHUNK_DIALOGUES
@@ -119,7 +196,7 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
         Message.objects.filter(project=project).values("dialogue_id").annotate(n=Count("pk"))
         .values_list("dialogue_id", "n")
     )
-    stored = {k: v for k, v in cfg.items() if k not in SECRET_KEYS}
+    stored = cfg  # no key: those are added when a worker builds the detector
     with transaction.atomic():
         run = DetectorRun.objects.create(
             project=project, detector=detector, config=stored, created_by=user,
@@ -189,7 +266,10 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         pairs = dialogues_from_db(chunk.dialogue_ids)
         detections = list(detector.detect_many([d for d, _ in pairs]))
     except Exception as exc:
-        chunk_fail(chunk=chunk, error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        chunk_fail(chunk=chunk, error=redact(error))
+        if redact(error) != error:  # the worker logs what is raised: not the key an endpoint echoed
+            raise ChunkError(redact(error)) from None
         raise
     predictions, segments, margins, message_ids = _chunk_rows(run, pairs, detections)
     usage = dict(getattr(detector, "usage", {}) or {})

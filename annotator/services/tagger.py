@@ -157,9 +157,7 @@ def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[Ba
     (``created`` False); a version the page would not offer is refused (``TaggerError``)."""
     from annotator.dispatch import enqueue
 
-    info = version_info(teacher)
-    if info.name != project.slug:
-        raise TaggerError(f"{teacher} is not a version of {project.slug}'s tagger.")
+    info = project_version(project, teacher)
     refusal = distil_refusal(info, version_blockers(info))
     if refusal:
         raise TaggerError(f"{teacher} cannot be distilled: {refusal}.")
@@ -238,15 +236,24 @@ def usable_versions(project: Project) -> list:
 
 
 def version_info(version: str):
-    """The saved version ``name/version`` under the models directory, or ``TaggerError``."""
+    """The saved version ``name/version`` under the models directory, or ``TaggerError`` (also for
+    a reference that is no such name: the model store checks its form and length)."""
     from pipeline.tagger import ModelNotFoundError
 
-    if "/" not in version or ".." in version or version.startswith("/"):
-        raise TaggerError(f"{version!r} is not a model version (name/version)")
     try:
         return storage.model_info(version)  # its tagger.json, from the model store
     except (ModelNotFoundError, storage.StorageError) as exc:
         raise TaggerError(str(exc)) from None
+
+
+def project_version(project: Project, version: str):
+    """``version_info`` of a version of ``project``'s own tagger: another project's model was
+    trained on that project's gold and can repeat its names, so every reference a project's admin
+    gives (activate, distil, a run's ``version``) is checked here first."""
+    if not isinstance(version, str) or version.split("/")[0] != project.slug:
+        shown = version[:120] if isinstance(version, str) else version
+        raise TaggerError(f"{shown} is not a version of {project.slug}'s tagger.")
+    return version_info(version)
 
 
 def teacher_path(ref: str) -> str:
@@ -265,7 +272,7 @@ def tagger_activate(*, project: Project, version: str, user=None) -> None:
     version whose training stopped early, diverged, or whose export failed its check."""
     from pipeline.tagger import activation_blockers
 
-    blockers = activation_blockers(version_info(version))
+    blockers = activation_blockers(project_version(project, version))
     if blockers:
         raise TaggerError(f"{version} cannot become the active tagger: {'; '.join(blockers)}.")
     with transaction.atomic():
@@ -292,13 +299,30 @@ def tagger_export(version: str):
     return info
 
 
-def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> BackgroundJob:
+def open_training(project: Project) -> BackgroundJob | None:
+    """The project's training job (not a distillation) that is queued or running, if any."""
+    return BackgroundJob.objects.filter(
+        project=project, kind=BackgroundJob.Kind.TRAIN, status__in=jobs.UNFINISHED
+    ).exclude(params__has_key="distill_from").first()
+
+
+def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> tuple[BackgroundJob, bool]:
+    """Queue a training of the project's tagger; ``(job, created)``. One at a time per project, as
+    retrains and distillations: while one is queued or running (and not stale) it is returned
+    instead, since four clicks would otherwise train four models on the same data."""
     from annotator.dispatch import enqueue
 
-    job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
-                                       params={"synthetic": synthetic, "use_gold": use_gold})
-    enqueue("annotator.tasks.tagger_train_job", job.pk)
-    return job
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
+        existing = open_training(project)
+        if existing is not None and jobs.job_fail_if_stale(existing, what="this training"):
+            existing = None
+        if existing is not None:
+            return existing, False
+        job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
+                                           params={"synthetic": synthetic, "use_gold": use_gold})
+        enqueue("annotator.tasks.tagger_train_job", job.pk)
+    return job, True
 
 
 def tagger_train_job_run(job: BackgroundJob) -> None:

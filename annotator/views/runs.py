@@ -119,10 +119,12 @@ def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
                 messages.success(request, "Retrain setting saved.")
                 return redirect("tagger", slug=slug)
         elif form.is_valid():
-            job = tagger_services.tagger_train_job_start(
+            job, created = tagger_services.tagger_train_job_start(
                 project=project, user=request.user, synthetic=form.cleaned_data["synthetic"],
                 use_gold=form.cleaned_data["use_gold"],
             )
+            if not created:
+                messages.info(request, f"A training is already {job.status}; no second one was started.")
             return redirect("job-detail", slug=slug, job_id=job.pk)
     infos = tagger_services.tagger_versions(project)  # read once: on an object store each is a download
     rows = retrain_services.version_rows(project, infos)

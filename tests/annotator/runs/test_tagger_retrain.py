@@ -314,7 +314,7 @@ def test_a_lost_retrain_does_not_block_the_project_for_good(project):
 def test_a_training_job_whose_version_is_blocked_says_so(client, members, project, settings, monkeypatch):
     cut = fake_version(settings, "20260101-000000-aaaa", CUT)
     monkeypatch.setattr(tagger, "tagger_train", lambda **kw: cut)
-    job = tagger.tagger_train_job_start(project=project, user=members["admin"], synthetic=1, use_gold=False)
+    job, _ = tagger.tagger_train_job_start(project=project, user=members["admin"], synthetic=1, use_gold=False)
     tagger.tagger_train_job_run(job)
     job.refresh_from_db()
     assert job.status == "succeeded" and job.result["blockers"] == tagger.version_blockers(cut)

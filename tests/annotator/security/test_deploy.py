@@ -132,3 +132,18 @@ def test_migrate_on_a_fresh_clone_creates_the_sqlite_directory(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert (var / "blindspot.sqlite3").is_file()
+
+
+def test_check_deploy_warns_when_the_surrogate_key_is_the_secret_key(settings):
+    """Issue 21 item 12: one leaked key would then both forge sessions and reverse surrogates."""
+    from django.core.checks import run_checks
+
+    def ids() -> set[str]:
+        return {m.id for m in run_checks(include_deployment_checks=True)}
+
+    settings.SECRET_KEY = settings.BLINDSPOT_SURROGATE_KEY = secrets.token_urlsafe(50)
+    assert "blindspot.W001" in ids()
+    settings.BLINDSPOT_SURROGATE_KEY = secrets.token_urlsafe(50)
+    assert "blindspot.W001" not in ids()
+    settings.SECRET_KEY = settings.BLINDSPOT_SURROGATE_KEY
+    assert "blindspot.W001" not in {m.id for m in run_checks()}  # a deployment check only

@@ -66,3 +66,12 @@ def test_bidi_override_in_an_id_or_speaker_is_refused():
     raw = _one_line({"id": "a\u202e", "messages": [{"speaker": "t\u202e", "text": "hi"}]})
     msg = _problems(raw, name="c.jsonl")
     assert "'id'" in msg and "'speaker'" in msg
+
+
+def test_deeply_nested_label_studio_is_a_problem_not_a_traceback():
+    shallow_enough_to_parse = "[" * 200 + "]" * 200
+    raw = ('[{"data": {"text": "hi"}},\n{"data": {"text": "hi", "x": ' + shallow_enough_to_parse + '}}]').encode()
+    assert "line 2: task 2: nested deeper than 64 levels" in _problems(raw, name="tasks.json", fmt="labelstudio")
+    deep = "[" * 3000 + "]" * 3000
+    raw = ('[{"data": {"text": "hi", "x": ' + deep + '}}]').encode()
+    assert "nested deeper than 64 levels" in _problems(raw, name="tasks.json", fmt="labelstudio")

@@ -51,9 +51,14 @@ class ParseReport:
 
 # A browser's HTML parser turns CRLF and a lone CR into LF and drops NUL, so a text that keeps them
 # has offsets that the annotator's selection cannot reproduce. One canonical text: LF only, tab
-# kept, every other C0 control (and DEL) refused.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_CONTROL_BUT_CR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# kept, every other C0 control (and DEL) refused. So are C1 controls (U+0085 is a cp1252 "…" read as
+# Latin-1), bidi embeddings, overrides and isolates (they reorder what a reader sees, and end up as
+# tokens in the CoNLL export), U+2028/U+2029 (line breaks the browser does not show as such) and
+# lone surrogates (a JSON escape of half a UTF-16 pair: no encoder, PostgreSQL's neither, takes it).
+_REFUSED = "\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_REFUSED}]")
+_CONTROL_BUT_CR = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_REFUSED}]")
+MAX_NESTING = 64  # levels of JSON arrays/objects in one line: far above any real meta, far below recursion
 
 
 def canonical_text(text: str) -> tuple[str, Callable[[int], int]]:
@@ -72,10 +77,25 @@ def _control_problem(value: str, what: str, *, pattern: re.Pattern = _CONTROL_BU
             "remove it (only tab and line breaks are allowed)")
 
 
+def _too_deep(value: Any) -> bool:
+    """More than :data:`MAX_NESTING` levels of lists/objects, found without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _nul_in(value: Any) -> bool:
-    """A NUL anywhere in a JSON value: PostgreSQL can store it neither in text nor in jsonb."""
+    """A NUL or a lone surrogate anywhere in a JSON value: PostgreSQL can store neither."""
     if isinstance(value, str):
-        return "\x00" in value
+        return "\x00" in value or _SURROGATE.search(value) is not None
     if isinstance(value, dict):
         return any(_nul_in(k) or _nul_in(v) for k, v in value.items())
     if isinstance(value, list):
@@ -204,7 +224,7 @@ def _anchor_and_meta(obj: dict, line: int, problems: list) -> tuple[str, dict]:
         problems.append(CorpusProblem(line, "'meta' must be an object"))
         meta = {}
     if _nul_in(meta):
-        problems.append(CorpusProblem(line, "'meta' contains the control character U+0000; remove it"))
+        problems.append(CorpusProblem(line, "'meta' contains U+0000 or a lone surrogate (U+D800..U+DFFF); remove it"))
     return anchor, meta
 
 
@@ -229,7 +249,7 @@ def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, proble
     found = [p for p in (_control_problem(speaker, "'speaker'", pattern=_CONTROL),
                          _control_problem(str(ts or ""), "'ts'", pattern=_CONTROL),
                          _control_problem(canonical, "'text'"),
-                         "'meta' contains the control character U+0000; remove it" if _nul_in(m.get("meta")) else None)
+                         "'meta' contains U+0000 or a lone surrogate (U+D800..U+DFFF); remove it" if _nul_in(m.get("meta")) else None)
              if p]
     if found:
         problems.extend(CorpusProblem(line, f"{where}: {p}") for p in found)
@@ -263,9 +283,17 @@ def json_lines(text: str, problems: list[CorpusProblem]) -> Iterator[tuple[int, 
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            value = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(CorpusProblem(lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"))
+            continue
+        except RecursionError:
+            problems.append(CorpusProblem(lineno, f"nested deeper than {MAX_NESTING} levels"))
+            continue
+        if _too_deep(value):
+            problems.append(CorpusProblem(lineno, f"nested deeper than {MAX_NESTING} levels"))
+            continue
+        yield lineno, value
 
 
 def parse_jsonl(

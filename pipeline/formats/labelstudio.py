@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import IO, Any
 from xml.sax.saxutils import quoteattr
 
-from pipeline.corpus import CorpusError, CorpusProblem, ParseReport
+from pipeline.corpus import MAX_NESTING, CorpusError, CorpusProblem, ParseReport, _too_deep
 from pipeline.formats._common import DEFAULT_SPEAKER, Record, assemble, fallback_id, message_index
 from pipeline.types import Dialogue, Span
 
@@ -200,8 +200,13 @@ def parse_labelstudio(
         tasks = list(_iter_array(text))
     except json.JSONDecodeError as exc:
         raise CorpusError([CorpusProblem(exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")]) from None
+    except RecursionError:  # where the value ends is unknown, so the whole file stops here
+        raise CorpusError([CorpusProblem(1, f"nested deeper than {MAX_NESTING} levels")]) from None
     for n, (line, task) in enumerate(tasks, start=1):
         where = f"task {n}"
+        if _too_deep(task):
+            problems.append(CorpusProblem(line, f"{where}: nested deeper than {MAX_NESTING} levels"))
+            continue
         data = task.get("data") if isinstance(task, dict) else None
         if not isinstance(data, dict):
             problems.append(CorpusProblem(line, f"{where}: each task must be an object with a 'data' object"))

@@ -8,9 +8,17 @@ Two passes over the input, so memory stays flat whatever the corpus size:
 2. each dialogue is de-identified, written, leak-checked and counted for the utility report.
 
 Files written next to ``out`` (``RELEASE.jsonl``): ``RELEASE.leaks.json``,
-``RELEASE.utility.json``, ``RELEASE.summary.json`` and — unless ``mapping=False`` —
-``RELEASE.mapping.jsonl``, the original → surrogate table, which must be kept apart from the
-release (anyone holding it can undo the de-identification).
+``RELEASE.utility.json``, ``RELEASE.summary.json`` (counts and positions only: downloadable) and,
+private — to be kept apart from the release, as they hold original strings —
+``RELEASE.mapping.jsonl`` (the original → surrogate table, unless ``mapping=False``; anyone holding
+it can undo the de-identification), ``RELEASE.candidates.jsonl`` (what the self-audit leaves for
+review, :mod:`pipeline.surrogates.audit`) and ``RELEASE.leaks.private.json`` (the leak hits with
+the strings found).
+
+Pass 2 also audits the release (:class:`~pipeline.surrogates.audit.ReleaseAudit`): a second
+opinion on the released text and the engine's own candidates; the release is publishable only
+with no leak and no pending candidate. The summary's ``capture_recapture`` estimates what the
+release's spans and an independent source both missed (:mod:`pipeline.metrics.capture`).
 
 With ``gold`` (dialogues of the corpus with reviewed spans), the summary also estimates the residual
 risk: what the release's spans miss, per 1,000 messages, with an upper bound
@@ -23,7 +31,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -36,7 +44,9 @@ from pipeline.corpus import (
     iter_jsonl_dialogues,
     read_corpus,
 )
+from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
+from pipeline.surrogates.audit import ReleaseAudit, SecondOpinion
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.stream import iter_spans
@@ -55,7 +65,12 @@ def report_paths(out: str | Path) -> dict[str, Path]:
         "utility": out.with_name(f"{stem}.utility.json"),
         "summary": out.with_name(f"{stem}.summary.json"),
         "mapping": out.with_name(f"{stem}.mapping.jsonl"),
+        "candidates": out.with_name(f"{stem}.candidates.jsonl"),
+        "leaks_private": out.with_name(f"{stem}.leaks.private.json"),
     }
+
+
+PRIVATE_FILES = ("mapping", "candidates", "leaks_private")
 
 
 def _read(path: Path) -> Iterator[Dialogue]:
@@ -95,6 +110,7 @@ class ResidualTally:
         self.counts = {name: dict.fromkeys(("released", "sampled", "gold", "missed", "missed_sq"), 0)
                        for name in ("flagged", "unflagged")}
         self.matched = 0
+        self.capture = CaptureTally(("gold", "the release's spans"))
 
     def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> None:
         reviewed = self.gold.get(dialogue.id)
@@ -113,6 +129,7 @@ class ResidualTally:
                 c["gold"] += len(gold)
                 c["missed"] += missed
                 c["missed_sq"] += missed * missed
+                self.capture.add(gold, ss)
 
     def to_dict(self) -> dict[str, Any]:
         est = estimate_residual([Stratum(name, **c) for name, c in self.counts.items()])
@@ -187,15 +204,20 @@ def write_release(
     with_spans: bool = True,
     mapping: bool = True,
     progress: Progress | None = None,
+    audit: ReleaseAudit | None = None,
 ) -> tuple[LeakChecker, UtilityReport]:
     """Pass 2: de-identify each dialogue with its spans, write the release (and the mapping table),
-    leak-check and count it for the utility report."""
+    leak-check and count it for the utility report; with ``audit``, audit each released dialogue
+    (its candidates go to ``paths["candidates"]`` when there is one)."""
     # sorted: the first spelling registered ("Will" or "will") decides how an original is
     # checked, and a set's order changes with the interpreter's hash seed
     checker = LeakChecker(sorted(originals))
     utility = UtilityReport()
     paths["release"].parent.mkdir(parents=True, exist_ok=True)
     map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115
+    cand_fh = None
+    if audit is not None and "candidates" in paths:
+        cand_fh = audit.out = open(paths["candidates"], "w", encoding="utf-8")  # noqa: SIM115
     try:
         with open(paths["release"], "w", encoding="utf-8") as rel:
             for done, (dialogue, ss) in enumerate(zip(dialogues, spans, strict=True), start=1):
@@ -203,14 +225,17 @@ def write_release(
                 rel.write(json.dumps(release_obj(result.release, with_spans=with_spans), ensure_ascii=False) + "\n")
                 checker.check_result(result)
                 utility.add(result)
+                if audit is not None:
+                    audit.check(result)
                 if map_fh is not None:
                     for entry in result.mapping:
                         map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
                 if progress and done % 100 == 0:
                     progress("release", done)
     finally:
-        if map_fh is not None:
-            map_fh.close()
+        for fh in (map_fh, cand_fh):
+            if fh is not None:
+                fh.close()
     return checker, utility
 
 
@@ -226,9 +251,15 @@ def write_reports(
     mapping: bool = True,
     tally: ResidualTally | None = None,
     extra_summary: dict[str, Any] | None = None,
+    audit: ReleaseAudit | None = None,
 ) -> dict[str, Any]:
-    """Write the leak, utility and summary reports beside the release; return the summary."""
-    leaks = checker.report.to_dict()
+    """Write the leak, utility and summary reports beside the release; return the summary.
+
+    The leak report on the release's side holds positions only; the strings found go to
+    ``paths["leaks_private"]`` when there is one."""
+    leaks = checker.report.to_dict(public=True)
+    candidates = audit.to_dict() if audit is not None else {"pending": 0, "by_reason": {}, "dismissed": 0,
+                                                            "audited": False}
     summary = {
         "strategy": deid.describe(),
         "source": source,
@@ -236,19 +267,41 @@ def write_reports(
         "messages": found.messages,
         "spans": found.spans,
         "originals": len(found.originals),
-        "publishable": leaks["publishable"],
+        "publishable": leaks["publishable"] and not candidates["pending"],
         "leaks": leaks["leaks"],
+        "candidates": candidates,
+        "capture_recapture": capture_summary(tally, audit),
         "fallbacks": dict(deid.fallbacks),
         "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
         "seconds": {"spans": round(found.seconds, 3), "release": round(release_s, 3)},
-        "files": {k: p.name for k, p in paths.items() if k != "mapping" or mapping},
+        "files": {k: p.name for k, p in paths.items() if k not in PRIVATE_FILES},
+        "private_files": {k: p.name for k, p in paths.items()
+                          if k in PRIVATE_FILES and (k != "mapping" or mapping) and (k != "candidates" or audit)},
         **(extra_summary or {}),
     }
     paths["leaks"].write_text(json.dumps(leaks, indent=2, ensure_ascii=False), encoding="utf-8")
+    if "leaks_private" in paths:
+        paths["leaks_private"].write_text(json.dumps(checker.report.to_dict(), indent=2, ensure_ascii=False),
+                                          encoding="utf-8")
     paths["utility"].write_text(json.dumps(utility.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
     summary["utility"] = utility.to_dict()
     return summary
+
+
+NO_SECOND_SOURCE = ("No second independent source over the same messages (no --gold, no second "
+                    "opinion): what every source missed cannot be estimated.")
+
+
+def capture_summary(tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
+    """Capture–recapture estimates: gold vs the release's spans (with ``gold``) and the release's
+    spans vs the second opinion (with an audit)."""
+    out: dict[str, Any] = {}
+    if tally is not None and tally.matched:
+        out["gold_vs_release"] = tally.capture.to_dict()
+    if audit is not None and audit.second_opinion.detectors:
+        out["release_vs_second_opinion"] = audit.capture.to_dict()
+    return out or {"available": False, "sentence": NO_SECOND_SOURCE}
 
 
 def deidentify_dialogues(
@@ -268,9 +321,18 @@ def deidentify_dialogues(
     progress: Progress | None = None,
     extra_summary: dict[str, Any] | None = None,
     gold: str | Path | None = None,
+    audit: bool = True,
+    second_opinion: list[Any] | None = None,
+    dismissed: Collection[str] = (),
+    confirmed: Collection[str] = (),
 ) -> dict[str, Any]:
     """Write the JSONL release of the dialogues ``open_dialogues()`` yields (called twice, once per
-    pass, so a database query can stream them without a dump) and its reports; return the summary."""
+    pass, so a database query can stream them without a dump) and its reports; return the summary.
+
+    ``audit`` runs the self-audit: ``second_opinion`` is the list of detectors run on the released
+    text (default: the rules detector's structured identifiers); ``dismissed`` and ``confirmed``
+    are :attr:`Candidate.key` strings people decided ("not PII": not asked again; "PII": a kept
+    maths number is replaced after all)."""
     paths = report_paths(out)
     tally = ResidualTally(gold) if gold is not None else None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
@@ -281,15 +343,16 @@ def deidentify_dialogues(
         t1 = time.perf_counter()
         deid = Deidentifier(
             key=key, mode=mode, scope=scope, propagate=propagate, sweep_corpus=sweep_corpus,
-            proposer=proposer, forbidden=found.originals,
+            proposer=proposer, forbidden=found.originals, audit=audit, confirmed=confirmed,
         )
+        auditor = ReleaseAudit(second_opinion=SecondOpinion(second_opinion), dismissed=dismissed) if audit else None
         checker, utility = write_release(
             open_dialogues(), spilled_spans(spill), deid, paths, originals=found.originals,
-            with_spans=with_spans, mapping=mapping, progress=progress,
+            with_spans=with_spans, mapping=mapping, progress=progress, audit=auditor,
         )
     return write_reports(
         paths, found, deid, checker, utility, source=source, release_s=time.perf_counter() - t1,
-        mapping=mapping, tally=tally, extra_summary=extra_summary,
+        mapping=mapping, tally=tally, extra_summary=extra_summary, audit=auditor,
     )
 
 

@@ -9,11 +9,14 @@ never a fallback.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pipeline.maths import math_expression_spans
+from pipeline.surrogates.candidates import Candidate, candidate_key
+from pipeline.surrogates.completion import COMPLETION_RULES, complete_span
 from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
 from pipeline.surrogates.formats import (
     age_surrogate,
@@ -27,6 +30,13 @@ from pipeline.surrogates.formats import (
     url_surrogate,
     username_surrogate,
 )
+from pipeline.surrogates.fragments import (
+    FRAGMENT_RULES,
+    digit_groups,
+    matching_group,
+    name_parts,
+    unsafe_part,
+)
 from pipeline.surrogates.keyed import (
     KeyedRandom,
     apply_case,
@@ -35,12 +45,13 @@ from pipeline.surrogates.keyed import (
     strip_possessive,
 )
 from pipeline.surrogates.names import name_surrogate
+from pipeline.surrogates.numbers import NUMBER_RULES, NumberGuard
 from pipeline.surrogates.places import location_surrogate, school_surrogate
 from pipeline.surrogates.rules import DATE_LABELS, rule_error
-from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex
+from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex, checked_in_place
 from pipeline.types import Dialogue, Span, resolve_overlaps
 
-VERSION = "1"
+VERSION = "2"  # 2: the self-audit (completion, fragments, maths numbers kept)
 MODES = ("surrogate", "tag", "redact")
 SCOPES = ("dialogue", "corpus")
 REDACTED = "[REDACTED]"
@@ -110,6 +121,8 @@ class DeidResult:
     release: Dialogue
     replacements: list[Replacement] = field(default_factory=list)
     mapping: list[MappingEntry] = field(default_factory=list)
+    # what the self-audit could not settle alone (see pipeline.surrogates.candidates)
+    candidates: list[Candidate] = field(default_factory=list)
 
     @property
     def originals(self) -> list[tuple[str, str]]:
@@ -140,6 +153,12 @@ class Deidentifier:
     ``sweep_corpus`` those of every original registered so far (pass ``forbidden`` from a first
     pass over the corpus to register them all). Both use the leak check's matcher and leave maths
     expressions, short numbers, dates without a year and lower-case common words alone.
+
+    ``audit`` (default on) is the release's self-audit on the way in: structured spans completed
+    (:mod:`~pipeline.surrogates.completion`), fragments of originals replaced or asked about
+    (:mod:`~pipeline.surrogates.fragments`), bare numbers of the maths kept and asked about
+    (:mod:`~pipeline.surrogates.numbers`) unless their candidate key is in ``confirmed``; what
+    it cannot settle is in :attr:`DeidResult.candidates`.
     """
 
     name = "surrogates"
@@ -155,6 +174,9 @@ class Deidentifier:
         proposer: SurrogateProposer | None = None,
         forbidden: Iterable[tuple[str, str]] = (),
         sweep_corpus: bool = True,
+        audit: bool = True,
+        confirmed: Collection[str] = (),
+        region: str = "US",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -169,6 +191,10 @@ class Deidentifier:
         self.sweep_corpus = sweep_corpus
         self._corpus_scope = Scope(seed="corpus")
         self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
+        self.audit = audit
+        self.confirmed = frozenset(confirmed)
+        self.region = region
+        self.name_parts = OriginalIndex()  # the corpus's name parts (fragments), found anywhere
         self.add_forbidden(forbidden)
 
     @property
@@ -184,12 +210,20 @@ class Deidentifier:
             "propagate": self.propagate,
             "sweep_corpus": self.sweep_corpus,
             "key_fingerprint": self.keyed.fingerprint(),
+            "audit": {"completion": COMPLETION_RULES, "fragments": FRAGMENT_RULES,
+                      "numbers": NUMBER_RULES} if self.audit else None,
         }
 
     def add_forbidden(self, originals: Iterable[tuple[str, str]]) -> None:
         """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
         for label, text in originals:
-            self.forbidden.add(label, text)
+            self._register(label, text)
+
+    def _register(self, label: str, text: str) -> None:
+        self.forbidden.add(label, text)
+        if self.audit and label == "NAME":
+            for part in name_parts(text):
+                self.name_parts.add("NAME", part)
 
     # --- one dialogue --------------------------------------------------------------------
 
@@ -203,23 +237,34 @@ class Deidentifier:
             raise ValueError(
                 f"{dialogue.id}: {len(spans)} span lists for {len(dialogue.messages)} messages"
             )
+        candidates: list[Candidate] = []
         chosen: list[list[Span]] = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
+            if self.audit:
+                kept = self._complete(dialogue, msg.index, msg.text, kept, candidates)
             chosen.append(resolve_overlaps(kept))
+        if self.audit:
+            self._keep_maths_numbers(dialogue, chosen, candidates)
         items: dict[str, tuple[str, str]] = {}  # norm -> (label, original), in order of appearance
         self._collect(
             items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
         )
         for label, text in items.values():
-            self.forbidden.add(label, text)
+            self._register(label, text)
         index = self._sweep_index(items)
         swept: set[tuple[int, int, int]] = set()
         anchor_spans: list[Span] = []
         if index is not None and len(index):
             anchor_spans = self._sweep(dialogue, index, chosen, items, swept)
+        groups: dict[str, tuple[str, int]] = {}
+        if self.audit and (self.sweep_corpus or self.propagate):
+            anchor_spans += self._fragments(dialogue, chosen, items, swept, candidates, anchor_spans)
+            groups = self._digit_groups(dialogue, chosen, items, swept)
         table = self._table(dialogue, items)
+        self._match_groups(table, groups)
         result = self._apply(dialogue, chosen, items, table, swept, anchor_spans)
+        result.candidates = candidates
         if index is not None and len(index) and dialogue.meta:
             # metadata travels with the release: originals in its strings are replaced too
             def fix(text: str) -> str:
@@ -231,6 +276,99 @@ class Deidentifier:
 
             result.release = replace(result.release, meta=_map_strings(dialogue.meta, fix))
         return result
+
+    # --- the self-audit on the way in ----------------------------------------------------
+
+    def _complete(self, dialogue: Dialogue, index: int, text: str, spans: list[Span],
+                  candidates: list[Candidate]) -> list[Span]:
+        """Grow structured spans to their whole value; report the ones that still cut one."""
+        out = []
+        for s in spans:
+            grown, complete = complete_span(text, s, region=self.region)
+            if not complete:
+                candidates.append(_candidate(dialogue, index, text, grown, "incomplete", "completion"))
+            out.append(grown)
+        return out
+
+    def _keep_maths_numbers(self, dialogue: Dialogue, chosen: list[list[Span]],
+                            candidates: list[Candidate]) -> None:
+        """Drop the bare-number spans that are teaching content (unless confirmed), as candidates."""
+        guard = NumberGuard(dialogue)
+        for i, msg in enumerate(dialogue.messages):
+            keep = []
+            for s in chosen[i]:
+                value = msg.text[s.start : s.end]
+                reason = guard.reason(i, s) if checked_in_place(value, s.label) else None
+                if reason is None or candidate_key(dialogue.id, msg.index, s.start, s.end, value) in self.confirmed:
+                    keep.append(s)
+                else:
+                    candidates.append(_candidate(dialogue, msg.index, msg.text, s, reason, "numbers"))
+            chosen[i] = keep
+
+    def _fragments(self, dialogue: Dialogue, chosen: list[list[Span]], items: dict[str, tuple[str, str]],
+                   swept: set[tuple[int, int, int]], candidates: list[Candidate],
+                   anchor_spans: list[Span]) -> list[Span]:
+        """Unmarked name parts of the corpus's (or, without ``sweep_corpus``, the dialogue's)
+        names: safe ones added to ``chosen`` as NAME, common words as candidates; returns the
+        anchor's safe ones."""
+        if self.sweep_corpus:
+            index = self.name_parts
+        else:
+            index = OriginalIndex()
+            for label, text in items.values():
+                for part in name_parts(text) if label == "NAME" else ():
+                    index.add("NAME", part)
+        if not len(index):
+            return []
+        for i, msg in enumerate(dialogue.messages):
+            safe = []
+            for h in self._hits(index, msg.text, chosen[i]):
+                part = Span(h.start, h.end, "NAME", source="fragment")
+                if unsafe_part(msg.text[h.start : h.end]):
+                    candidates.append(_candidate(dialogue, msg.index, msg.text, part, "fragment", "fragments"))
+                else:
+                    safe.append(part)
+            if safe:
+                swept.update((msg.index, sp.start, sp.end) for sp in safe)
+                chosen[i] = sorted(chosen[i] + safe)
+        anchor = [Span(h.start, h.end, "NAME", source="fragment")
+                  for h in (self._hits(index, dialogue.anchor, anchor_spans) if dialogue.anchor else [])
+                  if not unsafe_part(dialogue.anchor[h.start : h.end])]
+        self._collect(items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)])
+        self._collect(items, [(dialogue.anchor, anchor)])
+        return anchor
+
+    def _digit_groups(self, dialogue: Dialogue, chosen: list[list[Span]], items: dict[str, tuple[str, str]],
+                      swept: set[tuple[int, int, int]]) -> dict[str, tuple[str, int]]:
+        """Unmarked digit groups of the dialogue's phones and ids, added to ``chosen`` (outside
+        maths); returns ``group norm -> (its original's norm, position)`` for :meth:`_match_groups`."""
+        groups: dict[str, tuple[str, int]] = {}
+        for norm, (label, text) in list(items.items()):
+            for pos, group in digit_groups(label, text):
+                pattern = re.compile(rf"(?<![\d]){group}(?![\d])")
+                for i, msg in enumerate(dialogue.messages):
+                    maths = math_expression_spans(msg.text)
+                    for m in pattern.finditer(msg.text):
+                        s, e = m.span()
+                        if any(s < b and a < e for a, b in maths) or any(
+                            s < sp.end and sp.start < e for sp in chosen[i]
+                        ):
+                            continue
+                        chosen[i] = sorted([*chosen[i], Span(s, e, label, source="fragment")])
+                        swept.add((msg.index, s, e))
+                        items.setdefault(normalize(group), (label, group))
+                        groups.setdefault(normalize(group), (norm, pos))
+        return groups
+
+    @staticmethod
+    def _match_groups(table: dict[str, tuple[str, str, str]], groups: Mapping[str, tuple[str, int]]) -> None:
+        """A digit group takes the group in the same place of its original's surrogate."""
+        for norm, (parent, pos) in groups.items():
+            if norm in table and parent in table:
+                label, sur, method = table[parent]
+                hit = matching_group(parent, sur, pos)
+                if hit is not None:
+                    table[norm] = (label, hit, method)
 
     def _sweep_index(self, items: dict[str, tuple[str, str]]) -> Any:
         """The originals to look for unspanned: the corpus's ("sweep_corpus": a word-problem
@@ -469,6 +607,11 @@ class Deidentifier:
         return "".join(out), spans, reps
 
 
+def _candidate(dialogue: Dialogue, index: int, text: str, span: Span, reason: str, source: str) -> Candidate:
+    return Candidate(dialogue.id, index, span.start, span.end, span.label, reason,
+                     text[span.start : span.end], source)
+
+
 def _strings(obj: Any) -> Iterator[str]:
     if isinstance(obj, str):
         yield obj
@@ -495,7 +638,7 @@ def build_deidentifier(
 ) -> Deidentifier:
     """Build from a config dict: ``{"mode", "scope", "propagate"}`` (unknown keys are an error)."""
     config = dict(config or {})
-    known = {"mode", "scope", "propagate", "sweep_corpus"}
+    known = {"mode", "scope", "propagate", "sweep_corpus", "audit"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise ValueError(

@@ -34,7 +34,11 @@ class LeakHit:
     found: str
     how: str  # text | compact | in_place
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, public: bool = False) -> dict[str, Any]:
+        """``public``: positions only, without the original strings (the release's own file)."""
+        if public:
+            return {"dialogue_id": self.dialogue_id, "index": self.index, "start": self.start, "end": self.end,
+                    "label": self.label, "how": self.how}
         return {
             "dialogue_id": self.dialogue_id,
             "index": self.index,
@@ -66,7 +70,7 @@ class LeakReport:
         if len(self.hits) < MAX_LISTED_HITS:
             self.hits.append(hit)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, public: bool = False) -> dict[str, Any]:
         return {
             "publishable": self.publishable,
             "originals_checked": self.originals,
@@ -74,7 +78,7 @@ class LeakReport:
             "messages_scanned": self.messages_scanned,
             "leaks": self.total_hits,
             "leaks_by_label": dict(sorted(self.by_label.items())),
-            "hits": [h.to_dict() for h in self.hits],
+            "hits": [h.to_dict(public=public) for h in self.hits],
             "hits_truncated": self.total_hits > len(self.hits),
         }
 

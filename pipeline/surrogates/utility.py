@@ -4,7 +4,10 @@
   PIIvot's Table 1);
 - the share of number tokens and maths expressions outside PII spans that are byte-identical in
   the release (must be 100 %: the maths is the reason the corpus exists);
-- spans replaced per label and per method (llm / offline / tag / redact; propagated occurrences).
+- spans replaced per label and per method (llm / offline / tag / redact; propagated occurrences);
+- the messages whose numbers changed: a number token outside the spans that differs, or a bare
+  number of at most four digits ("14", "3") replaced by another — the shape of a maths answer,
+  which :mod:`pipeline.surrogates.numbers` keeps unless a person confirms it is PII.
 
 Counts are accumulated one dialogue at a time; memory grows with the number of distinct n-grams,
 not with the number of messages.
@@ -19,6 +22,7 @@ from typing import Any
 
 from pipeline.maths import math_expression_spans
 from pipeline.surrogates.engine import DeidResult, Replacement
+from pipeline.surrogates.numbers import is_bare_number
 from pipeline.text import Token, tokenize
 
 NGRAM_ORDERS = (1, 2, 3)
@@ -86,6 +90,12 @@ def _shifted(start: int, end: int, reps: list[Replacement]) -> tuple[int, int] |
     return start + delta, end + delta
 
 
+def _number_replaced(text: str, r: Replacement) -> bool:
+    """A short bare number ("14") replaced: what a maths answer looks like."""
+    value = text[r.start : r.end].strip()
+    return is_bare_number(value) and sum(c.isdigit() for c in value) <= 4
+
+
 class UtilityReport:
     """Accumulate :class:`DeidResult` objects; :meth:`to_dict` is the report."""
 
@@ -98,6 +108,9 @@ class UtilityReport:
         self.methods: Counter = Counter()
         self.propagated: Counter = Counter()
         self.dialogues = 0
+        self.messages = 0
+        self.numbers_changed = 0
+        self.numbers_changed_examples: list[dict[str, Any]] = []
 
     def add(self, result: DeidResult) -> None:
         self.dialogues += 1
@@ -114,7 +127,14 @@ class UtilityReport:
             self.after.add(after.text)
             reps = sorted(by_msg.get(before.index, []), key=lambda r: r.start)
             units = [(t.start, t.end) for t in tokens if t.is_number]
+            kept = self.numbers.kept + self.numbers.inside_pii
             self._check(self.numbers, units, before.text, after.text, reps, result, before.index)
+            self.messages += 1
+            lost = self.numbers.kept + self.numbers.inside_pii - kept < len(units)
+            if lost or any(_number_replaced(before.text, r) for r in reps):
+                self.numbers_changed += 1
+                if len(self.numbers_changed_examples) < 20:
+                    self.numbers_changed_examples.append({"dialogue_id": result.original.id, "index": before.index})
             self._check(
                 self.maths,
                 math_expression_spans(before.text),
@@ -151,6 +171,9 @@ class UtilityReport:
             "math_expressions": self.maths.to_dict(),
             "maths_intact": self.numbers.kept == self.numbers.total
             and self.maths.kept == self.maths.total,
+            "messages": self.messages,
+            "messages_numbers_changed": self.numbers_changed,
+            "messages_numbers_changed_examples": self.numbers_changed_examples,
             "replaced_by_label": dict(sorted(self.replaced.items())),
             "replaced_by_method": dict(sorted(self.methods.items())),
             "propagated_by_label": dict(sorted(self.propagated.items())),

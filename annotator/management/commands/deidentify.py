@@ -48,7 +48,8 @@ class Command(BaseCommand):
                             help="Reviewed dialogues of the corpus (import format, their spans are gold): "
                                  "estimate the residual PII the spans miss, per 1,000 messages, with a 95 %% "
                                  "upper bound.")
-        parser.add_argument("--fail-on-leaks", action="store_true", help="Exit with status 1 if the leak check finds any.")
+        parser.add_argument("--fail-on-leaks", action="store_true",
+                            help="Exit with status 1 if the leak check finds any, or review candidates remain.")
 
     def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
                workers=None, **opts):
@@ -106,7 +107,17 @@ class Command(BaseCommand):
                           f"{paths['utility'].name}, {paths['summary'].name}"
                           + ("" if no_mapping else f"; mapping table (keep private): {paths['mapping'].name}"))
         self.stdout.write(f"residual risk: {summary['residual_risk']['sentence']}")
-        if summary["publishable"]:
+        cands = summary["candidates"]
+        self.stdout.write(f"review candidates: {cands['pending']} pending {cands['by_reason']}, "
+                          f"{cands['dismissed']} dismissed (private: {paths['candidates'].name})")
+        capture = summary["capture_recapture"]
+        for name, est in capture.items() if "available" not in capture else []:
+            self.stdout.write(f"capture-recapture ({name}): {est['sentence']}")
+        if cands["pending"]:
+            self.stdout.write(self.style.ERROR(f"not publishable: {cands['pending']} candidate(s) to review"))
+            if fail_on_leaks:
+                sys.exit(1)
+        if summary["leaks"] == 0:
             self.stdout.write(self.style.SUCCESS("leak check: no original PII string in the release"))
         else:
             self.stdout.write(self.style.ERROR(

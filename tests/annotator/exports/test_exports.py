@@ -467,7 +467,7 @@ def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built
     assert methods["Maria"] == ("llm", "Lucia")
     assert methods["maria.lopez@example.com"][0] == "offline"  # refused three times, then offline
     assert "Hi Lucia! Ready for fractions?" in (export_dir(export) / "release.jsonl").read_text()
-    assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@1+llm:")
+    assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@2+llm:")
 
 
 # --- one read path (issue 13, item 1) --------------------------------------------------------

@@ -1,0 +1,150 @@
+"""The release's self-audit after the fact: a second opinion on the *released* text, and the tally
+of what is left for people to review.
+
+The leak check looks only for originals that something marked, so by itself it certifies
+whatever nobody marked. Once a dialogue is released, :class:`SecondOpinion` scans its released
+messages with detectors other than the release's source — the rules detector's structured
+identifiers always, others (the tagger in its recall-first policy, Presidio tuned) when asked.
+A hit inside a replacement is the release's own surrogate and is skipped (it counts as a
+recapture for :mod:`pipeline.metrics.capture`); a hit that runs on from a replacement into
+original text, or lies wholly in original text, is mapped back to original offsets (text outside
+replacements is byte-identical, so offsets shift only by the replacements before it) and becomes
+a candidate (reason ``second_opinion``).
+
+:class:`ReleaseAudit` gathers these and the engine's own candidates (fragments, incomplete spans,
+maths numbers), drops the ones people dismissed (their :attr:`Candidate.key`), and counts the
+rest: a release is publishable only when none is pending.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from typing import IO, Any
+
+from pipeline.detectors.rules import RulesDetector
+from pipeline.metrics.capture import CaptureTally
+from pipeline.surrogates.candidates import REASONS, Candidate
+from pipeline.surrogates.completion import STRUCTURED_LABELS
+from pipeline.surrogates.engine import DeidResult, Replacement
+from pipeline.types import Detection, Span
+
+MAX_LISTED = 1000  # public positions listed in the summary; the private file has them all
+
+
+def default_second_opinion() -> list[Any]:
+    """The second opinion every release gets: the rules detector's structured identifiers."""
+    return [RulesDetector({"labels": list(STRUCTURED_LABELS)})]
+
+
+def _to_original(start: int, end: int, reps: Sequence[Replacement]) -> tuple[int, int]:
+    """Release offsets back to original ones, widened over any replacement the range touches."""
+
+    def shift(p: int) -> int:
+        return sum((r.new_end - r.new_start) - (r.end - r.start) for r in reps if r.new_end <= p)
+
+    o_start = next((r.start for r in reps if r.new_start <= start < r.new_end), start - shift(start))
+    o_end = next((r.end for r in reps if r.new_start < end <= r.new_end), end - shift(end))
+    return o_start, o_end
+
+
+def _reaches_original(released: str, start: int, end: int, reps: Sequence[Replacement]) -> bool:
+    """Does ``released[start:end]`` hold a letter or digit that no replacement inserted?"""
+    return any(released[p].isalnum() and not any(r.new_start <= p < r.new_end for r in reps)
+               for p in range(start, min(end, len(released))))
+
+
+class SecondOpinion:
+    """Independent detectors run on the released text of each dialogue."""
+
+    def __init__(self, detectors: Iterable[Any] | None = None) -> None:
+        self.detectors = list(default_second_opinion() if detectors is None else detectors)
+        self.names = [f"{d.name}@{d.version}" for d in self.detectors]
+
+    def check(self, result: DeidResult) -> tuple[list[Candidate], list[list[Span]]]:
+        """Candidates in ``result``'s original text, and each message's hits in original offsets
+        (surrogate hits included, as the replacement's original range) for capture–recapture."""
+        by_msg: dict[int, list[Replacement]] = {}
+        for r in sorted(result.replacements, key=lambda r: r.new_start):
+            by_msg.setdefault(r.index, []).append(r)
+        originals = {m.index: m.text for m in result.original.messages}
+        released = {m.index: m.text for m in result.release.messages}
+        hits: list[list[Span]] = [[] for _ in result.release.messages]
+        out: list[Candidate] = []
+        for det in self.detectors:
+            found: list[Detection] = det.detect(result.release)
+            for k, d in enumerate(found):
+                reps = by_msg.get(d.index, [])
+                text = originals.get(d.index, "")
+                for s in d.spans:
+                    start, end = _to_original(s.start, s.end, reps)
+                    if not 0 <= start < end <= len(text):
+                        continue
+                    hits[k].append(Span(start, end, s.label, source=det.name))
+                    if _reaches_original(released.get(d.index, ""), s.start, s.end, reps):
+                        out.append(Candidate(result.original.id, d.index, start, end, s.label,
+                                             "second_opinion", text[start:end], f"{det.name}@{det.version}"))
+        return out, hits
+
+
+class ReleaseAudit:
+    """Everything a release's self-audit leaves for people, counted and (privately) written.
+
+    ``dismissed`` holds the keys people marked "not PII"; ``out`` is the private candidates file
+    (one :meth:`Candidate.to_dict` per line). ``capture`` compares the release's replaced spans
+    with the second opinion's hits, on the labels the second opinion can find.
+    """
+
+    def __init__(self, *, second_opinion: SecondOpinion | None = None, dismissed: Collection[str] = (),
+                 out: IO[str] | None = None, labels: Iterable[str] = STRUCTURED_LABELS) -> None:
+        self.second_opinion = second_opinion if second_opinion is not None else SecondOpinion()
+        self.dismissed_keys = frozenset(dismissed)
+        self.out = out
+        self.pending: Counter = Counter()
+        self.dismissed = 0
+        self.listed: list[dict[str, Any]] = []
+        names = " + ".join(self.second_opinion.names) or "no detector"
+        self.capture = CaptureTally(("the release's spans", f"second opinion ({names})"), labels=labels)
+
+    def check(self, result: DeidResult) -> list[Candidate]:
+        """The pending candidates of one released dialogue (written to ``out``, counted)."""
+        found, hits = self.second_opinion.check(result)
+        replaced: dict[int, list[Span]] = {}
+        for r in result.replacements:
+            replaced.setdefault(r.index, []).append(Span(r.start, r.end, r.label))
+        for m, h in zip(result.original.messages, hits, strict=True):
+            self.capture.add(replaced.get(m.index, []), h)
+        pending: list[Candidate] = []
+        seen: set[str] = set()
+        for c in [*result.candidates, *found]:
+            if c.key in seen:
+                continue
+            seen.add(c.key)
+            if c.key in self.dismissed_keys:
+                self.dismissed += 1
+                continue
+            pending.append(c)
+        for c in pending:
+            self.pending[c.reason] += 1
+            if self.out is not None:
+                self.out.write(json.dumps(c.to_dict(), ensure_ascii=False) + "\n")
+            if len(self.listed) < MAX_LISTED:
+                self.listed.append(c.public_dict())
+        return pending
+
+    @property
+    def total(self) -> int:
+        return sum(self.pending.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts and positions only (safe in a downloadable summary)."""
+        return {
+            "audited": True,
+            "pending": self.total,
+            "by_reason": {r: self.pending[r] for r in REASONS if self.pending[r]},
+            "dismissed": self.dismissed,
+            "second_opinion": self.second_opinion.names,
+            "listed": self.listed,
+            "listed_truncated": self.total > len(self.listed),
+        }

@@ -1,0 +1,108 @@
+"""Issue 20: the release audits itself (fragments, completion, second opinion, maths numbers,
+capture-recapture)."""
+
+import json
+import random
+
+from pipeline.metrics.capture import Chapman
+from pipeline.surrogates.batch import deidentify_file, report_paths
+from pipeline.surrogates.engine import Deidentifier
+from pipeline.types import Dialogue, Message, Span
+
+KEY = "release-audit-key-0123"
+
+
+def msg(i, text, spans=()):
+    return Message(text=text, index=i, spans=tuple(Span(text.index(w), text.index(w) + len(w), lab)
+                                                  for w, lab in spans))
+
+
+A = Dialogue("A", (
+    msg(0, "Hi, my name is Maria Lopez and I am in Ms. Okafor's class.", [("Maria Lopez", "NAME"), ("Okafor", "NAME")]),
+    msg(1, "Maria's dog is called Rex, he is 3 years old."),
+    msg(2, "My mum says call her on (555) 201-7788 after 6.", [("201-7788", "PHONE")]),
+    msg(3, "you can email me at jo.bloggs@example.org if you're stuck"),
+))
+B = Dialogue("B", (msg(0, "ok thanks, see you tomorrow Lopez"),))
+C = Dialogue("C", (msg(0, "The total number of old records that the 5 people brought in is 14.", [("14", "AGE")]),))
+
+
+def write(path, dialogues):
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in dialogues:
+            fh.write(json.dumps({"id": d.id, "messages": [
+                {"text": m.text, "speaker": "student",
+                 "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in m.spans]}
+                for m in d.messages]}) + "\n")
+    return path
+
+
+def release(tmp_path, **options):
+    summary = deidentify_file(write(tmp_path / "in.jsonl", [A, B, C]), tmp_path / "out.jsonl", key=KEY, **options)
+    with open(tmp_path / "out.jsonl", encoding="utf-8") as fh:
+        texts = {o["id"]: [m["text"] for m in o["messages"]] for o in map(json.loads, fh)}
+    return summary, texts
+
+
+def test_name_fragments_are_replaced_by_the_matching_part(tmp_path):
+    summary, texts = release(tmp_path, scope="corpus")
+    first, last = texts["A"][0].split("my name is ")[1].split(" and")[0].split()
+    assert texts["A"][1].startswith(f"{first}'s dog") and "Maria" not in texts["A"][1]
+    assert texts["B"][0] == f"ok thanks, see you tomorrow {last}"
+
+
+def test_fragment_in_another_dialogue_under_dialogue_scope_is_replaced(tmp_path):
+    _, texts = release(tmp_path)
+    assert "Lopez" not in texts["B"][0]
+
+
+def test_common_word_part_is_a_candidate_not_replaced():
+    d = Dialogue("W", (msg(0, "this is Will Page", [("Will Page", "NAME")]), msg(1, "ok so Will said no")))
+    result = Deidentifier(key=KEY).deidentify(d)
+    assert result.release.messages[1].text == "ok so Will said no"
+    assert [(c.reason, c.text) for c in result.candidates] == [("fragment", "Will")]
+
+
+def test_partial_phone_is_completed(tmp_path):
+    _, texts = release(tmp_path)
+    assert "(555)" not in texts["A"][2] and "7788" not in texts["A"][2]
+    assert texts["A"][2].endswith(" after 6.")
+
+
+def test_unmarked_email_is_a_second_opinion_candidate_without_strings_in_public_files(tmp_path):
+    summary, texts = release(tmp_path)
+    paths = report_paths(tmp_path / "out.jsonl")
+    cands = [json.loads(line) for line in paths["candidates"].read_text().splitlines()]
+    assert {"second_opinion": "jo.bloggs@example.org"}.items() <= {c["reason"]: c["text"] for c in cands}.items()
+    assert not summary["publishable"] and summary["candidates"]["pending"] >= 2
+    for name in ("summary", "leaks"):
+        assert "jo.bloggs" not in paths[name].read_text() and "Maria" not in paths[name].read_text()
+    dismissed = {c["key"] for c in cands}
+    again, _ = release(tmp_path, dismissed=dismissed)
+    assert again["candidates"]["pending"] == 0 and again["publishable"]
+
+
+def test_maths_answer_is_not_replaced_and_utility_counts_it(tmp_path):
+    summary, texts = release(tmp_path, audit=False)  # today's behaviour: "is 14" became another number
+    assert not texts["C"][0].endswith("is 14.") and summary["utility"]["messages_numbers_changed"] >= 1
+    summary, texts = release(tmp_path)
+    assert texts["C"][0] == C.messages[0].text
+    assert summary["candidates"]["by_reason"]["maths_number"] == 1
+    assert summary["utility"]["messages_numbers_changed"] == 0
+
+
+def test_text_outside_replacements_is_byte_identical(tmp_path):
+    _, texts = release(tmp_path)
+    assert texts["A"][0].endswith("'s class.") and texts["A"][3] == A.messages[3].text
+
+
+def test_capture_recapture_interval_covers_the_truth_at_about_the_nominal_rate():
+    covered = 0
+    for seed in range(200):
+        rng = random.Random(seed)
+        a = [rng.random() < 0.8 for _ in range(200)]
+        b = [rng.random() < 0.6 for _ in range(200)]
+        m = sum(x and y for x, y in zip(a, b, strict=True))
+        lo, hi = Chapman(sum(a), sum(b), m).interval()
+        covered += lo <= 200 <= hi
+    assert 0.88 <= covered / 200 <= 0.99

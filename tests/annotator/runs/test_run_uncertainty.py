@@ -44,7 +44,7 @@ def test_a_real_tagger_run_scores_every_message_and_feeds_a_least_sure_plan(corp
                                options={"epochs": 1, "num_layers": 1, "check_precision": False,
                                         "min_dev_score": 0.0})  # a tiny model: usable, not good
     with django_capture_on_commit_callbacks(execute=True):
-        run = runs.run_start(project=corpus, detector="tagger", config={"model_path": str(info.path)})
+        run = runs.run_start(project=corpus, detector="tagger", config={"version": info.full_version})
         runs.run_enqueue(run)
     run.refresh_from_db()
     assert run.status == "succeeded", run.error

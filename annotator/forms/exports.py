@@ -44,3 +44,14 @@ class ReleaseForm(forms.Form):
 class ReleasePublishForm(forms.Form):
     acknowledge = forms.BooleanField(required=False, label="I acknowledge the residual risk",
                                      help_text="Needed for an unreviewed release; recorded in the audit log.")
+
+
+class CandidateDecisionForm(forms.Form):
+    """A reviewer's verdict on a release-review candidate, with the label a confirmation gives it."""
+
+    verdict = forms.ChoiceField(choices=[("confirmed", "PII"), ("dismissed", "Not PII")])
+    label = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, labels: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["label"].choices = [("", "")] + [(label, label) for label in labels]

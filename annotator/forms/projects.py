@@ -21,7 +21,8 @@ class ProjectForm(forms.ModelForm):
         model = Project
         fields = [
             "name", "slug", "description", "visibility_mode", "overlap_k", "context_window",
-            "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "suggestion_runs", "guidelines",
+            "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "second_opinion_tagger", "second_opinion_presidio",
+            "suggestion_runs", "guidelines",
             "taxonomy",
         ]
         widgets = {"suggestion_runs": forms.CheckboxSelectMultiple, "guidelines": forms.Textarea(attrs={"rows": 10}), "description": forms.Textarea(attrs={"rows": 2})}

@@ -7,6 +7,7 @@ from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
 from annotator.models.jobs import BackgroundJob, JobFields, JobStatus
+from annotator.models.releases import CandidateDecision, ReleaseCandidate
 from annotator.models.runs import (
     DetectorRun,
     MessageSegment,
@@ -23,6 +24,7 @@ __all__ = [
     "AssignmentPlan",
     "AuditEvent",
     "BackgroundJob",
+    "CandidateDecision",
     "DetectorRun",
     "Dialogue",
     "Export",
@@ -35,6 +37,7 @@ __all__ = [
     "MessageUncertainty",
     "Prediction",
     "Project",
+    "ReleaseCandidate",
     "Role",
     "RunChunk",
 ]

@@ -62,6 +62,11 @@ class Project(models.Model):
     labelling_policy = models.CharField(max_length=16, choices=Policy.choices, default=Policy.STRICT)
     merge_rule = models.CharField(max_length=16, choices=MergeRule.choices, default=MergeRule.UNANIMOUS)
     show_predictions_to_adjudicators = models.BooleanField(default=False)
+    second_opinion_tagger = models.BooleanField(
+        default=True, help_text="A release's self-audit also runs the project's active tagger (recall first) "
+                                "over the released text.")
+    second_opinion_presidio = models.BooleanField(
+        default=True, help_text="A release's self-audit also runs Presidio (tuned) over the released text.")
     suggestion_runs = models.ManyToManyField(
         "annotator.DetectorRun", blank=True, related_name="+",
         help_text="Runs whose predictions aware annotators see as suggestions.",

@@ -15,6 +15,7 @@ class AdjudicationDecision(models.Model):
         MAJORITY = "majority", "Majority (merged automatically)"
         ADJUDICATED = "adjudicated", "Adjudicated"
         IMPORTED = "imported", "Imported as gold"
+        AUDITED = "audited", "Confirmed in a release review"
 
     message = models.OneToOneField("annotator.Message", on_delete=models.CASCADE, related_name="decision")
     outcome = models.CharField(max_length=12, choices=Outcome.choices)

@@ -10,15 +10,26 @@ taken now over the decisions that existed then, differs. Every way gold changes 
   spans go with it);
 - a decided item back in the adjudication queue, changed after the decision (counted).
 
-Gold spans are only ever written together with their decision, so the decisions stand for them.
-New gold for messages that had none does not make an export stale: the export is older, not wrong.
+- a place confirmed as PII in a release review (counted): every later build adds its span, so
+  a release built before it still holds that PII.
+
+Gold spans are otherwise only ever written together with their decision, so the decisions stand
+for them. New gold for messages that had none does not make an export stale: the export is older,
+not wrong. Fingerprints are compared on the keys the export recorded, so an older build is not
+stale merely because a newer Blindspot fingerprints more.
 """
 
 from __future__ import annotations
 
 from django.db.models import Count, Max
 
-from annotator.models import AdjudicationDecision, AdjudicationItem, Export, Project
+from annotator.models import (
+    AdjudicationDecision,
+    AdjudicationItem,
+    CandidateDecision,
+    Export,
+    Project,
+)
 from annotator.selectors.figures import cached
 
 
@@ -31,8 +42,13 @@ def gold_state(project: Project, *, upto: int | None = None) -> dict:
     reopened = AdjudicationItem.objects.filter(
         project=project, status=AdjudicationItem.Status.OPEN, decision__isnull=False, decision_id__lte=upto,
     ).count()
+    confirmed = CandidateDecision.objects.filter(project=project, verdict=CandidateDecision.Verdict.CONFIRMED).count()
     return {"upto": upto, "decisions": agg["n"], "decided_at": agg["last"].isoformat() if agg["last"] else None,
-            "reopened": reopened}
+            "reopened": reopened, "confirmed_in_review": confirmed}
+
+
+def _differs(now: dict, then: dict) -> bool:
+    return any(now.get(k) != v for k, v in then.items())
 
 
 def gold_state_cached(project: Project, *, upto: int | None = None) -> dict:
@@ -46,7 +62,7 @@ def export_is_stale(export: Export) -> bool:
     state = export.gold_state or {}
     if not export.uses_gold or "upto" not in state:
         return False
-    return gold_state(export.project, upto=state["upto"]) != state
+    return _differs(gold_state(export.project, upto=state["upto"]), state)
 
 
 def stale_export_ids(exports, *, use_cache: bool = False) -> set[int]:
@@ -61,6 +77,6 @@ def stale_export_ids(exports, *, use_cache: bool = False) -> set[int]:
         key = (export.project_id, state["upto"])
         if key not in seen:
             seen[key] = (gold_state_cached if use_cache else gold_state)(export.project, upto=state["upto"])
-        if seen[key] != state:
+        if _differs(seen[key], state):
             out.add(export.pk)
     return out

@@ -3,7 +3,9 @@
 The sampling design comes from :func:`annotator.selectors.assignments.audit_sample_weights`, the one
 reader of the plans' design (shared with the circularity and detector reports): a reviewed message
 drawn by a plan is part of the random sample of its stratum; a reviewed message no plan drew
-(imported gold, a hand-made queue) is counted exactly but stands for nothing else.
+(a hand-made queue) is counted exactly but stands for nothing else. Gold imported from a file
+is its own evidence: nobody reviewed it in Blindspot, so it counts as unreviewed, for the
+acknowledgement and for the estimate alike, until people review it in the app.
 """
 
 from __future__ import annotations
@@ -38,14 +40,21 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     ids = list(message_ids)
     decisions: Counter = Counter()
     reviewed: set[int] = set()
+    imported: set[int] = set()
+    imported_from: Counter = Counter()
     gold: dict[int, list[Span]] = {}
     released_spans: dict[int, list[Span]] = {}
     annotators: set[int] = set()
     done_per_message: Counter = Counter()
     for chunk in _chunks(ids):
-        for mid, outcome in AdjudicationDecision.objects.filter(message_id__in=chunk).values_list("message_id", "outcome"):
-            reviewed.add(mid)
+        for mid, outcome, notes in (AdjudicationDecision.objects.filter(message_id__in=chunk)
+                                    .values_list("message_id", "outcome", "notes")):
             decisions[outcome] += 1
+            if outcome == AdjudicationDecision.Outcome.IMPORTED:
+                imported.add(mid)
+                imported_from[notes.removeprefix("imported from ").strip() or "a file"] += 1
+            else:
+                reviewed.add(mid)
         gold.update(_spans(GoldSpan.objects.filter(message_id__in=chunk)))
         if source == "run":
             released_spans.update(_spans(Prediction.objects.filter(run_id=run_id, message_id__in=chunk)))
@@ -53,8 +62,8 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
                           .values_list("message_id", "annotator_id")):
             annotators.add(user)
             done_per_message[mid] += 1
-    if source == "gold":  # reviewed messages carry their gold spans; the others go out without any
-        released_spans = {mid: gold.get(mid, []) for mid in reviewed}
+    if source == "gold":  # messages in gold carry their gold spans; the others go out without any
+        released_spans = {mid: gold.get(mid, []) for mid in reviewed | imported}
     design = audit_sample_weights(project)
     estimate = residual_estimate(ids=ids, reviewed=reviewed, gold=gold, released_spans=released_spans,
                                  design=design, gold_source=source == "gold")
@@ -63,6 +72,9 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     by_people = sum(done_per_message[m] > 0 for m in reviewed)
     per_message = (sum(done_per_message[m] for m in reviewed) / by_people) if by_people else 0.0
     unreviewed = source == "run" or r < n
+    files = ", ".join(name for name, _ in imported_from.most_common(3)) + (", …" if len(imported_from) > 3 else "")
+    imported_note = (f" {len(imported):,} message(s) carry gold imported from {files}, not reviewed in Blindspot: "
+                     "they count as unreviewed." if imported else "")
     if source == "run":
         statement = (f"Built from detector run #{run_id}: its spans are released unreviewed. "
                      f"{share:.0%} of the {n:,} released messages have gold to measure them against.")
@@ -71,13 +83,16 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
                      + (f" by {len(annotators)} annotator(s), {per_message:.1f} per message annotated"
                         if annotators else "")
                      + f" ({', '.join(f'{k} {v}' for k, v in sorted(decisions.items())) or 'no decisions'})"
-                     + (f"; {n - r:,} unreviewed message(s) go out without any span." if r < n else "."))
+                     + (f"; {n - r - len(imported):,} unreviewed message(s) go out without any span."
+                        if r + len(imported) < n else ".")
+                     + imported_note)
     statement = statement.replace("%", " %")
     return {
         "evidence": {
             "kind": source, "run": run_id, "unreviewed": unreviewed, "needs_acknowledgement": unreviewed,
             "messages": n, "reviewed_messages": r, "reviewed_share": round(share, 6),
             "decisions": dict(sorted(decisions.items())), "annotators": len(annotators),
+            "imported_messages": len(imported), "imported_from": dict(imported_from.most_common(10)),
             "annotators_per_annotated_message": round(per_message, 3),
             "messages_drawn_by_plans": sum(1 for m in ids if m in design), "statement": statement,
         },

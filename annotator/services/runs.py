@@ -171,11 +171,16 @@ def _with_endpoints(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def detector_for(run: DetectorRun) -> Detector:
-    """The run's detector; secrets come from settings at build time and are never stored on the run.
-    A tagger's model is fetched from the model store into this machine's cache first (a no-op on
-    local storage; annotator/storage.py)."""
-    config = storage.localise_tagger_config(run.detector, _with_endpoints(run.detector, run.config))
-    return _cached_detector(run.detector, json.dumps(config, sort_keys=True))
+    """The run's detector; secrets come from settings at build time and are never stored on the run."""
+    return shared_detector(run.detector, run.config)
+
+
+def shared_detector(name: str, config: Mapping[str, Any]) -> Detector:
+    """The detector ``name`` with a recorded ``config`` (:func:`detector_config`), built once per
+    worker process. A tagger's model is fetched from the model store into this machine's cache
+    first (a no-op on local storage; annotator/storage.py)."""
+    config = storage.localise_tagger_config(name, _with_endpoints(name, config))
+    return _cached_detector(name, json.dumps(config, sort_keys=True))
 
 
 def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | None = None,

@@ -10,4 +10,8 @@ urlpatterns = [
     path("exports/<int:export_id>/files/<path:name>", exports.export_download, name="export-download"),
     path("exports/<int:export_id>/mapping/", exports.release_mapping_download, name="release-mapping"),
     path("exports/<int:export_id>/publish/", exports.release_publish, name="release-publish"),
+    path("exports/<int:export_id>/review/", exports.release_review, name="release-review"),
+    path("exports/<int:export_id>/review/<int:candidate_id>/", exports.release_review, name="release-review-item"),
+    path("exports/<int:export_id>/review/<int:candidate_id>/decide/", exports.release_review_decide,
+         name="release-review-decide"),
 ]

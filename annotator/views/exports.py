@@ -6,13 +6,21 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms.exports import GoldExportForm, ReleaseForm, ReleasePublishForm
-from annotator.models import Export, Role
+from annotator.forms.exports import (
+    CandidateDecisionForm,
+    GoldExportForm,
+    ReleaseForm,
+    ReleasePublishForm,
+)
+from annotator.models import Export, ReleaseCandidate, Role
 from annotator.selectors.exports import export_is_stale, stale_export_ids
+from annotator.selectors.release_review import candidate_context, next_candidate, review_counts
 from annotator.services import exports as export_services
+from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
 from annotator.services.audit import audit_record
 
@@ -54,6 +62,10 @@ def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpRespon
     export = get_object_or_404(Export.objects.select_related("source_run", "created_by"), pk=export_id, project=project)
     context = {"project": project, "export": export, "finished": export.status in ("succeeded", "failed"),
                "stale": export_is_stale(export)}
+    if export.kind == Export.Kind.RELEASE and export.status == Export.Status.SUCCEEDED:
+        context["review"] = review_counts(export)
+        if release_services.release_needs_acknowledgement(export):
+            context["acknowledgement"] = release_services.release_acknowledgement(export)
     if request.htmx:
         return render(request, "exports/_progress.html", context)
     return render(request, "exports/detail.html", context)
@@ -102,3 +114,54 @@ def release_publish(request: HttpRequest, slug: str, export_id: int) -> HttpResp
     else:
         messages.success(request, f"Release v{export.version} is marked as published.")
     return redirect("export-detail", slug=slug, export_id=export.pk)
+
+
+def _built_release(project, export_id: int) -> Export:
+    return get_object_or_404(Export, pk=export_id, project=project, kind=Export.Kind.RELEASE,
+                             status=Export.Status.SUCCEEDED)
+
+
+@login_required
+@require_GET
+def release_review(request: HttpRequest, slug: str, export_id: int, candidate_id: int | None = None) -> HttpResponse:
+    """The release's review queue, one candidate at a time in its context window (adjudicators
+    and admins; never told which detector raised it)."""
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    export = _built_release(project, export_id)
+    if candidate_id is not None:
+        candidate = get_object_or_404(ReleaseCandidate.objects.select_related("message", "message__dialogue"),
+                                      pk=candidate_id, export=export)
+    else:
+        after = request.GET.get("after", "")
+        candidate = next_candidate(export, after=int(after) if after.isdigit() else None)
+    return _review_page(request, project, export, candidate)
+
+
+def _review_page(request, project, export, candidate, notice: str = "") -> HttpResponse:
+    context = {"project": project, "export": export, "notice": notice, "counts": review_counts(export)}
+    if candidate is not None:
+        context.update(candidate_context(candidate))
+    return render(request, "exports/_review_item.html" if request.htmx else "exports/review.html", context)
+
+
+@login_required
+@require_POST
+def release_review_decide(request: HttpRequest, slug: str, export_id: int, candidate_id: int) -> HttpResponse:
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    export = _built_release(project, export_id)
+    form = CandidateDecisionForm(request.POST, labels=project.labels)
+    notice = ""
+    if not form.is_valid():
+        notice = "Choose PII or not PII (and a label from this project's)."
+    else:
+        try:
+            review_services.candidate_decide(candidate_id=candidate_id, export=export, user=request.user,
+                                            verdict=form.cleaned_data["verdict"],
+                                            label=form.cleaned_data["label"] or None)
+        except review_services.ReviewError as exc:
+            notice = str(exc)
+    if not request.htmx:
+        if notice:
+            messages.warning(request, notice)
+        return redirect(f"{reverse('release-review', args=[slug, export.pk])}?after={candidate_id}")
+    return _review_page(request, project, export, next_candidate(export, after=candidate_id), notice)

@@ -91,18 +91,23 @@ class SecondOpinion:
 class ReleaseAudit:
     """Everything a release's self-audit leaves for people, counted and (privately) written.
 
-    ``dismissed`` holds the keys people marked "not PII"; ``out`` is the private candidates file
+    ``dismissed`` holds the keys people marked "not PII", ``confirmed`` those they marked PII
+    (settled: a confirmed place is replaced by the build, and an incomplete identifier someone
+    confirmed as it is is not asked about again); ``out`` is the private candidates file
     (one :meth:`Candidate.to_dict` per line). ``capture`` compares the release's replaced spans
     with the second opinion's hits, on the labels the second opinion can find.
     """
 
     def __init__(self, *, second_opinion: SecondOpinion | None = None, dismissed: Collection[str] = (),
-                 out: IO[str] | None = None, labels: Iterable[str] = STRUCTURED_LABELS) -> None:
+                 confirmed: Collection[str] = (), out: IO[str] | None = None,
+                 labels: Iterable[str] = STRUCTURED_LABELS) -> None:
         self.second_opinion = second_opinion if second_opinion is not None else SecondOpinion()
         self.dismissed_keys = frozenset(dismissed)
+        self.confirmed_keys = frozenset(confirmed)
         self.out = out
         self.pending: Counter = Counter()
         self.dismissed = 0
+        self.confirmed = 0
         self.listed: list[dict[str, Any]] = []
         names = " + ".join(self.second_opinion.names) or "no detector"
         self.capture = CaptureTally(("the release's spans", f"second opinion ({names})"), labels=labels)
@@ -124,6 +129,9 @@ class ReleaseAudit:
             if c.key in self.dismissed_keys:
                 self.dismissed += 1
                 continue
+            if c.key in self.confirmed_keys:
+                self.confirmed += 1
+                continue
             pending.append(c)
         for c in pending:
             self.pending[c.reason] += 1
@@ -144,6 +152,7 @@ class ReleaseAudit:
             "pending": self.total,
             "by_reason": {r: self.pending[r] for r in REASONS if self.pending[r]},
             "dismissed": self.dismissed,
+            "confirmed": self.confirmed,
             "second_opinion": self.second_opinion.names,
             "listed": self.listed,
             "listed_truncated": self.total > len(self.listed),

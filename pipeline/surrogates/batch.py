@@ -345,7 +345,8 @@ def deidentify_dialogues(
             key=key, mode=mode, scope=scope, propagate=propagate, sweep_corpus=sweep_corpus,
             proposer=proposer, forbidden=found.originals, audit=audit, confirmed=confirmed,
         )
-        auditor = ReleaseAudit(second_opinion=SecondOpinion(second_opinion), dismissed=dismissed) if audit else None
+        auditor = (ReleaseAudit(second_opinion=SecondOpinion(second_opinion), dismissed=dismissed, confirmed=confirmed)
+                   if audit else None)
         checker, utility = write_release(
             open_dialogues(), spilled_spans(spill), deid, paths, originals=found.originals,
             with_spans=with_spans, mapping=mapping, progress=progress, audit=auditor,

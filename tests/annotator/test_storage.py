@@ -156,7 +156,7 @@ def test_exports_and_releases_are_written_to_and_downloaded_from_s3(s3, settings
         for f in export.files:
             assert hashlib.sha256(stored[f["name"]]).hexdigest() == f["sha256"], f["name"]
     mapping = _objects(s3, "pfx/exports/test/private/release-v001/")
-    assert set(mapping) == {"mapping.jsonl"}
+    assert set(mapping) == {"mapping.jsonl", "candidates.jsonl", "leaks.private.json"}  # all private
     assert {json.loads(line)["original"] for line in mapping["mapping.jsonl"].splitlines()} == {
         "Maria", "maria.lopez@example.com"}
     assert "mapping.jsonl" not in _objects(s3, "pfx/exports/test/release-v001/")

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotator import dispatch
 from annotator.management.cli import follow, project_or_error, quiet_task_logs, runs_in_this_process
 from annotator.models import DetectorRun, Export
+from annotator.selectors.release_review import review_counts
 from annotator.services.exports import ExportError, export_location
 from annotator.services.releases import release_start
 from pipeline.surrogates import MODES, SCOPES
@@ -69,13 +70,21 @@ class Command(BaseCommand):
         if export.status != Export.Status.SUCCEEDED:
             raise CommandError(f"Release v{export.version} failed: {(export.error or 'no reason recorded').splitlines()[0]}")
         leaks = export.report.get("leaks", {}).get("leaks", 0)
-        verdict = "publishable" if export.publishable else f"NOT publishable: the leak check found {leaks}"
-        self.stdout.write(self.style.SUCCESS(
-            f"Release v{export.version}: {export.manifest.get('dialogues', 0)} dialogues, "
-            f"{export.manifest.get('messages', 0)} messages -> {export_location(export)} ({verdict})."
-        ))
+        pending = review_counts(export)["pending"]
+        if not export.publishable:
+            verdict = f"NOT publishable: the leak check found {leaks}"
+        elif pending:
+            verdict = f"NOT publishable yet: {pending} place(s) wait in its review queue"
+        else:
+            verdict = "publishable"
+        write = self.stdout.write if export.publishable and not pending else self.stderr.write
+        write(f"Release v{export.version}: {export.manifest.get('dialogues', 0)} dialogues, "
+              f"{export.manifest.get('messages', 0)} messages -> {export_location(export)} ({verdict}).")
         for f in export.files:
             self.stdout.write(f"  {f['sha256']}  {f['name']}")
+        if not export.publishable or pending:  # a pipeline must not ship it as it is
+            raise CommandError(f"Release v{export.version} is not publishable as it is: review its candidates on "
+                               f"the release's page (Review), or publish it there with an acknowledgement.")
 
 
 def _poll(export: Export) -> tuple[int, int, bool]:

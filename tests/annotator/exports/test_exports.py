@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotator.models import DetectorRun, Export
 from annotator.services import export_jobs
 from annotator.services import exports as export_services
+from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir, private_dir
 from tests.annotator.adjudication.fixtures import model_project, study  # noqa: F401
@@ -149,9 +150,17 @@ def test_release_from_gold_replaces_pii_keeps_maths_and_can_be_published(corpus,
     assert {m["original"] for m in mapping} == {"Maria", "maria.lopez@example.com"}
     assert all("mapping" not in f["name"] for f in export.files)
     assert not (export_dir(export) / "mapping.jsonl").exists()
-    release_services.release_publish(export=export, user=members["admin"])
+    # the gold was imported, not reviewed in Blindspot, and the self-audit's second opinion found
+    # the name nobody marked ("Great work, Sam."): publishing it as it is takes an acknowledgement
+    found = {(c.message.text[c.start:c.end], c.reason) for c in export.candidates.select_related("message")}
+    assert ("Sam", "second_opinion") in found, found
+    assert export.report["evidence"]["imported_messages"] == 6 and export.report["evidence"]["reviewed_messages"] == 0
+    with pytest.raises(ExportError, match="acknowledge"):
+        release_services.release_publish(export=export, user=members["admin"])
+    release_services.release_publish(export=export, user=members["admin"], acknowledge=True)
     export.refresh_from_db()
     assert export.report["published"]["by"] == members["admin"].pk
+    assert export.report["published"]["pending_candidates"] == len(found)
 
 
 @pytest.mark.parametrize(("mode", "rep"), [("tag", "<NAME>"), ("redact", "[REDACTED]")])
@@ -186,7 +195,11 @@ def test_leak_check_blocks_publishing(project, members, built, client):
     assert export.status == "succeeded", export.error
     assert not export.publishable
     hit = export.report["leaks"]["hits"][0]
-    assert (hit["dialogue_id"], hit["index"], hit["found"]) == ("x1", 1, "4815162342")
+    assert (hit["dialogue_id"], hit["index"], hit["start"]) == ("x1", 1, 11)
+    # the record and the release's leaks.json hold positions only; the strings stay private
+    assert "4815162342" not in json.dumps(export.report) + (export_dir(export) / "leaks.json").read_text()
+    private = json.loads((private_dir(export) / "leaks.private.json").read_text())
+    assert private["hits"][0]["found"] == "4815162342"
     with pytest.raises(ExportError, match="cannot be published"):
         release_services.release_publish(export=export, user=members["admin"])
     client.force_login(members["admin"])
@@ -232,8 +245,17 @@ def _unreviewed_run(project):
 
 
 @pytest.mark.django_db
+def _reviewed_in_app(project) -> None:
+    """The imported gold as if people had reviewed it in Blindspot (adjudicated)."""
+    from annotator.models import AdjudicationDecision
+
+    AdjudicationDecision.objects.filter(message__project=project).update(outcome="adjudicated")
+
+
+@pytest.mark.django_db
 def test_complete_only_is_honoured_for_run_sources(corpus, members, built):
     run = _unreviewed_run(corpus)
+    _reviewed_in_app(corpus)
     export = built(release_services.release_start, project=corpus, user=members["admin"], source="run", run=run,
                    complete_only=True)
     assert export.status == "succeeded", export.error
@@ -280,20 +302,43 @@ def test_unreviewed_run_release_states_it_and_needs_an_audited_acknowledgement(c
 
     client.post(reverse("release-publish", args=["test", export.pk]), {"acknowledge": "on"})
     export.refresh_from_db()
-    assert export.report["published"]["acknowledged_risk"] == residual["sentence"]
+    acknowledged = export.report["published"]["acknowledged_risk"]
+    pending = export.report["published"]["pending_candidates"]
+    assert acknowledged.endswith(residual["sentence"]) and f"{pending} place(s)" in acknowledged and pending > 0
     ack = AuditEvent.objects.get(action="export.release.acknowledge_unreviewed")
-    assert ack.details["residual_risk"] == residual["sentence"] and ack.user == members["admin"]
+    assert ack.details["residual_risk"] == acknowledged and ack.user == members["admin"]
+    assert ack.details["pending_candidates"] == pending
+
+
+@pytest.mark.django_db
+def test_imported_gold_is_its_own_evidence_not_a_review(corpus, members, built):
+    """Issue 20 item 5: gold imported from a file read "100 % reviewed" and needed no acknowledgement."""
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    evidence = export.manifest["evidence"]
+    assert evidence["kind"] == "gold" and evidence["unreviewed"] and evidence["needs_acknowledgement"]
+    assert evidence["reviewed_messages"] == 0 and evidence["imported_messages"] == 6
+    assert evidence["decisions"] == {"imported": 6} and evidence["imported_from"] == {"small.jsonl": 6}
+    assert "0 % of the 6 released messages reviewed" in evidence["statement"]
+    assert "imported from small.jsonl, not reviewed in Blindspot" in evidence["statement"]
+    assert not export.manifest["residual_risk"]["available"]  # imported gold stands for nothing else
+    with pytest.raises(ExportError, match="acknowledge"):
+        release_services.release_publish(export=export, user=members["admin"])
 
 
 @pytest.mark.django_db
 def test_gold_release_states_its_review_evidence(corpus, members, built):
+    _reviewed_in_app(corpus)
     export = built(release_services.release_start, project=corpus, user=members["admin"])
     evidence = export.manifest["evidence"]
     assert evidence["kind"] == "gold" and not evidence["unreviewed"] and not evidence["needs_acknowledgement"]
     assert evidence["reviewed_messages"] == 6 and evidence["reviewed_share"] == 1.0
-    assert evidence["decisions"] == {"imported": 6} and evidence["annotators"] == 0
+    assert evidence["decisions"] == {"adjudicated": 6} and evidence["annotators"] == 0
     assert "100 % of the 6 released messages reviewed" in evidence["statement"]
     assert export.manifest["residual_risk"]["census"] and export.manifest["residual_risk"]["missed_found"] == 0
+    # reviewed gold needs no acknowledgement, but the self-audit's places must be settled first
+    for c in export.candidates.all():
+        review_services.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"],
+                                         verdict="dismissed")
     release_services.release_publish(export=export, user=members["admin"])  # no acknowledgement needed
 
 
@@ -501,4 +546,5 @@ def test_release_streams_in_batches_with_the_same_bytes(corpus, members, built, 
     batched = built(release_services.release_start, project=corpus, user=members["admin"])
     for name in ("release.jsonl", "leaks.json", "utility.json"):
         assert (export_dir(batched) / name).read_bytes() == (export_dir(whole) / name).read_bytes()
-    assert sorted(p.name for p in private_dir(batched).iterdir()) == ["mapping.jsonl"]
+    assert sorted(p.name for p in private_dir(batched).iterdir()) == ["candidates.jsonl", "leaks.private.json",
+                                                                       "mapping.jsonl"]

@@ -180,12 +180,22 @@ def test_run_detector_needs_dialogues(project):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_build_release_from_gold(corpus):
-    out = run("build_release", project="test", wait=True)
-    export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)
-    assert export.status == "succeeded" and export.params["source"] == "gold" and export.publishable
-    assert export.manifest["dialogues"] == 2
-    assert "Release v1: 2 dialogues, 6 messages" in out and "(publishable)" in out
+def test_build_release_from_gold(corpus, members):
+    from annotator.services.release_review import candidate_decide
+
+    # the self-audit finds the name nobody marked ("Great work, Sam."): a pipeline must not ship it
+    with pytest.raises(CommandError, match="not publishable as it is"):
+        run("build_release", project="test", wait=True)
+    first = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)
+    assert first.status == "succeeded" and first.params["source"] == "gold" and first.publishable
+    assert first.manifest["self_audit"]["pending"] == first.candidates.count() > 0
+    for c in first.candidates.all():
+        candidate_decide(candidate_id=c.pk, export=first, user=members["adjudicator"], verdict="dismissed")
+    out = run("build_release", project="test", wait=True)  # the next build does not ask again
+    export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE, version=2)
+    assert export.manifest["dialogues"] == 2 and export.manifest["self_audit"]["pending"] == 0
+    assert export.manifest["self_audit"]["dismissed"] == first.candidates.count()
+    assert "Release v2: 2 dialogues, 6 messages" in out and "(publishable)" in out
     assert "release.jsonl" in out
 
 
@@ -193,10 +203,10 @@ def test_build_release_from_gold(corpus):
 def test_build_release_from_a_run_id(corpus):
     run("run_detector", project="test", detector="rules")
     run_ = DetectorRun.objects.get(project=corpus, detector="rules")
-    out = run("build_release", project="test", mode="tag", **{"source": str(run_.pk)})
+    with pytest.raises(CommandError, match="Release v1 is not publishable as it is"):
+        run("build_release", project="test", mode="tag", **{"source": str(run_.pk)})  # "Sam" is flagged
     export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)
     assert export.status == "succeeded" and export.source_run == run_ and export.params["mode"] == "tag"
-    assert "Release v1" in out
 
 
 @pytest.mark.django_db

@@ -1,0 +1,102 @@
+"""Reads of the release review: the verdicts a build obeys and the queue people work through.
+
+A build reads :func:`review_verdicts` (which candidate keys people dismissed or confirmed) and
+:func:`confirmed_spans` (the spans confirmations add, whatever the release's source); the review
+pages read the queue of one release (:func:`review_progress`, :func:`next_candidate`) and one
+candidate in its context window (:func:`candidate_context`). The reviewer never sees which check
+or detector raised a candidate: :attr:`ReleaseCandidate.source` is not read here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count
+
+from annotator.models import CandidateDecision, Export, Message, Project, ReleaseCandidate
+from annotator.rendering import Mark, highlight
+from pipeline.types import Span
+
+Verdict = CandidateDecision.Verdict
+PENDING = ReleaseCandidate.Status.PENDING
+
+# Why a place is asked about, in the reviewer's words (the reason, never the detector).
+QUESTIONS = {
+    "fragment": "A part of a name marked elsewhere, left as it is because it is also a common word. Is it the person's name here?",
+    "incomplete": "An identifier that was replaced, though its pattern does not cover all of it. Is it PII as marked?",
+    "second_opinion": "Nobody marked this, and it looks like personal information. Is it PII?",
+    "maths_number": "A number marked as PII in a stretch of maths: kept as it is so the maths stays right. Is it PII after all?",
+    "word_problem_number": "A number marked as PII that also appears in the word problem: kept as it is. Is it PII after all?",
+}
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    dismissed: frozenset[str]
+    confirmed: frozenset[str]
+
+
+def review_verdicts(project: Project) -> Verdicts:
+    """The candidate keys people settled in ``project``: what every later build obeys."""
+    rows = CandidateDecision.objects.filter(project=project).values_list("key", "verdict")
+    dismissed, confirmed = set(), set()
+    for key, verdict in rows.iterator(chunk_size=5000):
+        (confirmed if verdict == Verdict.CONFIRMED else dismissed).add(key)
+    return Verdicts(frozenset(dismissed), frozenset(confirmed))
+
+
+def confirmed_spans(project: Project) -> dict[int, list[Span]]:
+    """message id -> the spans people confirmed in a release review (added to any release's spans,
+    from gold or a run alike, so a confirmation holds even where gold is re-merged later)."""
+    out: dict[int, list[Span]] = defaultdict(list)
+    rows = (CandidateDecision.objects.filter(project=project, verdict=Verdict.CONFIRMED)
+            .values_list("message_id", "start", "end", "label"))
+    for mid, start, end, label in rows.iterator(chunk_size=5000):
+        out[mid].append(Span(start, end, label, source="release_review"))
+    return out
+
+
+def review_counts(export: Export) -> dict[str, int]:
+    """How many of the release's candidates wait, and how many people confirmed or dismissed."""
+    counts = dict(export.candidates.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    return {s: counts.get(s, 0) for s in ReleaseCandidate.Status.values} | {"total": sum(counts.values())}
+
+
+def pending_candidates(export: Export) -> int:
+    return export.candidates.filter(status=PENDING).count()
+
+
+def next_candidate(export: Export, *, after: int | None = None) -> ReleaseCandidate | None:
+    """The next pending candidate in corpus order (after candidate ``after``, wrapping round), so a
+    reviewer who skips one comes back to it only when the rest are done."""
+    pending = export.candidates.filter(status=PENDING).select_related("message", "message__dialogue")
+    if after is not None:
+        later = pending.filter(pk__gt=after).order_by("pk").first()
+        if later is not None:
+            return later
+    return pending.order_by("pk").first()
+
+
+def candidate_context(candidate: ReleaseCandidate) -> dict:
+    """The candidate in its three-message window, highlighted in the original text, with the
+    question its reason asks (and nothing that tells which detector raised it)."""
+    msg = candidate.message
+    project = candidate.export.project
+    half = max(project.context_window, 1) // 2
+    window = list(
+        Message.objects.filter(dialogue_id=msg.dialogue_id, position__gte=max(0, msg.position - half),
+                               position__lte=msg.position + half)
+        .only("pk", "position", "speaker", "speaker_role", "text").order_by("position")
+    )
+    mark = Mark(candidate.start, candidate.end, candidate.label, css="span candidate")
+    return {
+        "candidate": candidate,
+        "message": msg,
+        "window": window,
+        "target_html": highlight(msg.text, [mark]),
+        "words": msg.text[candidate.start:candidate.end],
+        "question": QUESTIONS.get(candidate.reason, ""),
+        "labels": [t["label"] for t in project.taxonomy],
+        "counts": review_counts(candidate.export),
+    }

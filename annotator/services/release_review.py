@@ -1,0 +1,139 @@
+"""The release review: recording what a build's self-audit left, and people's verdicts on it.
+
+A build writes its candidates to the private directory (:mod:`pipeline.surrogates.audit`);
+:func:`candidates_record` turns them into the release's queue. A reviewer's verdict
+(:func:`candidate_decide`) is a :class:`~annotator.models.CandidateDecision` of the project,
+keyed by the candidate's fingerprint, so it settles the same place in every release that finds
+it, this one and later ones:
+
+- *confirm* (it is PII): a gold span, audited (provenance ``audited``), on a message in the gold
+  set; every later build adds the span whatever its source, so the release that asked is stale
+  and must be rebuilt before it can be published;
+- *dismiss* (not PII): recorded, and no later build asks again.
+
+Two reviewers deciding the same candidate at once: the first wins, the second is told
+(:class:`ReviewConflict`), never silently overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.db import transaction
+
+from annotator.models import (
+    AdjudicationDecision,
+    CandidateDecision,
+    Export,
+    GoldSpan,
+    Message,
+    ReleaseCandidate,
+)
+from annotator.services.audit import audit_record
+from pipeline.surrogates.candidates import Candidate
+
+BATCH = 2000
+Verdict = CandidateDecision.Verdict
+Status = ReleaseCandidate.Status
+
+
+class ReviewError(ValueError):
+    """A verdict that cannot be recorded as asked; the message is for the reviewer."""
+
+
+class ReviewConflict(ReviewError):
+    """Somebody else decided the candidate first."""
+
+
+def _read(path: Path) -> Iterable[Candidate]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield Candidate.from_dict(json.loads(line))
+
+
+def candidates_record(export: Export, path: Path, dialogue_pks: dict[str, int]) -> dict[str, int]:
+    """The release's review queue from its private candidates file (replacing any rows an earlier
+    try of the same build wrote, so a redelivered build is idempotent). ``dialogue_pks`` maps the
+    released dialogues' ids to their rows. A candidate outside the messages (the word problem) has
+    no message to review it on and is counted as ``outside_messages``."""
+    rows: list[ReleaseCandidate] = []
+    outside = 0
+    wanted: dict[tuple[int, int], list[Candidate]] = {}
+    for c in _read(path):
+        if c.index < 0 or c.dialogue_id not in dialogue_pks:
+            outside += 1
+            continue
+        wanted.setdefault((dialogue_pks[c.dialogue_id], c.index), []).append(c)
+    keys = list(wanted)
+    with transaction.atomic():
+        export.candidates.all().delete()
+        for i in range(0, len(keys), BATCH):
+            chunk = keys[i:i + BATCH]
+            dialogue_ids = {d for d, _ in chunk}
+            for pk, did, pos in (Message.objects.filter(dialogue_id__in=dialogue_ids)
+                                 .values_list("pk", "dialogue_id", "position")):
+                for c in wanted.get((did, pos), ()):
+                    rows.append(ReleaseCandidate(export=export, message_id=pk, start=c.start, end=c.end,
+                                                 label=c.label, key=c.key, reason=c.reason, source=c.source[:120]))
+            ReleaseCandidate.objects.bulk_create(rows, batch_size=BATCH, ignore_conflicts=True)
+            rows = []
+    return {"recorded": sum(len(v) for v in wanted.values()), "outside_messages": outside}
+
+
+def candidate_decide(*, candidate_id: int, export: Export, user, verdict: str, label: str | None = None,
+                     ) -> ReleaseCandidate:
+    """Record ``verdict`` (confirmed / dismissed) on a pending candidate of ``export``, with the label
+    a confirmation gives its span (default: the candidate's). Pending candidates of the project's
+    other releases at the same place are settled with it."""
+    if verdict not in Verdict.values:
+        raise ReviewError("Choose PII (confirm) or not PII (dismiss).")
+    project = export.project
+    with transaction.atomic():
+        candidate = (ReleaseCandidate.objects.select_for_update().select_related("message")
+                     .filter(pk=candidate_id, export=export).first())
+        if candidate is None:
+            raise ReviewError("No such candidate in this release.")
+        if candidate.status != Status.PENDING:
+            raise ReviewConflict(f"Somebody already decided this one ({candidate.get_status_display()}).")
+        label = label or candidate.label
+        if label not in project.labels:
+            raise ReviewError(f"{label!r} is not a label of {project.name}.")
+        msg = candidate.message
+        if not 0 <= candidate.start < candidate.end <= len(msg.text):
+            raise ReviewError("The message changed since this release was built; build a new version.")
+        decision, created = CandidateDecision.objects.get_or_create(
+            project=project, key=candidate.key,
+            defaults={"verdict": verdict, "message": msg, "start": candidate.start, "end": candidate.end,
+                      "label": label, "reason": candidate.reason, "decided_by": user},
+        )
+        if not created:  # decided through another release meanwhile: that verdict stands
+            _settle(project, decision)
+            raise ReviewConflict(f"Somebody already decided this place ({decision.get_verdict_display()}).")
+        if verdict == Verdict.CONFIRMED:
+            _gold_span(msg, candidate.start, candidate.end, label)
+        _settle(project, decision)
+        audit_record(user=user, action=f"release.candidate.{verdict.removesuffix('ed')}", obj=export,
+                     project=project, version=export.version, candidate=candidate.pk, message=msg.pk,
+                     start=candidate.start, end=candidate.end, label=label, reason=candidate.reason)
+    candidate.refresh_from_db()
+    return candidate
+
+
+def _settle(project, decision: CandidateDecision) -> None:
+    status = Status.CONFIRMED if decision.verdict == Verdict.CONFIRMED else Status.DISMISSED
+    ReleaseCandidate.objects.filter(export__project=project, key=decision.key, status=Status.PENDING).update(
+        status=status, decision=decision)
+
+
+def _gold_span(msg: Message, start: int, end: int, label: str) -> None:
+    """The confirmed span in gold, on a message that is in the gold set (one without a decision is
+    not gold; the builds add the confirmation to it all the same)."""
+    decision = AdjudicationDecision.objects.filter(message=msg).first()
+    if decision is None:
+        return
+    GoldSpan.objects.get_or_create(message=msg, start=start, end=end, label=label,
+                                   defaults={"provenance": AdjudicationDecision.Outcome.AUDITED,
+                                             "decision": decision})

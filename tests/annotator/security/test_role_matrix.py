@@ -138,6 +138,9 @@ EXPECT: dict[str, Page | Site] = {
     "export-download": Page(ADMIN),
     "release-mapping": Page(ADMIN),
     "release-publish": Page(ADMIN, get=405, post=302),
+    "release-review": Page(ADJUDICATOR),
+    "release-review-item": Page(ADJUDICATOR),
+    "release-review-decide": Page(ADJUDICATOR, get=405, post=302),
 }
 
 
@@ -191,7 +194,11 @@ def world(ws_project, members, planned, settings, make_user):
     export = Export.objects.create(project=project, kind=Export.Kind.RELEASE, version=1,
                                    status=Export.Status.SUCCEEDED, publishable=True,
                                    files=[{"name": "release.jsonl", "size": 3, "sha256": ""}])
+    from annotator.models import ReleaseCandidate
     from annotator.services.exports import export_dir, private_dir
+
+    candidate = ReleaseCandidate.objects.create(export=export, message=msg(project, "d2", 1), start=0, end=3,
+                                                label="NAME", key="k" * 32, reason="second_opinion")
 
     for folder, name in ((export_dir(export), "release.jsonl"), (private_dir(export), "mapping.jsonl")):
         folder.mkdir(parents=True, exist_ok=True)
@@ -204,6 +211,7 @@ def world(ws_project, members, planned, settings, make_user):
         "run_id": project.suggestion_runs.first().pk, "public_id": assignment.public_id,
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
         "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
+        "candidate_id": candidate.pk,
     }
     special = {"reports-circularity-download": {"job_id": circ.pk}}
     return {"members": members, "kwargs": kwargs, "special": special}

@@ -1,0 +1,199 @@
+"""Issue 20 in the app: the examples of the issue imported as gold and released from the Exports
+page, and the release review that settles what the self-audit leaves (confirm, dismiss, races)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from annotator.models import AuditEvent, CandidateDecision, Export, GoldSpan, ReleaseCandidate
+from annotator.selectors.exports import export_is_stale
+from annotator.services import export_jobs
+from annotator.services import release_review as review
+from annotator.services import releases as release_services
+from annotator.services.exports import ExportError, export_dir
+
+ISSUE = [
+    {"id": "A", "messages": [
+        {"speaker": "Student", "text": "Hi, my name is Maria Lopez and I am in Ms. Okafor's class.",
+         "spans": [{"start": 15, "end": 26, "label": "NAME"}, {"start": 43, "end": 49, "label": "NAME"}]},
+        {"speaker": "Student", "text": "Maria's dog is called Rex, he is 3 years old."},
+        {"speaker": "Student", "text": "My mum says call her on (555) 201-7788 after 6.",
+         "spans": [{"start": 30, "end": 38, "label": "PHONE"}]},
+        {"speaker": "Student", "text": "you can email me at jo.bloggs@example.org if you're stuck"},
+    ]},
+    {"id": "B", "messages": [{"speaker": "Student", "text": "ok thanks, see you tomorrow Lopez"}]},
+    {"id": "C", "anchor": "5 people brought in old records. How many records in total?", "messages": [
+        {"speaker": "Tutor", "text": "The total number of old records that the 5 people brought in is 14.",
+         "spans": [{"start": 64, "end": 66, "label": "AGE"}]},
+    ]},
+]
+
+
+@pytest.fixture
+def issue_project(project, members):
+    from annotator.services.imports import corpus_import
+    from pipeline.corpus import parse_corpus
+
+    project.second_opinion_presidio = False  # the rules' second opinion is enough here, and fast
+    project.save(update_fields=["second_opinion_presidio"])
+    raw = "".join(json.dumps(d) + "\n" for d in ISSUE).encode()
+    corpus_import(project=project, dialogues=parse_corpus(raw, name="issue.jsonl"), source="issue.jsonl",
+                  spans_as="gold")
+    return project
+
+
+def _build(capture, project, user) -> Export:
+    with capture(execute=True):
+        export = release_services.release_start(project=project, user=user)
+    export.refresh_from_db()
+    assert export.status == "succeeded", export.error
+    return export
+
+
+def _released(export) -> dict[str, list[str]]:
+    rows = [json.loads(line) for line in (export_dir(export) / "release.jsonl").read_text().splitlines()]
+    return {r["id"]: [m["text"] for m in r["messages"]] for r in rows}
+
+
+@pytest.mark.django_db
+def test_the_issues_examples_no_longer_ship_as_publishable(issue_project, members,
+                                                           django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    texts = _released(export)
+    assert not texts["A"][1].startswith("Maria") and texts["A"][1].endswith("'s dog is called Rex, he is 3 years old.")
+    assert "Lopez" not in texts["B"][0]
+    assert "(555)" not in texts["A"][2] and texts["A"][2].endswith(" after 6.")
+    assert texts["C"][0].endswith(" is 14.")  # the maths answer is kept, and asked about
+    found = {(c.message.text[c.start:c.end], c.reason) for c in export.candidates.select_related("message")}
+    assert ("jo.bloggs@example.org", "second_opinion") in found
+    assert ("14", "word_problem_number") in found or ("14", "maths_number") in found
+    assert export.manifest["self_audit"]["pending"] == len(found)
+    # what nobody reviewed in Blindspot does not read "100 % reviewed"
+    assert export.report["evidence"]["needs_acknowledgement"] and export.report["evidence"]["reviewed_messages"] == 0
+    # the record and the downloadable files hold positions and counts, never the original strings
+    public = json.dumps(export.report) + json.dumps(export.manifest)
+    for name in ("manifest.json", "leaks.json", "utility.json"):
+        public += (export_dir(export) / name).read_text()
+    assert "jo.bloggs" not in public and "Okafor" not in public and "Lopez" not in public
+    with pytest.raises(ExportError, match="1 place|place\\(s\\)"):
+        release_services.release_publish(export=export, user=members["admin"])
+
+
+@pytest.mark.django_db
+def test_confirm_adds_audited_gold_makes_the_release_stale_and_the_rebuild_replaces_it(
+        issue_project, members, django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    email = next(c for c in export.candidates.select_related("message")
+                 if c.message.text[c.start:c.end] == "jo.bloggs@example.org")
+    review.candidate_decide(candidate_id=email.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    gold = GoldSpan.objects.get(message=email.message, start=email.start, end=email.end)
+    assert gold.provenance == "audited" and gold.label == "EMAIL"
+    assert AuditEvent.objects.filter(action="release.candidate.confirm", user=members["adjudicator"]).exists()
+    assert export_is_stale(export)
+    with pytest.raises(ExportError, match="build a new version"):
+        release_services.release_publish(export=export, user=members["admin"], acknowledge=True)
+
+    again = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    assert "jo.bloggs@example.org" not in _released(again)["A"][3]
+    assert not again.candidates.filter(key=email.key).exists()
+    assert not export_is_stale(again)
+
+
+@pytest.mark.django_db
+def test_a_confirmed_maths_number_is_replaced_and_a_dismissed_one_not_asked_again(
+        issue_project, members, django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    number = export.candidates.get(reason__in=["maths_number", "word_problem_number"])
+    others = export.candidates.exclude(pk=number.pk)
+    for c in others:
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="dismissed")
+    review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    again = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    assert not _released(again)["C"][0].endswith(" is 14.")  # people said it is PII: replaced
+    assert again.candidates.count() == 0
+    audit = again.manifest["self_audit"]
+    assert audit["pending"] == 0 and audit["dismissed"] == others.count()  # the number is replaced, not re-asked
+    release_services.release_publish(export=again, user=members["admin"], acknowledge=True)
+
+
+@pytest.mark.django_db
+def test_a_second_reviewer_is_told_not_overwritten(issue_project, members, django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    c = export.candidates.first()
+    review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="dismissed")
+    with pytest.raises(review.ReviewConflict, match="already decided"):
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["admin"], verdict="confirmed")
+    assert CandidateDecision.objects.get(key=c.key).verdict == "dismissed"
+    with pytest.raises(review.ReviewError, match="not a label"):
+        review.candidate_decide(candidate_id=export.candidates.filter(status="pending").first().pk, export=export,
+                                user=members["admin"], verdict="confirmed", label="NOPE")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_verdicts_on_one_candidate_record_exactly_one(issue_project, members):
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL (DATABASE_URL); SQLite serialises writers anyway")
+    export = Export.objects.create(project=issue_project, kind=Export.Kind.RELEASE, version=1,
+                                   status=Export.Status.SUCCEEDED)
+    msg = issue_project.messages.get(dialogue__external_id="B")
+    c = ReleaseCandidate.objects.create(export=export, message=msg, start=28, end=33, label="NAME",
+                                        key="c" * 32, reason="fragment")
+    outcomes, barrier = [], threading.Barrier(6)
+
+    def decide(verdict, who):
+        barrier.wait()
+        try:
+            review.candidate_decide(candidate_id=c.pk, export=export, user=members[who], verdict=verdict)
+            outcomes.append("ok")
+        except review.ReviewConflict:
+            outcomes.append("conflict")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide, args=(v, w)) for v, w in
+               [("confirmed", "admin"), ("dismissed", "adjudicator")] * 3]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["conflict"] * 5 + ["ok"]
+    assert CandidateDecision.objects.filter(key=c.key).count() == 1
+
+
+@pytest.mark.django_db
+def test_review_pages_keyboard_first_blind_to_the_detector_and_role_checked(
+        issue_project, members, django_capture_on_commit_callbacks, client):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    client.force_login(members["adjudicator"])
+    url = reverse("release-review", args=[issue_project.slug, export.pk])
+    page = client.get(url).content.decode()
+    assert "review.js" in page and 'id="review-confirm"' in page and "<kbd>y</kbd>" in page
+    sources = set(export.candidates.values_list("source", flat=True))
+    assert all(s and s not in page for s in sources)  # never says which detector raised it
+    first = export.candidates.order_by("pk").first()
+    response = client.post(reverse("release-review-decide", args=[issue_project.slug, export.pk, first.pk]),
+                           {"verdict": "dismissed"}, headers={"HX-Request": "true"})
+    assert response.status_code == 200 and "review-counts" in response.content.decode()
+    first.refresh_from_db()
+    assert first.status == "dismissed"
+    client.force_login(members["annotator"])
+    assert client.get(url).status_code == 403
+    # the admin's release page links the queue and names what is waiting
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=[issue_project.slug, export.pk])).content.decode()
+    pending = export.candidates.filter(status="pending").count()
+    assert f"Review {pending} place" in detail and f"{pending} place(s) its self-audit flagged" in detail
+
+
+@pytest.mark.django_db
+def test_a_redelivered_build_records_the_queue_once(issue_project, members, django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    n = export.candidates.count()
+    Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED)
+    assert export_jobs.export_build(export_id=export.pk) == "built"
+    assert export.candidates.count() == n

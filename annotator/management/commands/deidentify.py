@@ -48,11 +48,16 @@ class Command(BaseCommand):
                             help="Reviewed dialogues of the corpus (import format, their spans are gold): "
                                  "estimate the residual PII the spans miss, per 1,000 messages, with a 95 %% "
                                  "upper bound.")
+        parser.add_argument("--second-opinion", default="", metavar="DETECTOR[,DETECTOR]",
+                            help="Detectors that also scan the released text, beside the rules detector's "
+                                 "structured identifiers (always): tagger (recall first, the newest usable "
+                                 "model here), presidio (tuned). Their hits nobody marked become review "
+                                 "candidates.")
         parser.add_argument("--fail-on-leaks", action="store_true",
                             help="Exit with status 1 if the leak check finds any, or review candidates remain.")
 
     def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
-               workers=None, **opts):
+               workers=None, second_opinion="", **opts):
         workers = workers_or_error(workers)
         try:
             cfg = json.loads(config)
@@ -70,6 +75,7 @@ class Command(BaseCommand):
                 det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
             except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
                 raise CommandError(str(exc)) from None
+        opinion = self._second_opinion(second_opinion)
         proposer = None
         if llm:
             from pipeline.surrogates.llm import LLMSurrogates
@@ -84,7 +90,7 @@ class Command(BaseCommand):
                 mapping=not no_mapping, progress=lambda stage, n: (bar.set_description(stage), bar.update(100)),
                 extra_summary={"detector": detector or "spans in the file",
                                "model_version": det.model_version if det is not None else None},
-                gold=gold or None,
+                gold=gold or None, second_opinion=opinion,
             )
         except FileNotFoundError as exc:
             raise CommandError(f"No such file: {exc.filename or corpus}") from None
@@ -124,3 +130,17 @@ class Command(BaseCommand):
                 f"leak check: {summary['leaks']} original PII string(s) found — see {paths['leaks'].name}"))
             if fail_on_leaks:
                 sys.exit(1)
+
+    def _second_opinion(self, names: str) -> list:
+        from pipeline.surrogates.audit import default_second_opinion
+
+        configs = {"tagger": {"policy": "recall_first"}, "presidio": {"preset": "tuned"}}
+        detectors = default_second_opinion()
+        for name in filter(None, (n.strip() for n in names.split(","))):
+            if name not in configs:
+                raise CommandError(f"--second-opinion takes {' and '.join(configs)}, not {name!r}.")
+            try:
+                detectors.append(registry.build(name, command_detector_config(name, configs[name])))
+            except (ConfigError, ImportError, ValueError, StorageError, OSError) as exc:
+                raise CommandError(f"--second-opinion {name}: {exc}") from None
+        return detectors

@@ -1,0 +1,50 @@
+"""The release review in Chromium: an adjudicator settles the self-audit's places with the keyboard."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.models import CandidateDecision
+from tests.annotator.exports.test_release_review import _build, issue_project  # noqa: F401
+from tests.annotator.workspace.test_browser import browser_page  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def moved_on(page, pk: int) -> None:
+    """Wait until the page shows another candidate than ``pk``, or says the queue is done."""
+    page.wait_for_selector(f"#review-done, #review-form:not([action*='/review/{pk}/'])")
+
+
+def test_an_adjudicator_reviews_a_release_with_the_keyboard(live_server, browser_page, members,  # noqa: F811
+                                                            issue_project, django_capture_on_commit_callbacks):  # noqa: F811
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    queue = list(export.candidates.order_by("pk"))
+    assert len(queue) >= 2
+    page = browser_page
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/{issue_project.slug}/exports/{export.pk}/review/")
+    page.fill("input[name=username]", "adjudicator")
+    page.fill("input[name=password]", "pw-adjudicator")
+    page.click("form button.primary")
+    page.wait_for_selector("#review-target mark")
+    assert page.inner_text("#review-target mark").startswith(
+        queue[0].message.text[queue[0].start:queue[0].end])
+    assert "rules" not in page.content()  # blind to which detector raised it
+
+    page.keyboard.press("n")  # not PII
+    moved_on(page, queue[0].pk)
+    assert CandidateDecision.objects.get(key=queue[0].key).verdict == "dismissed"
+
+    labels = [t["label"] for t in issue_project.taxonomy]
+    page.keyboard.press("2")  # choose the second label, then confirm
+    page.keyboard.press("y")
+    moved_on(page, queue[1].pk)
+    confirmed = CandidateDecision.objects.get(key=queue[1].key)
+    assert confirmed.verdict == "confirmed" and confirmed.label == labels[1]
+
+    if len(queue) > 2:
+        page.keyboard.press("j")  # skip: the next one comes, the skipped one waits
+        if len(queue) > 3:
+            moved_on(page, queue[2].pk)
+    counts = page.inner_text("#review-counts")
+    assert f"{len(queue) - 2} waiting" in counts and "1 confirmed" in counts and "1 dismissed" in counts

@@ -23,12 +23,14 @@ from annotator.models import (
     Export,
     Prediction,
     Project,
+    ReleaseCandidate,
 )
 from annotator.selectors.workspace import pending_suggestions
 from annotator.services import annotation as ws
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request, job_run
 from annotator.services.exports import ExportError
+from annotator.services.release_review import ReviewConflict, candidate_decide
 from annotator.services.releases import release_start, surrogate_key
 from pipeline.simulate import SimulatedAnnotator, simulate_item
 from pipeline.types import Span
@@ -149,3 +151,39 @@ def release_build(*, project: Project, user) -> Export | None:
         export_build(export_id=release.pk)  # the export job, here; "already built" if the request ran it
         release.refresh_from_db()
     return release
+
+
+def release_review_settle(*, project: Project, user, truth: Mapping[Key, tuple[Span, ...]],
+                          rounds: int = 3) -> dict[str, int]:
+    """Settle the newest release's review queue with the true spans, as an adjudicator would on the
+    Review page: a candidate that overlaps a true span is confirmed (with that span's label), any
+    other is dismissed. Confirmations make the release stale, so a new version is built and its
+    queue settled in turn (a confirmed full name can surface its parts elsewhere), at most
+    ``rounds`` times; what is left waits in the queue."""
+    from annotator.services.export_jobs import export_build
+
+    counts = {"confirmed": 0, "dismissed": 0, "builds": 0}
+    release = project.exports.filter(kind=Export.Kind.RELEASE).order_by("-version").first()
+    for _ in range(rounds):
+        if release is None or release.status != Export.Status.SUCCEEDED:
+            break
+        pending = (ReleaseCandidate.objects.filter(export=release, status=ReleaseCandidate.Status.PENDING)
+                   .select_related("message", "message__dialogue").order_by("pk"))
+        confirmed = 0
+        for cand in pending:
+            true = truth.get((cand.message.dialogue.external_id, cand.message.position), ())
+            hit = next((s for s in true if s.start < cand.end and cand.start < s.end), None)
+            try:
+                candidate_decide(candidate_id=cand.pk, export=release, user=user,
+                                 verdict="confirmed" if hit else "dismissed", label=hit.label if hit else None)
+            except ReviewConflict:  # settled with the same place in another release
+                continue
+            confirmed += hit is not None
+            counts["confirmed" if hit else "dismissed"] += 1
+        if not confirmed:
+            break
+        release = release_start(project=project, user=user, source="gold", mode=release.params.get("mode", "tag"))
+        export_build(export_id=release.pk)  # "already built" if the request ran it
+        release.refresh_from_db()
+        counts["builds"] += 1
+    return counts

@@ -18,7 +18,11 @@ from pipeline.maths import MATH_WORDS
 FILLER_RE = re.compile(
     r"m+-?h+m+|m+-?hm+|mm+|a+-?h+u+h+|u+h+-?h+u+h+|u+h+|u+m+|h+m+|h+u+h+|e+r+m*|o+h+|a+h+|"
     r"o+o+h+|w+h+o+a+|w+o+w+|y+e+a+h*|y+e+p+|n+o+p+e+|o+k+a*y*|a+l+r+i+g+h+t+|u+h+-?o+h+|"
-    r"h+u+h+-?u+h+|a+-?h+a+|h+a+(?:h+a+)*|y+a+y+|s+h+",
+    r"h+u+h+-?u+h+|a+-?h+a+|h+a+(?:h+a+)*|y+a+y+|s+h+|"
+    # chat replies the small spaCy model reads as names or places ("nah", "ya", "kinda?"):
+    # measured on real tutoring chat, never anybody's name
+    r"n+a+h+|y+a+h*|y+u+p+|k+i+n+d+a+|s+o+r+t+a+|g+o+n+n+a+|w+a+n+n+a+|g+o+t+t+a+|i+d+k+|"
+    r"l+o+l+|b+r+u+h+",
     re.IGNORECASE,
 )
 ENDEARMENTS = frozenset(
@@ -32,7 +36,8 @@ CLASSROOM_MATHS_WORDS = frozenset(
     hexagons pentagons octagons trapezoids rhombuses kite kites tessellation array arrays
     multiplier dividends addends minuend subtrahend estimate exploration explorations lesson
     lessons unit chapter worksheet journal manipulatives manipulative cubes tiles
-    number model models numberline tenths hundredths expanded standard form notation""".split()  # noqa: SIM905
+    number model models numberline tenths hundredths expanded standard form notation
+    pythagoras euclid archimedes fibonacci""".split()  # noqa: SIM905
 )
 NAME_LIKE_MATHS_WORDS = frozenset({"penny", "mark", "will", "ray", "bill", "sum", "digit"})
 MATHS_WORDS = (MATH_WORDS | CLASSROOM_MATHS_WORDS) - NAME_LIKE_MATHS_WORDS

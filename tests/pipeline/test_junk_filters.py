@@ -34,6 +34,11 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("May I go to the bathroom?", "May", "DATE_OF_BIRTH", "modal_may"),
         ("Go ask Ms. H for one.", "H", "NAME", "initial"),
         ("Go ask Mrs. L for one.", "Mrs. L", "NAME", "initial"),
+        ("nah", "nah", "NAME", "filler"),
+        ("ya", "ya", "NAME", "filler"),
+        ("kinda?", "kinda", "LOCATION", "filler"),
+        ("yea kinda", "yea kinda", "NAME", "filler"),
+        ("Have you heard of Pythagoras?", "Pythagoras", "LOCATION", "maths_word"),
     ],
 )
 def test_junk_is_recognised(text, piece, label, expected):
@@ -53,6 +58,9 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("Ask Mr. Oh.", "Oh"),  # after a title a filler-like word is a surname
         ("Ask Ms. Le.", "Le"),  # two letters are not initials
         ("My birthday is May 5.", "May 5"),
+        ("Ask Mr. Nah.", "Nah"),  # after a title, a surname
+        ("Thanks, Yael.", "Yael"),
+        ("Kindra, sit down.", "Kindra"),
     ],
 )
 def test_real_names_and_dates_are_not_junk(text, piece):

@@ -157,6 +157,10 @@ class Command(BaseCommand):
             self.stdout.write(f"{job.get_kind_display()}: {job.get_status_display().lower()}.")
         release = demo.release_build(project=project, user=users["admin"])
         self.stdout.write(f"Release v{release.version}: {release.get_status_display().lower()}.")
+        review = demo.release_review_settle(project=project, user=users["adjudicator"], truth=truth)
+        if review["confirmed"] or review["dismissed"]:
+            self.stdout.write(f"Release review: {review['confirmed']} place(s) confirmed as PII, "
+                              f"{review['dismissed']} dismissed; {review['builds']} new version(s) built.")
 
     def _run(self, project, detector, user) -> DetectorRun:
         """The latest finished run of ``detector``, or a new one run in-process now."""

@@ -7,12 +7,16 @@ from annotator.models import (
     Assignment,
     AuditEvent,
     BackgroundJob,
+    CandidateDecision,
     DetectorRun,
     Dialogue,
     Export,
     GoldSpan,
     Project,
 )
+
+from annotator.selectors.exports import export_is_stale
+from annotator.selectors.release_review import review_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -67,5 +71,21 @@ def test_demo_setup_finishes_a_first_round_with_a_known_anchoring_bias(capsys):
     assert circ.status == "succeeded" and circ.result["n_paired_items"] > 50
     assert circ.result["aware_gold"]["precision"]["value"] > circ.result["blind_gold"]["precision"]["value"]
     assert circ.result["delta_precision"]["ci_low"] > 0 and circ.result["delta_f1"]["value"] > 0.02
-    release = Export.objects.get(project=project, kind="release")
-    assert release.status == "succeeded" and release.manifest["dialogues"] > 0
+    releases = Export.objects.filter(project=project, kind="release").order_by("version")
+    first, newest = releases.first(), releases.last()
+    assert first.status == newest.status == "succeeded" and newest.manifest["dialogues"] > 0
+
+
+def test_demo_setup_settles_the_release_review_so_the_newest_release_is_publishable():
+    """The simulated adjudicator reviews the first release's candidates with the corpus's true
+    spans: true PII confirmed (audited gold, a new version), the rest dismissed; so the README's
+    ``build_release --project demo`` after the demo builds a publishable release."""
+    call_command("demo_setup")
+    project = Project.objects.get(slug="demo")
+    verdicts = set(CandidateDecision.objects.filter(project=project).values_list("verdict", flat=True))
+    assert verdicts == {"confirmed", "dismissed"}
+    assert GoldSpan.objects.filter(message__project=project, provenance="audited").exists()
+    newest = Export.objects.filter(project=project, kind="release").order_by("-version").first()
+    assert newest.version > 1 and newest.publishable and not export_is_stale(newest)
+    assert review_counts(newest)["pending"] == 0
+    call_command("build_release", "--project", "demo")  # raises CommandError unless publishable

@@ -14,7 +14,6 @@ from annotator.models import (
     GoldSpan,
     Project,
 )
-
 from annotator.selectors.exports import export_is_stale
 from annotator.selectors.release_review import review_counts
 

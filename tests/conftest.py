@@ -145,6 +145,17 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.2, what: str = 
 
 # ---- users and projects ---------------------------------------------------------------------
 
+@pytest.fixture(scope="session")
+def screenshots_dir(tmp_path_factory) -> Path:
+    """Where browser tests save their screenshots: a temporary directory, so that running the suite
+    never changes tracked files; ``bin/screenshots`` sets ``BLINDSPOT_SCREENSHOTS`` to refresh the
+    README's pictures in docs/screenshots/ on purpose."""
+    chosen = os.environ.get("BLINDSPOT_SCREENSHOTS", "").strip()
+    path = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 @pytest.fixture
 def make_user(db, django_user_model):
     def make(username: str, **kwargs):

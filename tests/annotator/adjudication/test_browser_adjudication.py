@@ -5,7 +5,8 @@ one annotator marked), a label difference on a word-problem character and a boun
 The adjudicator is refused when they would silently drop the leak, then adds the span by selecting
 text and pressing a label key; confirms with Shift+Enter that the word-problem name is not PII;
 keeps one annotator's span with its number key. Every decision is checked in the database. A
-screenshot of the adjudication page goes to docs/screenshots/adjudication.png.
+screenshot of the adjudication page goes to the ``screenshots_dir`` fixture
+(``bin/screenshots`` refreshes docs/screenshots/adjudication.png).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from annotator.models import AdjudicationItem, GoldSpan
 from annotator.services.adjudication import gold_merge_ready
 from tests.annotator.adjudication.fixtures import *  # noqa: F403
 from tests.annotator.adjudication.fixtures import msg
-from tests.annotator.workspace.test_browser import SHOTS, browser_page  # noqa: F401  (the fixture)
+from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,7 +43,8 @@ def gold(project, dialogue: str, position: int) -> list[tuple]:
                   .values_list("start", "end", "label", "provenance"))
 
 
-def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study):  # noqa: F811
+def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study,
+                                                            screenshots_dir):  # noqa: F811
     page = browser_page
     assert gold_merge_ready(project=study) == {"merged": 2, "queued": 3}
     leak, label, boundary = item_for(study, "d1", 2), item_for(study, "d1", 3), item_for(study, "d2", 1)
@@ -57,8 +59,7 @@ def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser
     assert page.locator("#adj-target").inner_text() == "Email me at maria.lopez@example.com if you get stuck."
     assert page.locator(".model-row").count() == 0  # the model is hidden from adjudicators by default
     assert page.locator("#adj-candidates input:checked").count() == 0  # one of two is no majority
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "adjudication.png"), full_page=True)
+    page.screenshot(path=str(screenshots_dir / "adjudication.png"), full_page=True)
 
     # Enter with nothing kept would drop the possible leak: refused, with what to do.
     page.keyboard.press("Enter")

@@ -3,7 +3,8 @@
 Log in, accept a suggestion with the keyboard, reject one, add a span by mouse selection and a
 label key, survive a failed request with the selection kept, add a span by keyboard selection,
 check that a blind item has no suggestion anywhere in its DOM, submit and move on. Screenshots of
-both conditions go to docs/screenshots/.
+both conditions go to the ``screenshots_dir`` fixture (a temporary directory; ``bin/screenshots``
+refreshes docs/screenshots/).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from tests.annotator.workspace.fixtures import *  # noqa: F403
 from tests.annotator.workspace.fixtures import RUN_DETECTOR, RUN_MODEL, msg
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--no-first-run"]
 
@@ -84,7 +84,8 @@ def wait_saved(page) -> None:
     page.wait_for_selector("#ws-state[data-state='saved']")
 
 
-def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, members, ws_project, planned):
+def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, members, ws_project, planned,
+                                                     screenshots_dir):
     page = browser_page
     planned("aware")
     me = members["annotator"]
@@ -101,8 +102,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
 
     # 1. Aware item: the suggestion is shown; accept it with "a".
     assert page.locator("#target-text mark.suggestion").count() == 1
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "workspace-aware.png"), full_page=True)
+    page.screenshot(path=str(screenshots_dir / "workspace-aware.png"), full_page=True)
     page.keyboard.press("a")
     page.wait_for_selector("#ws-spans [data-focus]")
     ann = Annotation.objects.get(assignment=item["d1", 0])
@@ -126,7 +126,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     html = page.content().lower()
     for needle in ("suggestion", RUN_DETECTOR, RUN_MODEL):
         assert needle.lower() not in html
-    page.screenshot(path=str(SHOTS / "workspace-blind.png"), full_page=True)
+    page.screenshot(path=str(screenshots_dir / "workspace-blind.png"), full_page=True)
 
     # A failed request keeps the selection and says so; the retry saves.
     page.route("**/spans/add/", lambda route: route.abort())

@@ -78,9 +78,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # The policy on every response: above WhiteNoise, which answers static files itself.
+    "annotator.middleware.PolicyEverywhereMiddleware",
     # Serves collected static files under gunicorn (DEBUG off), where nothing else would.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -43,8 +43,8 @@ def gold(project, dialogue: str, position: int) -> list[tuple]:
                   .values_list("start", "end", "label", "provenance"))
 
 
-def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study,
-                                                            screenshots_dir):  # noqa: F811
+def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study,  # noqa: F811
+                                                            screenshots_dir):
     page = browser_page
     assert gold_merge_ready(project=study) == {"merged": 2, "queued": 3}
     leak, label, boundary = item_for(study, "d1", 2), item_for(study, "d1", 3), item_for(study, "d2", 1)

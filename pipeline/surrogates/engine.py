@@ -10,6 +10,7 @@ never a fallback.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -49,7 +50,7 @@ from pipeline.surrogates.numbers import NUMBER_RULES, NumberGuard
 from pipeline.surrogates.places import location_surrogate, school_surrogate
 from pipeline.surrogates.rules import DATE_LABELS, rule_error
 from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex, checked_in_place
-from pipeline.types import Dialogue, Span, resolve_overlaps
+from pipeline.types import DEFAULT_LABELS, Dialogue, Span, resolve_overlaps
 
 VERSION = "2"  # 2: the self-audit (completion, fragments, maths numbers kept)
 MODES = ("surrogate", "tag", "redact")
@@ -195,6 +196,7 @@ class Deidentifier:
         self.confirmed = frozenset(confirmed)
         self.region = region
         self.name_parts = OriginalIndex()  # the corpus's name parts (fragments), found anywhere
+        self._label_votes: dict[str, Counter[str]] = {}  # normalised original -> its labels, first pass
         self.add_forbidden(forbidden)
 
     @property
@@ -218,6 +220,20 @@ class Deidentifier:
         """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
         for label, text in originals:
             self._register(label, text)
+            self._label_votes.setdefault(normalize(text), Counter())[label] += 1
+
+    def agreed_label(self, label: str, text: str) -> str:
+        """The one label an original gets across the release: the label the first pass saw most
+        often for it, ties broken by :data:`~pipeline.types.DEFAULT_LABELS` order (NAME first)
+        and then by name. A detector can label the same string COURSE in one dialogue and NAME
+        in another, and which one it says near a tie can depend on thread count (``deidentify
+        --workers``): one rule over the whole corpus makes the release the same whatever the
+        order or the number of workers. Without a first pass, ``label`` stands."""
+        votes = self._label_votes.get(normalize(self._base(label, text)))
+        if not votes or len(votes) == 1 and label in votes:
+            return label
+        rank = {lab: i for i, lab in enumerate(DEFAULT_LABELS)}
+        return min(votes, key=lambda lab: (-votes[lab], rank.get(lab, len(rank)), lab))
 
     def _register(self, label: str, text: str) -> None:
         self.forbidden.add(label, text)
@@ -241,6 +257,7 @@ class Deidentifier:
         chosen: list[list[Span]] = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
+            kept = [replace(s, label=self.agreed_label(s.label, msg.text[s.start : s.end])) for s in kept]
             if self.audit:
                 kept = self._complete(dialogue, msg.index, msg.text, kept, candidates)
             chosen.append(resolve_overlaps(kept))

@@ -866,3 +866,29 @@ def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
     gold.write_text(json.dumps({"id": "d1", "messages": [{"speaker": "Parent", "text": "Hi"}]}) + "\n")
     with pytest.raises(CorpusError, match="differ"):
         deidentify_file(corpus, tmp_path / "bad.jsonl", key=KEY, gold=gold)
+
+
+def _said(dialogue_id: str, text: str, piece: str, label: str) -> Dialogue:
+    start = text.index(piece)
+    return Dialogue(dialogue_id, (Message(text, spans=(Span(start, start + len(piece), label),)),))
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_one_original_gets_one_label_across_the_release_whatever_the_order(order):
+    """Issue 21 (13): a detector labelled "Jordan" COURSE in one dialogue and NAME in another, and
+    which it said near a tie depended on ``--workers``; after a first pass every dialogue releases
+    it under one label (most seen, then NAME first), in any order."""
+    dialogues = [_said("a", "ask Jordan about it", "Jordan", "COURSE"),
+                 _said("b", "thanks Jordan, see you", "Jordan", "NAME")]
+    forbidden = {("COURSE", "Jordan"), ("NAME", "Jordan")}
+    deid = Deidentifier(key="k" * 32, mode="tag", forbidden=forbidden)
+    released = [deid.deidentify(dialogues[i]) for i in order]
+    labels = {r.label for result in released for r in result.replacements}
+    assert labels == {"NAME"}
+    assert all("<NAME>" in result.release.messages[0].text for result in released)
+
+
+def test_without_a_first_pass_each_span_keeps_its_label():
+    deid = Deidentifier(key="k" * 32, mode="tag")
+    result = deid.deidentify(_said("a", "ask Jordan about it", "Jordan", "COURSE"))
+    assert {r.label for r in result.replacements} == {"COURSE"}

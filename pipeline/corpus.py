@@ -47,6 +47,7 @@ class ParseReport:
     """What parsing changed on the way in, for the import report."""
 
     normalised: dict[str, int] = field(default_factory=dict)  # dialogue id -> messages whose CR/CRLF became LF
+    derived_ids: set[str] = field(default_factory=set)  # dialogues the file gave no id: named from file + content
 
 
 # A browser's HTML parser turns CRLF and a lone CR into LF and drops NUL, so a text that keeps them

@@ -9,7 +9,7 @@ and only new ones are added.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,12 +45,14 @@ class ImportResult:
     run_id: int | None = None
     seconds: float = 0.0
     normalised: int = 0  # messages whose CRLF / CR line breaks were stored as LF
+    derived_ids: int = 0  # dialogues of the file that had no id: named from the file name and their content
 
     def to_dict(self) -> dict:
         return {
             "dialogues": self.dialogues,
             "messages": self.messages,
             "normalised": self.normalised,
+            "derived_ids": self.derived_ids,
             "spans": self.spans,
             "skipped": len(self.skipped),
             "run_id": self.run_id,
@@ -95,6 +97,7 @@ def corpus_import_file(
     return corpus_import(
         project=project, dialogues=dialogues, source=source, user=user,
         spans_as=spans_as, skip_existing=skip_existing, progress=progress, normalised=report.normalised,
+        derived_ids=report.derived_ids,
     )
 
 
@@ -102,9 +105,12 @@ def corpus_import(
     *, project: Project, dialogues: Sequence[PDialogue], source: str, user=None,
     spans_as: str = "run", skip_existing: bool = False,
     progress: Callable[[int, int], None] | None = None, normalised: Mapping[str, int] | None = None,
+    derived_ids: Collection[str] = (),
 ) -> ImportResult:
     """Write parsed dialogues in one transaction; on any error nothing is written.
-    ``normalised`` (dialogue id -> messages) is what parsing changed, for the report."""
+    ``normalised`` (dialogue id -> messages) is what parsing changed, and ``derived_ids`` the ids
+    parsing made for dialogues the file gave none (Label Studio, doccano, DocBin: file name and
+    content hash), for the report; the latter counts every such dialogue of the file, skipped or not."""
     if spans_as not in SPANS_AS:
         raise ValueError(f"spans_as must be one of {SPANS_AS}")
     t0 = time.perf_counter()
@@ -113,6 +119,7 @@ def corpus_import(
     todo = [d for d in dialogues if d.id not in existing]
     result.skipped = sorted(existing)
     result.normalised = sum((normalised or {}).get(d.id, 0) for d in todo)
+    result.derived_ids = sum(1 for d in dialogues if d.id in derived_ids)
 
     with transaction.atomic():
         rows = _create_dialogues(project, todo, source)

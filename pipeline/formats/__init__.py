@@ -50,13 +50,13 @@ def parse_upload(
     if fmt == "spacy":
         from pipeline.formats.spacy_docbin import parse_docbin
 
-        return parse_docbin(raw, **kwargs)
+        return parse_docbin(raw, name=name, **kwargs)
     if fmt == "labelstudio":
         from pipeline.formats.labelstudio import parse_labelstudio
 
-        return parse_labelstudio(_decode(raw), **kwargs)
+        return parse_labelstudio(_decode(raw), name=name, **kwargs)
     if fmt == "doccano":
         from pipeline.formats.doccano import parse_doccano
 
-        return parse_doccano(_decode(raw), **kwargs)
+        return parse_doccano(_decode(raw), name=name, **kwargs)
     return parse_corpus(raw, fmt=fmt, **kwargs)

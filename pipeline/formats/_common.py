@@ -6,9 +6,12 @@ problem names the line (or task, or doc) it came from.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, _dialogue_from_obj
@@ -95,12 +98,59 @@ def _at(rec: Record, msg: str) -> str:
     return f"{rec.where}: {msg}" if rec.where else msg
 
 
-def fallback_id(value: Any, default: str) -> str:
-    """A dialogue id from a foreign record's own id, else ``default`` (each message its own dialogue)."""
-    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
-        return default
-    return str(value).strip()
+def own_id(*values: Any) -> str | None:
+    """A dialogue id from the first of a foreign record's own ids that is set, else None."""
+    for value in values:
+        if has_id(value):
+            return str(value).strip()
+    return None
 
 
 def message_index(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_UNSAFE = re.compile(r"[^\w.-]+")
+STEM_CHARS = 80  # of the file name kept in a derived id: with the hash, well under any id limit
+HASH_CHARS = 12  # hex digits of SHA-1: 48 bits, so two different items of one file share them ~never
+
+
+class DerivedIds:
+    """Ids for the items of one file that have none: ``{stem}-{hash}``, the file name's stem and the
+    first :data:`HASH_CHARS` hex digits of the SHA-1 of the item's content (canonical JSON).
+
+    Two files no longer both make ``task-1``: a file with another name gets other ids, and so does
+    another item, so an import is neither refused nor, with ``skip_existing``, silently skipped
+    because an unrelated file came first. Reading the same file again gives the same ids (the
+    stem and the content decide, not the position), so ``skip_existing`` skips exactly what was
+    imported; an item added to or edited in the file gets a new id and is imported, the others
+    are skipped. A second identical item in the same file (or a hash clash) gets ``-2``, ``-3``…
+    in file order. Only a file of the same name holding the very same item gets the same id: the
+    same message, already there. ``made`` lists the ids given, for the import report."""
+
+    def __init__(self, name: str, default_stem: str) -> None:
+        stem = _UNSAFE.sub("-", PurePath(name.replace("\\", "/")).stem if name else "").strip("-.")
+        self.stem = stem[:STEM_CHARS] or default_stem
+        self.seen: dict[str, int] = {}
+        self.made: list[str] = []
+
+    def __call__(self, content: Any) -> str:
+        blob = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        base = f"{self.stem}-{hashlib.sha1(blob.encode('utf-8', 'surrogatepass')).hexdigest()[:HASH_CHARS]}"
+        n = self.seen.get(base, 0) + 1
+        self.seen[base] = n
+        did = base if n == 1 else f"{base}-{n}"
+        self.made.append(did)
+        return did
+
+
+def has_id(value: Any) -> bool:
+    """Whether ``value`` is an id (not None, a bool or blank)."""
+    return not (isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()))
+
+
+def note_derived(report: ParseReport | None, derive: DerivedIds, dialogues: list[Dialogue]) -> None:
+    """Record in ``report`` which of ``dialogues`` got a derived id."""
+    if report is not None and derive.made:
+        made = set(derive.made)
+        report.derived_ids.update(d.id for d in dialogues if d.id in made)

@@ -4,7 +4,8 @@ doccano's other export shape, ``"entities": [{"start_offset", "end_offset", "lab
 relation mode), is read too. Offsets are code points. The writer adds ``dialogue_id``, ``index``
 and ``speaker`` (and ``ts``, and ``anchor`` on a dialogue's first message) — doccano keeps extra
 keys as metadata — so reading its file back restores the dialogues; a line from elsewhere without
-them becomes a one-message dialogue named after its ``id`` (else ``line-N``).
+them becomes a one-message dialogue named after its ``id``, else after the file's name and a hash
+of the line (:class:`~pipeline.formats._common.DerivedIds`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from collections.abc import Iterable
 from typing import IO, Any
 
 from pipeline.corpus import CorpusProblem, ParseReport, json_lines
-from pipeline.formats._common import DEFAULT_SPEAKER, Record, assemble, fallback_id, message_index
+from pipeline.formats._common import (
+    DEFAULT_SPEAKER,
+    DerivedIds,
+    Record,
+    assemble,
+    message_index,
+    note_derived,
+    own_id,
+)
 from pipeline.types import Dialogue
 
 
@@ -82,11 +91,14 @@ def _spans(obj: dict, at: str, problems: list, line: int) -> list[dict[str, Any]
 
 def parse_doccano(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
+    report: ParseReport | None = None, name: str = "",
 ) -> list[Dialogue]:
-    """doccano JSONL → Dialogues, all or nothing; problems name their line."""
+    """doccano JSONL → Dialogues, all or nothing; problems name their line. A line without
+    ``dialogue_id`` or ``id`` is named from ``name`` (the file's) and its content
+    (:class:`~pipeline.formats._common.DerivedIds`)."""
     problems: list[CorpusProblem] = []
     records: list[Record] = []
+    derive = DerivedIds(name, "line")
     for lineno, obj in json_lines(text, problems):
         if not isinstance(obj, dict):
             problems.append(CorpusProblem(lineno, "each line must be a JSON object"))
@@ -96,8 +108,10 @@ def parse_doccano(
             continue
         records.append(Record(
             line=lineno, text=obj["text"], spans=_spans(obj, "", problems, lineno),
-            dialogue_id=fallback_id(obj.get("dialogue_id"), fallback_id(obj.get("id"), f"line-{lineno}")),
+            dialogue_id=own_id(obj.get("dialogue_id"), obj.get("id")) or derive(obj),
             index=message_index(obj.get("index", obj.get("seq"))),
             speaker=obj.get("speaker") or DEFAULT_SPEAKER, ts=obj.get("ts"), anchor=obj.get("anchor"),
         ))
-    return assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)
+    dialogues = assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)
+    note_derived(report, derive, dialogues)
+    return dialogues

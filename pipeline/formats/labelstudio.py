@@ -9,7 +9,8 @@ the text at those offsets, which catches an older export counted in UTF-16 units
 The writer puts ``dialogue_id``, ``index``, ``speaker`` (and ``ts``, and the dialogue's ``anchor``
 on its first message) into ``data`` beside ``text``, so reading its file back restores the
 dialogues. A task from elsewhere, without them, becomes a one-message dialogue named after the
-task's ``id``.
+task's ``id``, or, when it has none, after the file's name and a hash of the task (``tasks-3f2a9c01b4de``:
+:class:`~pipeline.formats._common.DerivedIds`), so two such files do not both make ``task-1``.
 
 Which spans a task contributes (``spans_from``): ``auto`` takes its first annotation that was not
 cancelled, else its first prediction; ``annotations`` or ``predictions`` take only that kind.
@@ -23,7 +24,15 @@ from typing import IO, Any
 from xml.sax.saxutils import quoteattr
 
 from pipeline.corpus import MAX_NESTING, CorpusError, CorpusProblem, ParseReport, _too_deep
-from pipeline.formats._common import DEFAULT_SPEAKER, Record, assemble, fallback_id, message_index
+from pipeline.formats._common import (
+    DEFAULT_SPEAKER,
+    DerivedIds,
+    Record,
+    assemble,
+    message_index,
+    note_derived,
+    own_id,
+)
 from pipeline.types import Dialogue, Span
 
 SPANS_FROM = ("auto", "annotations", "predictions")
@@ -189,13 +198,16 @@ def _spans(results: Any, text: str, default_score: float | None, where: str, pro
 
 def parse_labelstudio(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, spans_from: str = "auto",
+    report: ParseReport | None = None, spans_from: str = "auto", name: str = "",
 ) -> list[Dialogue]:
-    """Tasks → Dialogues, all or nothing; problems name the task and its line."""
+    """Tasks → Dialogues, all or nothing; problems name the task and its line. A task without
+    ``data.dialogue_id`` or ``id`` is named from ``name`` (the file's) and its content
+    (:class:`~pipeline.formats._common.DerivedIds`)."""
     if spans_from not in SPANS_FROM:
         raise ValueError(f"spans_from must be one of {SPANS_FROM}")
     problems: list[CorpusProblem] = []
     records: list[Record] = []
+    derive = DerivedIds(name, "task")
     try:
         tasks = list(_iter_array(text))
     except json.JSONDecodeError as exc:
@@ -219,8 +231,10 @@ def parse_labelstudio(
         spans = _spans(results, body, score, where, problems, line)
         records.append(Record(
             line=line, where=where, text=body,
-            dialogue_id=fallback_id(data.get("dialogue_id"), fallback_id(task.get("id"), f"task-{n}")),
+            dialogue_id=own_id(data.get("dialogue_id"), task.get("id")) or derive(task),
             index=message_index(data.get("index")), speaker=data.get("speaker") or DEFAULT_SPEAKER,
             ts=data.get("ts"), anchor=data.get("anchor"), spans=spans,
         ))
-    return assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)
+    dialogues = assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)
+    note_derived(report, derive, dialogues)
+    return dialogues

@@ -7,7 +7,8 @@ which ``doc.ents`` cannot hold) is not silently widened or dropped — the write
 :class:`FormatError` listing them, or, with ``strict=False``, leaves them out and returns them so
 the caller can report them. ``doc.user_data["blindspot"]`` carries ``dialogue_id``, ``index``,
 ``speaker`` (and ``ts``, ``anchor``), so reading the file back restores the dialogues; a Doc from
-elsewhere becomes a one-message dialogue ``doc-N``.
+elsewhere becomes a one-message dialogue named after the file's name and a hash of the Doc
+(:class:`~pipeline.formats._common.DerivedIds`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from typing import Any
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport
 from pipeline.formats._common import (
     DEFAULT_SPEAKER,
+    DerivedIds,
     FormatError,
     Record,
     assemble,
-    fallback_id,
     message_index,
+    note_derived,
+    own_id,
 )
 from pipeline.types import Dialogue, Span
 
@@ -139,9 +142,11 @@ class DocBinBundleWriter:
 
 def parse_docbin(
     raw: bytes, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
+    report: ParseReport | None = None, name: str = "",
 ) -> list[Dialogue]:
-    """A ``.spacy`` file → Dialogues (``doc.ents`` as spans); problems name the doc ("line" is its number)."""
+    """A ``.spacy`` file → Dialogues (``doc.ents`` as spans); problems name the doc ("line" is its number).
+    A Doc without ``user_data["blindspot"]["dialogue_id"]`` is named from ``name`` (the file's) and its
+    text, entities and user data (:class:`~pipeline.formats._common.DerivedIds`)."""
     spacy = _spacy()
     from spacy.tokens import DocBin
 
@@ -150,14 +155,19 @@ def parse_docbin(
     except Exception as exc:  # msgpack/zlib errors have no common base
         raise CorpusError([CorpusProblem(1, f"not a spaCy DocBin file: {type(exc).__name__}: {exc}")]) from None
     records = []
+    derive = DerivedIds(name, "doc")
     for n, doc in enumerate(docs, start=1):
         info = doc.user_data.get(USER_KEY)
         info = info if isinstance(info, dict) else {}
+        ents = [{"start": e.start_char, "end": e.end_char, "label": e.label_} for e in doc.ents]
+        did = own_id(info.get("dialogue_id")) or derive({"text": doc.text, "ents": ents, "info": info})
         records.append(Record(
             line=n, where=f"doc {n}", text=doc.text,
-            dialogue_id=fallback_id(info.get("dialogue_id"), f"doc-{n}"),
+            dialogue_id=did,
             index=message_index(info.get("index")), speaker=info.get("speaker") or DEFAULT_SPEAKER,
             ts=info.get("ts"), anchor=info.get("anchor"),
-            spans=[{"start": e.start_char, "end": e.end_char, "label": e.label_} for e in doc.ents],
+            spans=ents,
         ))
-    return assemble(records, [], labels=labels, max_id_length=max_id_length, report=report)
+    dialogues = assemble(records, [], labels=labels, max_id_length=max_id_length, report=report)
+    note_derived(report, derive, dialogues)
+    return dialogues

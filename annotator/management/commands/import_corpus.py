@@ -42,4 +42,6 @@ class Command(BaseCommand):
             + (f"; {result.normalised} message{pluralize(result.normalised)} with CR line breaks stored with LF"
                if result.normalised else "")
             + (f"; spans are run #{result.run_id}" if result.run_id else "")
+            + (f"; ids: {result.derived_ids} derived from the file name and content (the file had none)"
+               if result.derived_ids else "")
         ))

@@ -27,7 +27,8 @@ def _nothing_written():
 def _import(project, raw: bytes, name="c.jsonl", **kw):
     report = ParseReport()
     dialogues = corpus_parse(project=project, raw=raw, name=name, report=report)
-    return corpus_import(project=project, dialogues=dialogues, source=name, normalised=report.normalised, **kw)
+    return corpus_import(project=project, dialogues=dialogues, source=name, normalised=report.normalised,
+                         derived_ids=report.derived_ids, **kw)
 
 
 BAD_INPUTS = {
@@ -229,3 +230,67 @@ def test_upload_names_the_run_after_the_uploaded_file(client, members, corpus_by
     assert set(Dialogue.objects.values_list("source", flat=True)) == {"upstream-2024.jsonl"}
     page = client.get(response["Location"])
     assert b"1 message with CR line breaks was stored with LF" in page.content
+
+
+# --- files whose items carry no ids (Label Studio, doccano, DocBin) ---------------------------------
+
+
+def _no_id_file(fmt: str, *texts: str) -> bytes:
+    if fmt == "labelstudio":
+        return json.dumps([{"data": {"text": t}, "annotations": [{"result": []}]} for t in texts]).encode()
+    if fmt == "doccano":
+        return "".join(json.dumps({"text": t, "label": []}) + "\n" for t in texts).encode()
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    return DocBin(docs=[nlp.make_doc(t) for t in texts]).to_bytes()
+
+
+NO_ID_EXT = {"labelstudio": "json", "doccano": "jsonl", "spacy": "spacy"}
+
+
+@pytest.mark.parametrize("fmt", sorted(NO_ID_EXT))
+def test_a_second_file_without_ids_is_imported_in_full_and_a_reimport_is_skipped(project, fmt):
+    """Before, both files made task-1, task-2 …: the second was refused, or with skip_existing
+    silently dropped. Now ids come from the file name and content."""
+    ext = NO_ID_EXT[fmt]
+    first = _import(project, _no_id_file(fmt, "Hello there", "Hi Maria"), name=f"monday.{ext}")
+    second = _import(project, _no_id_file(fmt, "Good morning", "Hi Maria", "Bye"), name=f"tuesday.{ext}")
+    assert (first.dialogues, second.dialogues, second.skipped) == (2, 3, [])
+    assert (first.derived_ids, second.derived_ids) == (2, 3)
+    assert second.to_dict()["derived_ids"] == 3
+    assert Message.objects.count() == 5
+    # the same file again: the same ids, so it is refused by default and skipped in full with skip_existing
+    with pytest.raises(CorpusError, match="already exist"):
+        _import(project, _no_id_file(fmt, "Good morning", "Hi Maria", "Bye"), name=f"tuesday.{ext}")
+    again = _import(project, _no_id_file(fmt, "Good morning", "Hi Maria", "Bye", "New"), name=f"tuesday.{ext}",
+                    skip_existing=True)
+    assert (again.dialogues, len(again.skipped), again.derived_ids) == (1, 3, 4)
+    assert Message.objects.count() == 6
+
+
+def test_import_command_says_how_ids_were_made(project, tmp_path, capsys):
+    for day in ("monday", "tuesday"):
+        path = tmp_path / f"{day}.json"
+        path.write_bytes(_no_id_file("labelstudio", "Hello there", "Hi Maria"))
+        call_command("import_corpus", str(path), project="test")
+        assert "ids: 2 derived from the file name and content (the file had none)" in capsys.readouterr().out
+    assert Dialogue.objects.count() == 4
+    path = tmp_path / "named.jsonl"
+    path.write_bytes(_lines(GOOD))
+    call_command("import_corpus", str(path), project="test")
+    assert "derived" not in capsys.readouterr().out
+
+
+def test_upload_page_says_how_ids_were_made(client, members, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/import/", {
+            "file": SimpleUploadedFile("export.jsonl", _no_id_file("doccano", "a", "b", "c")), "spans_as": "run",
+        })
+    page = client.get(response["Location"])
+    assert b"The file gave no id to 3 dialogues: their ids were derived from the file name" in page.content
+    assert all(i.startswith("export-") for i in Dialogue.objects.values_list("external_id", flat=True))

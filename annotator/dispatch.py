@@ -8,17 +8,29 @@ show progress instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests fo
 One thread, not one per job: jobs started together (a tagger run's chunks) once clashed while
 importing the same libraries at the same time. The worker closes its database connections after
 each job (with a pool: hands them back), whatever ``CONN_MAX_AGE`` says.
+
+A broker that is away loses nothing and fails no request: a task it does not take is recorded
+(:class:`~annotator.models.UndeliveredTask`), its job stays "queued", the request that sent it
+is told so (:func:`undelivered_in_request`, shown by ``annotator.middleware``), and
+:func:`redispatch_undelivered` sends it again when the broker answers.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import connections, models, transaction
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+# what a publish to an unreachable broker raises (kombu wraps the transport's own errors)
+BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, OSError)
 
 _worker: ThreadPoolExecutor | None = None
 _worker_lock = threading.Lock()
@@ -70,12 +82,57 @@ def send(name: str, *args) -> Future | None:
     Returns the in-process future when there is one (commands may wait on it)."""
     app = _app()
     if not app.conf.task_always_eager:
-        app.send_task(name, args=list(args))
+        try:
+            app.send_task(name, args=list(args))
+        except BROKER_ERRORS as exc:
+            _undelivered(name, args, exc)
         return None
     if in_thread():
         return worker().submit(_run_in_process, name, args)
     app.tasks[name].delay(*args)  # eager: runs here, now, with Celery's eager settings
     return None
+
+
+def _undelivered(name: str, args: tuple, exc: BaseException) -> None:
+    from annotator.models import UndeliveredTask
+
+    logger.warning("Broker unreachable: %s%r recorded to send again (%s)", name, args, type(exc).__name__)
+    UndeliveredTask.objects.create(name=name, args=list(args), error=f"{type(exc).__name__}: {exc}"[:300])
+    _here.undelivered = getattr(_here, "undelivered", 0) + 1
+
+
+def undelivered_in_request(reset: bool = False) -> int:
+    """How many tasks this thread could not hand to the broker since the last reset (a request)."""
+    count = getattr(_here, "undelivered", 0)
+    if reset:
+        _here.undelivered = 0
+    return count
+
+
+def redispatch_undelivered(limit: int = 200) -> dict[str, int]:
+    """Send the recorded undelivered tasks again, oldest first; stop at the first the broker still
+    refuses. Rows are locked with SKIP LOCKED, so concurrent sweeps (beat, page views, several
+    web processes) never send the same one twice; each is deleted in the transaction that sent it."""
+    from annotator.models import UndeliveredTask
+
+    app, sent, left = _app(), 0, 0
+    if app.conf.task_always_eager:
+        return {"sent": 0, "left": UndeliveredTask.objects.count()}
+    with transaction.atomic():
+        rows = list(UndeliveredTask.objects.select_for_update(skip_locked=True).order_by("pk")[:limit])
+        for row in rows:
+            try:
+                app.send_task(row.name, args=list(row.args))
+            except BROKER_ERRORS as exc:
+                UndeliveredTask.objects.filter(pk__in=[r.pk for r in rows[sent:]]).update(
+                    attempts=models.F("attempts") + 1, error=f"{type(exc).__name__}: {exc}"[:300])
+                left = len(rows) - sent
+                break
+            row.delete()
+            sent += 1
+    if sent:
+        logger.info("Sent %d undelivered task(s) again", sent)
+    return {"sent": sent, "left": left}
 
 
 def enqueue(name: str, *args) -> None:

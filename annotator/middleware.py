@@ -1,13 +1,24 @@
-"""The Content Security Policy on every response (django-csp), Django's debug pages included."""
+"""Blindspot's middleware: the Content Security Policy on every response (django-csp), Django's
+debug pages included; and what a request does while the message broker is away."""
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
+import time
 from dataclasses import asdict
 
 from csp.constants import HEADER, UNSAFE_INLINE
 from csp.middleware import CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
+from django.contrib import messages
+from django.db import DatabaseError
+
+from annotator.dispatch import redispatch_undelivered, undelivered_in_request
+
+logger = logging.getLogger(__name__)
 
 
 class PolicyEverywhereMiddleware(CSPMiddleware):
@@ -23,3 +34,47 @@ class PolicyEverywhereMiddleware(CSPMiddleware):
             parts.update = {**(parts.update or {}), "style-src": [UNSAFE_INLINE], "script-src": [UNSAFE_INLINE]}
             response[HEADER] = build_policy(**asdict(parts))
         return super().process_response(request, response)
+
+
+class BrokerAwayMiddleware:
+    """While the broker is away: tell whoever started a job that it is queued but not yet with the
+    workers (the job and its record are saved; the page answers, never a 500), and on page views
+    (at most every :attr:`SWEEP_EVERY` seconds per process) send recorded tasks again, so jobs go
+    on soon after the broker is back even without ``celery beat``."""
+
+    SWEEP_EVERY = 15.0
+    NOTICE = ("Queued; the workers are unreachable just now (the message broker does not answer). "
+              "Nothing is lost: it is sent to them as soon as the broker is back.")
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self._next_sweep = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, request):
+        undelivered_in_request(reset=True)
+        self._maybe_sweep()
+        response = self.get_response(request)
+        if undelivered_in_request(reset=True) and hasattr(request, "_messages"):
+            messages.warning(request, self.NOTICE)
+            if getattr(request, "htmx", False):  # a partial: say it now, too
+                response.headers.setdefault("HX-Trigger", json.dumps({"blindspot:notice": self.NOTICE}))
+        return response
+
+    def _maybe_sweep(self) -> None:
+        from annotator.celery import app
+
+        if app.conf.task_always_eager:  # no broker: nothing is ever undelivered
+            return
+        now = time.monotonic()
+        with self._lock:
+            if now < self._next_sweep:
+                return
+            self._next_sweep = now + self.SWEEP_EVERY
+        from annotator.models import UndeliveredTask
+
+        try:
+            if UndeliveredTask.objects.exists():
+                redispatch_undelivered()
+        except DatabaseError:  # the page itself will say what is wrong with the database
+            logger.exception("Could not sweep undelivered tasks")

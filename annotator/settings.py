@@ -87,6 +87,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # a job queued while the broker is away: say so, and send it again when it is back
+    "annotator.middleware.BrokerAwayMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
@@ -206,12 +208,21 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+                                   "socket_connect_timeout": 1.0}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# a request that queues a job while Redis is away answers within about a second (annotator/dispatch.py)
+CELERY_BROKER_CONNECTION_TIMEOUT = 1.0
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2,
+                                    "interval_max": 0.2}
 BLINDSPOT_EAGER_IN_THREAD = env_bool("BLINDSPOT_EAGER_IN_THREAD", True)
 # `celery beat` (docker compose runs it) sweeps finished items that a failed merge left out of gold.
 BLINDSPOT_MERGE_SWEEP_SECONDS = env_int("BLINDSPOT_MERGE_SWEEP_SECONDS", 300)
+BLINDSPOT_REDISPATCH_SECONDS = env_int("BLINDSPOT_REDISPATCH_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
+    # tasks the broker did not take while it was away (annotator/dispatch.py), sent again
+    "redispatch-undelivered": {"task": "annotator.redispatch_undelivered",
+                               "schedule": float(BLINDSPOT_REDISPATCH_SECONDS)},
     # the name gold_merge_sweep_job is registered under (annotator/tasks/adjudication.py)
     "gold-merge-sweep": {"task": "annotator.tasks_agreement.gold_merge_sweep_job",
                          "schedule": float(BLINDSPOT_MERGE_SWEEP_SECONDS)},
@@ -221,7 +232,9 @@ CELERY_BEAT_SCHEDULE = {
 # progress cannot be read from the database until it commits).
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        # pages answer while Redis is away (annotator/cache.py); short timeouts keep them fast then
+        {"BACKEND": "annotator.cache.DegradingRedisCache", "LOCATION": REDIS_URL,
+         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0}}
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

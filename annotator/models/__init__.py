@@ -6,7 +6,7 @@ from annotator.models.audit import AuditEvent
 from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
-from annotator.models.jobs import BackgroundJob, JobFields, JobStatus
+from annotator.models.jobs import BackgroundJob, JobFields, JobStatus, UndeliveredTask
 from annotator.models.releases import CandidateDecision, ReleaseCandidate
 from annotator.models.runs import (
     DetectorRun,
@@ -40,4 +40,5 @@ __all__ = [
     "ReleaseCandidate",
     "Role",
     "RunChunk",
+    "UndeliveredTask",
 ]

@@ -77,3 +77,22 @@ class BackgroundJob(JobFields):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+
+class UndeliveredTask(models.Model):
+    """A task the broker did not take (Redis unreachable when it was sent). Its job stays queued;
+    ``annotator.dispatch.redispatch_undelivered`` sends it again once the broker answers (from
+    beat, and on a page view), and deletes the row in the same transaction, so each one is sent
+    again once. Tasks are idempotent, so a send whose delete did not commit is harmless."""
+
+    name = models.CharField(max_length=200)
+    args = JSONField(default=list)
+    error = models.CharField(max_length=300, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name}{tuple(self.args)}"

@@ -5,4 +5,13 @@ module here registers all tasks. Each task keeps the name it was registered unde
 package existed (queued messages and the beat schedule refer to tasks by name).
 """
 
-from annotator.tasks import adjudication, exports, projects, reports, runs, tagger, workspace  # noqa: F401
+from annotator.tasks import (  # noqa: F401
+    adjudication,
+    broker,
+    exports,
+    projects,
+    reports,
+    runs,
+    tagger,
+    workspace,
+)

@@ -71,7 +71,7 @@ def corpus_parse(
         raise CorpusError(
             [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
         )
-    return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
+    return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt, max_bytes=limit,
                                   max_id_length=Dialogue._meta.get_field("external_id").max_length)
 
 

@@ -39,10 +39,12 @@ def sniff(name: str, head: bytes) -> str:
 
 def parse_upload(
     raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, fmt: str | None = None,
+    report: ParseReport | None = None, fmt: str | None = None, max_bytes: int | None = None,
 ) -> list[Dialogue]:
     """Parse an upload in any of :data:`FORMATS`, raising :class:`~pipeline.corpus.CorpusError`
-    with every problem; ``fmt`` (else :func:`sniff`) says which."""
+    with every problem; ``fmt`` (else :func:`sniff`) says which. ``max_bytes`` is the import limit
+    (``BLINDSPOT_IMPORT_MAX_BYTES``) that a compressed format (spaCy DocBin) may not decompress past;
+    the caller checks ``raw`` itself against it."""
     fmt = fmt or sniff(name, raw[:65536])
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
@@ -50,7 +52,7 @@ def parse_upload(
     if fmt == "spacy":
         from pipeline.formats.spacy_docbin import parse_docbin
 
-        return parse_docbin(raw, name=name, **kwargs)
+        return parse_docbin(raw, name=name, max_bytes=max_bytes, **kwargs)
     if fmt == "labelstudio":
         from pipeline.formats.labelstudio import parse_labelstudio
 

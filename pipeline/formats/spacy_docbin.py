@@ -9,10 +9,28 @@ the caller can report them. ``doc.user_data["blindspot"]`` carries ``dialogue_id
 ``speaker`` (and ``ts``, ``anchor``), so reading the file back restores the dialogues; a Doc from
 elsewhere becomes a one-message dialogue named after the file's name and a hash of the Doc
 (:class:`~pipeline.formats._common.DerivedIds`).
+
+A ``.spacy`` file is zlib-compressed msgpack, so a few KB can declare hundreds of MB or hundreds of
+thousands of docs (issue 21, item 5). :func:`parse_docbin` therefore inflates it itself, a chunk at
+a time, and refuses it before spaCy expands anything when
+
+* it decompresses to more than ``max_bytes`` (the caller's ``BLINDSPOT_IMPORT_MAX_BYTES``): the
+  setting bounds the bytes one import makes the worker parse, and a compressed container is no way
+  around it — what is charged is what gets parsed, not the envelope. (A real DocBin inflates to
+  about 6× the JSONL of the same messages, so at a given setting a DocBin holds fewer messages than
+  a JSONL file; raise the setting if that bites.)
+* it decompresses to more than :data:`MAX_RATIO` × its own size (above :data:`RATIO_FLOOR`): real
+  DocBins compress 10–60× (13× for a synthetic corpus, 63× for one short message repeated 20,000
+  times), a bomb of zeros ~1000×; this catches bombs even under a generous setting, at a cost of at
+  most ``MAX_RATIO`` × the upload.
+* it declares more docs than a JSONL file within ``max_bytes`` could hold messages
+  (``max_bytes // MIN_MESSAGE_BYTES``) or more tokens than ``max_bytes`` characters, or its
+  declared lengths do not match the token data it holds (spaCy would expand or reshape them).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +49,11 @@ from pipeline.formats._common import (
 from pipeline.types import Dialogue, Span
 
 USER_KEY = "blindspot"
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024  # the default of annotator.settings.BLINDSPOT_IMPORT_MAX_BYTES
+MAX_RATIO = 200  # decompressed / compressed; real DocBins are 10–60×, zlib's ceiling is ~1030×
+RATIO_FLOOR = 1024 * 1024  # files this small when inflated are never refused for their ratio
+MIN_MESSAGE_BYTES = 16  # shorter than any JSONL line holding one message: '{"messages":[{"speaker":…'
+_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,17 +163,106 @@ class DocBinBundleWriter:
         return [*names, "spacy/unaligned.jsonl"]
 
 
+def _refuse(message: str) -> CorpusError:
+    return CorpusError([CorpusProblem(1, message)])
+
+
+def _inflate(raw: bytes, max_bytes: int, max_ratio: int) -> bytearray:
+    """The decompressed file, inflated a chunk at a time and never past the bound (see the module
+    docstring); bytes after the zlib stream are ignored, as spaCy ignores them."""
+    by_ratio = max(len(raw) * max_ratio, RATIO_FLOOR)
+    bound = min(max_bytes, by_ratio)
+    inflater = zlib.decompressobj()
+    out = bytearray()
+    data = raw
+    try:
+        while not inflater.eof:
+            chunk = inflater.decompress(data, min(_CHUNK, bound + 1 - len(out)))
+            out += chunk
+            if len(out) > bound:
+                if bound == max_bytes:
+                    raise _refuse(f"the spaCy DocBin file decompresses to more than {max_bytes:,} bytes, "
+                                  f"over the {max_bytes:,}-byte import limit")
+                raise _refuse(f"the spaCy DocBin file decompresses to more than {max_ratio}× its "
+                              f"{len(raw):,} bytes (over {bound:,} bytes); a real DocBin compresses 10–60×, "
+                              f"so this looks like a decompression bomb")
+            data = inflater.unconsumed_tail
+            if not chunk and not data:
+                raise zlib.error("incomplete or truncated stream")
+    except zlib.error as exc:
+        raise _refuse(f"not a spaCy DocBin file: zlib: {exc}") from None
+    return out
+
+
+def _check_declared(msg: Any, max_bytes: int) -> None:
+    """Refuse a DocBin whose declared counts exceed the limit or do not match its token data, before
+    spaCy unflattens them."""
+    import numpy
+
+    if not isinstance(msg, dict):
+        raise _refuse("not a spaCy DocBin file: the decompressed data is not a msgpack map")
+    attrs = msg.get("attrs")
+    if not (isinstance(attrs, list) and attrs and all(isinstance(a, int) for a in attrs)):
+        raise _refuse("not a spaCy DocBin file: 'attrs' must be a non-empty list of attribute ids")
+    for key in ("tokens", "spaces", "lengths"):
+        if not isinstance(msg.get(key), bytes):
+            raise _refuse(f"not a spaCy DocBin file: {key!r} must be bytes")
+    if len(msg["lengths"]) % 4:
+        raise _refuse("not a spaCy DocBin file: 'lengths' is not a whole number of int32 values")
+    lengths = numpy.frombuffer(msg["lengths"], dtype="int32")
+    docs = len(lengths)
+    max_docs = max_bytes // MIN_MESSAGE_BYTES
+    if docs > max_docs:
+        raise _refuse(f"the spaCy DocBin file declares {docs:,} docs; the {max_bytes:,}-byte import limit "
+                      f"allows at most {max_docs:,} (as many as a JSONL file of that size could hold)")
+    if docs and int(lengths.min()) < 0:
+        raise _refuse("not a spaCy DocBin file: a doc's declared length is negative")
+    tokens = int(lengths.sum(dtype="int64"))
+    if tokens > max_bytes:
+        raise _refuse(f"the spaCy DocBin file declares {tokens:,} tokens, more than the {max_bytes:,}-byte "
+                      f"import limit allows (each token is a character at least)")
+    held = len(msg["tokens"]) // (8 * len(attrs))
+    if held != tokens or len(msg["tokens"]) % (8 * len(attrs)) or len(msg["spaces"]) != tokens:
+        raise _refuse(f"not a spaCy DocBin file: its lengths declare {tokens:,} tokens but it holds {held:,}"
+                      + ("" if len(msg["spaces"]) == held else f" ({len(msg['spaces']):,} spaces)"))
+    for key, required in (("cats", True), ("flags", False), ("span_groups", False)):
+        value = msg.get(key)
+        if value is None and not required:
+            continue
+        if not isinstance(value, list) or len(value) != docs:
+            have = f"{len(value):,} entries" if isinstance(value, list) else "no list"
+            raise _refuse(f"not a spaCy DocBin file: {key!r} has {have} for {docs:,} docs")
+    for key in ("strings", "user_data"):
+        if key in msg and not isinstance(msg[key], list):
+            raise _refuse(f"not a spaCy DocBin file: {key!r} must be a list")
+
+
 def parse_docbin(
     raw: bytes, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, name: str = "",
+    report: ParseReport | None = None, name: str = "", max_bytes: int | None = None,
+    max_ratio: int = MAX_RATIO,
 ) -> list[Dialogue]:
     """A ``.spacy`` file → Dialogues (``doc.ents`` as spans); problems name the doc ("line" is its number).
     A Doc without ``user_data["blindspot"]["dialogue_id"]`` is named from ``name`` (the file's) and its
-    text, entities and user data (:class:`~pipeline.formats._common.DerivedIds`)."""
+    text, entities and user data (:class:`~pipeline.formats._common.DerivedIds`).
+
+    ``max_bytes`` (the caller's ``BLINDSPOT_IMPORT_MAX_BYTES``; :data:`DEFAULT_MAX_BYTES` when None)
+    bounds what the file may decompress to and declare, ``max_ratio`` its compression ratio; see the
+    module docstring for why. Both are checked before spaCy expands anything."""
     spacy = _spacy()
+    import srsly
     from spacy.tokens import DocBin
 
+    max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    inflated = _inflate(raw, max_bytes, max_ratio)
     try:
+        msg = srsly.msgpack_loads(inflated)
+    except Exception as exc:  # msgpack errors have no common base
+        raise _refuse(f"not a spaCy DocBin file: {type(exc).__name__}: {exc}") from None
+    del inflated
+    _check_declared(msg, max_bytes)
+    del msg
+    try:  # spaCy inflates the (now bounded) stream again: simpler than mirroring its private layout
         docs = list(DocBin().from_bytes(raw).get_docs(spacy.blank("en").vocab))
     except Exception as exc:  # msgpack/zlib errors have no common base
         raise CorpusError([CorpusProblem(1, f"not a spaCy DocBin file: {type(exc).__name__}: {exc}")]) from None

@@ -84,3 +84,23 @@ def test_upload_page_takes_a_label_studio_file(client, members, tmp_path, django
     assert b"Succeeded" in client.get(response["Location"]).content
     assert Message.objects.count() == 2 and GoldSpan.objects.count() == 3
     assert json.loads(raw)[0]["data"]["dialogue_id"] == "d1"
+
+
+def test_a_docbin_bomb_is_refused_against_the_import_limit_and_writes_nothing(project, tmp_path, settings):
+    """Issue 21, item 5: the upload is checked against BLINDSPOT_IMPORT_MAX_BYTES inflated, not as sent."""
+    pytest.importorskip("spacy")
+    import zlib
+
+    import srsly
+    from spacy.tokens import DocBin
+
+    msg = {"version": "0.1", "attrs": DocBin().attrs, "tokens": bytes(20 * 1024 * 1024), "spaces": b"",
+           "lengths": b"", "strings": [], "cats": [], "flags": [], "span_groups": []}
+    path = tmp_path / "bomb.spacy"
+    path.write_bytes(zlib.compress(srsly.msgpack_dumps(msg), 9))
+    settings.BLINDSPOT_IMPORT_MAX_BYTES = 1_000_000
+    assert path.stat().st_size < settings.BLINDSPOT_IMPORT_MAX_BYTES
+    with pytest.raises(CommandError) as exc:
+        call_command("import_corpus", str(path), project="test")
+    assert "decompresses to more than 1,000,000 bytes, over the 1,000,000-byte import limit" in str(exc.value)
+    assert not Dialogue.objects.exists()

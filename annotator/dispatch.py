@@ -97,8 +97,12 @@ def _undelivered(name: str, args: tuple, exc: BaseException) -> None:
     from annotator.models import UndeliveredTask
 
     logger.warning("Broker unreachable: %s%r recorded to send again (%s)", name, args, type(exc).__name__)
-    UndeliveredTask.objects.create(name=name, args=list(args), error=f"{type(exc).__name__}: {exc}"[:300])
+    UndeliveredTask.objects.create(name=name, args=list(args), error=_described(exc))
     _here.undelivered = getattr(_here, "undelivered", 0) + 1
+
+
+def _described(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]  # UndeliveredTask.error's length
 
 
 def undelivered_in_request(reset: bool = False) -> int:
@@ -125,7 +129,7 @@ def redispatch_undelivered(limit: int = 200) -> dict[str, int]:
                 app.send_task(row.name, args=list(row.args))
             except BROKER_ERRORS as exc:
                 UndeliveredTask.objects.filter(pk__in=[r.pk for r in rows[sent:]]).update(
-                    attempts=models.F("attempts") + 1, error=f"{type(exc).__name__}: {exc}"[:300])
+                    attempts=models.F("attempts") + 1, error=_described(exc))
                 left = len(rows) - sent
                 break
             row.delete()

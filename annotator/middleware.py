@@ -71,10 +71,7 @@ class BrokerAwayMiddleware:
             if now < self._next_sweep:
                 return
             self._next_sweep = now + self.SWEEP_EVERY
-        from annotator.models import UndeliveredTask
-
         try:
-            if UndeliveredTask.objects.exists():
-                redispatch_undelivered()
+            redispatch_undelivered()
         except DatabaseError:  # the page itself will say what is wrong with the database
             logger.exception("Could not sweep undelivered tasks")

@@ -145,11 +145,17 @@ def release_build(*, project: Project, user) -> Export | None:
             mode = "surrogate"
         except ExportError:
             mode = "tag"  # no surrogate key configured: a release with <NAME> tags still shows the page
-        release = release_start(project=project, user=user, source="gold", mode=mode)
-        from annotator.services.export_jobs import export_build
+        release = _release_here(project=project, user=user, mode=mode)
+    return release
 
-        export_build(export_id=release.pk)  # the export job, here; "already built" if the request ran it
-        release.refresh_from_db()
+
+def _release_here(*, project: Project, user, mode: str) -> Export:
+    """A new release of the gold set, built here by the export job ("already built" if the request ran it)."""
+    from annotator.services.export_jobs import export_build
+
+    release = release_start(project=project, user=user, source="gold", mode=mode)
+    export_build(export_id=release.pk)
+    release.refresh_from_db()
     return release
 
 
@@ -160,8 +166,6 @@ def release_review_settle(*, project: Project, user, truth: Mapping[Key, tuple[S
     other is dismissed. Confirmations make the release stale, so a new version is built and its
     queue settled in turn (a confirmed full name can surface its parts elsewhere), at most
     ``rounds`` times; what is left waits in the queue."""
-    from annotator.services.export_jobs import export_build
-
     counts = {"confirmed": 0, "dismissed": 0, "builds": 0}
     release = project.exports.filter(kind=Export.Kind.RELEASE).order_by("-version").first()
     for _ in range(rounds):
@@ -182,8 +186,6 @@ def release_review_settle(*, project: Project, user, truth: Mapping[Key, tuple[S
             counts["confirmed" if hit else "dismissed"] += 1
         if not confirmed:
             break
-        release = release_start(project=project, user=user, source="gold", mode=release.params.get("mode", "tag"))
-        export_build(export_id=release.pk)  # "already built" if the request ran it
-        release.refresh_from_db()
+        release = _release_here(project=project, user=user, mode=release.params.get("mode", "tag"))
         counts["builds"] += 1
     return counts

@@ -102,6 +102,13 @@ class MappingEntry:
         }
 
 
+_LABEL_RANK = {label: i for i, label in enumerate(DEFAULT_LABELS)}  # Deidentifier.agreed_label's tie-break
+
+
+def _relabelled(span: Span, label: str) -> Span:
+    return span if span.label == label else replace(span, label=label)
+
+
 @dataclass(frozen=True, slots=True)
 class Replacement:
     """One replaced range: where it was, where its replacement is, and how it was chosen."""
@@ -229,11 +236,10 @@ class Deidentifier:
         in another, and which one it says near a tie can depend on thread count (``deidentify
         --workers``): one rule over the whole corpus makes the release the same whatever the
         order or the number of workers. Without a first pass, ``label`` stands."""
-        votes = self._label_votes.get(normalize(self._base(label, text)))
+        votes = self._label_votes.get(normalize(self._base(label, text))) if self._label_votes else None
         if not votes or len(votes) == 1 and label in votes:
             return label
-        rank = {lab: i for i, lab in enumerate(DEFAULT_LABELS)}
-        return min(votes, key=lambda lab: (-votes[lab], rank.get(lab, len(rank)), lab))
+        return min(votes, key=lambda lab: (-votes[lab], _LABEL_RANK.get(lab, len(_LABEL_RANK)), lab))
 
     def _register(self, label: str, text: str) -> None:
         self.forbidden.add(label, text)
@@ -257,7 +263,7 @@ class Deidentifier:
         chosen: list[list[Span]] = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
-            kept = [replace(s, label=self.agreed_label(s.label, msg.text[s.start : s.end])) for s in kept]
+            kept = [_relabelled(s, self.agreed_label(s.label, msg.text[s.start : s.end])) for s in kept]
             if self.audit:
                 kept = self._complete(dialogue, msg.index, msg.text, kept, candidates)
             chosen.append(resolve_overlaps(kept))

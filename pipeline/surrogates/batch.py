@@ -50,6 +50,7 @@ from pipeline.surrogates.audit import ReleaseAudit, SecondOpinion
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.stream import iter_spans
+from pipeline.surrogates.sweep import base_of
 from pipeline.surrogates.utility import UtilityReport
 from pipeline.types import Dialogue, Span
 
@@ -173,7 +174,7 @@ def collect_spans(
             rows.append([[s.start, s.end, s.label] for s in ss])
             for s in ss:
                 if s.end <= len(msg.text):
-                    found.originals.add((s.label, Deidentifier._base(s.label, msg.text[s.start : s.end])))
+                    found.originals.add((s.label, base_of(s.label, msg.text[s.start : s.end])))
             found.spans += len(ss)
         spill.write(json.dumps(rows) + "\n")
         if tally is not None:

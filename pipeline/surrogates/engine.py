@@ -9,15 +9,13 @@ never a fallback.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from pipeline.maths import math_expression_spans
-from pipeline.surrogates.candidates import Candidate, candidate_key
-from pipeline.surrogates.completion import COMPLETION_RULES, complete_span
+from pipeline.surrogates.candidates import Candidate
+from pipeline.surrogates.completion import COMPLETION_RULES
 from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
 from pipeline.surrogates.formats import (
     age_surrogate,
@@ -33,23 +31,31 @@ from pipeline.surrogates.formats import (
 )
 from pipeline.surrogates.fragments import (
     FRAGMENT_RULES,
-    digit_groups,
-    matching_group,
     name_parts,
-    unsafe_part,
 )
 from pipeline.surrogates.keyed import (
     KeyedRandom,
     apply_case,
     case_pattern,
     normalize,
-    strip_possessive,
 )
 from pipeline.surrogates.names import name_surrogate
-from pipeline.surrogates.numbers import NUMBER_RULES, NumberGuard
+from pipeline.surrogates.numbers import NUMBER_RULES
 from pipeline.surrogates.places import location_surrogate, school_surrogate
 from pipeline.surrogates.rules import DATE_LABELS, rule_error
-from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex, checked_in_place
+from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex
+from pipeline.surrogates.sweep import (
+    base_of,
+    collect_messages,
+    complete_spans,
+    dialogue_name_parts,
+    digit_group_spans,
+    drop_maths_numbers,
+    fragment_spans,
+    match_groups,
+    sweep_originals,
+    unspanned_hits,
+)
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span, resolve_overlaps
 
 VERSION = "2"  # 2: the self-audit (completion, fragments, maths numbers kept)
@@ -74,7 +80,6 @@ GENERATORS: dict[str, Generator] = {
     "COURSE": course_surrogate,
     "OTHER_IDENTIFIER": generic_surrogate,
 }
-_POSSESSIVE_LABELS = frozenset({"NAME", "SCHOOL", "LOCATION", "OTHER_IDENTIFIER"})
 _DATE_OFFSETS = (30, 730)  # |days|
 
 
@@ -236,7 +241,7 @@ class Deidentifier:
         in another, and which one it says near a tie can depend on thread count (``deidentify
         --workers``): one rule over the whole corpus makes the release the same whatever the
         order or the number of workers. Without a first pass, ``label`` stands."""
-        votes = self._label_votes.get(normalize(self._base(label, text))) if self._label_votes else None
+        votes = self._label_votes.get(normalize(base_of(label, text))) if self._label_votes else None
         if not votes or len(votes) == 1 and label in votes:
             return label
         return min(votes, key=lambda lab: (-votes[lab], _LABEL_RANK.get(lab, len(_LABEL_RANK)), lab))
@@ -265,33 +270,33 @@ class Deidentifier:
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
             kept = [_relabelled(s, self.agreed_label(s.label, msg.text[s.start : s.end])) for s in kept]
             if self.audit:
-                kept = self._complete(dialogue, msg.index, msg.text, kept, candidates)
+                kept = complete_spans(dialogue, msg.index, msg.text, kept, region=self.region,
+                                      candidates=candidates)
             chosen.append(resolve_overlaps(kept))
         if self.audit:
-            self._keep_maths_numbers(dialogue, chosen, candidates)
+            drop_maths_numbers(dialogue, chosen, confirmed=self.confirmed, candidates=candidates)
         items: dict[str, tuple[str, str]] = {}  # norm -> (label, original), in order of appearance
-        self._collect(
-            items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)]
-        )
+        collect_messages(items, dialogue, chosen)
         for label, text in items.values():
             self._register(label, text)
         index = self._sweep_index(items)
         swept: set[tuple[int, int, int]] = set()
         anchor_spans: list[Span] = []
         if index is not None and len(index):
-            anchor_spans = self._sweep(dialogue, index, chosen, items, swept)
+            anchor_spans = sweep_originals(dialogue, index, chosen, items, swept)
         groups: dict[str, tuple[str, int]] = {}
         if self.audit and (self.sweep_corpus or self.propagate):
-            anchor_spans += self._fragments(dialogue, chosen, items, swept, candidates, anchor_spans)
-            groups = self._digit_groups(dialogue, chosen, items, swept)
+            parts = self.name_parts if self.sweep_corpus else dialogue_name_parts(items)
+            anchor_spans += fragment_spans(dialogue, parts, chosen, items, swept, candidates, anchor_spans)
+            groups = digit_group_spans(dialogue, chosen, items, swept)
         table = self._table(dialogue, items)
-        self._match_groups(table, groups)
+        match_groups(table, groups)
         result = self._apply(dialogue, chosen, items, table, swept, anchor_spans)
         result.candidates = candidates
         if index is not None and len(index) and dialogue.meta:
             # metadata travels with the release: originals in its strings are replaced too
             def fix(text: str) -> str:
-                hits = self._hits(index, text, [])
+                hits = unspanned_hits(index, text, [])
                 if not hits:
                     return text
                 edits = [(h.start, h.end, h.label, True) for h in hits]
@@ -300,98 +305,7 @@ class Deidentifier:
             result.release = replace(result.release, meta=_map_strings(dialogue.meta, fix))
         return result
 
-    # --- the self-audit on the way in ----------------------------------------------------
-
-    def _complete(self, dialogue: Dialogue, index: int, text: str, spans: list[Span],
-                  candidates: list[Candidate]) -> list[Span]:
-        """Grow structured spans to their whole value; report the ones that still cut one."""
-        out = []
-        for s in spans:
-            grown, complete = complete_span(text, s, region=self.region)
-            if not complete:
-                candidates.append(_candidate(dialogue, index, text, grown, "incomplete", "completion"))
-            out.append(grown)
-        return out
-
-    def _keep_maths_numbers(self, dialogue: Dialogue, chosen: list[list[Span]],
-                            candidates: list[Candidate]) -> None:
-        """Drop the bare-number spans that are teaching content (unless confirmed), as candidates."""
-        guard = NumberGuard(dialogue)
-        for i, msg in enumerate(dialogue.messages):
-            keep = []
-            for s in chosen[i]:
-                value = msg.text[s.start : s.end]
-                reason = guard.reason(i, s) if checked_in_place(value, s.label) else None
-                if reason is None or candidate_key(dialogue.id, msg.index, s.start, s.end, value) in self.confirmed:
-                    keep.append(s)
-                else:
-                    candidates.append(_candidate(dialogue, msg.index, msg.text, s, reason, "numbers"))
-            chosen[i] = keep
-
-    def _fragments(self, dialogue: Dialogue, chosen: list[list[Span]], items: dict[str, tuple[str, str]],
-                   swept: set[tuple[int, int, int]], candidates: list[Candidate],
-                   anchor_spans: list[Span]) -> list[Span]:
-        """Unmarked name parts of the corpus's (or, without ``sweep_corpus``, the dialogue's)
-        names: safe ones added to ``chosen`` as NAME, common words as candidates; returns the
-        anchor's safe ones."""
-        if self.sweep_corpus:
-            index = self.name_parts
-        else:
-            index = OriginalIndex()
-            for label, text in items.values():
-                for part in name_parts(text) if label == "NAME" else ():
-                    index.add("NAME", part)
-        if not len(index):
-            return []
-        for i, msg in enumerate(dialogue.messages):
-            safe = []
-            for h in self._hits(index, msg.text, chosen[i]):
-                part = Span(h.start, h.end, "NAME", source="fragment")
-                if unsafe_part(msg.text[h.start : h.end]):
-                    candidates.append(_candidate(dialogue, msg.index, msg.text, part, "fragment", "fragments"))
-                else:
-                    safe.append(part)
-            if safe:
-                swept.update((msg.index, sp.start, sp.end) for sp in safe)
-                chosen[i] = sorted(chosen[i] + safe)
-        anchor = [Span(h.start, h.end, "NAME", source="fragment")
-                  for h in (self._hits(index, dialogue.anchor, anchor_spans) if dialogue.anchor else [])
-                  if not unsafe_part(dialogue.anchor[h.start : h.end])]
-        self._collect(items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)])
-        self._collect(items, [(dialogue.anchor, anchor)])
-        return anchor
-
-    def _digit_groups(self, dialogue: Dialogue, chosen: list[list[Span]], items: dict[str, tuple[str, str]],
-                      swept: set[tuple[int, int, int]]) -> dict[str, tuple[str, int]]:
-        """Unmarked digit groups of the dialogue's phones and ids, added to ``chosen`` (outside
-        maths); returns ``group norm -> (its original's norm, position)`` for :meth:`_match_groups`."""
-        groups: dict[str, tuple[str, int]] = {}
-        for norm, (label, text) in list(items.items()):
-            for pos, group in digit_groups(label, text):
-                pattern = re.compile(rf"(?<![\d]){group}(?![\d])")
-                for i, msg in enumerate(dialogue.messages):
-                    maths = math_expression_spans(msg.text)
-                    for m in pattern.finditer(msg.text):
-                        s, e = m.span()
-                        if any(s < b and a < e for a, b in maths) or any(
-                            s < sp.end and sp.start < e for sp in chosen[i]
-                        ):
-                            continue
-                        chosen[i] = sorted([*chosen[i], Span(s, e, label, source="fragment")])
-                        swept.add((msg.index, s, e))
-                        items.setdefault(normalize(group), (label, group))
-                        groups.setdefault(normalize(group), (norm, pos))
-        return groups
-
-    @staticmethod
-    def _match_groups(table: dict[str, tuple[str, str, str]], groups: Mapping[str, tuple[str, int]]) -> None:
-        """A digit group takes the group in the same place of its original's surrogate."""
-        for norm, (parent, pos) in groups.items():
-            if norm in table and parent in table:
-                label, sur, method = table[parent]
-                hit = matching_group(parent, sur, pos)
-                if hit is not None:
-                    table[norm] = (label, hit, method)
+    # --- the self-audit's tables ---------------------------------------------------------
 
     def _sweep_index(self, items: dict[str, tuple[str, str]]) -> Any:
         """The originals to look for unspanned: the corpus's ("sweep_corpus": a word-problem
@@ -405,22 +319,6 @@ class Deidentifier:
             return index
         return None
 
-    def _sweep(self, dialogue: Dialogue, index: Any, chosen: list[list[Span]],
-               items: dict[str, tuple[str, str]], swept: set[tuple[int, int, int]]) -> list[Span]:
-        """Add the unspanned occurrences of an original (the leak check's own matcher, maths left
-        alone) to ``chosen``, ``swept`` and ``items``; return the anchor's spans."""
-        for i, msg in enumerate(dialogue.messages):
-            extra = self._hits(index, msg.text, chosen[i])
-            if extra:
-                swept.update((msg.index, sp.start, sp.end) for sp in extra)
-                chosen[i] = sorted(chosen[i] + extra)
-        anchor_spans = self._hits(index, dialogue.anchor, []) if dialogue.anchor else []
-        meta_hits = [(t, self._hits(index, t, [])) for t in _strings(dialogue.meta)]
-        self._collect(items, [h for h in meta_hits if h[1]])
-        self._collect(items, [(m.text, ss) for m, ss in zip(dialogue.messages, chosen, strict=True)])
-        self._collect(items, [(dialogue.anchor, anchor_spans)])
-        return anchor_spans
-
     def _table(self, dialogue: Dialogue, items: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str, str]]:
         """``norm -> (label, replacement, how)``: surrogates, tags or the redaction mark."""
         if self.mode == "surrogate":
@@ -431,37 +329,6 @@ class Deidentifier:
             rep = tag_for(label) if self.mode == "tag" else REDACTED
             table[norm] = (label, rep, self.mode)
         return table
-
-    def _collect(
-        self, items: dict[str, tuple[str, str]], texts: list[tuple[str, Sequence[Span]]]
-    ) -> None:
-        for text, ss in texts:
-            for s in ss:
-                base = self._base(s.label, text[s.start : s.end])
-                items.setdefault(normalize(base), (s.label, base))
-
-    @staticmethod
-    def _hits(index: OriginalIndex, text: str, spans: Sequence[Span]) -> list[Span]:
-        """Unspanned originals in ``text``, except inside maths (left for the leak report)."""
-        out: list[Span] = []
-        found = index.scan(text)
-        if not found:
-            return out
-        maths = math_expression_spans(text)
-        for f in found:
-            if any(f.start < s.end and s.start < f.end for s in (*spans, *out)):
-                continue
-            if any(f.start < e and s < f.end for s, e in maths):
-                continue
-            out.append(Span(f.start, f.end, f.original.label, source="sweep"))
-        return out
-
-    @staticmethod
-    def _base(label: str, text: str) -> str:
-        text = text.strip()
-        if label in _POSSESSIVE_LABELS:
-            return strip_possessive(text)[0]
-        return text
 
     def _map(
         self, dialogue: Dialogue, scope: Scope, items: list[tuple[str, str]]
@@ -602,7 +469,7 @@ class Deidentifier:
             lead = len(raw) - len(raw.lstrip())
             trail = len(raw) - len(raw.rstrip())
             core = raw.strip()
-            base = self._base(label, core)
+            base = base_of(label, core)
             suffix = core[len(base) :]
             hit = table.get(normalize(base))
             if hit is None:  # cannot happen for spans; guard against the original ever leaking
@@ -628,22 +495,6 @@ class Deidentifier:
             pos = end
         out.append(text[pos:])
         return "".join(out), spans, reps
-
-
-def _candidate(dialogue: Dialogue, index: int, text: str, span: Span, reason: str, source: str) -> Candidate:
-    return Candidate(dialogue.id, index, span.start, span.end, span.label, reason,
-                     text[span.start : span.end], source)
-
-
-def _strings(obj: Any) -> Iterator[str]:
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, Mapping):
-        for v in obj.values():
-            yield from _strings(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
-            yield from _strings(v)
 
 
 def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:

@@ -30,6 +30,7 @@ from pipeline.surrogates.keyed import (
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.names import infer_gender
 from pipeline.surrogates.rules import rule_error, shape, type_error
+from pipeline.surrogates.sweep import base_of
 from pipeline.surrogates.utility import UtilityReport
 from pipeline.types import Detection, Dialogue, Message, Span
 
@@ -593,7 +594,7 @@ def originals_of(dialogues):
     for d in dialogues:
         for m in d.messages:
             for s in m.spans:
-                out.add((s.label, Deidentifier._base(s.label, m.text[s.start : s.end])))
+                out.add((s.label, base_of(s.label, m.text[s.start : s.end])))
     return out
 
 
@@ -668,7 +669,7 @@ def test_property_every_surrogate_rule_holds(dialogues):
             for s in before.spans:
                 if (before.index, s.start, s.end) in kept:
                     continue
-                base = Deidentifier._base(s.label, before.text[s.start : s.end])
+                base = base_of(s.label, before.text[s.start : s.end])
                 assert normalize(by_norm[normalize(base)]) in normalize(after.text)
 
 

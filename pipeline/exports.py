@@ -9,7 +9,7 @@ their registry (name → writer class): add a format by adding an entry. :func:`
 runs the chosen writers over one pass of the dialogues and returns the counts for the manifest; the
 Django service only streams the gold set in and records the manifest. Words are :func:`pipeline.text.tokenize`
 tokens — the same units the tagger and the token-level metrics use — and a word takes the label of
-the first gold span it overlaps (:func:`pipeline.tagger.labels.word_labels`).
+the first gold span it overlaps (:func:`pipeline.tags.word_labels`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import IO, Any
 from pipeline.formats.doccano import DoccanoBundleWriter
 from pipeline.formats.labelstudio import LabelStudioBundleWriter
 from pipeline.formats.spacy_docbin import DocBinBundleWriter
-from pipeline.tagger.labels import LabelMap, word_labels
+from pipeline.tags import LabelMap, word_labels
 from pipeline.text import tokenize
 from pipeline.types import Dialogue, Message, Span
 
@@ -116,14 +116,6 @@ code-point offsets (end exclusive).
 |---|---|
 {tags}
 """
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------------- writers

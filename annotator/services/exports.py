@@ -51,7 +51,8 @@ from annotator.models import (
 from annotator.selectors.projects import pseudonyms
 from annotator.services import jobs
 from annotator.services.audit import audit_record
-from pipeline.exports import SPLITS, BundleCounts, BundleSpec, sha256_file, write_gold_bundle
+from pipeline.exports import SPLITS, BundleCounts, BundleSpec, write_gold_bundle
+from pipeline.hashing import sha256_file
 
 BATCH_DIALOGUES = 200
 Progress = Callable[[int, int], None]

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from pipeline.tagger.encoding import IGNORE, WindowConfig, WindowEncoder
-from pipeline.tagger.labels import LabelMap
 from pipeline.tagger.model import (
     TaggerModel,
     TaggerUnavailableError,
@@ -50,6 +49,7 @@ from pipeline.tagger.store import (
     teacher_shortfalls,
     write_model,
 )
+from pipeline.tags import LabelMap
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
 
 Progress = Callable[[int, int, str], None]

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from pipeline.exports import conll_block, dataset_card, hf_row, split_of, word_tags
-from pipeline.tagger.labels import LabelMap
+from pipeline.tags import LabelMap
 from pipeline.types import Dialogue, Span
 
 TEXT = "Hi Maria Lopez, is 3/4 bigger?"

@@ -1,4 +1,4 @@
-"""File-level helpers behind ``manage.py evaluate`` and the segmentation grid search.
+"""Evaluation read from files: the helpers behind ``manage.py evaluate`` and the segmentation grid search.
 
 Gold comes either in the per-message format (``{"dialogue_id", "index", "spans"}``, optionally with
 ``"text"`` and ``"segment"``) or as an import-format corpus whose messages carry ``spans``.

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.corpus import read_corpus  # noqa: E402
+from pipeline.formats import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 

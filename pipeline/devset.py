@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pipeline.corpus import iter_jsonl_dialogues
+from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.synthetic import pools as P
 from pipeline.types import Dialogue, Message, Span
 

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.corpus import gold_from_dialogues, read_corpus, read_predictions
+from pipeline.corpus import gold_from_dialogues, read_predictions
+from pipeline.formats import read_corpus
 from pipeline.metrics.evaluation import EvaluationError, EvaluationReport, Key, evaluate
 from pipeline.types import MATH, NON_MATH, Dialogue, Span
 

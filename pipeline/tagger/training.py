@@ -99,7 +99,7 @@ def collect_training_data(
     """
     out = [_prefixed(d, "gold") for d in dialogues]
     for k, path in enumerate(jsonl_paths):
-        from pipeline.corpus import read_corpus
+        from pipeline.formats import read_corpus
 
         out.extend(_prefixed(d, f"file{k}") for d in read_corpus(path))
     if synthetic_n > 0:

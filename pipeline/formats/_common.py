@@ -1,9 +1,8 @@
 """What the readers of :mod:`pipeline.formats` share: decoding an upload (:func:`decode`), the
 first-line look the sniffers take (:func:`json_head`), and, for the foreign formats, records of
 one message each, grouped into dialogues and checked by the same code as a JSONL import
-(:func:`pipeline.corpus.dialogue_from_obj`), so
-CRLF becomes LF, control characters, unknown labels and bad offsets are refused alike, and every
-problem names the line (or task, or doc) it came from.
+(:func:`pipeline.corpus.dialogue_from_obj`), so CRLF becomes LF, control characters, unknown labels
+and bad offsets are refused alike, and every problem names the line (or task, or doc) it came from.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ they are S3 storages (django-storages), and then:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import posixpath
@@ -40,6 +39,8 @@ from django.core.exceptions import SuspiciousOperation
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.utils import timezone
+
+from pipeline.hashing import sha256_file
 
 EXPORTS, MODELS, UPLOADS = "exports", "models", "uploads"
 PUBLISHED = "published.json"  # a model version's file list, uploaded last
@@ -218,18 +219,10 @@ def upload_path(params: Mapping[str, Any]) -> Iterator[Path]:
 # ----------------------------------------------------------------------------------- models
 
 
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def file_list(root: Path) -> list[dict[str, Any]]:
     """Name, size and SHA-256 of every file of a model version directory (the list itself aside)."""
     return [
-        {"name": n, "size": (root / n).stat().st_size, "sha256": sha256_of(root / n)}
+        {"name": n, "size": (root / n).stat().st_size, "sha256": sha256_file(root / n)}
         for n in _local_files(root)
         if n != PUBLISHED
     ]
@@ -290,7 +283,7 @@ def _matches(root: Path, files: list[dict[str, Any]]) -> bool:
     return all(
         (root / f["name"]).is_file()
         and (root / f["name"]).stat().st_size == f["size"]
-        and sha256_of(root / f["name"]) == f["sha256"]
+        and sha256_file(root / f["name"]) == f["sha256"]
         for f in files
     )
 

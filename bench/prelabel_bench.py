@@ -89,7 +89,7 @@ def _numeric_recall(texts, gold, pred) -> tuple[int, int]:
 
 
 def worker(args: argparse.Namespace) -> dict[str, Any]:
-    from pipeline.corpus import read_corpus
+    from pipeline.formats import read_corpus
     from pipeline.metrics.evaluation import evaluate
     from pipeline.registry import build
     from pipeline.types import Span

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.corpus import read_corpus  # noqa: E402
+from pipeline.formats import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
 from pipeline.tagger.training import DEFAULT_NUM_LAYERS, STUDENT_DEFAULTS  # noqa: E402
 from pipeline.text import tokenize  # noqa: E402

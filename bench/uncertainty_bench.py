@@ -3,7 +3,7 @@
     .venv/bin/python bench/uncertainty_bench.py [--model PATH] [--data ../shared/data] [--dev-limit 300]
 
 Runs the ``tagger`` detector over gold-labelled dialogues and ranks every message by its decision
-margin (``pipeline.tagger.labels.decision_margin``), as a "least sure" plan does. A message is a
+margin (``pipeline.tags.decision_margin``), as a "least sure" plan does. A message is a
 *mistake* when a gold span has no overlapping predicted span (a miss) or a predicted span overlaps
 no gold span (a false flag). For budgets of 5, 10 and 20 % of the messages it prints the mistake
 rate among the least-sure messages, the share of all mistakes (and of all misses) they hold, and
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.corpus import read_corpus  # noqa: E402
+from pipeline.formats import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 

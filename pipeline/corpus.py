@@ -1,13 +1,16 @@
-"""Reading and writing the corpus import format and the per-message prediction format.
+"""The import format's dialogue object, checked; and the per-message prediction format.
 
-Parsing collects *every* problem with its line number instead of stopping at the first, so a user
-fixes a file in one pass; callers decide to write nothing when any error was found.
+:func:`dialogue_from_obj` turns one ``{"id", "anchor", "meta", "messages"}`` object into a
+:class:`~pipeline.types.Dialogue` with canonical text (see :func:`canonical_text`), and every
+reader of :mod:`pipeline.formats` (the import format's JSONL and CSV, and the other tools'
+formats) builds its dialogues through it, so all refuse the same things. Parsing collects *every*
+problem with its line number instead of stopping at the first, so a user fixes a file in one pass;
+callers decide to write nothing when any error was found.
 """
 
 from __future__ import annotations
 
 import bisect
-import csv
 import io
 import json
 import math
@@ -78,7 +81,7 @@ def _control_problem(value: str, what: str, *, pattern: re.Pattern = _CONTROL_BU
             "remove it (only tab and line breaks are allowed)")
 
 
-def _too_deep(value: Any) -> bool:
+def too_deep(value: Any) -> bool:
     """More than :data:`MAX_NESTING` levels of lists/objects, found without recursion."""
     stack = [(value, 1)]
     while stack:
@@ -168,7 +171,7 @@ def _parse_spans(
     return tuple(spans)
 
 
-def _dialogue_from_obj(
+def dialogue_from_obj(
     obj: Any, line: int, labels: set[str] | None, problems: list, *,
     max_id_length: int | None = None, report: ParseReport | None = None,
 ) -> Dialogue | None:
@@ -267,17 +270,6 @@ def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, proble
     )
 
 
-def _decode(raw: bytes) -> str:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CorpusError(
-            [CorpusProblem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8")]
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
 def json_lines(text: str, problems: list[CorpusProblem]) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` of each non-blank line; malformed lines become problems."""
     for lineno, line in enumerate(io.StringIO(text), start=1):
@@ -291,181 +283,10 @@ def json_lines(text: str, problems: list[CorpusProblem]) -> Iterator[tuple[int, 
         except RecursionError:
             problems.append(CorpusProblem(lineno, f"nested deeper than {MAX_NESTING} levels"))
             continue
-        if _too_deep(value):
+        if too_deep(value):
             problems.append(CorpusProblem(lineno, f"nested deeper than {MAX_NESTING} levels"))
             continue
         yield lineno, value
-
-
-def parse_jsonl(
-    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
-) -> list[Dialogue]:
-    problems: list[CorpusProblem] = []
-    dialogues: list[Dialogue] = []
-    seen: dict[str, int] = {}
-    for lineno, obj in json_lines(text, problems):
-        dialogue = _dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report)
-        if dialogue is None:
-            continue
-        if dialogue.id in seen:
-            problems.append(
-                CorpusProblem(lineno, f"duplicate dialogue id {dialogue.id!r} (first on line {seen[dialogue.id]})")
-            )
-            continue
-        seen[dialogue.id] = lineno
-        dialogues.append(dialogue)
-    if problems:
-        raise CorpusError(problems)
-    if not dialogues:
-        raise CorpusError([CorpusProblem(1, "the file contains no dialogues")])
-    return dialogues
-
-
-CSV_REQUIRED = ("dialogue_id", "seq", "speaker", "text")
-
-
-def parse_csv(
-    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
-) -> list[Dialogue]:
-    """CSV rows ``dialogue_id, seq, speaker, text [, ts, anchor]``; rows of a dialogue may be in any order."""
-    problems: list[CorpusProblem] = []
-    grouped, first_line = _group_csv_rows(_csv_reader(text), problems)
-    dialogues = []
-    for did, rows in grouped.items():
-        dialogue = _csv_dialogue(did, rows, first_line[did], labels, problems,
-                                 max_id_length=max_id_length, report=report)
-        if dialogue is not None:
-            dialogues.append(dialogue)
-    if problems:
-        raise CorpusError(sorted(problems, key=lambda p: p.line))
-    if not dialogues:
-        raise CorpusError([CorpusProblem(1, "the file contains no rows")])
-    return dialogues
-
-
-def _csv_reader(text: str) -> csv.DictReader:
-    """A reader over the rows with the header stripped; a header without the required columns
-    stops the whole file."""
-    try:
-        reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-    except csv.Error as exc:
-        raise CorpusError([CorpusProblem(1, f"malformed CSV header: {exc}")]) from None
-    missing = [c for c in CSV_REQUIRED if c not in header]
-    if missing:
-        raise CorpusError(
-            [CorpusProblem(1, f"CSV header lacks column(s) {', '.join(missing)}; need {', '.join(CSV_REQUIRED)}")]
-        )
-    reader.fieldnames = header
-    return reader
-
-
-def _group_csv_rows(
-    reader: csv.DictReader, problems: list
-) -> tuple[dict[str, list[tuple[int, int, dict]]], dict[str, int]]:
-    """Rows grouped by dialogue as ``(seq, line, row)``, and each dialogue's first line."""
-    grouped: dict[str, list[tuple[int, int, dict]]] = {}
-    first_line: dict[str, int] = {}
-    try:
-        for row in reader:
-            lineno = reader.line_num
-            if None in row:
-                problems.append(CorpusProblem(lineno, "more fields than the header has columns"))
-                continue
-            did = (row.get("dialogue_id") or "").strip()
-            if not did:
-                problems.append(CorpusProblem(lineno, "empty 'dialogue_id'"))
-                continue
-            try:
-                seq = int((row.get("seq") or "").strip())
-            except ValueError:
-                problems.append(CorpusProblem(lineno, f"'seq' must be an integer, got {row.get('seq')!r}"))
-                continue
-            grouped.setdefault(did, []).append((seq, lineno, row))
-            first_line.setdefault(did, lineno)
-    except csv.Error as exc:
-        problems.append(CorpusProblem(reader.line_num, f"malformed CSV: {exc}"))
-    return grouped, first_line
-
-
-def _csv_dialogue(
-    did: str, rows: list[tuple[int, int, dict]], first: int, labels: set[str] | None, problems: list, *,
-    max_id_length: int | None, report: ParseReport | None,
-) -> Dialogue | None:
-    """One dialogue's rows, in ``seq`` order, read as a dialogue object; message problems point at
-    the CSV row they came from."""
-    rows.sort(key=lambda r: r[0])
-    seqs = [r[0] for r in rows]
-    if len(set(seqs)) != len(seqs):
-        dup = next(s for s in seqs if seqs.count(s) > 1)
-        line = next(r[1] for r in rows if r[0] == dup)
-        problems.append(CorpusProblem(line, f"dialogue {did!r} has 'seq' {dup} twice"))
-        return None
-    anchor = next((r[2].get("anchor") or "" for r in rows if (r[2].get("anchor") or "").strip()), "")
-    obj = {
-        "id": did,
-        "anchor": anchor,
-        "messages": [
-            {"speaker": r[2].get("speaker"), "text": r[2].get("text"), "ts": (r[2].get("ts") or None)}
-            for r in rows
-        ],
-    }
-    before = len(problems)
-    dialogue = _dialogue_from_obj(obj, first, labels, problems, max_id_length=max_id_length, report=report)
-    if dialogue is None and len(problems) > before:
-        for j in range(before, len(problems)):
-            msg = problems[j].message
-            if msg.startswith("message "):
-                k = int(msg.split()[1].rstrip(":"))
-                problems[j] = CorpusProblem(rows[k][1], msg)
-    return dialogue
-
-
-def detect_format(name: str, head: bytes) -> str:
-    lower = name.lower()
-    if lower.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if lower.endswith((".csv", ".tsv")):
-        return "csv"
-    return "jsonl" if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{") else "csv"
-
-
-def parse_corpus(
-    raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, fmt: str | None = None,
-) -> list[Dialogue]:
-    """Parse a corpus in the import format (JSONL or CSV, ``fmt`` or guessed from the name and
-    first bytes), raising :class:`CorpusError` on any problem. Message texts come out canonical
-    (see :func:`canonical_text`); ``report`` counts what changed. Other tools' formats are read by
-    :func:`pipeline.formats.parse_upload`, which builds on this module."""
-    fmt = fmt or detect_format(name, raw[:4096])
-    if fmt not in ("jsonl", "csv"):
-        raise ValueError(f"{fmt!r} is not the import format; read it with pipeline.formats.parse_upload")
-    parse = parse_csv if fmt == "csv" else parse_jsonl
-    return parse(_decode(raw), labels=labels, max_id_length=max_id_length, report=report)
-
-
-def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:
-    path = Path(path)
-    return parse_corpus(path.read_bytes(), name=path.name, labels=labels, fmt=fmt)
-
-
-def iter_jsonl_dialogues(fh: IO[str]) -> Iterator[Dialogue]:
-    """Stream dialogues from a JSONL file without holding the corpus (for batch de-identification)."""
-    for lineno, line in enumerate(fh, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CorpusError([CorpusProblem(lineno, f"malformed JSON: {exc.msg}")]) from None
-        problems: list[CorpusProblem] = []
-        dialogue = _dialogue_from_obj(obj, lineno, None, problems)
-        if problems or dialogue is None:
-            raise CorpusError(problems)
-        yield dialogue
 
 
 def dialogue_to_obj(dialogue: Dialogue, *, with_spans: bool = True) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pipeline.corpus import iter_jsonl_dialogues
+from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.synthetic import pools as P
 from pipeline.types import Dialogue, Message, Span
 
@@ -55,65 +55,80 @@ def _name_form(person: P.Person, rng: random.Random) -> tuple[str, str]:
 def insert_names(dialogue: Dialogue, pools: P.Pools, rng: random.Random, *, keep_placeholders: float = 0.15
                  ) -> Dialogue:
     """Replace the dialogue's placeholders by generated names and label them NAME."""
-    people: dict[str, P.Person | None] = {}
-    taken: set[str] = set()
-    messages: list[Message] = []
-    replaced = kept = 0
-    for message in dialogue.messages:
-        matches = find_placeholders(message.text)
-        if not matches:
-            messages.append(message)
-            continue
-        parts: list[str] = []
-        spans: list[Span] = list(message.spans)
-        pos = out_len = 0
-        shift: list[tuple[int, int]] = []  # (old offset, delta) for existing spans
-        for m in matches:
-            key = m.group()
-            if key not in people:
-                if rng.random() < keep_placeholders:
-                    people[key] = None
-                else:
-                    person = P.make_person(pools, rng, exclude=taken)
-                    taken.update((person.first, person.last))
-                    people[key] = person
-            before = message.text[pos : m.start()]
-            parts.append(before)
-            out_len += len(before)
-            person = people[key]
-            if person is None:
-                parts.append(key)
-                out_len += len(key)
-                kept += 1
-            else:
-                prefix, name = _name_form(person, rng)
-                start = out_len + len(prefix)
-                parts.append(prefix + name)
-                out_len += len(prefix) + len(name)
-                spans.append(Span(start, start + len(name), "NAME", source="devset"))
-                shift.append((m.end(), len(prefix) + len(name) - len(key)))
-                replaced += 1
-            pos = m.end()
-        parts.append(message.text[pos:])
-        text = "".join(parts)
-        old = [s for s in spans if s.source != "devset"]
-        moved = [
-            dataclasses.replace(s, start=s.start + _delta(shift, s.start), end=s.end + _delta(shift, s.start))
-            for s in old
-        ]
-        new_spans = tuple(sorted(moved + [s for s in spans if s.source == "devset"]))
-        for s in new_spans:
-            s.check(text)
-        messages.append(dataclasses.replace(message, text=text, spans=new_spans))
+    cast = _Cast(pools, rng, keep_placeholders)
+    messages = tuple(_rename(message, cast, rng) for message in dialogue.messages)
     meta = {
         **dict(dialogue.meta),
         "devset": {
-            "replaced": replaced,
-            "kept_placeholders": kept,
-            "names": {k: (p.full if p else None) for k, p in people.items()},
+            "replaced": cast.replaced,
+            "kept_placeholders": cast.kept,
+            "names": {k: (p.full if p else None) for k, p in cast.people.items()},
         },
     }
-    return dataclasses.replace(dialogue, messages=tuple(messages), meta=meta)
+    return dataclasses.replace(dialogue, messages=messages, meta=meta)
+
+
+class _Cast:
+    """Who each placeholder of one dialogue stands for (None: the placeholder is kept), chosen at
+    its first appearance; and how many placeholders were replaced or kept."""
+
+    def __init__(self, pools: P.Pools, rng: random.Random, keep_placeholders: float):
+        self.pools, self.rng, self.keep_placeholders = pools, rng, keep_placeholders
+        self.people: dict[str, P.Person | None] = {}
+        self.taken: set[str] = set()
+        self.replaced = self.kept = 0
+
+    def person(self, key: str) -> P.Person | None:
+        if key not in self.people:
+            if self.rng.random() < self.keep_placeholders:
+                self.people[key] = None
+            else:
+                person = P.make_person(self.pools, self.rng, exclude=self.taken)
+                self.taken.update((person.first, person.last))
+                self.people[key] = person
+        return self.people[key]
+
+
+def _rename(message: Message, cast: _Cast, rng: random.Random) -> Message:
+    """The message with its placeholders replaced by the cast's names, each labelled NAME, and its
+    existing spans moved by what the replacements added."""
+    matches = find_placeholders(message.text)
+    if not matches:
+        return message
+    parts: list[str] = []
+    spans: list[Span] = list(message.spans)
+    pos = out_len = 0
+    shift: list[tuple[int, int]] = []  # (old offset, delta) for existing spans
+    for m in matches:
+        key = m.group()
+        person = cast.person(key)
+        before = message.text[pos : m.start()]
+        parts.append(before)
+        out_len += len(before)
+        if person is None:
+            parts.append(key)
+            out_len += len(key)
+            cast.kept += 1
+        else:
+            prefix, name = _name_form(person, rng)
+            start = out_len + len(prefix)
+            parts.append(prefix + name)
+            out_len += len(prefix) + len(name)
+            spans.append(Span(start, start + len(name), "NAME", source="devset"))
+            shift.append((m.end(), len(prefix) + len(name) - len(key)))
+            cast.replaced += 1
+        pos = m.end()
+    parts.append(message.text[pos:])
+    text = "".join(parts)
+    old = [s for s in spans if s.source != "devset"]
+    moved = [
+        dataclasses.replace(s, start=s.start + _delta(shift, s.start), end=s.end + _delta(shift, s.start))
+        for s in old
+    ]
+    new_spans = tuple(sorted(moved + [s for s in spans if s.source == "devset"]))
+    for s in new_spans:
+        s.check(text)
+    return dataclasses.replace(message, text=text, spans=new_spans)
 
 
 def _delta(shift: Sequence[tuple[int, int]], offset: int) -> int:

@@ -115,7 +115,7 @@ class Dialogue:
 @dataclass(frozen=True, slots=True)
 class Detection:
     """What a detector says about one message: its spans and, optionally, its segment and how
-    near the model came to another call (``margin``, see :func:`pipeline.tagger.labels.decision_margin`)."""
+    near the model came to another call (``margin``, see :func:`pipeline.tags.decision_margin`)."""
 
     dialogue_id: str
     index: int

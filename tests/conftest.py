@@ -214,8 +214,8 @@ def corpus_bytes() -> bytes:
 def corpus(project, corpus_bytes):
     """The small corpus imported into ``project`` with its spans as gold."""
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
-    corpus_import(project=project, dialogues=parse_corpus(corpus_bytes, name="small.jsonl"),
+    corpus_import(project=project, dialogues=parse_upload(corpus_bytes, name="small.jsonl"),
                   source="small.jsonl", spans_as="gold")
     return project

@@ -114,7 +114,7 @@ class MessageUncertainty(models.Model):
     """How sure a run's model was about one message: its decision ``margin`` (tagger runs).
 
     Model output like a prediction, so never shown to annotators; "least sure" plans rank by it
-    (see :func:`pipeline.tagger.labels.decision_margin`)."""
+    (see :func:`pipeline.tags.decision_margin`)."""
 
     run = models.ForeignKey(DetectorRun, on_delete=models.CASCADE, related_name="uncertainties")
     message = models.ForeignKey("annotator.Message", on_delete=models.CASCADE, related_name="+")

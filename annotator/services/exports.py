@@ -15,8 +15,8 @@ object store: :mod:`annotator.storage`):
   other file (the manifest's own hash is on the record).
 
 The gold set is read through :func:`annotator.services.dialogues.stream_dialogues` (pending gold
-merged first) and the files are written by the pure writers of :mod:`pipeline.exports`
-(``GOLD_WRITERS``, where further formats register); this module records the manifest.
+merged first) and the files are written by the pure writers of :data:`pipeline.formats.CATALOG`
+(where further formats register), run by :mod:`pipeline.exports`; this module records the manifest.
 
 Files are written once; a build that is retried starts from an empty directory, and a finished
 export is never rewritten. The anonymized release (kind ``release``) lives in
@@ -51,7 +51,9 @@ from annotator.models import (
 from annotator.selectors.projects import pseudonyms
 from annotator.services import jobs
 from annotator.services.audit import audit_record
-from pipeline.exports import SPLITS, BundleCounts, BundleSpec, sha256_file, write_gold_bundle
+from pipeline.exports import BundleCounts, write_gold_bundle
+from pipeline.formats.bundle import SPLITS, BundleSpec
+from pipeline.hashing import sha256_file
 
 BATCH_DIALOGUES = 200
 Progress = Callable[[int, int], None]

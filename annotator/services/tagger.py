@@ -50,7 +50,7 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
     finds the teacher's dev dialogues by id (``pipeline.tagger.training.teacher_dev_split``)."""
-    from pipeline.corpus import read_corpus
+    from pipeline.formats import read_corpus
     from pipeline.synthetic import generate_corpus
     from pipeline.tagger.retrain import gold_split
 
@@ -81,7 +81,7 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     ``dev_jsonl`` names labelled dialogues to score dev on instead of a split of the training data
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
-    from pipeline.corpus import read_corpus
+    from pipeline.formats import read_corpus
     from pipeline.tagger import activation_blockers, train_tagger
     from pipeline.tagger.store import update_info
 

@@ -133,8 +133,8 @@ class TaggerDetector(BaseDetector):
         return self.batched(dialogues, self._run, max_messages=CHUNK_MESSAGES)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
-        from pipeline.tagger.labels import decision_margin
         from pipeline.tagger.postfilter import anchor_words, filter_spans
+        from pipeline.tags import decision_margin
 
         model = self.model
         try:

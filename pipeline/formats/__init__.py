@@ -1,40 +1,72 @@
-"""Formats users already have: Label Studio task JSON, doccano JSONL and spaCy DocBin.
+"""The catalog of file formats: the import format (JSONL, CSV), the other tools' (Label Studio task
+JSON, doccano JSONL, spaCy DocBin) and the gold bundle's own (gold JSONL, CoNLL, Hugging Face).
 
-Each module is a pure reader (file → :class:`~pipeline.types.Dialogue` with spans, all or nothing,
-every problem with its line, task or doc number, as :mod:`pipeline.corpus` gives them) and a writer
-(Dialogues with spans → file). :func:`parse_upload` picks one by ``fmt``, or by the file's name and
-first bytes, and hands the import format itself to :mod:`pipeline.corpus`; see ``docs/formats.md``.
+:data:`CATALOG` maps a format's name to its :class:`Format`: a reader (bytes → checked
+:class:`~pipeline.types.Dialogue` objects, all or nothing, every problem with its line, task or
+doc number, as :mod:`pipeline.corpus` gives them), a gold bundle writer
+(:class:`~pipeline.formats.bundle.BundleWriter`), a sniffer and an example of the file; a format
+has a reader, a writer or both. :func:`parse_upload` reads by ``fmt``, or by :func:`sniff`, the one
+rule that guesses a format from a file's name and first bytes; see ``docs/formats.md``. A new
+format is a module here and an entry in :data:`CATALOG`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from pipeline.corpus import ParseReport, _decode, parse_corpus
+from pipeline.corpus import ParseReport
+from pipeline.formats import conll, doccano, gold, hf, labelstudio, native, spacy_docbin
 from pipeline.formats._common import FormatError
+from pipeline.formats.bundle import BundleSpec, BundleWriter
 from pipeline.types import Dialogue
 
-FORMATS = ("jsonl", "csv", "labelstudio", "doccano", "spacy")
+Reader = Callable[..., list[Dialogue]]  # (raw, *, name, labels, max_id_length, report, max_bytes)
+Sniffer = Callable[[str, bytes], bool]  # (lower-cased file name, head without BOM or leading space)
 
-__all__ = ["FORMATS", "FormatError", "parse_upload", "sniff"]
+
+@dataclass(frozen=True)
+class Format:
+    """One entry of :data:`CATALOG`. ``example`` is a small file of the format (None: binary)."""
+
+    name: str
+    read: Reader | None = None
+    write: Callable[[BundleSpec], BundleWriter] | None = None
+    sniff: Sniffer | None = None
+    example: bytes | None = None
+
+
+CATALOG: dict[str, Format] = {f.name: f for f in (
+    Format("jsonl", native.read_jsonl, sniff=native.sniffs_jsonl, example=native.JSONL_EXAMPLE),
+    Format("csv", native.read_csv, sniff=native.sniffs_csv, example=native.CSV_EXAMPLE),
+    Format("labelstudio", labelstudio.read, labelstudio.LabelStudioBundleWriter, labelstudio.sniffs,
+           labelstudio.EXAMPLE),
+    Format("doccano", doccano.read, doccano.DoccanoBundleWriter, doccano.sniffs, doccano.EXAMPLE),
+    Format("spacy", spacy_docbin.read, spacy_docbin.DocBinBundleWriter, spacy_docbin.sniffs,
+           spacy_docbin.EXAMPLE),
+    Format("gold", write=gold.GoldJsonlWriter, example=gold.EXAMPLE),
+    Format("conll", write=conll.ConllWriter, example=conll.EXAMPLE),
+    Format("hf", write=hf.HfWriter, example=hf.EXAMPLE),
+)}
+
+FORMATS = tuple(name for name, f in CATALOG.items() if f.read)
+"""The formats an upload may be in."""
+GOLD_FORMATS = ("gold", "conll", "hf", "labelstudio", "doccano", "spacy")
+"""What a gold bundle holds by default, in the order the files are listed."""
+SNIFF_ORDER = ("spacy", "csv", "labelstudio", "doccano", "jsonl")
+"""The order :func:`sniff` asks the sniffers in: a name ending decides first; a JSON file is the
+import format only when it is neither tool's."""
+SNIFF_DEFAULT = "csv"
+
+__all__ = ["CATALOG", "FORMATS", "GOLD_FORMATS", "Format", "FormatError", "parse_upload", "read_corpus", "sniff"]
 
 
 def sniff(name: str, head: bytes) -> str:
     """The format of an upload from its name and first bytes (``fmt`` overrides it)."""
     lower = name.lower()
     body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if lower.endswith(".spacy"):
-        return "spacy"
-    if lower.endswith((".csv", ".tsv")):
-        return "csv"
-    if body.startswith(b"["):
-        return "labelstudio"
-    if lower.endswith((".jsonl", ".json", ".ndjson")) or body.startswith(b"{"):
-        first = body.split(b"\n", 1)[0]
-        if b'"messages"' not in first and b'"text"' in first:
-            return "labelstudio" if b'"data"' in first else "doccano"
-        return "jsonl"
-    return "csv"
+    return next((fmt for fmt in SNIFF_ORDER if CATALOG[fmt].sniff(lower, body)), SNIFF_DEFAULT)
 
 
 def parse_upload(
@@ -42,23 +74,19 @@ def parse_upload(
     report: ParseReport | None = None, fmt: str | None = None, max_bytes: int | None = None,
 ) -> list[Dialogue]:
     """Parse an upload in any of :data:`FORMATS`, raising :class:`~pipeline.corpus.CorpusError`
-    with every problem; ``fmt`` (else :func:`sniff`) says which. ``max_bytes`` is the import limit
-    (``BLINDSPOT_IMPORT_MAX_BYTES``) that a compressed format (spaCy DocBin) may not decompress past;
-    the caller checks ``raw`` itself against it."""
+    with every problem; ``fmt`` (else :func:`sniff`) says which. Message texts come out canonical
+    (:func:`pipeline.corpus.canonical_text`); ``report`` counts what changed. ``max_bytes`` is the
+    import limit (``BLINDSPOT_IMPORT_MAX_BYTES``) that a compressed format (spaCy DocBin) may not
+    decompress past; the caller checks ``raw`` itself against it."""
     fmt = fmt or sniff(name, raw[:65536])
-    if fmt not in FORMATS:
+    entry = CATALOG.get(fmt)
+    if entry is None or entry.read is None:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
-    kwargs: dict[str, Any] = {"labels": labels, "max_id_length": max_id_length, "report": report}
-    if fmt == "spacy":
-        from pipeline.formats.spacy_docbin import parse_docbin
+    return entry.read(raw, name=name, labels=labels, max_id_length=max_id_length, report=report,
+                      max_bytes=max_bytes)
 
-        return parse_docbin(raw, name=name, max_bytes=max_bytes, **kwargs)
-    if fmt == "labelstudio":
-        from pipeline.formats.labelstudio import parse_labelstudio
 
-        return parse_labelstudio(_decode(raw), name=name, **kwargs)
-    if fmt == "doccano":
-        from pipeline.formats.doccano import parse_doccano
-
-        return parse_doccano(_decode(raw), name=name, **kwargs)
-    return parse_corpus(raw, fmt=fmt, **kwargs)
+def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:
+    """:func:`parse_upload` of a file, named by its file name."""
+    path = Path(path)
+    return parse_upload(path.read_bytes(), name=path.name, labels=labels, fmt=fmt)

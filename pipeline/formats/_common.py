@@ -1,7 +1,8 @@
-"""What every foreign format's reader shares: records of one message each, grouped into dialogues
-and checked by the same code as a JSONL import (:func:`pipeline.corpus._dialogue_from_obj`), so
-CRLF becomes LF, control characters, unknown labels and bad offsets are refused alike, and every
-problem names the line (or task, or doc) it came from.
+"""What the readers of :mod:`pipeline.formats` share: decoding an upload (:func:`decode`), the
+first-line look the sniffers take (:func:`json_head`), and, for the foreign formats, records of
+one message each, grouped into dialogues and checked by the same code as a JSONL import
+(:func:`pipeline.corpus.dialogue_from_obj`), so CRLF becomes LF, control characters, unknown labels
+and bad offsets are refused alike, and every problem names the line (or task, or doc) it came from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, _dialogue_from_obj
+from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj
 from pipeline.types import Dialogue
 
 DEFAULT_SPEAKER = "unknown"  # foreign formats have no speaker; the corpus format requires one
@@ -22,6 +23,35 @@ DEFAULT_SPEAKER = "unknown"  # foreign formats have no speaker; the corpus forma
 
 class FormatError(ValueError):
     """A writer cannot represent what it was given (a spaCy span off token boundaries)."""
+
+
+def decode(raw: bytes) -> str:
+    """An upload's text: UTF-8 with any BOM dropped; invalid UTF-8 is a :class:`CorpusError`
+    naming its line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CorpusError(
+            [CorpusProblem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8")]
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+JSON_NAMES = (".jsonl", ".json", ".ndjson")
+
+
+def json_head(lower: str, body: bytes) -> bytes | None:
+    """The first line of an upload that its name (``lower``, lower-cased) or its first byte says is
+    JSON objects, else None; ``body`` is its head without BOM or leading white space."""
+    if lower.endswith(JSON_NAMES) or body.startswith(b"{"):
+        return body.split(b"\n", 1)[0]
+    return None
+
+
+def foreign_record(first: bytes) -> bool:
+    """Whether a JSON first line is one message of another tool (``"text"`` and no ``"messages"``)."""
+    return b'"messages"' not in first and b'"text"' in first
 
 
 @dataclass
@@ -77,7 +107,7 @@ def assemble(
         obj = {"id": did, "anchor": anchor, "meta": meta, "messages": [
             {"speaker": r.speaker, "text": r.text, "ts": r.ts, "spans": r.spans} for r in recs]}
         before = len(problems)
-        dialogue = _dialogue_from_obj(obj, recs[0].line, labels, problems, max_id_length=max_id_length, report=report)
+        dialogue = dialogue_from_obj(obj, recs[0].line, labels, problems, max_id_length=max_id_length, report=report)
         for j in range(before, len(problems)):  # point message problems at the record they came from
             msg = problems[j].message
             if m := _MESSAGE_PREFIX.match(msg):

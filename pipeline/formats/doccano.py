@@ -20,11 +20,26 @@ from pipeline.formats._common import (
     DerivedIds,
     Record,
     assemble,
+    decode,
+    foreign_record,
+    json_head,
     message_index,
     note_derived,
     own_id,
 )
 from pipeline.types import Dialogue
+
+EXAMPLE = b'{"text": "Hi Ana!", "label": [[3, 6, "NAME"]]}\n'
+
+
+def sniffs(lower: str, body: bytes) -> bool:
+    """JSON objects whose first is one message (``"text"``, no ``"messages"``) outside a task."""
+    first = json_head(lower, body)
+    return first is not None and foreign_record(first) and b'"data"' not in first
+
+
+def read(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwargs: Any) -> list[Dialogue]:
+    return parse_doccano(decode(raw), name=name, **kwargs)
 
 
 def to_rows(dialogues: Iterable[Dialogue]) -> Iterable[dict[str, Any]]:
@@ -48,7 +63,7 @@ def write_doccano(dialogues: Iterable[Dialogue], fh: IO[str]) -> int:
 
 
 class DoccanoBundleWriter:
-    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``doccano/gold.jsonl``, the split
+    """Gold bundle writer (its entry in :data:`pipeline.formats.CATALOG`): ``doccano/gold.jsonl``, the split
     in each row's ``split``."""
 
     def __init__(self, spec: Any) -> None:

@@ -23,12 +23,15 @@ from collections.abc import Iterable
 from typing import IO, Any
 from xml.sax.saxutils import quoteattr
 
-from pipeline.corpus import MAX_NESTING, CorpusError, CorpusProblem, ParseReport, _too_deep
+from pipeline.corpus import MAX_NESTING, CorpusError, CorpusProblem, ParseReport, too_deep
 from pipeline.formats._common import (
     DEFAULT_SPEAKER,
     DerivedIds,
     Record,
     assemble,
+    decode,
+    foreign_record,
+    json_head,
     message_index,
     note_derived,
     own_id,
@@ -37,6 +40,18 @@ from pipeline.types import Dialogue, Span
 
 SPANS_FROM = ("auto", "annotations", "predictions")
 FROM_NAME, TO_NAME = "label", "text"
+EXAMPLE = (b'[{"data": {"text": "Hi Ana!"}, "annotations": [{"result": [{"from_name": "label", "to_name": "text", '
+           b'"type": "labels", "value": {"start": 3, "end": 6, "text": "Ana", "labels": ["NAME"]}}]}]}]\n')
+
+
+def sniffs(lower: str, body: bytes) -> bool:
+    """A JSON array, or JSON objects whose first is a task (``"data"`` holding ``"text"``)."""
+    first = json_head(lower, body)
+    return body.startswith(b"[") or (first is not None and foreign_record(first) and b'"data"' in first)
+
+
+def read(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwargs: Any) -> list[Dialogue]:
+    return parse_labelstudio(decode(raw), name=name, **kwargs)
 
 
 # ------------------------------------------------------------------------------------- writer
@@ -93,7 +108,7 @@ def labeling_config(labels: Iterable[str]) -> str:
 
 
 class LabelStudioBundleWriter:
-    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``labelstudio/tasks.json``
+    """Gold bundle writer (its entry in :data:`pipeline.formats.CATALOG`): ``labelstudio/tasks.json``
     (gold spans as annotations, the split in ``data.split``) and the matching
     ``labelstudio/config.xml``."""
 
@@ -216,7 +231,7 @@ def parse_labelstudio(
         raise CorpusError([CorpusProblem(1, f"nested deeper than {MAX_NESTING} levels")]) from None
     for n, (line, task) in enumerate(tasks, start=1):
         where = f"task {n}"
-        if _too_deep(task):
+        if too_deep(task):
             problems.append(CorpusProblem(line, f"{where}: nested deeper than {MAX_NESTING} levels"))
             continue
         data = task.get("data") if isinstance(task, dict) else None

@@ -54,6 +54,15 @@ MAX_RATIO = 200  # decompressed / compressed; real DocBins are 10–60×, zlib's
 RATIO_FLOOR = 1024 * 1024  # files this small when inflated are never refused for their ratio
 MIN_MESSAGE_BYTES = 16  # shorter than any JSONL line holding one message: '{"messages":[{"speaker":…'
 _CHUNK = 1024 * 1024
+EXAMPLE = None  # binary: :func:`to_docbin` makes one
+
+
+def sniffs(lower: str, body: bytes) -> bool:
+    return lower.endswith(".spacy")
+
+
+def read(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwargs: Any) -> list[Dialogue]:
+    return parse_docbin(raw, name=name, max_bytes=max_bytes, **kwargs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +145,7 @@ def to_docbin(dialogues: Iterable[Dialogue], *, strict: bool = True) -> tuple[by
 
 
 class DocBinBundleWriter:
-    """Gold bundle writer (:data:`pipeline.exports.GOLD_WRITERS`): ``spacy/train.spacy`` and
+    """Gold bundle writer (its entry in :data:`pipeline.formats.CATALOG`): ``spacy/train.spacy`` and
     ``spacy/test.spacy`` for ``spacy train``, and ``spacy/unaligned.jsonl`` listing every gold span
     the DocBins could not hold (empty when none), so nothing is dropped unreported."""
 

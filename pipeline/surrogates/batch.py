@@ -37,13 +37,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from pipeline import csvsafe
-from pipeline.corpus import (
-    CorpusError,
-    CorpusProblem,
-    dialogue_to_obj,
-    iter_jsonl_dialogues,
-    read_corpus,
-)
+from pipeline.corpus import CorpusError, CorpusProblem, dialogue_to_obj
+from pipeline.formats import read_corpus
+from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import ReleaseAudit, SecondOpinion

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -190,32 +191,29 @@ class OriginalIndex:
                         hit = _loose(needle, False).match(text, at)
                         if hit and hit.end() - at != len(needle) and _bounded(text, hit.end()):
                             found.append(Found(at, hit.end(), orig, "text"))
-                for orig in exact.get(w, ()):
-                    if text.startswith(orig.source, at) or (
-                        any_case and low.startswith(orig.source.lower(), at)
-                    ):
-                        end = at + len(orig.source)
-                    elif (
-                        loose
-                        and " " in orig.source
-                        and (hit := _loose(orig.source, True).match(text, at))
-                    ):
-                        end = hit.end()
-                    else:
-                        continue
-                    if not _bounded(text, end):
-                        continue
-                    if (
-                        sentence_starts
-                        and orig.single_word
-                        and _SENTENCE_START_RE.search(text[max(0, at - 3) : at])
-                    ):
-                        continue
-                    found.append(Found(at, end, orig, "text"))
+                found.extend(self._exact_at(text, low, at, w, loose=loose, sentence_starts=sentence_starts,
+                                            any_case=any_case))
         if self._by_compact and _DIGIT_AT_RE.search(text):
             found.extend(self._scan_compact(text, found))
         found.sort(key=lambda f: (f.start, -f.end))
         return found
+
+    def _exact_at(
+        self, text: str, low: str, at: int, w: str, *, loose: bool, sentence_starts: bool, any_case: bool
+    ) -> Iterator[Found]:
+        """The case-sensitive originals starting with word ``w`` that ``text`` holds at ``at``."""
+        for orig in self._exact.get(w, ()):
+            if text.startswith(orig.source, at) or (any_case and low.startswith(orig.source.lower(), at)):
+                end = at + len(orig.source)
+            elif loose and " " in orig.source and (hit := _loose(orig.source, True).match(text, at)):
+                end = hit.end()
+            else:
+                continue
+            if not _bounded(text, end):
+                continue
+            if sentence_starts and orig.single_word and _SENTENCE_START_RE.search(text[max(0, at - 3) : at]):
+                continue
+            yield Found(at, end, orig, "text")
 
     def _scan_compact(self, text: str, already: list[Found]) -> list[Found]:
         low = text.lower()

@@ -14,7 +14,6 @@ post-filter. torch and transformers are imported only when a model is trained or
 """
 
 from pipeline.tagger.encoding import Window, WindowConfig, WindowEncoder, align_words, trim_edges
-from pipeline.tagger.labels import LabelMap, decode_words, word_labels, word_tag_ids
 from pipeline.tagger.model import MessageProbs, TaggerModel, TaggerUnavailableError
 from pipeline.tagger.postfilter import POLICIES, filter_spans, is_math_number, is_placeholder_span
 from pipeline.tagger.store import (
@@ -40,7 +39,6 @@ from pipeline.tagger.training import (
 __all__ = [
     "DEFAULT_ROOT",
     "POLICIES",
-    "LabelMap",
     "MessageProbs",
     "ModelInfo",
     "ModelNotFoundError",
@@ -54,7 +52,6 @@ __all__ = [
     "align_words",
     "collect_training_data",
     "data_hash",
-    "decode_words",
     "filter_spans",
     "is_math_number",
     "is_placeholder_span",
@@ -67,6 +64,4 @@ __all__ = [
     "split_by_dialogue",
     "train_tagger",
     "trim_edges",
-    "word_labels",
-    "word_tag_ids",
 ]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.tagger.labels import LabelMap, word_tag_ids
+from pipeline.tags import LabelMap, word_tag_ids
 from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Message, Span
 

@@ -28,7 +28,7 @@ from pipeline.tagger.encoding import (
     snap_to_patterns,
     trim_edges,
 )
-from pipeline.tagger.labels import LabelMap, decode_words
+from pipeline.tags import LabelMap, decode_words
 from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Span
 

@@ -18,7 +18,6 @@ sits in the registry. What passed is recorded in ``tagger.json`` under ``onnx``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 import warnings
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.hashing import sha256_file
 from pipeline.tagger.encoding import WindowConfig
 from pipeline.tagger.model import (
     TaggerModel,
@@ -64,14 +64,6 @@ def import_ort() -> Any:
     except ImportError as exc:  # pragma: no cover - a declared dependency
         raise TaggerUnavailableError("the onnx backend needs onnxruntime") from exc
     return onnxruntime
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # --- inference -------------------------------------------------------------------------------

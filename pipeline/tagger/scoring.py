@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.tagger.labels import word_labels
+from pipeline.tags import word_labels
 from pipeline.text import Token
 from pipeline.types import Span
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.tagger.encoding import WindowConfig
-from pipeline.tagger.labels import LabelMap
 from pipeline.tagger.model import (
     PRECISIONS,
     TaggerModel,
@@ -29,6 +28,7 @@ from pipeline.tagger.model import (
     native_bf16,
     offline_env,
 )
+from pipeline.tags import LabelMap
 from pipeline.types import Dialogue
 
 META_FILE = "tagger.json"

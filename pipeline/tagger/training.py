@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from pipeline.tagger.encoding import IGNORE, WindowConfig, WindowEncoder
-from pipeline.tagger.labels import LabelMap
 from pipeline.tagger.model import (
     TaggerModel,
     TaggerUnavailableError,
@@ -50,6 +49,7 @@ from pipeline.tagger.store import (
     teacher_shortfalls,
     write_model,
 )
+from pipeline.tags import LabelMap
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span
 
 Progress = Callable[[int, int, str], None]
@@ -99,7 +99,7 @@ def collect_training_data(
     """
     out = [_prefixed(d, "gold") for d in dialogues]
     for k, path in enumerate(jsonl_paths):
-        from pipeline.corpus import read_corpus
+        from pipeline.formats import read_corpus
 
         out.extend(_prefixed(d, f"file{k}") for d in read_corpus(path))
     if synthetic_n > 0:

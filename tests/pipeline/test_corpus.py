@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from pipeline.corpus import CorpusError, parse_corpus, speaker_role
+from pipeline.corpus import CorpusError, speaker_role
+from pipeline.formats import parse_upload
 from pipeline.types import Dialogue, Message, Span, SpanError, resolve_overlaps
 
 
@@ -27,19 +28,19 @@ def test_offsets_are_code_points():
     text = "😀 Hi José"
     obj = {"id": "x", "messages": [{"speaker": "T", "text": text,
                                     "spans": [{"start": 5, "end": 9, "label": "NAME"}]}]}
-    d = parse_corpus(json.dumps(obj).encode())
+    d = parse_upload(json.dumps(obj).encode())
     span = d[0].messages[0].spans[0]
     assert text[span.start:span.end] == "José"
 
 
 def test_bom_and_blank_lines_are_tolerated():
     raw = b'\xef\xbb\xbf{"id": "x", "messages": [{"speaker": "T", "text": "hi"}]}\n\n'
-    assert parse_corpus(raw)[0].id == "x"
+    assert parse_upload(raw)[0].id == "x"
 
 
 def test_csv_problems_point_at_rows():
     with pytest.raises(CorpusError) as info:
-        parse_corpus(b"dialogue_id,seq,speaker,text\nd1,0,T,hi\nd1,1,,yo\n", name="x.csv")
+        parse_upload(b"dialogue_id,seq,speaker,text\nd1,0,T,hi\nd1,1,,yo\n", name="x.csv")
     assert info.value.problems[0].line == 3
 
 

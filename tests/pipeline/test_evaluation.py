@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.metrics.cli import evaluate_files, format_grid, is_corpus_file, read_spans
+from pipeline.evaluate_files import evaluate_files, format_grid, is_corpus_file, read_spans
 from pipeline.metrics.evaluation import (
     EvaluationError,
     Score,

@@ -7,8 +7,10 @@ from collections import Counter
 
 import pytest
 
-from pipeline.exports import conll_block, dataset_card, hf_row, split_of, word_tags
-from pipeline.tagger.labels import LabelMap
+from pipeline.exports import split_of
+from pipeline.formats.conll import conll_block, word_tags
+from pipeline.formats.hf import dataset_card, hf_row
+from pipeline.tags import LabelMap
 from pipeline.types import Dialogue, Span
 
 TEXT = "Hi Maria Lopez, is 3/4 bigger?"
@@ -64,11 +66,13 @@ def _gold_dialogue(did: str = "d1") -> Dialogue:
 
 
 def test_gold_bundle_writes_each_registered_writer_once_over_one_pass(tmp_path):
-    from pipeline.exports import GOLD_WRITERS, BundleSpec, write_gold_bundle
+    from pipeline.exports import write_gold_bundle
+    from pipeline.formats import CATALOG, Format
+    from pipeline.formats.bundle import BundleSpec
 
     seen = []
 
-    class Texts:  # a format plugged in from elsewhere: one entry in the registry
+    class Texts:  # a format plugged in from elsewhere: one entry in the catalog
         def __init__(self, spec):
             self.path = spec.root / "texts.txt"
             self.fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
@@ -81,13 +85,13 @@ def test_gold_bundle_writes_each_registered_writer_once_over_one_pass(tmp_path):
             self.fh.close()
             return ["texts.txt"]
 
-    GOLD_WRITERS["texts"] = Texts
+    CATALOG["texts"] = Format("texts", write=Texts)
     try:
         spec = BundleSpec(root=tmp_path, name="P", version=1, labels=("NAME",))
         dialogues = iter([_gold_dialogue("d1"), _gold_dialogue("d2")])  # one pass only
         counts = write_gold_bundle(dialogues, spec, test_fraction=0.0, writers=("gold", "conll", "hf", "texts"))
     finally:
-        del GOLD_WRITERS["texts"]
+        del CATALOG["texts"]
     assert counts.files == ["gold.jsonl", "conll/gold.io.conll", "conll/gold.bio.conll", "hf/train.jsonl",
                             "hf/test.jsonl", "hf/labels.json", "hf/README.md", "texts.txt"]
     assert seen == ["train", "train"] and (tmp_path / "texts.txt").read_text() == "Hi Maria!\nHi Maria!\n"

@@ -240,7 +240,8 @@ def test_gold_bundle_writes_the_foreign_formats_and_lists_unaligned_spans(tmp_pa
     spacy = pytest.importorskip("spacy")
     from spacy.tokens import DocBin
 
-    from pipeline.exports import BundleSpec, write_gold_bundle
+    from pipeline.exports import write_gold_bundle
+    from pipeline.formats.bundle import BundleSpec
 
     text = "Mariana and Tom 🙂"
     odd = Dialogue("odd", (Message(text, "T", "tutor", 0, None, (Span(0, 5, "NAME"), Span(12, 15, "NAME"))),))
@@ -256,3 +257,37 @@ def test_gold_bundle_writes_the_foreign_formats_and_lists_unaligned_spans(tmp_pa
     [u] = [json.loads(line) for line in (tmp_path / "spacy" / "unaligned.jsonl").read_text().splitlines()]
     assert (u["dialogue_id"], u["text"], u["reason"]) == ("odd", "Maria", "does not align to spaCy tokens")
     assert '<Label value="EMAIL"/>' in (tmp_path / "labelstudio" / "config.xml").read_text()
+
+
+def test_every_catalog_example_is_sniffed_as_its_format_and_read():
+    from pipeline.formats import CATALOG, FORMATS
+
+    names = {"jsonl": "c.jsonl", "csv": "c.csv", "labelstudio": "tasks.json", "doccano": "admin.jsonl"}
+    for fmt in FORMATS:
+        entry = CATALOG[fmt]
+        assert entry.read and entry.sniff, fmt
+        if entry.example is None:  # binary (spaCy): read in the DocBin tests above
+            continue
+        assert sniff(names[fmt], entry.example) == fmt
+        assert sniff("", entry.example) == fmt
+        [d] = parse_upload(entry.example, name=names[fmt], labels=LABELS)
+        assert d.messages[0].text == "Hi Ana!"
+    assert {n for n, f in CATALOG.items() if f.write} == {"gold", "conll", "hf", "labelstudio", "doccano", "spacy"}
+
+
+def test_the_writer_only_examples_are_what_the_writers_write():
+    from pipeline.formats import CATALOG
+    from pipeline.formats.conll import conll_block
+    from pipeline.formats.gold import gold_record
+    from pipeline.formats.hf import hf_row
+    from pipeline.tags import LabelMap
+
+    span = Span(3, 6, "NAME")
+    assert conll_block("d1", 0, "Hi Ana!", [span], "bio").encode() == CATALOG["conll"].example
+    assert hf_row("d1", 0, "Hi Ana!", [span], LabelMap("bio", ("NAME",)), speaker="tutor", role="tutor") == json.loads(
+        CATALOG["hf"].example)
+    gold = {"decision": "unanimous", "decided_by": None, "spans": [
+        {"start": 3, "end": 6, "label": "NAME", "provenance": "unanimous", "annotators": ["ann1", "ann2"],
+         "model_matched": True}]}
+    d = Dialogue("d1", (Message("Hi Ana!", "tutor", "tutor", 0, None, (span,), meta={"gold": gold}),))
+    assert gold_record(d, d.messages[0], "train") == json.loads(CATALOG["gold"].example)

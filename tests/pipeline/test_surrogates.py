@@ -757,7 +757,7 @@ def test_courses_keep_their_subject(course, pattern):
 
 
 def test_deidentify_file_writes_release_and_reports(tmp_path):
-    from pipeline.corpus import read_corpus
+    from pipeline.formats import read_corpus
     from pipeline.surrogates.batch import deidentify_file
 
     corpus = tmp_path / "corpus.jsonl"

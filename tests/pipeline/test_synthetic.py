@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.corpus import read_corpus
+from pipeline.formats import read_corpus
 from pipeline.synthetic import (
     TRAP_KINDS,
     build_pools,

@@ -13,12 +13,10 @@ import pytest
 from pipeline.detectors.base import ConfigError, DetectorError
 from pipeline.registry import build
 from pipeline.tagger import (
-    LabelMap,
     ModelNotFoundError,
     WindowConfig,
     WindowEncoder,
     align_words,
-    decode_words,
     filter_spans,
     is_placeholder_span,
     latest,
@@ -26,10 +24,9 @@ from pipeline.tagger import (
     resolve,
     split_by_dialogue,
     trim_edges,
-    word_labels,
-    word_tag_ids,
 )
 from pipeline.tagger.scoring import span_scores, tune_thresholds
+from pipeline.tags import LabelMap, decode_words, word_labels, word_tag_ids
 from pipeline.text import tokenize
 from pipeline.types import DEFAULT_LABELS, Dialogue, Message, Span
 

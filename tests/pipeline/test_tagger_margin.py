@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.tagger.labels import decision_margin, decode_words
+from pipeline.tags import decision_margin, decode_words
 from pipeline.text import tokenize
 
 LABELS = ("NAME", "AGE")

@@ -53,8 +53,9 @@ def trained(tmp_path_factory):
 
 
 def test_training_exports_verified_onnx_files_recorded_in_the_registry(trained):
+    from pipeline.hashing import sha256_file
     from pipeline.tagger import read_info
-    from pipeline.tagger.onnx_export import ONNX_FILES, sha256_file
+    from pipeline.tagger.onnx_export import ONNX_FILES
 
     info = read_info(trained.path)
     assert info.version == trained.version  # the weights are untouched: same version

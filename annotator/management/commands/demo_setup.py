@@ -13,7 +13,7 @@ from annotator.services import demo, runs, tagger
 from annotator.services.assignments import plan_create
 from annotator.services.imports import corpus_import
 from annotator.services.projects import membership_set, project_create
-from pipeline.corpus import read_corpus
+from pipeline.formats import read_corpus
 from pipeline.simulate import SimulatedAnnotator, simulate_predictions
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Span

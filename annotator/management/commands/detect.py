@@ -13,15 +13,10 @@ from tqdm import tqdm
 from annotator.management.cli import add_workers_argument, workers_or_error
 from annotator.storage import StorageError, command_detector_config
 from pipeline import registry
-from pipeline.corpus import (
-    CorpusError,
-    detect_format,
-    detections_to_rows,
-    iter_jsonl_dialogues,
-    read_corpus,
-    write_jsonl,
-)
+from pipeline.corpus import CorpusError, detections_to_rows, write_jsonl
 from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.formats import read_corpus, sniff
+from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.parallel import ParallelDetector
 from pipeline.types import Dialogue
 
@@ -31,7 +26,7 @@ def _stream(path: Path) -> tuple[Iterator[Dialogue], int]:
     look at each line), CSV read whole (its rows may come in any order)."""
     with open(path, "rb") as fh:
         head = fh.read(4096)
-    if detect_format(path.name, head) != "jsonl":
+    if sniff(path.name, head) != "jsonl":
         dialogues = read_corpus(path)
         return iter(dialogues), sum(len(d.messages) for d in dialogues)
     with open(path, encoding="utf-8-sig") as fh:

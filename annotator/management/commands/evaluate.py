@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from pipeline.corpus import CorpusError
-from pipeline.metrics.cli import evaluate_files
+from pipeline.evaluate_files import evaluate_files
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from pipeline import csvsafe
 from pipeline.corpus import CorpusError
-from pipeline.metrics.cli import format_grid, grid_search_files
+from pipeline.evaluate_files import format_grid, grid_search_files
 
 
 def _floats(raw: str) -> list[float]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Annotation, Assignment, DetectorRun, Message, Project
-from pipeline.corpus import parse_corpus
+from pipeline.formats import parse_upload
 
 __all__ = ["label", "model_project", "msg", "study"]
 
@@ -44,7 +44,7 @@ def msg(project: Project, dialogue: str, position: int) -> Message:
 def model_project(project, members, corpus_bytes):
     from annotator.services.imports import corpus_import
 
-    corpus_import(project=project, dialogues=parse_corpus(corpus_bytes, name="small.jsonl"),
+    corpus_import(project=project, dialogues=parse_upload(corpus_bytes, name="small.jsonl"),
                   source="small.jsonl", spans_as="run")
     run = DetectorRun.objects.get(project=project)
     project.suggestion_runs.add(run)

@@ -174,7 +174,7 @@ def test_release_modes(corpus, members, built, mode, rep):
 def _leaky_run(project):
     """A run that spans an id where it is PII but not where the same digits are maths."""
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     text = "my student id is 4815162342"
     rows = [{"id": "x1", "messages": [
@@ -182,7 +182,7 @@ def _leaky_run(project):
         {"speaker": "Tutor", "text": "Now divide 4815162342 by 2."},
     ]}]
     raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    corpus_import(project=project, dialogues=parse_corpus(raw, name="leaky.jsonl"), source="leaky.jsonl",
+    corpus_import(project=project, dialogues=parse_upload(raw, name="leaky.jsonl"), source="leaky.jsonl",
                   spans_as="run")
     return DetectorRun.objects.get(project=project, detector="import:leaky.jsonl")
 
@@ -232,14 +232,14 @@ OYEKAN = "Hi Mr Oyekan, this is miss Gamble, Stephen's mom."
 def _unreviewed_run(project):
     """An imported run over one new dialogue (no gold) that finds "Stephen" but not the others."""
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     rows = [{"id": "p1", "messages": [
         {"speaker": "Parent", "text": OYEKAN, "spans": [{"start": 35, "end": 42, "label": "NAME"}]},
         {"speaker": "Tutor", "text": "Thanks! Now 3/4 of 8 is 6."},
     ]}]
     raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    corpus_import(project=project, dialogues=parse_corpus(raw, name="parents.jsonl"), source="parents.jsonl",
+    corpus_import(project=project, dialogues=parse_upload(raw, name="parents.jsonl"), source="parents.jsonl",
                   spans_as="run")
     return DetectorRun.objects.get(project=project, detector="import:parents.jsonl")
 
@@ -347,14 +347,14 @@ def test_residual_risk_from_a_flagged_plus_audit_sample(project, members, built,
     """Flagged messages all reviewed, 10 unflagged ones audited: one miss found stands for many."""
     from annotator.models import AdjudicationDecision, Assignment, AssignmentPlan, GoldSpan, Message
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     rows = [{"id": f"t{i}", "messages": [
         {"speaker": "Tutor", "text": f"Hi Sam{i}!", "spans": [{"start": 3, "end": 7 + len(str(i)), "label": "NAME"}]},
         *({"speaker": "Student", "text": f"{j} + {i} = {i + j}"} for j in range(4)),
     ]} for i in range(20)]
     raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
-    corpus_import(project=project, dialogues=parse_corpus(raw, name="tutoring.jsonl"), source="tutoring.jsonl",
+    corpus_import(project=project, dialogues=parse_upload(raw, name="tutoring.jsonl"), source="tutoring.jsonl",
                   spans_as="run")
     run = DetectorRun.objects.get(project=project, detector="import:tutoring.jsonl")
     messages = list(Message.objects.filter(project=project).order_by("dialogue_id", "position"))

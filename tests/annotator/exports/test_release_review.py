@@ -37,12 +37,12 @@ ISSUE = [
 @pytest.fixture
 def issue_project(project, members):
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     project.second_opinion_presidio = False  # the rules' second opinion is enough here, and fast
     project.save(update_fields=["second_opinion_presidio"])
     raw = "".join(json.dumps(d) + "\n" for d in ISSUE).encode()
-    corpus_import(project=project, dialogues=parse_corpus(raw, name="issue.jsonl"), source="issue.jsonl",
+    corpus_import(project=project, dialogues=parse_upload(raw, name="issue.jsonl"), source="issue.jsonl",
                   spans_as="gold")
     return project
 

@@ -71,11 +71,11 @@ def test_in_process_worker_closes_its_connection_after_each_job(in_thread, djang
 def test_multi_chunk_run_started_from_the_runs_page_path_succeeds_in_process(in_thread, project):
     """Several chunks queued at once without a broker (the Runs page in bin/demo) all succeed."""
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     lines = [json.dumps({"id": f"d{i:02d}", "messages": [
         {"speaker": "Tutor", "text": f"Hello student{i}, mail me at t{i}@example.org"}]}) for i in range(8)]
-    corpus_import(project=project, dialogues=parse_corpus("\n".join(lines).encode()), source="t.jsonl")
+    corpus_import(project=project, dialogues=parse_upload("\n".join(lines).encode()), source="t.jsonl")
     run = runs.run_start(project=project, detector="rules", config={}, chunk_dialogues=2)
     assert runs.run_enqueue(run) == 4
     dispatch.wait_idle(60)

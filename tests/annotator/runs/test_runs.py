@@ -12,13 +12,13 @@ from tests.conftest import wait_for
 
 def _corpus(project, n=12):
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
 
     lines = [json.dumps({"id": f"d{i:02d}", "messages": [
         {"speaker": "Tutor", "text": f"Hello student{i}, mail me at t{i}@example.org"},
         {"speaker": "Student", "text": "what is 9351 / 7 ?"},
     ]}) for i in range(n)]
-    corpus_import(project=project, dialogues=parse_corpus("\n".join(lines).encode()), source="t.jsonl")
+    corpus_import(project=project, dialogues=parse_upload("\n".join(lines).encode()), source="t.jsonl")
 
 
 @pytest.mark.django_db

@@ -134,10 +134,10 @@ def test_a_real_worker_calls_the_deployments_endpoint_and_logs_no_key(celery_wor
     run configs were checked) calls the deployment's endpoint, which echoes the key in its error;
     the key is in neither the run's error nor the worker's log."""
     from annotator.services.imports import corpus_import
-    from pipeline.corpus import parse_corpus
+    from pipeline.formats import parse_upload
     from tests.conftest import wait_for
 
-    corpus_import(project=project, source="one.jsonl", dialogues=parse_corpus(
+    corpus_import(project=project, source="one.jsonl", dialogues=parse_upload(
         b'{"id": "d1", "messages": [{"speaker": "Tutor", "text": "Hi Maria"}]}\n', name="one.jsonl"))
     with FakeOpenAI(lambda request: error(401, f"Incorrect API key provided: {KEY}")) as official, \
             FakeOpenAI(no_pii) as listener:

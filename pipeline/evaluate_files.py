@@ -1,4 +1,4 @@
-"""File-level helpers behind ``manage.py evaluate`` and the segmentation grid search.
+"""Evaluation read from files: the helpers behind ``manage.py evaluate`` and the segmentation grid search.
 
 Gold comes either in the per-message format (``{"dialogue_id", "index", "spans"}``, optionally with
 ``"text"`` and ``"segment"``) or as an import-format corpus whose messages carry ``spans``.
@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.corpus import gold_from_dialogues, read_corpus, read_predictions
+from pipeline.corpus import gold_from_dialogues, read_predictions
+from pipeline.formats import read_corpus
 from pipeline.metrics.evaluation import EvaluationError, EvaluationReport, Key, evaluate
 from pipeline.types import MATH, NON_MATH, Dialogue, Span
 

@@ -1,0 +1,182 @@
+"""The import format: JSONL (one dialogue object per line) and CSV (one message per row).
+
+Both readers build their dialogues with :func:`pipeline.corpus.dialogue_from_obj`, collecting every
+problem with its line; :func:`iter_jsonl_dialogues` streams a JSONL file instead (batch
+de-identification, ``manage.py detect``). ``read_jsonl``/``read_csv`` and ``sniffs_*`` are their
+entries in :data:`pipeline.formats.CATALOG`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj, json_lines
+from pipeline.formats._common import decode, json_head
+from pipeline.types import Dialogue
+
+JSONL_EXAMPLE = (b'{"id": "d1", "messages": [{"speaker": "tutor", "text": "Hi Ana!", '
+                 b'"spans": [{"start": 3, "end": 6, "label": "NAME"}]}]}\n')
+CSV_EXAMPLE = b"dialogue_id,seq,speaker,text\nd1,0,tutor,Hi Ana!\nd1,1,student,hello\n"
+
+
+def sniffs_jsonl(lower: str, body: bytes) -> bool:
+    """A JSON file that is not another tool's (asked after them): the import format's JSONL."""
+    return json_head(lower, body) is not None
+
+
+def sniffs_csv(lower: str, body: bytes) -> bool:
+    return lower.endswith((".csv", ".tsv"))
+
+
+def read_jsonl(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwargs: Any) -> list[Dialogue]:
+    return parse_jsonl(decode(raw), **kwargs)
+
+
+def read_csv(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwargs: Any) -> list[Dialogue]:
+    return parse_csv(decode(raw), **kwargs)
+
+
+def parse_jsonl(
+    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
+    problems: list[CorpusProblem] = []
+    dialogues: list[Dialogue] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in json_lines(text, problems):
+        dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report)
+        if dialogue is None:
+            continue
+        if dialogue.id in seen:
+            problems.append(
+                CorpusProblem(lineno, f"duplicate dialogue id {dialogue.id!r} (first on line {seen[dialogue.id]})")
+            )
+            continue
+        seen[dialogue.id] = lineno
+        dialogues.append(dialogue)
+    if problems:
+        raise CorpusError(problems)
+    if not dialogues:
+        raise CorpusError([CorpusProblem(1, "the file contains no dialogues")])
+    return dialogues
+
+
+CSV_REQUIRED = ("dialogue_id", "seq", "speaker", "text")
+
+
+def parse_csv(
+    text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None,
+) -> list[Dialogue]:
+    """CSV rows ``dialogue_id, seq, speaker, text [, ts, anchor]``; rows of a dialogue may be in any order."""
+    problems: list[CorpusProblem] = []
+    grouped, first_line = _group_csv_rows(_csv_reader(text), problems)
+    dialogues = []
+    for did, rows in grouped.items():
+        dialogue = _csv_dialogue(did, rows, first_line[did], labels, problems,
+                                 max_id_length=max_id_length, report=report)
+        if dialogue is not None:
+            dialogues.append(dialogue)
+    if problems:
+        raise CorpusError(sorted(problems, key=lambda p: p.line))
+    if not dialogues:
+        raise CorpusError([CorpusProblem(1, "the file contains no rows")])
+    return dialogues
+
+
+def _csv_reader(text: str) -> csv.DictReader:
+    """A reader over the rows with the header stripped; a header without the required columns
+    stops the whole file."""
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise CorpusError([CorpusProblem(1, f"malformed CSV header: {exc}")]) from None
+    missing = [c for c in CSV_REQUIRED if c not in header]
+    if missing:
+        raise CorpusError(
+            [CorpusProblem(1, f"CSV header lacks column(s) {', '.join(missing)}; need {', '.join(CSV_REQUIRED)}")]
+        )
+    reader.fieldnames = header
+    return reader
+
+
+def _group_csv_rows(
+    reader: csv.DictReader, problems: list
+) -> tuple[dict[str, list[tuple[int, int, dict]]], dict[str, int]]:
+    """Rows grouped by dialogue as ``(seq, line, row)``, and each dialogue's first line."""
+    grouped: dict[str, list[tuple[int, int, dict]]] = {}
+    first_line: dict[str, int] = {}
+    try:
+        for row in reader:
+            lineno = reader.line_num
+            if None in row:
+                problems.append(CorpusProblem(lineno, "more fields than the header has columns"))
+                continue
+            did = (row.get("dialogue_id") or "").strip()
+            if not did:
+                problems.append(CorpusProblem(lineno, "empty 'dialogue_id'"))
+                continue
+            try:
+                seq = int((row.get("seq") or "").strip())
+            except ValueError:
+                problems.append(CorpusProblem(lineno, f"'seq' must be an integer, got {row.get('seq')!r}"))
+                continue
+            grouped.setdefault(did, []).append((seq, lineno, row))
+            first_line.setdefault(did, lineno)
+    except csv.Error as exc:
+        problems.append(CorpusProblem(reader.line_num, f"malformed CSV: {exc}"))
+    return grouped, first_line
+
+
+def _csv_dialogue(
+    did: str, rows: list[tuple[int, int, dict]], first: int, labels: set[str] | None, problems: list, *,
+    max_id_length: int | None, report: ParseReport | None,
+) -> Dialogue | None:
+    """One dialogue's rows, in ``seq`` order, read as a dialogue object; message problems point at
+    the CSV row they came from."""
+    rows.sort(key=lambda r: r[0])
+    seqs = [r[0] for r in rows]
+    if len(set(seqs)) != len(seqs):
+        dup = next(s for s in seqs if seqs.count(s) > 1)
+        line = next(r[1] for r in rows if r[0] == dup)
+        problems.append(CorpusProblem(line, f"dialogue {did!r} has 'seq' {dup} twice"))
+        return None
+    anchor = next((r[2].get("anchor") or "" for r in rows if (r[2].get("anchor") or "").strip()), "")
+    obj = {
+        "id": did,
+        "anchor": anchor,
+        "messages": [
+            {"speaker": r[2].get("speaker"), "text": r[2].get("text"), "ts": (r[2].get("ts") or None)}
+            for r in rows
+        ],
+    }
+    before = len(problems)
+    dialogue = dialogue_from_obj(obj, first, labels, problems, max_id_length=max_id_length, report=report)
+    if dialogue is None and len(problems) > before:
+        for j in range(before, len(problems)):
+            msg = problems[j].message
+            if msg.startswith("message "):
+                k = int(msg.split()[1].rstrip(":"))
+                problems[j] = CorpusProblem(rows[k][1], msg)
+    return dialogue
+
+
+def iter_jsonl_dialogues(fh: IO[str]) -> Iterator[Dialogue]:
+    """Stream dialogues from a JSONL file without holding the corpus (for batch de-identification)."""
+    for lineno, line in enumerate(fh, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CorpusError([CorpusProblem(lineno, f"malformed JSON: {exc.msg}")]) from None
+        problems: list[CorpusProblem] = []
+        dialogue = dialogue_from_obj(obj, lineno, None, problems)
+        if problems or dialogue is None:
+            raise CorpusError(problems)
+        yield dialogue

@@ -1,5 +1,5 @@
-"""Files through Django's storage API (annotator/storage.py): local directories by default, an
-S3-compatible object store with BLINDSPOT_STORAGE_URL, so workers on other machines need no
+"""Files through Django's storage API (annotator/storage.py, and the model-version registry on it,
+annotator/model_store.py): local directories by default, an S3-compatible object store with BLINDSPOT_STORAGE_URL, so workers on other machines need no
 shared disk. The S3 tests run against moto's S3 server, started here on 127.0.0.1 (a random
 port); without moto they skip, and under CI=true they fail instead."""
 

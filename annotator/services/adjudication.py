@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
     AdjudicationItem,
@@ -91,15 +92,14 @@ def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] 
             m, q = _merge_batch(project, rule, sel.evidence_for(project, messages), user)
         merged, queued = merged + m, queued + q
     if merged:
-        _retrain_if_due(project)
+        _gold_grew(project)
     return {"merged": merged, "queued": queued}
 
 
-def _retrain_if_due(project: Project) -> None:
-    """Gold grew: the model in the loop retrains when ``retrain_every`` new messages arrived."""
-    from annotator.services.retrain import tagger_retrain_if_due
-
-    tagger_retrain_if_due(project=project)
+def _gold_grew(project: Project) -> None:
+    """Gold grew: an event, not a call into the tagger area. The ``retrain_check`` task (after
+    commit) lets the model in the loop decide whether ``retrain_every`` new messages arrived."""
+    enqueue("annotator.tagger.retrain_check", project.pk)
 
 
 def gold_merge_message(*, message: Message, user=None) -> dict:
@@ -129,8 +129,6 @@ def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, 
 def gold_merge_request(*, project: Project, message_ids: list[int] | None = None) -> None:
     """Queue a merge of finished items (all of the project's, or these messages') after commit;
     the merge is idempotent, so asking twice is harmless."""
-    from annotator.dispatch import enqueue
-
     enqueue("annotator.tasks_agreement.gold_merge_job", project.pk, message_ids)
 
 
@@ -345,5 +343,5 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
            notes=notes[:500]).save()
     item.version, item.status, item.decision = locked.version, locked.status, decision
     if not revised:
-        _retrain_if_due(project)
+        _gold_grew(project)
     return decision

@@ -16,8 +16,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotator.dispatch import enqueue
 from annotator.models import Annotation, Assignment, Prediction
 from annotator.selectors.workspace import pending_suggestions
+from annotator.services.adjudication import gold_remerge_message
 from annotator.services.audit import audit_record
 from pipeline.text import word_bounds
 
@@ -430,12 +432,8 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
     _save(a, active=active, fields=("status", "submitted_at"))
     _audit(user, "assignment.submit", a, spans=len(_spans(annotations)), no_pii=a.no_pii,
            uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=resubmit)
-    from annotator.services.adjudication import gold_remerge_message
-
     gold_remerge_message(message=a.message, user=user)  # a no-op unless the message is merged already
     # The last of the k annotators to finish turns the item into gold or a queue item.
-    from annotator.dispatch import enqueue
-
     enqueue("annotator.tasks_agreement.gold_merge_job", a.project_id, [a.message_id])
     return a
 

@@ -29,6 +29,7 @@ from annotator.selectors.workspace import pending_suggestions
 from annotator.services import annotation as ws
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request, job_run
+from annotator.services.export_jobs import export_build
 from annotator.services.exports import ExportError
 from annotator.services.release_review import ReviewConflict, candidate_decide
 from annotator.services.releases import release_start, surrogate_key
@@ -151,8 +152,6 @@ def release_build(*, project: Project, user) -> Export | None:
 
 def _release_here(*, project: Project, user, mode: str) -> Export:
     """A new release of the gold set, built here by the export job ("already built" if the request ran it)."""
-    from annotator.services.export_jobs import export_build
-
     release = release_start(project=project, user=user, source="gold", mode=mode)
     export_build(export_id=release.pk)
     release.refresh_from_db()

@@ -51,6 +51,7 @@ from annotator.models import (
 from annotator.selectors.projects import pseudonyms
 from annotator.services import jobs
 from annotator.services.audit import audit_record
+from annotator.services.dialogues import stream_dialogues
 from pipeline.exports import BundleCounts, write_gold_bundle
 from pipeline.formats.bundle import SPLITS, BundleSpec
 from pipeline.hashing import sha256_file
@@ -226,8 +227,6 @@ def annotator_pseudonyms(project: Project) -> list[dict[str, str]]:
 
 def gold_export_write(export: Export, *, progress: Progress | None = None) -> dict[str, Any]:
     """Write the gold bundle; returns the record's fields (files, manifest)."""
-    from annotator.services.dialogues import stream_dialogues
-
     project = export.project
     root = fresh_dir(export_dir(export))
     test_fraction = float(export.params.get("test_fraction", 0.2))

@@ -71,6 +71,7 @@ from pipeline.surrogates.batch import (
     write_reports,
 )
 from pipeline.surrogates.engine import Deidentifier
+from pipeline.surrogates.llm import LLMSurrogates
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Span
 
@@ -112,8 +113,6 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
 def _proposer(export: Export):
     if not export.params.get("use_llm"):
         return None
-    from pipeline.surrogates.llm import LLMSurrogates
-
     return LLMSurrogates(model=settings.BLINDSPOT_LLM_MODEL, base_url=settings.OPENAI_BASE_URL or None,
                          api_key=settings.OPENAI_API_KEY)
 

@@ -19,8 +19,9 @@ from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
-from annotator import storage
+from annotator import model_store
 from annotator.adapters import dialogues_from_db
+from annotator.dispatch import enqueue
 from annotator.models import (
     DetectorRun,
     Dialogue,
@@ -35,6 +36,8 @@ from annotator.services import jobs, tagger
 from annotator.services.audit import audit_record
 from pipeline import registry
 from pipeline.detectors.base import ConfigError, Detector
+from pipeline.detectors.ensemble import with_member_configs
+from pipeline.detectors.llm.detector import DEFAULT_BASE_URL
 
 PRESETS: dict[str, dict[str, Any]] = {
     "rules": {},
@@ -78,8 +81,6 @@ def _deployment_keys_in(config: Any, where: str = "") -> list[str]:
 def llm_endpoints() -> dict[str, dict[str, str]]:
     """The endpoints a run may choose by name: ``default`` (``OPENAI_BASE_URL`` with
     ``OPENAI_API_KEY``) and those of ``BLINDSPOT_LLM_ENDPOINTS``, each with its own key."""
-    from pipeline.detectors.llm.detector import DEFAULT_BASE_URL
-
     return {DEFAULT_ENDPOINT: {"base_url": settings.OPENAI_BASE_URL or DEFAULT_BASE_URL,
                                "api_key": settings.OPENAI_API_KEY},
             **settings.BLINDSPOT_LLM_ENDPOINTS}
@@ -118,13 +119,9 @@ def _deployment_config(*, project: Project, detector: str, config: Mapping[str, 
     cfg = dict(config)
     if detector == "ensemble":
         if cfg.get("members") is None:  # the default members: their tagger is the project's
-            cfg["tagger"] = _deployment_config(project=project, detector="tagger", config=cfg.get("tagger") or {})
-        elif isinstance(cfg["members"], list):  # anything else: the ensemble says what is wrong
-            cfg["members"] = [
-                {**m, "config": _deployment_config(project=project, detector=m["name"], config=m.get("config") or {})}
-                if isinstance(m, Mapping) and isinstance(m.get("name"), str) else m
-                for m in cfg["members"]
-            ]
+            cfg["tagger"] = cfg.get("tagger") or {}
+        cfg = with_member_configs(  # anything malformed: the ensemble says what is wrong
+            cfg, lambda name, member: _deployment_config(project=project, detector=name, config=member))
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
         cfg.setdefault("policy", project.labelling_policy)
@@ -161,12 +158,8 @@ def _with_endpoints(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
     if detector == "llm":
         endpoint = llm_endpoint(cfg.pop("endpoint", DEFAULT_ENDPOINT))
         cfg["base_url"], cfg["api_key"] = endpoint["base_url"], endpoint["api_key"] or "not-needed"
-    elif detector == "ensemble" and isinstance(cfg.get("members"), list):
-        cfg["members"] = [
-            {**m, "config": _with_endpoints(m["name"], m.get("config") or {})}
-            if isinstance(m, Mapping) and isinstance(m.get("name"), str) else m
-            for m in cfg["members"]
-        ]
+    elif detector == "ensemble":
+        cfg = with_member_configs(cfg, _with_endpoints)
     return cfg
 
 
@@ -178,8 +171,8 @@ def detector_for(run: DetectorRun) -> Detector:
 def shared_detector(name: str, config: Mapping[str, Any]) -> Detector:
     """The detector ``name`` with a recorded ``config`` (:func:`detector_config`), built once per
     worker process. A tagger's model is fetched from the model store into this machine's cache
-    first (a no-op on local storage; annotator/storage.py)."""
-    config = storage.localise_tagger_config(name, _with_endpoints(name, config))
+    first (a no-op on local storage; annotator/model_store.py)."""
+    config = model_store.localise_tagger_config(name, _with_endpoints(name, config))
     return _cached_detector(name, json.dumps(config, sort_keys=True))
 
 
@@ -221,8 +214,6 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
 
 def run_enqueue(run: DetectorRun, *, only_unfinished: bool = True) -> int:
     """Queue every chunk not yet done (after commit). Returns how many were queued."""
-    from annotator.dispatch import enqueue
-
     chunks = run.chunks.all()
     if only_unfinished:
         chunks = chunks.exclude(status=RunChunk.Status.DONE)

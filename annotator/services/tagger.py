@@ -1,24 +1,73 @@
-"""Training the Blindspot tagger from a project's gold set, and choosing the version in use.
+"""Writes of the tagger area: training the Blindspot tagger from a project's gold set,
+distilling a smaller student, choosing the version in use, and the model in the loop that
+retrains from the project's own gold and keeps a new version only if it is better.
 
 The human-in-the-loop cycle closes here: adjudicated gold trains the next tagger, whose runs
 pre-label the next batch. Models live under ``<name>/<version>/`` in the model store
 (``BLINDSPOT_MODELS_DIR`` by default; on an object store that directory is each machine's cache:
-:mod:`annotator.storage`);
-the project records which ``name/version`` its tagger runs use.
+:mod:`annotator.model_store`); the project records which ``name/version`` its tagger runs use.
+Reads (versions, decisions, the learning curve, open jobs) are in :mod:`annotator.selectors.tagger`.
+
+Retraining: ``Project.retrain_every`` (new gold messages; 0 = only on demand) and
+``retrain_gold_mark`` (gold messages when the last retrain was queued) decide when gold growth
+queues a retrain. Gold growing is an event: a merge or an adjudication queues the
+``annotator.tagger.retrain_check`` task (:func:`tagger_retrain_if_due`); the Tagger page and
+``manage.py retrain_tagger`` queue one on demand. At most one retrain is queued or running per
+project (a partial unique constraint on ``BackgroundJob``), so two merges at once queue one job.
+
+The retrain job (:func:`tagger_retrain_job_run`) builds the set with
+:func:`pipeline.tagger.retrain.retraining_set`, trains, scores the new and the active version on
+the project-gold dev split with ``compare_versions``, writes the decision and its reason into the
+new version's ``tagger.json`` (``activation``) and the audit log, and activates the new version
+only if it is better and free of activation blockers. A redelivered job does not train twice: the
+trained version is kept in the job's params, and a decision already written is not made again.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
-from annotator import storage
+from annotator import model_store, storage
+from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, JobStatus, Project
+from annotator.selectors.tagger import (
+    distil_refusal,
+    distillation_summary,
+    gold_size,
+    open_distillation,
+    open_retrain,
+    open_training,
+    version_blockers,
+)
 from annotator.services import jobs
 from annotator.services.audit import audit_record
+from annotator.services.dialogues import stream_dialogues
+from pipeline.detectors.base import DetectorError
+from pipeline.formats import read_corpus
+from pipeline.metrics.comparison import compare_versions
+from pipeline.registry import build
+from pipeline.synthetic import generate_corpus
+from pipeline.tagger import (
+    ModelNotFoundError,
+    TrainingError,
+    activation_blockers,
+    read_info,
+    train_tagger,
+)
+from pipeline.tagger import retrain as plan
+from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
+from pipeline.tagger.retrain import detector_predictions, gold_split
+from pipeline.tagger.store import update_info
+from pipeline.tagger.training import STUDENT_DEFAULTS
 from pipeline.types import Dialogue as PDialogue
+
+RETRAIN = BackgroundJob.Kind.RETRAIN
+N_BOOT = 1000
 
 
 class TaggerError(ValueError):
@@ -39,8 +88,6 @@ def gold_dialogues(project: Project) -> list[PDialogue]:
 
     Partly decided dialogues are left out: their undecided messages would teach "no PII".
     """
-    from annotator.services.dialogues import stream_dialogues
-
     return [s.dialogue for s in stream_dialogues(project, "gold", complete_only=True)]
 
 
@@ -50,10 +97,6 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
     finds the teacher's dev dialogues by id (``pipeline.tagger.training.teacher_dev_split``)."""
-    from pipeline.formats import read_corpus
-    from pipeline.synthetic import generate_corpus
-    from pipeline.tagger.retrain import gold_split
-
     data: list[PDialogue] = []
     if use_gold and project is not None:  # less the held-out part that retrains are judged on
         data += gold_split(gold_dialogues(project))[0]
@@ -81,10 +124,6 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     ``dev_jsonl`` names labelled dialogues to score dev on instead of a split of the training data
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
-    from pipeline.formats import read_corpus
-    from pipeline.tagger import activation_blockers, train_tagger
-    from pipeline.tagger.store import update_info
-
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
     info = train_tagger(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
@@ -93,7 +132,7 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     )
     info = update_info(info.path, hyper={**info.hyper, "data_options": {
         "use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}})
-    storage.model_publish(info.path)  # into the object store, where one is configured
+    model_store.model_publish(info.path)  # into the object store, where one is configured
     if activate and not activation_blockers(info):
         tagger_activate(project=project, version=info.full_version, user=user)
     audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
@@ -107,26 +146,11 @@ def tagger_distil(*, project: Project, teacher: str, options: dict[str, Any] | N
     into a smaller student with the measured recipe (``STUDENT_DEFAULTS``, which ``options``
     override), trained and activated as :func:`tagger_train` does with the data options in
     ``train``. The one workflow of ``manage.py train_tagger --distill-from`` and the page's job."""
-    from pipeline.tagger.training import STUDENT_DEFAULTS
-
     try:
         path = teacher_path(teacher)
     except TaggerError as exc:
         raise TeacherError(str(exc)) from None
     return tagger_train(project=project, options={**STUDENT_DEFAULTS, **(options or {}), "teacher": path}, **train)
-
-
-def distil_refusal(info, blockers: list[str]) -> str:
-    """Why the page offers no student of ``info`` (a ModelInfo with its activation ``blockers``);
-    empty when it does: a student is compared with its teacher on the teacher's dev dialogues,
-    and distilling a student or a version that may not run gives nothing worth having."""
-    if info.distilled_from:
-        return "it is itself a distilled student"
-    if blockers:
-        return f"it cannot become active ({'; '.join(blockers)})"
-    if not info.dev_ids:
-        return "it recorded no dev dialogue ids (trained before they were recorded), so a student could not be checked against it"
-    return ""
 
 
 def teacher_data_options(project: Project, info) -> dict[str, Any]:
@@ -144,19 +168,10 @@ def teacher_data_options(project: Project, info) -> dict[str, Any]:
             "seed": SYNTHETIC_SEED}
 
 
-def open_distillation(project: Project) -> BackgroundJob | None:
-    """The project's distillation job that is queued or running, if any."""
-    return BackgroundJob.objects.filter(
-        project=project, kind=BackgroundJob.Kind.TRAIN, status__in=jobs.UNFINISHED, params__has_key="distill_from"
-    ).first()
-
-
 def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[BackgroundJob, bool]:
     """Queue a student of the project's version ``teacher`` on the data it was trained on;
     ``(job, created)``. While one distillation is queued or running it is returned instead
     (``created`` False); a version the page would not offer is refused (``TaggerError``)."""
-    from annotator.dispatch import enqueue
-
     info = project_version(project, teacher)
     refusal = distil_refusal(info, version_blockers(info))
     if refusal:
@@ -175,73 +190,11 @@ def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[Ba
     return job, True
 
 
-def dev_summary(info) -> str:
-    """One line for people: the dev F2 of each policy (the full metrics stay in tagger.json)."""
-    metrics = info.dev_metrics or {}
-    parts = [f"{metrics[p]['f2']:.3f} ({p.replace('_', ' ')})" for p in ("recall_first", "strict")
-             if isinstance(metrics.get(p), dict) and metrics[p].get("f2") is not None]
-    return ("dev F2 " + ", ".join(parts)) if parts else "no dev metrics"
-
-
-def distillation_summary(info) -> str:
-    """One line for people on a distilled student's check against its teacher on dev
-    (``hyper.distillation.check``), saying whose dev dialogues those were; empty for a version
-    that was not distilled."""
-    distillation = (info.hyper or {}).get("distillation")
-    if distillation is None:
-        return ""
-    check = distillation.get("check")
-    if not check:
-        return "not checked against its teacher on dev"
-    from pipeline.tagger.store import metric_name
-
-    figures = ", ".join(
-        f"{metric_name(k)} {check['student'][k]:.3f} vs {t:.3f}"
-        for k, t in check["teacher"].items()
-    )
-    verdict = "passed" if check["passed"] else "FAILED"
-    return (f"check against the teacher on {_check_dev(check)} {verdict}: {figures} "
-            f"(student vs teacher, tolerance {check['tolerance']:g})")
-
-
-def _check_dev(check: dict) -> str:
-    """Which dev dialogues the check used: the teacher's (all, or those the data held), ones the
-    caller gave, or (a check recorded before the source was) the student's own split."""
-    n = check["dev_dialogues"]
-    dialogues = f"{n} dev dialogue{'' if n == 1 else 's'}"
-    source = check.get("dev")
-    if source == "teacher":
-        total = check["teacher_dev_dialogues"]
-        return f"its {dialogues}" if n == total else f"{n} of its {total} dev dialogues"
-    if source == "caller":
-        return f"{dialogues} given for dev"
-    return f"the student's {dialogues}"
-
-
-def tagger_versions(project: Project) -> list:
-    """The project's saved versions, newest first (from the model store: annotator/storage.py)."""
-    return sorted(storage.model_infos(project.slug), key=lambda i: i.version, reverse=True)
-
-
-def version_blockers(info) -> list[str]:
-    """Why ``info`` (a ModelInfo) may not become active; empty when it may."""
-    from pipeline.tagger import activation_blockers
-
-    return activation_blockers(info)
-
-
-def usable_versions(project: Project) -> list:
-    """The project's versions that may become active, newest first."""
-    return [v for v in tagger_versions(project) if not version_blockers(v)]
-
-
 def version_info(version: str):
     """The saved version ``name/version`` under the models directory, or ``TaggerError`` (also for
     a reference that is no such name: the model store checks its form and length)."""
-    from pipeline.tagger import ModelNotFoundError
-
     try:
-        return storage.model_info(version)  # its tagger.json, from the model store
+        return model_store.model_info(version)  # its tagger.json, from the model store
     except (ModelNotFoundError, storage.StorageError) as exc:
         raise TaggerError(str(exc)) from None
 
@@ -259,19 +212,15 @@ def project_version(project: Project, version: str):
 def teacher_path(ref: str) -> str:
     """The local directory of a teacher to distil: a saved version (``name/version``, fetched from
     the model store where one is used) or a version directory; ``TaggerError`` when neither."""
-    from pathlib import Path
-
     if Path(ref).is_dir() and (Path(ref) / "tagger.json").is_file():
         return ref
     version_info(ref)
-    return str(storage.model_materialise(ref))
+    return str(model_store.model_materialise(ref))
 
 
 def tagger_activate(*, project: Project, version: str, user=None) -> None:
     """Make ``version`` the project's tagger; refused (``TaggerError`` with every reason) for a
     version whose training stopped early, diverged, or whose export failed its check."""
-    from pipeline.tagger import activation_blockers
-
     blockers = activation_blockers(project_version(project, version))
     if blockers:
         raise TaggerError(f"{version} cannot become the active tagger: {'; '.join(blockers)}.")
@@ -284,34 +233,22 @@ def tagger_activate(*, project: Project, version: str, user=None) -> None:
 def tagger_export(version: str):
     """Export a saved version (``name/version``) to ONNX and verify it against torch; raises
     ``TaggerError`` when the graph disagrees (then nothing is registered)."""
-    from pipeline.tagger import ModelNotFoundError, read_info
-    from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
-
     if "/" not in version or ".." in version:
         raise TaggerError(f"{version!r} is not a model version (name/version)")
     try:
-        path = storage.model_materialise(version)  # fetched from the model store, where one is used
+        path = model_store.model_materialise(version)  # fetched from the model store, where one is used
         read_info(path)
         info = export_onnx(path)
     except (ModelNotFoundError, OnnxVerificationError, storage.StorageError) as exc:
         raise TaggerError(str(exc)) from None
-    storage.model_publish(path)  # the ONNX files and the rewritten tagger.json
+    model_store.model_publish(path)  # the ONNX files and the rewritten tagger.json
     return info
-
-
-def open_training(project: Project) -> BackgroundJob | None:
-    """The project's training job (not a distillation) that is queued or running, if any."""
-    return BackgroundJob.objects.filter(
-        project=project, kind=BackgroundJob.Kind.TRAIN, status__in=jobs.UNFINISHED
-    ).exclude(params__has_key="distill_from").first()
 
 
 def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: bool) -> tuple[BackgroundJob, bool]:
     """Queue a training of the project's tagger; ``(job, created)``. One at a time per project, as
     retrains and distillations: while one is queued or running (and not stale) it is returned
     instead, since four clicks would otherwise train four models on the same data."""
-    from annotator.dispatch import enqueue
-
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # one request at a time
         existing = open_training(project)
@@ -326,8 +263,8 @@ def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: 
 
 
 def tagger_train_job_run(job: BackgroundJob) -> None:
-    from pipeline.tagger import TrainingError
-
+    """The training job: a plain training, or a student of ``distill_from``; the result records
+    the version, its dev metrics and what blocks it."""
     jobs.job_start(job)
     params = job.params
     data = {"use_gold": params.get("use_gold", True), "synthetic": params.get("synthetic", 0),
@@ -348,3 +285,242 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
                                  "training_seconds": round(info.training_seconds, 1),
                                  "blockers": version_blockers(info), "distilled_from": info.distilled_from,
                                  "distillation": distillation_summary(info)})
+
+
+# --------------------------------------------------------------------------- retraining
+
+
+def tagger_retrain_request(
+    *,
+    project: Project,
+    user=None,
+    trigger: str = "on demand",
+    only_if_due: bool = False,
+    options: dict[str, Any] | None = None,
+) -> tuple[BackgroundJob | None, bool]:
+    """Queue a retrain of ``project``'s tagger; ``(job, created)``. When one is already queued or
+    running it is returned instead (``created`` False). ``only_if_due``: only when the gold has
+    grown by ``retrain_every`` messages since the mark (else ``(None, False)``). ``options`` go to
+    ``train_tagger`` (epochs, num_layers, max_seconds, ...)."""
+    with transaction.atomic():
+        locked = Project.objects.select_for_update().get(pk=project.pk)
+        size = gold_size(locked)
+        if only_if_due and not (
+            locked.retrain_every and size >= locked.retrain_gold_mark + locked.retrain_every
+        ):
+            return None, False
+        existing = open_retrain(locked)
+        if existing is not None and jobs.job_fail_if_stale(existing, what="this retrain"):
+            existing = None
+        if existing is not None:
+            return existing, False
+        try:
+            with transaction.atomic():
+                job = BackgroundJob.objects.create(
+                    project=locked,
+                    kind=RETRAIN,
+                    created_by=user,
+                    params={
+                        "trigger": trigger,
+                        "gold_messages": size,
+                        **({"options": options} if options else {}),
+                    },
+                )
+        except IntegrityError:  # another process queued one between the check and the insert
+            return open_retrain(locked), False
+        Project.objects.filter(pk=locked.pk).update(retrain_gold_mark=size)
+        project.retrain_gold_mark = size
+        audit_record(
+            user=user,
+            action="tagger.retrain.queue",
+            obj=job,
+            project=locked,
+            trigger=trigger,
+            gold_messages=size,
+        )
+        enqueue("annotator.tasks.tagger_retrain_job", job.pk)
+    return job, True
+
+
+def tagger_retrain_if_due(*, project: Project) -> BackgroundJob | None:
+    """After gold grew (a merge, an adjudication: the ``annotator.tagger.retrain_check`` task):
+    queue a retrain when ``retrain_every`` new gold messages have arrived since the last one.
+    Cheap when the setting is off."""
+    every = Project.objects.filter(pk=project.pk).values_list("retrain_every", flat=True).first()
+    if not every:
+        return None
+    job, created = tagger_retrain_request(
+        project=project, trigger=f"every {every} gold messages", only_if_due=True
+    )
+    return job if created else None
+
+
+def retrain_settings_set(*, project: Project, retrain_every: int, user=None) -> None:
+    """Set how many new gold messages queue a retrain (0: only on demand); audited."""
+    if retrain_every < 0:
+        raise TaggerError("retrain_every must be 0 (off) or a positive number of gold messages")
+    Project.objects.filter(pk=project.pk).update(retrain_every=retrain_every)
+    project.retrain_every = retrain_every
+    audit_record(
+        user=user,
+        action="tagger.retrain.settings",
+        obj=project,
+        project=project,
+        retrain_every=retrain_every,
+    )
+
+
+# ------------------------------------------------------------------------------------ the job
+
+
+def _predictions(version: str, project: Project, dev):
+    """``version``'s spans on ``dev``, run as a tagger run would (fetched from the model store)."""
+    path = str(model_store.model_materialise(version))
+    detector = build("tagger", {"model_path": path, "policy": project.labelling_policy})
+    return detector_predictions(detector, dev)
+
+
+def _train(job: BackgroundJob, project: Project, data, progress):
+    """Train on ``data.train`` (the new version tunes on its own split of it, never on dev)."""
+    info = train_tagger(
+        data.train,
+        None,
+        name=project.slug,
+        out_dir=settings.BLINDSPOT_MODELS_DIR,
+        base_model=settings.BLINDSPOT_TAGGER_BASE or None,
+        labels=project.labels,
+        progress=progress,
+        **(job.params.get("options") or {}),
+    )
+    model_store.model_publish(info.path)  # into the object store, where one is configured
+    params = {**job.params, "trained_version": info.full_version}
+    BackgroundJob.objects.filter(pk=job.pk).update(params=params)
+    job.params = params
+    return info
+
+
+def _compare(project: Project, new_info, dev, say) -> tuple[Any, str | None]:
+    """The comparison of the new version with the active one on ``dev`` (``None`` when the new
+    version cannot even be scored), and the active version compared with."""
+    say("scoring the new version on the project's dev dialogues")
+    new_pred = _predictions(new_info.full_version, project, dev)
+    old_version = project.active_tagger or None
+    old_pred = None
+    if old_version:
+        say(f"scoring the active version {old_version}")
+        old_pred = _predictions(old_version, project, dev)
+    return compare_versions(dev, new_pred, old_pred, n_boot=N_BOOT, seed=0), old_version
+
+
+def _activate_unless_changed(job: BackgroundJob, project: Project, info, old_version: str | None,
+                             reason: str) -> tuple[str, str, bool]:
+    """Activate the better ``info`` unless the active version changed since it was compared with
+    ``old_version``; ``(decision, reason, activated)``."""
+    with transaction.atomic():
+        locked = Project.objects.select_for_update().get(pk=project.pk)
+        if (locked.active_tagger or None) != old_version:
+            return "not activated", (
+                f"the active version changed to {locked.active_tagger or 'none'} during the "
+                f"retrain; compared with {old_version or 'none'}: {reason}"
+            ), False
+        tagger_activate(project=locked, version=info.full_version, user=job.created_by)
+    return plan.ACTIVATED, reason, True
+
+
+def _decide_and_record(job: BackgroundJob, project: Project, info, data) -> dict[str, Any]:
+    """Compare ``info`` with the active version, decide, activate if better, and record the
+    decision in the version's ``tagger.json`` and the audit log."""
+
+    def say(message: str) -> None:
+        jobs.job_progress(job, 1, 1, message)
+
+    blockers = version_blockers(info)
+    comparison, old_version, error = None, project.active_tagger or None, ""
+    try:
+        comparison, old_version = _compare(project, info, data.dev, say)
+    except (
+        DetectorError,
+        storage.StorageError,
+    ) as exc:  # a version that cannot load: no comparison
+        error = str(exc)
+    decision, reason = plan.decide(comparison, blockers)
+    if error:
+        reason = f"{reason}; {error}" if reason else error
+    activated = False
+    if decision == plan.ACTIVATED:
+        decision, reason, activated = _activate_unless_changed(job, project, info, old_version, reason)
+    activation = {
+        "decision": decision,
+        "reason": reason,
+        "activated": activated,
+        "blockers": blockers,
+        "compared_with": old_version,
+        "comparison": comparison.to_dict() if comparison else None,
+        "data": {**data.summary(), "generated_per_gold": plan.GENERATED_PER_GOLD},
+        "job": job.pk,
+        "decided_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    path = model_store.model_materialise(info.full_version)
+    update_info(path, activation=activation)
+    model_store.model_publish(path)  # the rewritten tagger.json
+    audit_record(
+        user=job.created_by,
+        action="tagger.retrain.decide",
+        obj=project,
+        project=project,
+        version=info.full_version,
+        decision=decision,
+        reason=reason[:1000],
+        compared_with=old_version,
+        job=job.pk,
+    )
+    return activation
+
+
+def tagger_retrain_job_run(job: BackgroundJob) -> None:
+    """Train a new version from the project's gold (+ generated) and activate it only if better."""
+    if not jobs.job_start(job):
+        return
+    project = Project.objects.get(pk=job.project_id)
+    try:
+        jobs.job_progress(job, 0, 1, "reading the project's gold")
+        data = plan.retraining_set(
+            gold_dialogues(project),
+            generated_per_gold=plan.GENERATED_PER_GOLD,  # read now: a bench may tune the constant
+            policy=project.labelling_policy,
+        )
+        info = None
+        if job.params.get("trained_version"):  # redelivered after training: do not train again
+            try:
+                info = version_info(job.params["trained_version"])
+            except TaggerError:
+                info = None
+        if info is None:
+            info = _train(
+                job,
+                project,
+                data,
+                lambda done, total, message="": jobs.job_progress(job, done, total, message),
+            )
+        activation = info.activation if info.activation.get("job") == job.pk else None
+        if activation is None:
+            activation = _decide_and_record(job, project, info, data)
+    except (
+        TaggerError,
+        TrainingError,
+        ModelNotFoundError,
+    ) as exc:  # the user's to fix: not retried
+        jobs.job_fail(job, exc)
+        return
+    except BaseException as exc:
+        jobs.job_fail(job, exc)
+        raise
+    jobs.job_finish(
+        job,
+        result={
+            "version": info.full_version,
+            "decision": activation["decision"],
+            "reason": activation["reason"],
+            "activated": activation["activated"],
+        },
+    )

@@ -1,12 +1,16 @@
-"""Celery tasks of the tagger (training, retraining): ids in, one service call."""
+"""Celery tasks of the tagger (training, retraining, the retrain check when gold grew): ids in,
+one service call."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.models import BackgroundJob
-from annotator.services.retrain import tagger_retrain_job_run
-from annotator.services.tagger import tagger_train_job_run
+from annotator.models import BackgroundJob, Project
+from annotator.services.tagger import (
+    tagger_retrain_if_due,
+    tagger_retrain_job_run,
+    tagger_train_job_run,
+)
 
 
 @shared_task(acks_late=True, name="annotator.tasks.tagger_train_job")
@@ -21,8 +25,15 @@ def tagger_train_job(job_id: int) -> None:
 @shared_task(acks_late=True, name="annotator.tasks.tagger_retrain_job")
 def tagger_retrain_job(job_id: int) -> None:
     """Retrain from the project's gold; activate only if better. A redelivered job that already
-    trained reuses its version (see ``services.retrain``); a finished one does nothing."""
+    trained reuses its version (see ``services.tagger``); a finished one does nothing."""
     job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
     if job.is_finished:
         return
     tagger_retrain_job_run(job)
+
+
+@shared_task(acks_late=True, name="annotator.tagger.retrain_check")
+def retrain_check(project_id: int) -> None:
+    """Gold grew (a merge, an adjudication): queue a retrain if ``retrain_every`` new gold
+    messages arrived since the last one. Safe to repeat: at most one retrain is open per project."""
+    tagger_retrain_if_due(project=Project.objects.get(pk=project_id))

@@ -16,6 +16,7 @@ project_patterns = [
     path("dialogues/", projects.dialogue_list, name="dialogue-list"),
     path("dialogues/<int:dialogue_id>/", projects.dialogue_detail, name="dialogue-detail"),
     path("", include("annotator.urls.runs")),
+    path("", include("annotator.urls.tagger")),
     path("", include("annotator.urls.workspace")),
     path("", include("annotator.urls.adjudication")),
     path("", include("annotator.urls.exports")),

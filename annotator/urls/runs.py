@@ -9,5 +9,4 @@ urlpatterns = [
     path("runs/<int:run_id>/", runs.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", runs.run_cancel, name="run-cancel"),
     path("runs/<int:run_id>/resume/", runs.run_resume, name="run-resume"),
-    path("tagger/", runs.tagger_page, name="tagger"),
 ]

@@ -19,7 +19,7 @@ alone; ``presidio: true`` (or a Presidio config) adds Presidio ``tuned``.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pipeline.detectors.base import BaseDetector, ConfigError, Detector
@@ -44,6 +44,29 @@ def default_members(
         extra = dict(presidio) if isinstance(presidio, Mapping) else {}
         members.append({"name": "presidio", "config": {"preset": "tuned", **extra}})
     return members
+
+
+def with_member_configs(
+    config: Mapping[str, Any], fn: Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A copy of an ensemble's ``config`` with ``fn(name, member_config)`` in place of each
+    member's config: the default tagger member's (``tagger``, when there are no ``members``) or
+    that of each ``{name, config}`` in ``members``. Anything malformed is left as it is, for the
+    ensemble to refuse when it is built. The one walk of an ensemble's config, for callers that
+    fill in what their members need (a deployment's settings, endpoints, model paths)."""
+    cfg = dict(config)
+    members = cfg.get("members")
+    if members is None:
+        if isinstance(cfg.get("tagger"), Mapping):
+            cfg["tagger"] = fn("tagger", cfg["tagger"])
+    elif isinstance(members, list):
+        cfg["members"] = [
+            {**m, "config": fn(m["name"], m.get("config") or {})}
+            if isinstance(m, Mapping) and isinstance(m.get("name"), str)
+            else m
+            for m in members
+        ]
+    return cfg
 
 
 def combine_spans(

@@ -1,5 +1,5 @@
-"""Files through Django's storage API (annotator/storage.py): local directories by default, an
-S3-compatible object store with BLINDSPOT_STORAGE_URL, so workers on other machines need no
+"""Files through Django's storage API (annotator/storage.py, and the model-version registry on it,
+annotator/model_store.py): local directories by default, an S3-compatible object store with BLINDSPOT_STORAGE_URL, so workers on other machines need no
 shared disk. The S3 tests run against moto's S3 server, started here on 127.0.0.1 (a random
 port); without moto they skip, and under CI=true they fail instead."""
 
@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotator import storage
+from annotator import model_store, storage
 from annotator.models import DetectorRun, Export, Prediction
 from annotator.services import export_jobs, runs
 from annotator.services import exports as export_services
@@ -62,9 +62,9 @@ def test_the_default_is_the_two_local_directories_and_follows_the_settings(setti
     assert storage.work_dir(storage.exports_storage(), "p/gold-v001") == tmp_path / "elsewhere" / "p" / "gold-v001"
     # publishing and materialising are no-ops on local storage: the model directory is the model
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "models"
-    assert storage.model_materialise("demo/v1") == tmp_path / "models" / "demo" / "v1"
+    assert model_store.model_materialise("demo/v1") == tmp_path / "models" / "demo" / "v1"
     config = {"model_path": "/anywhere/demo/v1", "model_dir": "/anywhere"}
-    assert storage.localise_tagger_config("tagger", config) == config
+    assert model_store.localise_tagger_config("tagger", config) == config
 
 
 def test_a_storage_url_names_an_s3_bucket_a_prefix_and_options():
@@ -96,7 +96,7 @@ def test_a_bad_storage_url_is_a_clear_error(url, message):
 def test_model_versions_are_two_plain_path_parts(settings, tmp_path):
     for bad in ("demo", "demo/../x", "/etc/passwd", "demo/.hidden", "a/b/c"):
         with pytest.raises(storage.StorageError, match="not a model version"):
-            storage.model_local_dir(bad)
+            model_store.model_local_dir(bad)
 
 
 # --- an S3-compatible store (moto's server) -------------------------------------------------
@@ -128,11 +128,11 @@ def s3(s3_server, settings, tmp_path):
     url = f"s3://{bucket}/pfx?endpoint_url={s3_server}&region_name=us-east-1&addressing_style=path"
     settings.STORAGES = {**settings.STORAGES, **object_storages(url, **CREDENTIALS)}
     settings.BLINDSPOT_STAGING_DIR = tmp_path / "staging"
-    storage._verified.clear()
+    model_store._verified.clear()
     runs._cached_detector.cache_clear()
     client.bucket, client.url = bucket, url
     yield client
-    storage._verified.clear()
+    model_store._verified.clear()
     runs._cached_detector.cache_clear()
 
 
@@ -267,6 +267,7 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     """Training publishes the version; a worker whose models directory is empty materialises it,
     checked file by file, and its run predicts what a run on the training machine does."""
     pytest.importorskip("torch")
+    from annotator.selectors import tagger as tagger_selectors
     from annotator.services import tagger
 
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-a"
@@ -274,7 +275,7 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     corpus.refresh_from_db()
     assert corpus.active_tagger == info.full_version  # activation read tagger.json from the store
     stored = _objects(s3, f"pfx/models/{info.full_version}/")
-    listing = json.loads(stored.pop(storage.PUBLISHED))
+    listing = json.loads(stored.pop(model_store.PUBLISHED))
     assert {f["name"] for f in listing["files"]} == set(stored) and "tagger.json" in stored
     assert "model.safetensors" in stored
 
@@ -289,9 +290,9 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     on_a = run_here()
     # another machine: nothing on its disk; the Tagger page lists from the store
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-b"
-    storage._verified.clear()
+    model_store._verified.clear()
     runs._cached_detector.cache_clear()
-    assert [i.full_version for i in tagger.tagger_versions(corpus)] == [info.full_version]
+    assert [i.full_version for i in tagger_selectors.tagger_versions(corpus)] == [info.full_version]
     assert not (tmp_path / "machine-b").exists()
     on_b = run_here()
     _same(on_a, on_b)
@@ -302,7 +303,7 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
 
     # the command line on a machine with an empty cache fetches the newest usable version itself
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-d"
-    storage._verified.clear()
+    model_store._verified.clear()
     from annotator.models import Message
 
     messages = Message.objects.filter(project=corpus).select_related("dialogue").order_by("dialogue_id", "position")
@@ -326,12 +327,12 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
 
     # a damaged cached file is fetched again; a stored file that differs from its list is refused
     (local / "config.json").write_text("{}", encoding="utf-8")
-    storage._verified.clear()
-    assert (storage.model_materialise(info.full_version) / "config.json").read_bytes() == stored["config.json"]
+    model_store._verified.clear()
+    assert (model_store.model_materialise(info.full_version) / "config.json").read_bytes() == stored["config.json"]
     s3.put_object(Bucket=s3.bucket, Key=f"pfx/models/{info.full_version}/config.json", Body=b"{}")
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-c"
     with pytest.raises(storage.StorageError, match="config.json differ from the published list"):
-        storage.model_materialise(info.full_version)
+        model_store.model_materialise(info.full_version)
     assert not (tmp_path / "machine-c" / info.full_version).exists()
 
 
@@ -397,10 +398,10 @@ def test_publish_models_uploads_versions_trained_before_the_store(s3, settings, 
     out = StringIO()
     call_command("publish_models", stdout=out)
     assert f"old/20250101-000000-abc -> s3://{s3.bucket}/pfx/models/old/20250101-000000-abc" in out.getvalue()
-    assert storage.model_versions() == ["old/20250101-000000-abc"]
+    assert model_store.model_versions() == ["old/20250101-000000-abc"]
     call_command("publish_models", "old/20250101-000000-abc", stdout=StringIO())  # safe to repeat
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "elsewhere"
-    local = storage.model_materialise("old/20250101-000000-abc")
+    local = model_store.model_materialise("old/20250101-000000-abc")
     assert (local / "model.safetensors").read_bytes() == b"weights" * 1000
     with pytest.raises(CommandError, match="no tagger.json"):
         call_command("publish_models", "old/nope", stdout=StringIO())
@@ -413,10 +414,11 @@ def test_publish_models_needs_an_object_store():
 
 @pytest.mark.django_db
 def test_a_version_missing_from_the_store_is_a_clear_error(s3, settings, corpus):
+    from annotator.selectors import tagger as tagger_selectors
     from annotator.services import tagger
 
     with pytest.raises(storage.StorageError, match="not in the model store"):
-        storage.model_materialise("test/20260101-000000-abc")
+        model_store.model_materialise("test/20260101-000000-abc")
     with pytest.raises(tagger.TaggerError, match="not in the model store"):
         tagger.tagger_activate(project=corpus, version="test/20260101-000000-abc")
-    assert tagger.tagger_versions(corpus) == []
+    assert tagger_selectors.tagger_versions(corpus) == []

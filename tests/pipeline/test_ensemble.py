@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pipeline.detectors.base import BaseDetector, ConfigError
-from pipeline.detectors.ensemble import combine_spans
+from pipeline.detectors.ensemble import combine_spans, with_member_configs
 from pipeline.registry import build, register
 from pipeline.types import Detection, Dialogue, Message, Span
 
@@ -172,3 +172,18 @@ def test_default_tagger_member_resolves_its_model_the_tagger_detector_way(tmp_pa
     det = build("ensemble", {"tagger": {"model_dir": str(tmp_path)}})
     with pytest.raises(DetectorError, match="^tagger: "):
         next(det.detect_many([DIALOGUE]))
+
+
+def test_the_member_configs_are_walked_once_the_same_way_for_every_caller():
+    def mark(name: str, config: Mapping[str, Any]) -> dict[str, Any]:
+        return {**config, "seen": name}
+
+    default = {"mode": "union", "tagger": {"model_path": "m"}}
+    assert with_member_configs(default, mark) == {"mode": "union", "tagger": {"model_path": "m", "seen": "tagger"}}
+    assert with_member_configs({"mode": "union"}, mark) == {"mode": "union"}  # no tagger config: nothing to fill
+    members = {"members": [{"name": "rules", "config": {"x": 1}}, {"name": "tagger"}, "junk", {"config": {}}]}
+    assert with_member_configs(members, mark) == {"members": [
+        {"name": "rules", "config": {"x": 1, "seen": "rules"}}, {"name": "tagger", "config": {"seen": "tagger"}},
+        "junk", {"config": {}}]}  # malformed members are left for the ensemble to refuse
+    assert with_member_configs({"members": "not a list"}, mark) == {"members": "not a list"}
+    assert default == {"mode": "union", "tagger": {"model_path": "m"}}  # the input is not changed

@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.management.cli import add_workers_argument, workers_or_error
-from annotator.storage import StorageError, command_detector_config
+from annotator.model_store import command_detector_config
+from annotator.storage import StorageError
 from pipeline import registry
 from pipeline.corpus import CorpusError
 from pipeline.detectors.base import ConfigError, DetectorError

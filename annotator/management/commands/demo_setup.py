@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from django.test import override_settings
 
 from annotator.models import DetectorRun, Project, Role
+from annotator.selectors import tagger as tagger_selectors
 from annotator.services import demo, runs, tagger
 from annotator.services.assignments import plan_create
 from annotator.services.imports import corpus_import
@@ -95,22 +96,22 @@ class Command(BaseCommand):
         rules, trained = self._run(project, "rules", users["admin"]), None
         suggestions = project.runs.filter(source=DetectorRun.Source.IMPORT, config__file=SIMULATED_MODEL).first()
         if train_tagger:
-            if not project.active_tagger and not tagger.usable_versions(project):
+            if not project.active_tagger and not tagger_selectors.usable_versions(project):
                 self.stdout.write("Training a first tagger on generated dialogues (a few minutes)…")
                 info = tagger.tagger_train(project=project, use_gold=False, synthetic=100, user=users["admin"],
                                            # A generous budget: a version cut short by it may not become
                                            # active (activation_blockers), so it only stops a stuck machine.
                                            options={"max_seconds": 900})
-                self.stdout.write(f"Tagger {info.full_version}: {tagger.dev_summary(info)}.")
+                self.stdout.write(f"Tagger {info.full_version}: {tagger_selectors.dev_summary(info)}.")
             elif not project.active_tagger:  # trained before, never activated: the newest usable one
-                tagger.tagger_activate(project=project, version=tagger.usable_versions(project)[0].full_version,
+                tagger.tagger_activate(project=project, version=tagger_selectors.usable_versions(project)[0].full_version,
                                        user=users["admin"])
             project.refresh_from_db()
             if project.active_tagger:
                 trained = self._run(project, "tagger", users["admin"])
             else:
                 self.stdout.write(self.style.WARNING(
-                    f"The tagger is not active: {'; '.join(tagger.version_blockers(tagger.tagger_versions(project)[0]))}. "
+                    f"The tagger is not active: {'; '.join(tagger_selectors.version_blockers(tagger_selectors.tagger_versions(project)[0]))}. "
                     "Run demo_setup --train-tagger again, or train from the Tagger page."))
         if not project.suggestion_runs.exists():
             project.suggestion_runs.add(*(r for r in (suggestions or rules, trained) if r is not None))

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator import storage
+from annotator import model_store, storage
 
 
 class Command(BaseCommand):
@@ -24,7 +24,7 @@ class Command(BaseCommand):
                                "there is nothing to publish.")
         root = Path(settings.BLINDSPOT_MODELS_DIR)
         try:
-            paths = [storage.model_local_dir(v) for v in versions] or sorted(
+            paths = [model_store.model_local_dir(v) for v in versions] or sorted(
                 m.parent for m in root.glob("*/*/tagger.json")
                 if not m.parent.name.startswith(".") and not m.parent.parent.name.startswith(".")
             )
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         if not paths:
             raise CommandError(f"No tagger version under {root}.")
         for path in paths:
-            storage.model_publish(path)
+            model_store.model_publish(path)
             version = f"{path.parent.name}/{path.name}"
             self.stdout.write(f"{version} -> {storage.describe(storage.models_storage(), version)}")
         self.stdout.write(self.style.SUCCESS(f"Published {len(paths)} version(s)."))

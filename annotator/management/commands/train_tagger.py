@@ -6,16 +6,18 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotator.models import Project
+from annotator.selectors.tagger import (
+    dev_summary,
+    distillation_summary,
+    tagger_versions,
+    version_blockers,
+)
 from annotator.services.tagger import (
     TaggerError,
     TeacherError,
-    dev_summary,
-    distillation_summary,
     tagger_distil,
     tagger_export,
     tagger_train,
-    tagger_versions,
-    version_blockers,
 )
 from pipeline.tagger.training import STUDENT_DEFAULTS, TeacherDevError
 

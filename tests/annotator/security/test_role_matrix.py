@@ -105,7 +105,12 @@ EXPECT: dict[str, Page | Site] = {
     "run-detail": Page(ADMIN),
     "run-cancel": Page(ADMIN, get=405, post=302),
     "run-resume": Page(ADMIN, get=405, post=302),
-    "tagger": Page(ADMIN, post=200),
+    "tagger": Page(ADMIN),
+    "tagger-train": Page(ADMIN, get=405, post=200),
+    "tagger-activate": Page(ADMIN, get=405, post=302),
+    "tagger-distil": Page(ADMIN, get=405, post=302),
+    "tagger-retrain": Page(ADMIN, get=405, post=302),
+    "tagger-retrain-settings": Page(ADMIN, get=405, post=200),
     # the workspace
     "workspace-queue": Page(ANNOTATOR, get=302),
     "workspace-list": Page(ANNOTATOR),

@@ -5,6 +5,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotator.models import BackgroundJob, DetectorRun
+from annotator.selectors import tagger as tagger_selectors
 from annotator.services import runs, tagger
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -29,7 +30,7 @@ def test_gold_dialogues_carry_gold_spans(corpus):
 def test_train_activate_and_run(trained, settings, django_capture_on_commit_callbacks):
     project, info = trained
     assert project.active_tagger == info.full_version
-    assert [v.full_version for v in tagger.tagger_versions(project)] == [info.full_version]
+    assert [v.full_version for v in tagger_selectors.tagger_versions(project)] == [info.full_version]
     assert (settings.BLINDSPOT_MODELS_DIR / info.full_version / "tagger.json").exists()
     with django_capture_on_commit_callbacks(execute=True):
         run = runs.run_start(project=project, detector="tagger")
@@ -63,7 +64,7 @@ def test_tagger_page_lists_versions_and_trains_as_a_job(client, members, trained
     monkeypatch.setattr(tagger, "tagger_train",
                         lambda **kw: (_ for _ in ()).throw(tagger.TaggerError("no data, for the test")))
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/p/test/tagger/", {"use_gold": "on", "synthetic": "0"})
+        response = client.post("/p/test/tagger/train/", {"use_gold": "on", "synthetic": "0"})
     job = BackgroundJob.objects.get(kind="train")
     assert response["Location"].endswith(f"/jobs/{job.pk}/")
     assert job.status == "failed" and "no data, for the test" in job.error

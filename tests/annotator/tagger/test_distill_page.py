@@ -4,6 +4,7 @@ import pytest
 from django.utils.html import escape
 
 from annotator.models import BackgroundJob
+from annotator.selectors import tagger as tagger_selectors
 from annotator.services import tagger
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -11,7 +12,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 pytest.importorskip("torch")
 
 TINY = {"epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score": 0.0}
-BUTTON = 'name="distil"'
+BUTTON = 'name="teacher"'
 
 
 @pytest.fixture
@@ -21,10 +22,9 @@ def teacher(corpus):
 
 @pytest.fixture
 def tiny_recipe(monkeypatch):
-    """The student recipe, shrunk so the job trains in seconds (the page passes no options)."""
-    from pipeline.tagger import training
-
-    monkeypatch.setattr(training, "STUDENT_DEFAULTS", {**TINY, "num_layers": 1})
+    """The student recipe the service distils with, shrunk so the job trains in seconds (the page
+    passes no options)."""
+    monkeypatch.setattr(tagger, "STUDENT_DEFAULTS", {**TINY, "num_layers": 1})
 
 
 def test_only_an_admin_distils_from_the_page_and_the_student_appears_with_its_check(
@@ -32,20 +32,20 @@ def test_only_an_admin_distils_from_the_page_and_the_student_appears_with_its_ch
     assert teacher.hyper["data_options"] == {"use_gold": True, "jsonl": None, "synthetic": 3, "seed": 1234}
     for role in ("annotator", "adjudicator"):
         client.force_login(members[role])
-        assert client.post("/p/test/tagger/", {"distil": teacher.full_version}).status_code == 403
+        assert client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version}).status_code == 403
     assert not BackgroundJob.objects.exists()
 
     client.force_login(members["admin"])
     page = client.get("/p/test/tagger/").content.decode()
     assert page.count(BUTTON) == 1 and f'{BUTTON} value="{teacher.full_version}"' in page
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/p/test/tagger/", {"distil": teacher.full_version})
+        response = client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version})
     job = BackgroundJob.objects.get()
     assert response["Location"].endswith(f"/jobs/{job.pk}/")
     assert job.status == "succeeded", job.error
     assert job.params == {"distill_from": teacher.full_version, **teacher.hyper["data_options"]}
 
-    student = tagger.tagger_versions(corpus)[0]
+    student = tagger_selectors.tagger_versions(corpus)[0]
     assert student.distilled_from == teacher.full_version == job.result["distilled_from"]
     assert student.hyper["num_layers"] == 1
     # The teacher's data: its dev dialogue is found, so the check ran on the teacher's dev.
@@ -53,17 +53,17 @@ def test_only_an_admin_distils_from_the_page_and_the_student_appears_with_its_ch
     assert student.hyper["distillation"]["check"]["dev"] == "teacher"
     page = client.get("/p/test/tagger/").content.decode()
     assert f"distilled from <span class=\"mono\">{teacher.full_version}</span>" in page
-    assert escape(tagger.distillation_summary(student)) in page
+    assert escape(tagger_selectors.distillation_summary(student)) in page
     assert page.count(BUTTON) == 1  # a student is not offered for distillation
     corpus.refresh_from_db()  # activated as after any training: only when nothing blocks it
-    blocked = bool(tagger.version_blockers(student))
+    blocked = bool(tagger_selectors.version_blockers(student))
     assert corpus.active_tagger == (teacher.full_version if blocked else student.full_version)
 
 
 def test_a_second_click_while_one_is_queued_starts_nothing_new(teacher, client, members):
     client.force_login(members["admin"])
-    first = client.post("/p/test/tagger/", {"distil": teacher.full_version})  # queued: its task runs on commit
-    second = client.post("/p/test/tagger/", {"distil": teacher.full_version}, follow=True)
+    first = client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version})  # queued: its task runs on commit
+    second = client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version}, follow=True)
     job = BackgroundJob.objects.get()
     assert first["Location"] == second.redirect_chain[0][0] == f"/p/test/jobs/{job.pk}/"
     assert "A distillation is already queued; no second one was started." in second.content.decode()
@@ -90,7 +90,7 @@ def test_a_version_without_dev_ids_is_not_offered_and_is_refused(teacher, corpus
     update_info(teacher.path, dev_ids=[])
     client.force_login(members["admin"])
     assert BUTTON not in client.get("/p/test/tagger/").content.decode()
-    response = client.post("/p/test/tagger/", {"distil": teacher.full_version}, follow=True)
+    response = client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version}, follow=True)
     assert response.redirect_chain[-1][0] == "/p/test/tagger/"
     assert (f"{teacher.full_version} cannot be distilled: it recorded no dev dialogue ids"
             in response.content.decode())
@@ -104,13 +104,13 @@ def test_a_teacher_whose_dev_is_not_in_its_data_fails_the_job_with_its_message_a
     update_info(teacher.path, dev_ids=["nowhere-1"])
     client.force_login(members["admin"])
     with django_capture_on_commit_callbacks(execute=True):
-        client.post("/p/test/tagger/", {"distil": teacher.full_version})
+        client.post("/p/test/tagger/distil/", {"teacher": teacher.full_version})
     job = BackgroundJob.objects.get()
     assert job.status == "failed"
     assert job.error.startswith(f"teacher {teacher.full_version}: none of its dev dialogues (1, e.g. 'nowhere-1')")
     assert "\n" not in job.error
     assert escape(job.error) in client.get(f"/p/test/jobs/{job.pk}/").content.decode()
-    assert [v.full_version for v in tagger.tagger_versions(corpus)] == [teacher.full_version]
+    assert [v.full_version for v in tagger_selectors.tagger_versions(corpus)] == [teacher.full_version]
 
 
 def test_a_teacher_trained_before_data_options_were_recorded_takes_its_training_jobs(teacher, corpus):

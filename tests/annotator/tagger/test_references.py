@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotator.models import BackgroundJob, Project
 from annotator.services import jobs, runs, tagger
 from annotator.services.projects import project_create
-from tests.annotator.runs.test_tagger_retrain import fake_version
+from tests.annotator.tagger.test_retrain import fake_version
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def other_version(settings, db):
 def test_an_admin_cannot_activate_another_projects_tagger(other_version, project, members, client):
     """The repro: B's admin POSTs activate=<a version of A> and B's active tagger became A's model."""
     client.force_login(members["admin"])
-    response = client.post("/p/test/tagger/", {"activate": other_version.full_version}, follow=True)
+    response = client.post("/p/test/tagger/activate/", {"version": other_version.full_version}, follow=True)
     assert response.status_code == 200
     assert f"{other_version.full_version} is not a version of test&#x27;s tagger" in response.content.decode()
     assert Project.objects.get(pk=project.pk).active_tagger == ""
@@ -47,13 +47,13 @@ def test_a_run_names_a_version_of_its_own_project_only(other_version, corpus, se
             runs.run_start(project=corpus, detector="ensemble" if "tagger" in config else "tagger", config=config)
 
 
-@pytest.mark.parametrize("field", ["activate", "distil"])
+@pytest.mark.parametrize(("action", "field"), [("activate", "version"), ("distil", "teacher")])
 @pytest.mark.parametrize("version", ["x" * 5000, "test/" + "x" * 5000, "test/a\x00b", "test/../other"],
                          ids=["5000 characters", "test/ and 5000", "a NUL", "a parent"])
-def test_a_version_of_any_length_is_an_error_message_not_a_500(project, members, client, field, version):
+def test_a_version_of_any_length_is_an_error_message_not_a_500(project, members, client, action, field, version):
     """The repro: a 5,000-character version gave 500 (File name too long)."""
     client.force_login(members["admin"])
-    response = client.post("/p/test/tagger/", {field: version}, follow=True)
+    response = client.post(f"/p/test/tagger/{action}/", {field: version}, follow=True)
     assert response.status_code == 200
     assert re.search("is not a model version|is not a version of test&#x27;s tagger", response.content.decode())
     assert not BackgroundJob.objects.exists()
@@ -63,8 +63,8 @@ def test_train_queues_one_training_at_a_time(project, members, client):
     """The repro: four clicks on Train queued four trainings."""
     client.force_login(members["admin"])
     form = {"use_gold": "on", "synthetic": "20"}
-    first = client.post("/p/test/tagger/", form)  # queued: its task runs on commit
-    second = client.post("/p/test/tagger/", form, follow=True)
+    first = client.post("/p/test/tagger/train/", form)  # queued: its task runs on commit
+    second = client.post("/p/test/tagger/train/", form, follow=True)
     job = BackgroundJob.objects.get()
     assert first["Location"] == second.redirect_chain[0][0] == f"/p/test/jobs/{job.pk}/"
     assert "A training is already queued; no second one was started." in second.content.decode()

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from annotator.models import AuditEvent, BackgroundJob, Project
-from annotator.services import jobs, retrain, runs, tagger
+from annotator.selectors import tagger as tagger_selectors
+from annotator.services import jobs, runs, tagger
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from pipeline.metrics.comparison import compare_versions
 from tests.annotator.adjudication.fixtures import *  # noqa: F403
@@ -50,7 +51,7 @@ def test_activation_refuses_a_blocked_version_with_its_reasons(project, settings
     good = fake_version(settings, "20260101-000000-cccc")
     tagger.tagger_activate(project=project, version=good.full_version)
     assert Project.objects.get(pk=project.pk).active_tagger == good.full_version
-    assert [v.full_version for v in tagger.usable_versions(project)] == [good.full_version]
+    assert [v.full_version for v in tagger_selectors.usable_versions(project)] == [good.full_version]
 
 
 def test_a_run_uses_the_active_version_never_the_newest(corpus, settings):
@@ -66,29 +67,54 @@ def test_a_run_uses_the_active_version_never_the_newest(corpus, settings):
 # ------------------------------------------------------------------------------ the trigger
 
 
-def test_two_merges_queue_one_retrain_and_the_next_waits_for_new_gold(study, members):
+def _and_its_events(capture, write):
+    """Run ``write``, then the tasks it queued on commit (eagerly, as without a broker): gold
+    growing queues ``retrain_check``, which queues the retrain (left queued here, never run)."""
+    with capture() as queued:
+        result = write()
+    for send in queued:
+        send()
+    return result
+
+
+def test_two_merges_queue_one_retrain_and_the_next_waits_for_new_gold(study, members,
+                                                                      django_capture_on_commit_callbacks):
+    def merge(**kw):
+        return _and_its_events(django_capture_on_commit_callbacks, lambda: gold_merge_ready(project=study, **kw))
+
     Project.objects.filter(pk=study.pk).update(retrain_every=1)
-    assert gold_merge_ready(project=study, message_ids=[msg(study, "d1", 0).pk])["merged"] == 1
-    assert gold_merge_ready(project=study, message_ids=[msg(study, "d1", 1).pk])["merged"] == 1
+    assert merge(message_ids=[msg(study, "d1", 0).pk])["merged"] == 1
+    assert merge(message_ids=[msg(study, "d1", 1).pk])["merged"] == 1
     (job,) = BackgroundJob.objects.filter(project=study, kind="retrain")
     assert job.status == "queued" and job.params == {"trigger": "every 1 gold messages", "gold_messages": 1}
     assert Project.objects.get(pk=study.pk).retrain_gold_mark == 1
-    gold_merge_ready(project=study)  # nothing new merges
-    again, created = retrain.tagger_retrain_request(project=study)  # "Retrain now" while one is queued
+    merge()  # nothing new merges
+    again, created = tagger.tagger_retrain_request(project=study)  # "Retrain now" while one is queued
     assert (again, created) == (job, False)
     jobs.job_start(job)
     jobs.job_finish(job, result={})
     item = study.adjudication_items.filter(status="open").first()  # an adjudication adds gold
-    adjudication_submit(item=item, user=members["adjudicator"], spans=[], version=item.version, confirm_drop=True)
+    _and_its_events(django_capture_on_commit_callbacks, lambda: adjudication_submit(
+        item=item, user=members["adjudicator"], spans=[], version=item.version, confirm_drop=True))
     assert BackgroundJob.objects.filter(project=study, kind="retrain").count() == 2
     assert AuditEvent.objects.filter(action="tagger.retrain.queue").count() == 2
 
 
-def test_no_retrain_below_the_setting_or_when_it_is_off(study):
-    gold_merge_ready(project=study)  # retrain_every is 0 by default
+def test_merging_gold_queues_the_retrain_check_and_never_retrains_itself(study, django_capture_on_commit_callbacks):
+    Project.objects.filter(pk=study.pk).update(retrain_every=1)
+    with django_capture_on_commit_callbacks() as queued:
+        assert gold_merge_ready(project=study)["merged"] >= 1
+    assert not BackgroundJob.objects.filter(kind="retrain").exists()  # only an event so far
+    assert len(queued) == 1
+    queued[0]()  # the dispatcher sends annotator.tagger.retrain_check (eagerly here)
+    assert BackgroundJob.objects.filter(project=study, kind="retrain").count() == 1
+
+
+def test_no_retrain_below_the_setting_or_when_it_is_off(study, django_capture_on_commit_callbacks):
+    _and_its_events(django_capture_on_commit_callbacks, lambda: gold_merge_ready(project=study))  # 0 by default
     assert not BackgroundJob.objects.filter(kind="retrain").exists()
     Project.objects.filter(pk=study.pk).update(retrain_every=5)
-    assert retrain.tagger_retrain_if_due(project=study) is None  # 2 gold messages < 0 + 5
+    assert tagger.tagger_retrain_if_due(project=study) is None  # 2 gold messages < 0 + 5
 
 
 def test_the_database_allows_one_open_retrain_per_project(project):
@@ -132,15 +158,15 @@ def _forced(monkeypatch, settings, training, better: bool):
         return compare_versions(dev, new, old if project.active_tagger else None, n_boot=200), \
             project.active_tagger or None
 
-    monkeypatch.setattr(retrain, "_train", fake_train)
-    monkeypatch.setattr(retrain, "_compare", fake_compare)
+    monkeypatch.setattr(tagger, "_train", fake_train)
+    monkeypatch.setattr(tagger, "_compare", fake_compare)
     return made
 
 
 def _run_job(project, user=None) -> BackgroundJob:
-    job, created = retrain.tagger_retrain_request(project=project, user=user)
+    job, created = tagger.tagger_retrain_request(project=project, user=user)
     assert created
-    retrain.tagger_retrain_job_run(job)
+    tagger.tagger_retrain_job_run(job)
     job.refresh_from_db()
     return job
 
@@ -180,15 +206,15 @@ def test_a_blocked_version_is_never_activated_even_if_it_scores_better(gold_proj
 
 def test_a_redelivered_job_does_not_train_again(gold_project, settings, monkeypatch):
     made = _forced(monkeypatch, settings, GOOD, better=True)
-    job, _ = retrain.tagger_retrain_request(project=gold_project)
+    job, _ = tagger.tagger_retrain_request(project=gold_project)
     trained = fake_version(settings, "20260301-000009-eeee")
     BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "trained_version": trained.full_version},
                                                    status="running")
     job.refresh_from_db()
-    retrain.tagger_retrain_job_run(job)  # the task arrives again after training had finished
+    tagger.tagger_retrain_job_run(job)  # the task arrives again after training had finished
     job.refresh_from_db()
     assert not made and job.result["version"] == trained.full_version
-    retrain.tagger_retrain_job_run(job)  # and once more after it finished: nothing happens
+    tagger.tagger_retrain_job_run(job)  # and once more after it finished: nothing happens
     assert AuditEvent.objects.filter(action="tagger.retrain.decide").count() == 1
 
 
@@ -222,18 +248,18 @@ def test_tagger_page_shows_blockers_decisions_and_the_learning_curve(client, mem
     for who, status in (("annotator", 403), ("adjudicator", 403), ("outsider", 404)):
         client.force_login(members[who])
         assert client.get("/p/test/tagger/").status_code == status
-        assert client.post("/p/test/tagger/", {"retrain": "1"}).status_code == status
+        assert client.post("/p/test/tagger/retrain/").status_code == status
     assert not BackgroundJob.objects.filter(kind="retrain").exists()
 
 
 def test_tagger_page_saves_the_setting_and_retrains_on_demand_once(client, members, project):
     client.force_login(members["admin"])
-    assert client.post("/p/test/tagger/", {"retrain_every": "50"}).status_code == 302
+    assert client.post("/p/test/tagger/retrain/settings/", {"retrain_every": "50"}).status_code == 302
     assert Project.objects.get(pk=project.pk).retrain_every == 50
-    page = client.post("/p/test/tagger/", {"retrain_every": "-1"}).content.decode()
+    page = client.post("/p/test/tagger/retrain/settings/", {"retrain_every": "-1"}).content.decode()
     assert "greater than or equal to 0" in page and Project.objects.get(pk=project.pk).retrain_every == 50
-    first = client.post("/p/test/tagger/", {"retrain": "1"})
-    second = client.post("/p/test/tagger/", {"retrain": "1"})
+    first = client.post("/p/test/tagger/retrain/")
+    second = client.post("/p/test/tagger/retrain/")
     (job,) = BackgroundJob.objects.filter(kind="retrain")
     assert first["Location"] == second["Location"] == f"/p/test/jobs/{job.pk}/"
 
@@ -259,16 +285,16 @@ def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_pr
 
     monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
     tiny = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
-    first, _ = retrain.tagger_retrain_request(project=gold_project, options=tiny)
-    retrain.tagger_retrain_job_run(first)
+    first, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
+    tagger.tagger_retrain_job_run(first)
     first.refresh_from_db()
     assert first.status == "succeeded", first.error
     assert first.result["decision"] == "activated" and first.result["reason"] == "no active version to beat"
     gold_project.refresh_from_db()
     assert gold_project.active_tagger == first.result["version"]
 
-    second, _ = retrain.tagger_retrain_request(project=gold_project, options=tiny)
-    retrain.tagger_retrain_job_run(second)
+    second, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
+    tagger.tagger_retrain_job_run(second)
     second.refresh_from_db()
     assert second.status == "succeeded", second.error
     assert second.result["decision"] == "not better" and not second.result["activated"]
@@ -280,7 +306,7 @@ def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_pr
     assert data["gold_dialogues"] == 20 and data["dev_dialogues"] >= 1
     assert data["generated_dialogues"] == round(0.5 * data["gold_train_dialogues"])
     assert entry["comparison"]["dialogues"] == data["dev_dialogues"]
-    assert len(retrain.learning_curve(gold_project)) == 2
+    assert len(tagger_selectors.learning_curve(gold_project)) == 2
 
 
 def test_learning_curve_geometry():
@@ -301,14 +327,14 @@ def test_learning_curve_geometry():
 def test_a_lost_retrain_does_not_block_the_project_for_good(project):
     from django.utils import timezone
 
-    lost, _ = retrain.tagger_retrain_request(project=project)
+    lost, _ = tagger.tagger_retrain_request(project=project)
     BackgroundJob.objects.filter(pk=lost.pk).update(status="running",
                                                     started_at=timezone.now() - jobs.STALE_AFTER * 2)
-    job, created = retrain.tagger_retrain_request(project=project)
+    job, created = tagger.tagger_retrain_request(project=project)
     assert created and job.pk != lost.pk
     lost.refresh_from_db()
     assert lost.status == "failed" and "No worker finished this retrain" in lost.error
-    assert retrain.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts
+    assert tagger.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts
 
 
 def test_a_training_job_whose_version_is_blocked_says_so(client, members, project, settings, monkeypatch):
@@ -317,7 +343,7 @@ def test_a_training_job_whose_version_is_blocked_says_so(client, members, projec
     job, _ = tagger.tagger_train_job_start(project=project, user=members["admin"], synthetic=1, use_gold=False)
     tagger.tagger_train_job_run(job)
     job.refresh_from_db()
-    assert job.status == "succeeded" and job.result["blockers"] == tagger.version_blockers(cut)
+    assert job.status == "succeeded" and job.result["blockers"] == tagger_selectors.version_blockers(cut)
     client.force_login(members["admin"])
     page = client.get(f"/p/test/jobs/{job.pk}/").content.decode()
     assert "It did not become the active tagger: training stopped early" in page

@@ -4,6 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotator.selectors import tagger as tagger_selectors
 from annotator.services import tagger
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -22,7 +23,7 @@ def test_distill_from_a_version_trains_a_student_that_names_its_teacher(teacher,
     call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.full_version,
                  layers=1, epochs=1, min_dev_score=0)
 
-    student = tagger.tagger_versions(corpus)[0]
+    student = tagger_selectors.tagger_versions(corpus)[0]
     assert student.full_version != teacher.full_version
     assert student.distilled_from == teacher.full_version
     assert student.hyper["num_layers"] == 1 and student.hyper["distillation"]["kept_layers"] == [0]
@@ -61,7 +62,7 @@ def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_beh
     out = StringIO()
     call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.full_version,
                  layers=1, epochs=1, min_dev_score=0, stdout=out)
-    student = tagger.tagger_versions(corpus)[0]
+    student = tagger_selectors.tagger_versions(corpus)[0]
     distillation = student.hyper["distillation"]
     check = distillation["check"]
     # The same data options as the teacher's: the teacher's dev dialogue, which neither trained on.
@@ -84,7 +85,7 @@ def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_beh
     assert "its 1 dev dialogue FAILED: F2 0.861 vs 0.876, recall 0.950 vs 0.950" in page
     with pytest.raises(tagger.TaggerError, match="0.015 under its teacher's"):
         tagger.tagger_activate(project=corpus, version=student.full_version)
-    assert student.full_version not in [v.full_version for v in tagger.usable_versions(corpus)]
+    assert student.full_version not in [v.full_version for v in tagger_selectors.usable_versions(corpus)]
 
 
 def test_a_teacher_whose_dev_is_not_in_the_data_is_refused_unless_dev_dialogues_are_given(
@@ -98,14 +99,14 @@ def test_a_teacher_whose_dev_is_not_in_the_data_is_refused_unless_dev_dialogues_
     with pytest.raises(CommandError, match=r"none of its dev dialogues \(1, e.g. 'elsewhere-99-000\d\d'\) is in the data.* \(--dev-jsonl PATH\)$"):
         call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.path, epochs=1,
                      min_dev_score=0)
-    assert [v.full_version for v in tagger.tagger_versions(corpus)] == []
+    assert [v.full_version for v in tagger_selectors.tagger_versions(corpus)] == []
 
     dev = tmp_path / "dev.jsonl"
     dev.write_bytes(corpus_bytes)
     call_command("train_tagger", project="test", no_gold=True, synthetic=3, distill_from=teacher.path,
                  dev_jsonl=str(dev), layers=1, epochs=1, min_dev_score=0)
-    student = tagger.tagger_versions(corpus)[0]
+    student = tagger_selectors.tagger_versions(corpus)[0]
     check = student.hyper["distillation"]["check"]
     assert (check["dev"], check["dev_dialogues"]) == ("caller", student.data["dev"]["dialogues"])
-    assert tagger.distillation_summary(student).startswith(
+    assert tagger_selectors.distillation_summary(student).startswith(
         f"check against the teacher on {check['dev_dialogues']} dev dialogues given for dev ")

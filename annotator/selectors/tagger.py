@@ -1,0 +1,142 @@
+"""Reads of the tagger area: a project's saved versions and what blocks each, its retrain
+decisions and learning curve, the jobs open, and the one-line summaries the Tagger page shows.
+
+Versions are read from the model-version registry (:mod:`annotator.model_store`); on an object
+store each is a download of its ``tagger.json``, so a page reads them once and passes them on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator import model_store
+from annotator.models import AdjudicationDecision, BackgroundJob, JobStatus, Project
+from pipeline.tagger import activation_blockers
+from pipeline.tagger.retrain import learning_point
+from pipeline.tagger.store import metric_name
+
+RETRAIN = BackgroundJob.Kind.RETRAIN
+TRAIN = BackgroundJob.Kind.TRAIN
+UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)  # a job still to finish
+
+
+def tagger_versions(project: Project) -> list:
+    """The project's saved versions, newest first (from the model store: annotator/model_store.py)."""
+    return sorted(model_store.model_infos(project.slug), key=lambda i: i.version, reverse=True)
+
+
+def version_blockers(info) -> list[str]:
+    """Why ``info`` (a ModelInfo) may not become active; empty when it may."""
+    return activation_blockers(info)
+
+
+def usable_versions(project: Project) -> list:
+    """The project's versions that may become active, newest first."""
+    return [v for v in tagger_versions(project) if not version_blockers(v)]
+
+
+def gold_size(project: Project) -> int:
+    """Messages of ``project`` with a gold decision: what ``retrain_every`` counts."""
+    return AdjudicationDecision.objects.filter(message__project=project).count()
+
+
+def open_retrain(project: Project) -> BackgroundJob | None:
+    """The project's retrain that is queued or running, if any (at most one: a constraint)."""
+    return BackgroundJob.objects.filter(project=project, kind=RETRAIN, status__in=UNFINISHED).first()
+
+
+def open_training(project: Project) -> BackgroundJob | None:
+    """The project's training job (not a distillation) that is queued or running, if any."""
+    return BackgroundJob.objects.filter(
+        project=project, kind=TRAIN, status__in=UNFINISHED
+    ).exclude(params__has_key="distill_from").first()
+
+
+def open_distillation(project: Project) -> BackgroundJob | None:
+    """The project's distillation job that is queued or running, if any."""
+    return BackgroundJob.objects.filter(
+        project=project, kind=TRAIN, status__in=UNFINISHED, params__has_key="distill_from"
+    ).first()
+
+
+def version_rows(project: Project, infos: list | None = None) -> list[dict[str, Any]]:
+    """The Tagger page's rows: each version with its blockers and its retrain decision."""
+    rows = []
+    for info in tagger_versions(project) if infos is None else infos:
+        blockers = version_blockers(info)
+        act = info.activation or {}
+        rows.append(
+            {
+                "info": info,
+                "blockers": blockers,
+                "decision": act.get("decision"),
+                "reason": act.get("reason", ""),
+                "compared_with": act.get("compared_with"),
+                "active": info.full_version == project.active_tagger,
+            }
+        )
+    return rows
+
+
+def learning_curve(project: Project, infos: list | None = None) -> list[dict[str, Any]]:
+    """One point per version scored on the project's dev split, by gold size."""
+    points = []
+    for info in tagger_versions(project) if infos is None else infos:
+        point = learning_point(info.activation or {})
+        if point is not None:
+            points.append({**point, "version": info.version})
+    return sorted(points, key=lambda p: (p["gold_messages"], p["version"]))
+
+
+def distil_refusal(info, blockers: list[str]) -> str:
+    """Why the page offers no student of ``info`` (a ModelInfo with its activation ``blockers``);
+    empty when it does: a student is compared with its teacher on the teacher's dev dialogues,
+    and distilling a student or a version that may not run gives nothing worth having."""
+    if info.distilled_from:
+        return "it is itself a distilled student"
+    if blockers:
+        return f"it cannot become active ({'; '.join(blockers)})"
+    if not info.dev_ids:
+        return "it recorded no dev dialogue ids (trained before they were recorded), so a student could not be checked against it"
+    return ""
+
+
+def dev_summary(info) -> str:
+    """One line for people: the dev F2 of each policy (the full metrics stay in tagger.json)."""
+    metrics = info.dev_metrics or {}
+    parts = [f"{metrics[p]['f2']:.3f} ({p.replace('_', ' ')})" for p in ("recall_first", "strict")
+             if isinstance(metrics.get(p), dict) and metrics[p].get("f2") is not None]
+    return ("dev F2 " + ", ".join(parts)) if parts else "no dev metrics"
+
+
+def distillation_summary(info) -> str:
+    """One line for people on a distilled student's check against its teacher on dev
+    (``hyper.distillation.check``), saying whose dev dialogues those were; empty for a version
+    that was not distilled."""
+    distillation = (info.hyper or {}).get("distillation")
+    if distillation is None:
+        return ""
+    check = distillation.get("check")
+    if not check:
+        return "not checked against its teacher on dev"
+    figures = ", ".join(
+        f"{metric_name(k)} {check['student'][k]:.3f} vs {t:.3f}"
+        for k, t in check["teacher"].items()
+    )
+    verdict = "passed" if check["passed"] else "FAILED"
+    return (f"check against the teacher on {_check_dev(check)} {verdict}: {figures} "
+            f"(student vs teacher, tolerance {check['tolerance']:g})")
+
+
+def _check_dev(check: dict) -> str:
+    """Which dev dialogues the check used: the teacher's (all, or those the data held), ones the
+    caller gave, or (a check recorded before the source was) the student's own split."""
+    n = check["dev_dialogues"]
+    dialogues = f"{n} dev dialogue{'' if n == 1 else 's'}"
+    source = check.get("dev")
+    if source == "teacher":
+        total = check["teacher_dev_dialogues"]
+        return f"its {dialogues}" if n == total else f"{n} of its {total} dev dialogues"
+    if source == "caller":
+        return f"{dialogues} given for dev"
+    return f"the student's {dialogues}"

@@ -1,0 +1,115 @@
+"""The Tagger page and its actions, one URL each: train, activate, distil, retrain now, and the
+retrain setting. Admins only: the page shows model output (dev scores), which blind annotators
+never see."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator import access, charts
+from annotator.forms.tagger import RetrainSettingsForm, TrainForm
+from annotator.models import Project, Role
+from annotator.selectors import tagger as tagger_selectors
+from annotator.services import tagger as tagger_services
+
+
+def _admin_project(request: HttpRequest, slug: str) -> Project:
+    return access.project_for(request.user, slug, Role.ADMIN)
+
+
+def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = None,
+          settings_form: RetrainSettingsForm | None = None) -> HttpResponse:
+    """The page: trained versions (the active one marked, each with what blocks it and its retrain
+    decision), the learning curve, and the forms (an invalid one with its errors)."""
+    infos = tagger_selectors.tagger_versions(project)  # read once: on an object store each is a download
+    rows = tagger_selectors.version_rows(project, infos)
+    for row in rows:
+        row["summary"] = tagger_selectors.dev_summary(row["info"])
+        row["distillation"] = tagger_selectors.distillation_summary(row["info"])
+        row["distillable"] = not tagger_selectors.distil_refusal(row["info"], row["blockers"])
+    curve = tagger_selectors.learning_curve(project, infos)
+    return render(request, "tagger/page.html", {
+        "project": project, "form": form or TrainForm(),
+        "settings_form": settings_form or RetrainSettingsForm(initial={"retrain_every": project.retrain_every}),
+        "versions": rows, "curve": charts.learning_curve(curve) if curve else None,
+        "open_retrain": tagger_selectors.open_retrain(project),
+        "open_distillation": tagger_selectors.open_distillation(project),
+        "gold_messages": tagger_selectors.gold_size(project),
+    })
+
+
+@login_required
+@require_GET
+def tagger_page(request: HttpRequest, slug: str) -> HttpResponse:
+    return _page(request, _admin_project(request, slug))
+
+
+@login_required
+@require_POST
+def tagger_train(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _admin_project(request, slug)
+    form = TrainForm(request.POST)
+    if not form.is_valid():
+        return _page(request, project, form=form)
+    job, created = tagger_services.tagger_train_job_start(
+        project=project, user=request.user, synthetic=form.cleaned_data["synthetic"],
+        use_gold=form.cleaned_data["use_gold"],
+    )
+    if not created:
+        messages.info(request, f"A training is already {job.status}; no second one was started.")
+    return redirect("job-detail", slug=slug, job_id=job.pk)
+
+
+@login_required
+@require_POST
+def tagger_activate(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _admin_project(request, slug)
+    version = request.POST.get("version", "")
+    try:
+        tagger_services.tagger_activate(project=project, version=version, user=request.user)
+        messages.success(request, f"{version} is now the active tagger.")
+    except tagger_services.TaggerError as exc:
+        messages.error(request, str(exc))
+    return redirect("tagger", slug=slug)
+
+
+@login_required
+@require_POST
+def tagger_distil(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _admin_project(request, slug)
+    try:
+        job, created = tagger_services.tagger_distil_job_start(
+            project=project, user=request.user, teacher=request.POST.get("teacher", ""))
+    except tagger_services.TaggerError as exc:
+        messages.error(request, str(exc))
+        return redirect("tagger", slug=slug)
+    if not created:
+        messages.info(request, f"A distillation is already {job.status}; no second one was started.")
+    return redirect("job-detail", slug=slug, job_id=job.pk)
+
+
+@login_required
+@require_POST
+def tagger_retrain(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _admin_project(request, slug)
+    job, created = tagger_services.tagger_retrain_request(project=project, user=request.user)
+    if not created:
+        messages.info(request, f"A retrain is already {job.status}.")
+    return redirect("job-detail", slug=slug, job_id=job.pk)
+
+
+@login_required
+@require_POST
+def retrain_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _admin_project(request, slug)
+    form = RetrainSettingsForm(request.POST)
+    if not form.is_valid():
+        return _page(request, project, settings_form=form)
+    tagger_services.retrain_settings_set(
+        project=project, retrain_every=form.cleaned_data["retrain_every"], user=request.user)
+    messages.success(request, "Retrain setting saved.")
+    return redirect("tagger", slug=slug)

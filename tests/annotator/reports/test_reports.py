@@ -9,27 +9,13 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
-from annotator.services.adjudication import adjudication_submit, gold_merge_ready
+from annotator.models import BackgroundJob, DetectorRun
+from annotator.services.adjudication import gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 
 Kind = BackgroundJob.Kind
-
-
-@pytest.fixture
-def computed(study, members, django_capture_on_commit_callbacks):
-    """Gold merged and one item adjudicated; agreement and circularity computed (eagerly)."""
-    gold_merge_ready(project=study)
-    item = AdjudicationItem.objects.filter(project=study).order_by("-risk").first()
-    adjudication_submit(item=item, user=members["adjudicator"], spans=[(12, 35, "EMAIL")], version=0)
-    run = DetectorRun.objects.get(project=study)
-    with django_capture_on_commit_callbacks(execute=True):
-        agreement_request(project=study, user=members["adjudicator"], n_boot=50)
-        job = circularity_request(project=study, user=members["adjudicator"], run=run, n_boot=50)
-    return {"project": study, "run": run, "circularity": job}
 
 
 def urls(c) -> list[str]:

@@ -30,7 +30,7 @@ N = 120  # dialogues: about 3,000 messages, generated once per module
 
 
 @pytest.fixture(scope="module")
-def corpus():
+def synthetic_corpus():
     return generate_corpus(N, seed=11)
 
 
@@ -45,16 +45,16 @@ def _rows(dialogues):
 
 # -- determinism and size -------------------------------------------------------------------
 
-def test_same_seed_same_corpus(corpus):
-    assert _rows(generate_corpus(N, seed=11)) == _rows(corpus)
+def test_same_seed_same_corpus(synthetic_corpus):
+    assert _rows(generate_corpus(N, seed=11)) == _rows(synthetic_corpus)
 
 
-def test_other_seed_other_corpus(corpus):
-    assert _rows(generate_corpus(5, seed=12)) != _rows(corpus[:5])
+def test_other_seed_other_corpus(synthetic_corpus):
+    assert _rows(generate_corpus(5, seed=12)) != _rows(synthetic_corpus[:5])
 
 
-def test_bigger_corpus_extends_smaller(corpus):
-    assert _rows(generate_corpus(7, seed=11)) == _rows(corpus[:7])
+def test_bigger_corpus_extends_smaller(synthetic_corpus):
+    assert _rows(generate_corpus(7, seed=11)) == _rows(synthetic_corpus[:7])
 
 
 def test_generate_dialogue_directly():
@@ -65,20 +65,57 @@ def test_generate_dialogue_directly():
     assert a.id == "synth-3-00000"
 
 
-def test_corpus_size_and_lengths(corpus):
-    assert len(corpus) == N
-    assert len({d.id for d in corpus}) == N
-    lengths = [len(d.messages) for d in corpus]
-    assert min(lengths) >= 18
-    assert 22 <= sum(lengths) / N <= 34
-    assert [m.index for m in corpus[0].messages] == list(range(len(corpus[0].messages)))
+# The exact figures below are what seed 11 (and seed 2) generate today. A deliberate change of the
+# generator changes them, as it changes the checked-in demo corpus; print ``corpus_stats`` and
+# the first dialogue's spans to update them.
+
+def test_corpus_size_and_lengths(synthetic_corpus):
+    assert [d.id for d in synthetic_corpus] == [f"synth-11-{i:05d}" for i in range(N)]
+    lengths = [len(d.messages) for d in synthetic_corpus]
+    assert (min(lengths), max(lengths), sum(lengths)) == (18, 45, 3602)
+    assert [m.index for m in synthetic_corpus[0].messages] == list(range(len(synthetic_corpus[0].messages)))
+    stats = corpus_stats(synthetic_corpus)
+    assert (stats["dialogues"], stats["messages"], stats["with_anchor"]) == (N, 3602, 49)
+    assert stats["spans"] == {
+        "AGE": 18, "COURSE": 49, "DATE_OF_BIRTH": 14, "EMAIL": 63, "ID_NUMBER": 15, "LOCATION": 52,
+        "NAME": 1034, "OTHER_IDENTIFIER": 12, "PHONE": 39, "SCHOOL": 51, "URL": 13, "USERNAME": 21}
+
+
+def test_a_fixed_seed_gives_these_dialogues(synthetic_corpus):
+    """Exact content for seed 11: a classroom lesson first, the first tutoring session fifth."""
+    def surfaces(d):
+        return [(m.index, s.label, m.text[s.start:s.end]) for m in d.messages for s in m.spans]
+
+    lesson = synthetic_corpus[0]
+    assert lesson.meta == {"generator": "blindspot-synthetic", "version": "1.1", "seed": 11,
+                           "policy": "strict", "kind": "classroom", "students": 7}
+    assert len(lesson.messages) == 29 and not lesson.anchor
+    assert {m.speaker for m in lesson.messages} == {"Teacher", "Student"}
+    assert surfaces(lesson) == [
+        (1, "NAME", "samuel"), (3, "NAME", "Ayinde"), (9, "NAME", "Harrison"), (12, "NAME", "Joseph"),
+        (14, "NAME", "Hodgson"), (15, "NAME", "Ayinde"), (19, "NAME", "Robinson"), (23, "NAME", "Ayinde"),
+        (28, "NAME", "kamala")]
+    assert [i for i, d in enumerate(synthetic_corpus[:5]) if d.anchor] == [4]
+    session = synthetic_corpus[4]
+    assert session.id == "synth-11-00004" and len(session.messages) == 35
+    assert session.anchor == ("Erik is 11 years old. Susan is 6 years older than Erik. How old is Susan? "
+                              "What is the sum of their ages?")
+    assert session.meta["problems"] == ["long_division", "ages_problem", "road_trip"]
+    assert session.meta["problem_characters"] == ["Erik", "Susan", "Esperanza"]
+    assert surfaces(session) == [
+        (0, "NAME", "bernadette"), (2, "SCHOOL", "Rutgers"), (3, "NAME", "Bernadette"),
+        (5, "ID_NUMBER", "ST-488337"), (14, "NAME", "Mathew"), (14, "NAME", "Marie"),
+        (21, "NAME", "Bernadette"), (23, "COURSE", "Precalculus 1"), (23, "NAME", "Hoang"),
+        (33, "NAME", "bernadette")]
 
 
 def test_generate_messages_reaches_the_count():
     dialogues = generate_messages(500, seed=2)
-    total = sum(len(d.messages) for d in dialogues)
-    assert total >= 500
-    assert total - len(dialogues[-1].messages) < 500
+    lengths = [len(d.messages) for d in dialogues]
+    # 18 dialogues: the first 17 hold 490 messages, the 18th crosses 500 and the generator stops.
+    assert lengths == [25, 35, 29, 38, 30, 22, 30, 30, 35, 24, 33, 23, 29, 26, 31, 27, 23, 34]
+    assert sum(lengths[:-1]) == 490 < 500 <= sum(lengths) == 524
+    assert [d.id for d in dialogues] == [f"synth-2-{i:05d}" for i in range(18)]
 
 
 def test_unknown_policy_is_refused():
@@ -88,8 +125,8 @@ def test_unknown_policy_is_refused():
 
 # -- gold spans -----------------------------------------------------------------------------
 
-def test_spans_are_valid_trimmed_and_sorted(corpus):
-    for d in corpus:
+def test_spans_are_valid_trimmed_and_sorted(synthetic_corpus):
+    for d in synthetic_corpus:
         for m in d.messages:
             assert m.text == m.text.strip() and m.text
             assert list(m.spans) == sorted(m.spans)
@@ -100,8 +137,8 @@ def test_spans_are_valid_trimmed_and_sorted(corpus):
                 check_span_text(m.text, s)
 
 
-def test_every_label_occurs(corpus):
-    assert set(corpus_stats(corpus)["spans"]) == set(DEFAULT_LABELS)
+def test_every_label_occurs(synthetic_corpus):
+    assert set(corpus_stats(synthetic_corpus)["spans"]) == set(DEFAULT_LABELS)
 
 
 SHAPES = {
@@ -115,9 +152,9 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("label", sorted(SHAPES))
-def test_span_texts_look_like_their_label(corpus, label):
+def test_span_texts_look_like_their_label(synthetic_corpus, label):
     seen = 0
-    for d in corpus:
+    for d in synthetic_corpus:
         for m in d.messages:
             for s in m.spans:
                 if s.label == label:
@@ -126,9 +163,9 @@ def test_span_texts_look_like_their_label(corpus, label):
     assert seen
 
 
-def test_names_exclude_titles_and_possessives(corpus):
+def test_names_exclude_titles_and_possessives(synthetic_corpus):
     titled = possessive = 0
-    for d in corpus:
+    for d in synthetic_corpus:
         for m in d.messages:
             for s in m.spans:
                 if s.label != "NAME":
@@ -140,8 +177,8 @@ def test_names_exclude_titles_and_possessives(corpus):
     assert titled > 10 and possessive > 5
 
 
-def test_name_forms_vary(corpus):
-    texts = [m.text[s.start : s.end] for d in corpus for m in d.messages for s in m.spans if s.label == "NAME"]
+def test_name_forms_vary(synthetic_corpus):
+    texts = [m.text[s.start : s.end] for d in synthetic_corpus for m in d.messages for s in m.spans if s.label == "NAME"]
     assert any(t.islower() for t in texts)
     assert any(" " in t for t in texts)
     assert len(set(texts)) > 300
@@ -156,8 +193,8 @@ def _traps(dialogues):
                 yield d, m, t
 
 
-def test_traps_are_never_labelled_under_strict(corpus):
-    for _, m, t in _traps(corpus):
+def test_traps_are_never_labelled_under_strict(synthetic_corpus):
+    for _, m, t in _traps(synthetic_corpus):
         assert t["kind"] in TRAP_KINDS
         assert not any(s.start < t["end"] and t["start"] < s.end for s in m.spans), (t, m.text)
 
@@ -180,16 +217,16 @@ def test_every_trap_kind_occurs():
         ("year", r"^(19|20)\d\d$"),
     ],
 )
-def test_trap_texts(corpus, kind, pattern):
-    found = [m.text[t["start"] : t["end"]] for _, m, t in _traps(corpus) if t["kind"] == kind]
+def test_trap_texts(synthetic_corpus, kind, pattern):
+    found = [m.text[t["start"] : t["end"]] for _, m, t in _traps(synthetic_corpus) if t["kind"] == kind]
     assert found, kind
     for text in found:
         assert re.search(pattern, text), (kind, text)
 
 
-def test_long_numbers_in_calculations_are_unlabelled(corpus):
+def test_long_numbers_in_calculations_are_unlabelled(synthetic_corpus):
     long_numbers = 0
-    for d in corpus:
+    for d in synthetic_corpus:
         for m in d.messages:
             for num in re.finditer(r"\d{7,}", m.text):
                 labelled = [s for s in m.spans if s.start <= num.start() < s.end]
@@ -200,8 +237,8 @@ def test_long_numbers_in_calculations_are_unlabelled(corpus):
     assert long_numbers > 25
 
 
-def test_problem_characters_are_in_anchor_and_meta(corpus):
-    with_anchor = [d for d in corpus if d.anchor]
+def test_problem_characters_are_in_anchor_and_meta(synthetic_corpus):
+    with_anchor = [d for d in synthetic_corpus if d.anchor]
     assert len(with_anchor) > N // 3
     checked = 0
     for d in with_anchor:
@@ -215,9 +252,9 @@ def test_problem_characters_are_in_anchor_and_meta(corpus):
     assert checked > N // 3
 
 
-def test_recall_first_labels_problem_characters(corpus, recall_corpus):
+def test_recall_first_labels_problem_characters(synthetic_corpus, recall_corpus):
     extra = 0
-    for strict_d, recall_d in zip(corpus, recall_corpus, strict=True):
+    for strict_d, recall_d in zip(synthetic_corpus, recall_corpus, strict=True):
         assert [m.text for m in strict_d.messages] == [m.text for m in recall_d.messages]
         for sm, rm in zip(strict_d.messages, recall_d.messages, strict=True):
             chars = [t for t in sm.meta.get("traps", ()) if t["kind"] == "problem_character"]
@@ -229,8 +266,8 @@ def test_recall_first_labels_problem_characters(corpus, recall_corpus):
     assert extra > 100
 
 
-def test_course_without_number_is_not_a_course(corpus):
-    plain = [m.text[t["start"] : t["end"]] for _, m, t in _traps(corpus) if t["kind"] == "plain_course"]
+def test_course_without_number_is_not_a_course(synthetic_corpus):
+    plain = [m.text[t["start"] : t["end"]] for _, m, t in _traps(synthetic_corpus) if t["kind"] == "plain_course"]
     assert plain and not any(re.search(r"\d", p) for p in plain)
 
 
@@ -266,8 +303,8 @@ def test_template_syntax_nests_alternatives():
         compile_template("hi {=a|b")
 
 
-def test_surface_forms_are_many(corpus):
-    texts = {m.text for d in corpus for m in d.messages}
+def test_surface_forms_are_many(synthetic_corpus):
+    texts = {m.text for d in synthetic_corpus for m in d.messages}
     assert len(texts) > 1500
 
 

@@ -15,28 +15,28 @@ N = 80
 
 
 @pytest.fixture(scope="module")
-def corpus():
+def synthetic_corpus():
     return generate_corpus(N, seed=21)
 
 
-def lessons(corpus):
-    return [d for d in corpus if d.meta.get("kind") == "classroom"]
+def lessons(synthetic_corpus):
+    return [d for d in synthetic_corpus if d.meta.get("kind") == "classroom"]
 
 
-def test_a_share_of_the_corpus_is_lessons_and_the_rest_is_unchanged(corpus):
-    found = lessons(corpus)
+def test_a_share_of_the_corpus_is_lessons_and_the_rest_is_unchanged(synthetic_corpus):
+    found = lessons(synthetic_corpus)
     assert 0.2 * N <= len(found) <= 0.5 * N
     tutoring = generate_corpus(N, seed=21, classroom=0.0)
     assert not lessons(tutoring)
-    for mixed, plain in zip(corpus, tutoring, strict=True):
+    for mixed, plain in zip(synthetic_corpus, tutoring, strict=True):
         if mixed.meta.get("kind") != "classroom":
             assert dialogue_to_row(mixed) == dialogue_to_row(plain)
-    assert [dialogue_to_row(d) for d in generate_corpus(N, seed=21)] == [dialogue_to_row(d) for d in corpus]
+    assert [dialogue_to_row(d) for d in generate_corpus(N, seed=21)] == [dialogue_to_row(d) for d in synthetic_corpus]
 
 
-def test_lessons_name_students_as_a_classroom_does(corpus):
+def test_lessons_name_students_as_a_classroom_does(synthetic_corpus):
     texts, names = [], []
-    for d in lessons(corpus):
+    for d in lessons(synthetic_corpus):
         assert {m.speaker for m in d.messages} <= {"Teacher", "Student"}
         for m in d.messages:
             texts.append(m.text)
@@ -52,9 +52,9 @@ def test_lessons_name_students_as_a_classroom_does(corpus):
     assert any(n.islower() for n in names)  # transcribed lower-case
 
 
-def test_classroom_junk_is_present_never_labelled_and_filtered(corpus):
+def test_classroom_junk_is_present_never_labelled_and_filtered(synthetic_corpus):
     seen: dict[str, list[str]] = {}
-    for d in lessons(corpus):
+    for d in lessons(synthetic_corpus):
         for m in d.messages:
             for t in m.meta.get("traps", ()):
                 piece = m.text[t["start"] : t["end"]]

@@ -12,8 +12,7 @@ from annotator.models import (
     Membership,
 )
 from annotator.services.adjudication import AdjudicationError, adjudication_submit, gold_merge_ready
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.adjudication.fixtures import label, msg
+from tests.annotator.helpers import label, msg
 
 pytestmark = pytest.mark.django_db
 

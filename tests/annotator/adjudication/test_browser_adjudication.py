@@ -15,9 +15,7 @@ import pytest
 
 from annotator.models import AdjudicationItem, GoldSpan
 from annotator.services.adjudication import gold_merge_ready
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.adjudication.fixtures import msg
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
+from tests.annotator.helpers import msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -43,7 +41,7 @@ def gold(project, dialogue: str, position: int) -> list[tuple]:
                   .values_list("start", "end", "label", "provenance"))
 
 
-def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study,  # noqa: F811
+def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser_page, members, study,
                                                             screenshots_dir):
     page = browser_page
     assert gold_merge_ready(project=study) == {"merged": 2, "queued": 3}

@@ -14,7 +14,6 @@ from annotator.models import AdjudicationDecision, AdjudicationItem, AuditEvent
 from annotator.selectors import adjudication as sel
 from annotator.services import adjudication
 from annotator.tasks.adjudication import gold_merge_job, gold_merge_sweep_job
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
 
 READY = 5  # the study has five finished messages (two agree, three disagree) and one unfinished
 

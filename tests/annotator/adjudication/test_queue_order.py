@@ -10,8 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from annotator.models import AdjudicationItem, Message
 from annotator.selectors.adjudication import next_open_item, queue_page
 from annotator.services.adjudication import gold_merge_ready
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.adjudication.fixtures import msg
+from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ import pytest
 from annotator.models import AdjudicationItem, Annotation, Assignment
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.annotation import reopen, span_relabel, submit
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.adjudication.fixtures import msg
+from tests.annotator.helpers import msg
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 

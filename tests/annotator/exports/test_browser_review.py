@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import CandidateDecision
-from tests.annotator.exports.test_release_review import _build, issue_project  # noqa: F401
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401
+from tests.annotator.exports.test_release_review import _build
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -16,8 +15,8 @@ def moved_on(page, pk: int) -> None:
     page.wait_for_selector(f"#review-done, #review-form:not([action*='/review/{pk}/'])")
 
 
-def test_an_adjudicator_reviews_a_release_with_the_keyboard(live_server, browser_page, members,  # noqa: F811
-                                                            issue_project, django_capture_on_commit_callbacks):  # noqa: F811
+def test_an_adjudicator_reviews_a_release_with_the_keyboard(live_server, browser_page, members,
+                                                            issue_project, django_capture_on_commit_callbacks):
     export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
     queue = list(export.candidates.order_by("pk"))
     assert len(queue) >= 2

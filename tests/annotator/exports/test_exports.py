@@ -15,7 +15,6 @@ from annotator.services import exports as export_services
 from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir, private_dir
-from tests.annotator.adjudication.fixtures import model_project, study  # noqa: F401
 
 KEY = "test-release-key-0001"
 
@@ -519,12 +518,12 @@ def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built
 
 
 @pytest.mark.django_db
-def test_release_and_gold_export_read_the_same_merged_gold(study, members, built):  # noqa: F811
+def test_release_and_gold_export_read_the_same_merged_gold(study, members, built):
     """Finished items not merged yet become gold before a release reads it, as before a gold export:
     both are built from the same gold (a release used to skip the merge and ship 'Maria')."""
     from annotator.models import AdjudicationDecision
     from annotator.services.adjudication import gold_merge_ready
-    from tests.annotator.adjudication.fixtures import msg
+    from tests.annotator.helpers import msg
 
     gold_merge_ready(project=study, message_ids=[msg(study, "d1", 1).pk])  # some gold, d1#0 still pending
     release = built(release_services.release_start, project=study, user=members["admin"], complete_only=False)

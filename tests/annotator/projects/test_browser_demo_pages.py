@@ -12,8 +12,6 @@ import re
 import pytest
 from django.core.management import call_command
 
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401 (the shared Chromium fixture)
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # The empty states of the templates (grep 'class="empty' and "yet" in templates/), each of which
@@ -51,7 +49,7 @@ def _links(page, selector: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("username", "at_least"), [("admin", 12), ("adjudicator", 6), ("annotator1", 2)])
-def test_every_demo_page_shows_content_for_the_role(live_server, browser_page, demo, username,  # noqa: F811
+def test_every_demo_page_shows_content_for_the_role(live_server, browser_page, demo, username,
                                                      at_least):
     page = browser_page
     violations, errors = [], []

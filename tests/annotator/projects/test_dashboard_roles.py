@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.annotator.workspace.fixtures import *  # noqa: F403
+from tests.annotator.helpers import RUN_DETECTOR
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ def test_annotator_dashboard_shows_own_queue_only(client, members, busy):
     assert f"Your queue: 0 of {total} done" in page
     for text in PROJECT_FIGURES:
         assert text not in page, text
-    assert 'id="counts"' not in page and RUN_DETECTOR not in page  # noqa: F405
+    assert 'id="counts"' not in page and RUN_DETECTOR not in page
     fragment = client.get("/p/test/", HTTP_HX_REQUEST="true").content.decode()
     for text in PROJECT_FIGURES:
         assert text not in fragment, text

@@ -12,8 +12,6 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from annotator import charts
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.reports.test_reports import computed  # noqa: F401 (the computed-report fixture)
 
 
 def svg_by_id(page: str, chart_id: str) -> ET.Element:
@@ -63,7 +61,7 @@ def test_kappa_rows_one_bar_per_label_and_pair():
         ("EMAIL", "a – b", 0, .4), ("EMAIL", "a – c", 1, pytest.approx(.2))]
 
 
-def test_agreement_page_charts_pairwise_kappa_per_label(client, members, computed):  # noqa: F811
+def test_agreement_page_charts_pairwise_kappa_per_label(client, members, computed):
     client.force_login(members["adjudicator"])
     figures = client.get("/p/test/reports/agreement.json").json()["figures"]
     want = [f for f in figures if f["metric"] == "cohen_kappa" and f["by"] == "label" and f["scheme"] == "typed"]
@@ -98,7 +96,7 @@ def test_agreement_page_charts_pairwise_kappa_per_label(client, members, compute
     assert svg_by_id(page, "chart-alpha-label").findall("text[@class='grp']") == []
 
 
-def test_detectors_page_charts_precision_and_recall_per_run(client, members, computed):  # noqa: F811
+def test_detectors_page_charts_precision_and_recall_per_run(client, members, computed):
     client.force_login(members["adjudicator"])
     runs = client.get("/p/test/reports/detectors.json").json()
     scored = [r for r in runs if any(x["level"] == "span_exact" and x["label"] == "ALL" for x in r.get("rows", []))]

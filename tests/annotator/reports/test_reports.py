@@ -9,27 +9,14 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
-from annotator.services.adjudication import adjudication_submit, gold_merge_ready
+from annotator.models import BackgroundJob, DetectorRun, Prediction
+from annotator.services.adjudication import gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
+from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
 
 Kind = BackgroundJob.Kind
-
-
-@pytest.fixture
-def computed(study, members, django_capture_on_commit_callbacks):
-    """Gold merged and one item adjudicated; agreement and circularity computed (eagerly)."""
-    gold_merge_ready(project=study)
-    item = AdjudicationItem.objects.filter(project=study).order_by("-risk").first()
-    adjudication_submit(item=item, user=members["adjudicator"], spans=[(12, 35, "EMAIL")], version=0)
-    run = DetectorRun.objects.get(project=study)
-    with django_capture_on_commit_callbacks(execute=True):
-        agreement_request(project=study, user=members["adjudicator"], n_boot=50)
-        job = circularity_request(project=study, user=members["adjudicator"], run=run, n_boot=50)
-    return {"project": study, "run": run, "circularity": job}
 
 
 def urls(c) -> list[str]:
@@ -72,7 +59,21 @@ def test_agreement_job_caches_a_report(computed):
     assert ag["n_items"] == 6 and ag["n_boot"] == 50
     kappa = next(f for f in ag["figures"] if f["metric"] == "cohen_kappa" and f["by"] == "all"
                  and f["scheme"] == "typed")
-    assert -1 <= kappa["value"] <= 1 and kappa["ci_low"] <= kappa["ci_high"]
+    # By hand: the two annotators share d1#0, d1#1, d1#2, d1#3 and d2#1 (d2#0 is still to do for
+    # annotator2), 7 + 8 + 15 + 6 + 8 = 44 word tokens. Typed labels per token (a = annotator,
+    # b = annotator2): "Maria" and "Sam" NAME/NAME (2), "Alex" NAME/LOCATION (1), the 7 tokens of
+    # maria.lopez@example.com EMAIL/O (7), the other 34 O/O.
+    #   p_o = (34 + 2) / 44;  marginals a: O 34, EMAIL 7, NAME 3; b: O 41, LOCATION 1, NAME 2
+    #   p_e = (34 * 41 + 3 * 2) / 44**2 = 1400 / 1936
+    #   kappa = (p_o - p_e) / (1 - p_e) = (36 * 44 - 1400) / (1936 - 1400) = 184 / 536 = 23 / 67
+    # Untyped (PII or not): a marks 10 tokens, b 3, both 3:
+    #   kappa = (37 * 44 - (34 * 41 + 10 * 3)) / (1936 - 1424) = 204 / 512 = 51 / 128
+    # The report stores figures rounded to 6 places.
+    assert kappa["n"] == 44
+    assert kappa["value"] == pytest.approx(23 / 67, abs=1e-6) and kappa["ci_low"] <= kappa["ci_high"]
+    untyped = next(f for f in ag["figures"] if f["metric"] == "cohen_kappa" and f["by"] == "all"
+                   and f["scheme"] == "untyped")
+    assert untyped["n"] == 44 and untyped["value"] == pytest.approx(51 / 128, abs=1e-6)
 
 
 def test_agreement_page_shows_tables_charts_and_no_usernames(client, members, computed):
@@ -107,7 +108,32 @@ def test_detectors_against_gold(client, members, computed):
     assert "span_exact" in page and "import:small.jsonl" in page
     rows = list(csv.DictReader(io.StringIO(client.get("/p/test/reports/detectors.csv").content.decode())))
     overall = [r for r in rows if r["label"] == "ALL" and r["level"] == "span_exact"]
-    assert overall and float(overall[0]["precision"]) <= 1
+    # Gold is d1#0 NAME "Maria" (unanimous), d1#1 empty (unanimous) and d1#2 EMAIL (adjudicated);
+    # the run (the import's spans) predicts exactly those two spans: 2 true positives, nothing else.
+    assert len(overall) == 1
+    assert (overall[0]["n_pred"], overall[0]["n_gold"]) == ("2", "2")
+    assert (float(overall[0]["precision"]), float(overall[0]["recall"])) == (1.0, 1.0)
+
+
+def test_detectors_against_gold_count_a_false_positive(client, members, computed,
+                                                       django_capture_on_commit_callbacks):
+    # One wrong prediction on a gold message: "3/4" in d1#1, whose gold is empty.
+    Prediction.objects.create(run=computed["run"], message=msg(computed["project"], "d1", 1),
+                              start=8, end=11, label="ID_NUMBER", score=1.0)
+    with django_capture_on_commit_callbacks(execute=True):
+        agreement_request(project=computed["project"], user=members["adjudicator"], n_boot=20)
+    client.force_login(members["adjudicator"])
+    rows = list(csv.DictReader(io.StringIO(client.get("/p/test/reports/detectors.csv").content.decode())))
+    row = {r["level"]: r for r in rows if r["label"] == "ALL"}
+    # Spans: 3 predicted, 2 of them gold: precision 2/3, recall 2/2, F1 = 2PR/(P+R) = 0.8.
+    exact = row["span_exact"]
+    assert (exact["n_pred"], exact["n_gold"]) == ("3", "2")
+    assert float(exact["precision"]) == pytest.approx(2 / 3, abs=1e-6)
+    assert float(exact["recall"]) == 1.0 and float(exact["f1"]) == pytest.approx(0.8, abs=1e-6)
+    # Tokens: "Maria" + the 7 email tokens are gold and predicted; "3/4" is one more predicted token.
+    token = row["token"]
+    assert (token["n_pred"], token["n_gold"]) == ("9", "8")
+    assert float(token["precision"]) == pytest.approx(8 / 9, abs=1e-6) and float(token["recall"]) == 1.0
 
 
 def test_circularity_report_page_and_downloads(client, members, computed):

@@ -12,7 +12,6 @@ from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
 from annotator.services import jobs
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.evaluation import evaluate_run, evaluation_request, run_scores, scoring_key
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

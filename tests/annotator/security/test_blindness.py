@@ -22,8 +22,7 @@ from annotator.models import (
     MessageUncertainty,
     Prediction,
 )
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import (
+from tests.annotator.helpers import (
     RUN_DETECTOR,
     RUN_MODEL,
     RUN_PRESET,

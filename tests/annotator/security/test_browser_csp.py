@@ -11,9 +11,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Annotation, Assignment, Message, Project
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import msg
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401 (the shared Chromium fixture)
+from tests.annotator.helpers import msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -35,7 +33,7 @@ def _login(page, live_server):
     return response
 
 
-def test_workspace_works_with_the_policy_enforced(live_server, browser_page, members, ws_project, planned):  # noqa: F811
+def test_workspace_works_with_the_policy_enforced(live_server, browser_page, members, ws_project, planned):
     page = browser_page
     violations, errors = _watch(page)
     planned("aware")
@@ -80,7 +78,7 @@ def test_workspace_works_with_the_policy_enforced(live_server, browser_page, mem
     assert violations == [] and errors == []
 
 
-def test_an_injected_inline_script_does_not_run(live_server, browser_page, members, ws_project, planned,  # noqa: F811
+def test_an_injected_inline_script_does_not_run(live_server, browser_page, members, ws_project, planned,
                                                 monkeypatch):
     """Markup that escaped every server-side defence still cannot run script or set styles."""
     page = browser_page

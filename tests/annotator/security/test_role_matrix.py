@@ -31,8 +31,7 @@ from annotator.models import (
     Export,
     Role,
 )
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import msg
+from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
 

@@ -107,11 +107,20 @@ def test_model_rejects_colours_that_are_not_rrggbb(color, db):
 
 @pytest.mark.parametrize("color", ["#fca5a5", "#FCA5A5", "#000000"])
 def test_model_accepts_rrggbb(color, db):
-    Project(name="P", slug="p", taxonomy=_taxonomy(color)).full_clean()
+    from annotator.rendering import label_stylesheet
+
+    project = Project(name="P", slug="p", taxonomy=_taxonomy(color))
+    assert project.full_clean() is None  # no ValidationError
+    assert project.taxonomy[0]["color"] == color  # kept as written
+    assert f'[data-label="NAME"] {{ --c: {color}; }}' in label_stylesheet(project.taxonomy)
 
 
 def test_model_accepts_a_label_without_colour(db):
-    Project(name="P", slug="p", taxonomy=[{"label": "NAME", "key": "n"}]).full_clean()
+    from annotator.rendering import DEFAULT_COLOR, taxonomy_colors
+
+    project = Project(name="P", slug="p", taxonomy=[{"label": "NAME", "key": "n"}])
+    assert project.full_clean() is None  # no ValidationError
+    assert taxonomy_colors(project.taxonomy) == {"NAME": DEFAULT_COLOR}  # the label gets the default
 
 
 @pytest.mark.django_db

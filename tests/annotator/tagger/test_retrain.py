@@ -13,8 +13,7 @@ from annotator.selectors import tagger as tagger_selectors
 from annotator.services import jobs, runs, tagger
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from pipeline.metrics.comparison import compare_versions
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.adjudication.fixtures import msg
+from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,6 @@ import pytest
 from annotator.models import Assignment, AssignmentPlan, AuditEvent
 from annotator.services import annotation as svc
 from annotator.services.assignments import PlanError, assignments_reassign, plan_create
-from tests.annotator.workspace.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

@@ -9,48 +9,14 @@ refreshes docs/screenshots/).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from annotator.models import Annotation, Assignment
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import RUN_DETECTOR, RUN_MODEL, msg
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run"]
+from tests.annotator.helpers import RUN_DETECTOR, RUN_MODEL, msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 Origin = Annotation.Origin
-
-
-@pytest.fixture
-def browser_page():
-    if not Path(CHROMIUM).exists():
-        reason = f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason + " — CI must run the browser tests, not skip them")
-        pytest.skip(reason)
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(15000)
-        yield page
-        for p in context.pages:  # let the pages send their last active-time report while the server runs
-            p.goto("about:blank")
-        browser.close()
-        # The ORM calls made while Playwright runs use a connection of their own (another
-        # context); close it here, or PostgreSQL refuses to drop the test database.
-        from django.db import connections
-
-        connections.close_all()
 
 
 def drag_select(page, start: int, end: int) -> None:

@@ -13,8 +13,7 @@ from playwright.sync_api import expect
 
 from annotator.models import AdjudicationItem, Annotation, Assignment, Dialogue, GoldSpan, Message
 from annotator.services.adjudication import gold_merge_ready
-from tests.annotator.adjudication.fixtures import label
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
+from tests.annotator.helpers import label
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -105,7 +104,7 @@ def drag_over(page, root: str, word: str) -> None:
     assert page.evaluate("window.getSelection().toString()") == word
 
 
-def test_workspace_spans_are_the_selected_text(live_server, browser_page, members, messages):  # noqa: F811
+def test_workspace_spans_are_the_selected_text(live_server, browser_page, members, messages):
     page = browser_page
     me = members["annotator"]
     items = [Assignment.objects.create(project=m.project, annotator=me, message=m, condition="blind")
@@ -126,7 +125,7 @@ def test_workspace_spans_are_the_selected_text(live_server, browser_page, member
             assert page.evaluate("window.getSelection().toString()") == THIRD_WORD[item.message.position]
 
 
-def test_adjudication_spans_are_the_selected_text(live_server, browser_page, members, messages):  # noqa: F811
+def test_adjudication_spans_are_the_selected_text(live_server, browser_page, members, messages):
     for m, (text, words) in zip(messages, TEXTS, strict=True):
         start = text.index(words[0])  # one annotator marked the first word, the other nothing
         label(members["annotator"], m, [(start, start + len(words[0]), "NAME")])

@@ -10,11 +10,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Annotation, Assignment, Prediction
-from tests.annotator.adjudication.fixtures import *  # noqa: F403
-from tests.annotator.reports.test_reports import computed  # noqa: F401 (the computed-report fixture)
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import msg
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401 (the shared Chromium fixture)
+from tests.annotator.helpers import msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +29,7 @@ def _login(page, live_server, who: str, next_url: str) -> None:
     page.click("form button.primary")
 
 
-def test_keyboard_reaches_every_overlapping_suggestion(live_server, browser_page, members, ws_project, planned, run):  # noqa: F811
+def test_keyboard_reaches_every_overlapping_suggestion(live_server, browser_page, members, ws_project, planned, run):
     page = browser_page
     violations, errors = _watch(page)
     planned("aware")
@@ -69,7 +65,7 @@ def test_keyboard_reaches_every_overlapping_suggestion(live_server, browser_page
     assert violations == [] and errors == []
 
 
-def test_report_charts_render_under_the_policy(live_server, browser_page, members, computed):  # noqa: F811
+def test_report_charts_render_under_the_policy(live_server, browser_page, members, computed):
     page = browser_page
     violations, errors = _watch(page)
     _login(page, live_server, "adjudicator", "/p/test/reports/agreement/")

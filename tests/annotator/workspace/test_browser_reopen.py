@@ -6,12 +6,11 @@ import pytest
 
 from annotator.models import Annotation, Assignment, AuditEvent, Dialogue, Message
 from annotator.services import annotation as svc
-from tests.annotator.workspace.test_browser import browser_page  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_page, members, project):  # noqa: F811
+def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_page, members, project):
     page = browser_page
     d = Dialogue.objects.create(project=project, external_id="d-fred")
     m = Message.objects.create(dialogue=d, project=project, position=0, speaker="Student", text="ok Fred")

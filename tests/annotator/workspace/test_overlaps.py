@@ -14,7 +14,6 @@ from django.urls import reverse
 
 from annotator.models import Prediction
 from annotator.rendering import Mark, context, highlight, layers, overlapping
-from tests.annotator.workspace.fixtures import *  # noqa: F403
 from tests.annotator.workspace.test_rendering import runs
 
 TEXT = "Hi Maria Lopez, mail maria.lopez@example.org today"

@@ -19,7 +19,6 @@ from annotator.selectors.workspace import annotator_stats, queue_progress
 from annotator.services import annotation as svc
 from annotator.services.audit import audit_record
 from pipeline import assignment as algo
-from tests.annotator.workspace.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,6 @@ from django.urls import reverse
 
 from annotator.models import Assignment, AssignmentPlan, BackgroundJob
 from annotator.services import assignments
-from tests.annotator.workspace.fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
 

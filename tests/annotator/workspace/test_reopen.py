@@ -24,7 +24,7 @@ from annotator.models import (
 )
 from annotator.services import annotation as svc
 from annotator.services.adjudication import adjudication_submit
-from tests.annotator.workspace.fixtures import post_action
+from tests.annotator.helpers import post_action
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from annotator.models import (
     Prediction,
 )
 from annotator.services import assignments
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import msg
+from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, AuditEvent
 from annotator.services import annotation as svc
-from tests.annotator.workspace.fixtures import *  # noqa: F403
-from tests.annotator.workspace.fixtures import msg, post_action
+from tests.annotator.helpers import msg, post_action
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,40 @@
+"""Plain helpers of the app tests (not fixtures): find a message, label it, post a workspace action.
+
+Import them by name (``from tests.annotator.helpers import msg``); the fixtures that use them
+live in ``tests/annotator/conftest.py``.
+"""
+
+from __future__ import annotations
+
+from annotator.models import Annotation, Assignment, Message, Project
+
+# Strings that only the model knows: none may ever reach a blind annotator (the ``run`` fixture).
+RUN_DETECTOR = "zzleakydetector"
+RUN_MODEL = "leakmodel-v9-secret"
+RUN_PRESET = "leakpreset"
+SCORES = (0.8765, 0.4321, 0.1234, 0.5678)
+
+Status = Assignment.Status
+
+
+def msg(project: Project, dialogue: str, position: int) -> Message:
+    return Message.objects.get(project=project, dialogue__external_id=dialogue, position=position)
+
+
+def label(user, message: Message, spans, *, condition="blind", status=Status.DONE, seconds=12.0):
+    """A finished assignment of ``message`` to ``user`` with ``spans`` as (start, end, label)."""
+    a = Assignment.objects.create(project=message.project, annotator=user, message=message,
+                                  condition=condition, status=status, active_seconds=seconds)
+    for start, end, lab in spans:
+        Annotation.objects.create(assignment=a, condition=condition, start=start, end=end, label=lab)
+    return a
+
+
+def post_action(client, a: Assignment, name: str, *, version=None, htmx=True, **data):
+    from django.urls import reverse
+
+    a.refresh_from_db()
+    url = reverse(f"workspace-{name}", kwargs={"slug": a.project.slug, "public_id": a.public_id})
+    payload = {"version": a.version if version is None else version, **data}
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    return client.post(url, payload, **headers)

@@ -4,6 +4,7 @@ its floors: the whole floor map is data here, and no import points up a floor or
 import ast
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,24 +65,48 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what reads and writes files around the floors below: evaluation from files, the dev set
     ("files", ("pipeline.evaluate_files", "pipeline.devset")),
 )
-FLOOR_OF = {prefix: level for level, (_, prefixes) in enumerate(FLOORS) for prefix in prefixes}
 
 
-def _floor(module: str) -> int | None:
-    name = module
-    while name:
-        if name in FLOOR_OF:
-            return FLOOR_OF[name]
-        name = name.rpartition(".")[0]
-    return None
+def _floor_of(floors: tuple[tuple[str, tuple[str, ...]], ...]) -> Callable[[str], int | None]:
+    """The floor of a module: the one whose longest listed prefix names it."""
+    level_of = {prefix: level for level, (_, prefixes) in enumerate(floors) for prefix in prefixes}
+
+    def floor(module: str) -> int | None:
+        name = module
+        while name:
+            if name in level_of:
+                return level_of[name]
+            name = name.rpartition(".")[0]
+        return None
+
+    return floor
 
 
-def _pipeline_imports(*, module_level_only: bool) -> dict[str, set[str]]:
-    """Module -> the pipeline modules it imports (``from pkg import submodule`` names the
-    submodule, not the package's ``__init__``)."""
+def _off_floor(graph: dict[str, set[str]], floors: tuple[tuple[str, tuple[str, ...]], ...]) -> list[str]:
+    """Modules on no floor, and floor entries that name no module."""
+    floor = _floor_of(floors)
+    listed = [p for _, prefixes in floors for p in prefixes]
+    assert len(listed) == len(set(listed))
+    return sorted(m for m in graph if floor(m) is None) + sorted(f"gone: {p}" for p in listed if p not in graph)
+
+
+def _upward(graph: dict[str, set[str]], floors: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, list[str]]:
+    floor = _floor_of(floors)
+    return {
+        m: sorted(f"{d} ({floors[floor(d)][0]})" for d in deps if floor(d) > floor(m))
+        for m, deps in graph.items()
+        if any(floor(d) > floor(m) for d in deps)
+    }
+
+
+def _imports(package: str, *, module_level_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (``from pkg import submodule`` names the
+    submodule, not the package's ``__init__``). Function-local imports count unless
+    ``module_level_only``: a lazy import hides a circle, it does not remove one. Migrations and
+    ``__main__`` scripts are left out."""
     files = {}
-    for p in (ROOT / "pipeline").rglob("*.py"):
-        if p.name == "__main__.py":
+    for p in (ROOT / package).rglob("*.py"):
+        if p.name == "__main__.py" or "migrations" in p.parts:
             continue
         parts = p.relative_to(ROOT).with_suffix("").parts
         files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
@@ -98,8 +123,8 @@ def _pipeline_imports(*, module_level_only: bool) -> dict[str, set[str]]:
         deps: set[str | None] = set()
         for node in nodes:
             if isinstance(node, ast.Import):
-                deps.update(resolve(a.name) for a in node.names if a.name.startswith("pipeline"))
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pipeline"):
+                deps.update(resolve(a.name) for a in node.names if a.name.split(".")[0] == package)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == package:
                 subs = [f"{node.module}.{a.name}" for a in node.names]
                 subs = [s for s in subs if s in files]
                 deps.update(subs)
@@ -109,26 +134,8 @@ def _pipeline_imports(*, module_level_only: bool) -> dict[str, set[str]]:
     return graph
 
 
-def test_every_pipeline_module_is_on_a_floor():
-    graph = _pipeline_imports(module_level_only=False)
-    assert sorted(m for m in graph if _floor(m) is None) == []
-    listed = [p for _, prefixes in FLOORS for p in prefixes]
-    assert len(listed) == len(set(listed))
-    assert sorted(p for p in listed if p not in graph) == []  # no floor names a module that is gone
-
-
-def test_no_pipeline_import_points_up_a_floor():
-    graph = _pipeline_imports(module_level_only=False)
-    upward = {
-        m: sorted(f"{d} ({FLOORS[_floor(d)][0]})" for d in deps if _floor(d) > _floor(m))
-        for m, deps in graph.items()
-        if any(_floor(d) > _floor(m) for d in deps)
-    }
-    assert upward == {}
-
-
-def test_no_import_cycles_in_pipeline():
-    graph = _pipeline_imports(module_level_only=False)
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import loop found by a depth-first walk (each as the path that closes it)."""
     cycles = []
     state: dict[str, int] = {}  # 1: on the path, 2: done
 
@@ -144,4 +151,47 @@ def test_no_import_cycles_in_pipeline():
     for mod in sorted(graph):
         if mod not in state:
             visit(mod, [mod])
-    assert cycles == []
+    return cycles
+
+
+def test_every_pipeline_module_is_on_a_floor():
+    assert _off_floor(_imports("pipeline"), FLOORS) == []
+
+
+def test_no_pipeline_import_points_up_a_floor():
+    assert _upward(_imports("pipeline"), FLOORS) == {}
+
+
+def test_no_import_cycles_in_pipeline():
+    assert _cycles(_imports("pipeline")) == []
+
+
+# -- layering inside annotator/ ---------------------------------------------------------------
+
+# annotator/'s floors, bottom up (docs/architecture.md): views call services and selectors,
+# services write through models and read through selectors, and never import a task or a view;
+# tasks (ids in, one service call) sit above the services they call. Same rules as pipeline/'s.
+ANNOTATOR_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("settings", ("annotator.settings", "annotator.settings_test", "annotator.envfile", "annotator.cache")),
+    ("models", ("annotator.models",)),
+    ("infrastructure", ("annotator.access", "annotator.adapters", "annotator.rendering", "annotator.charts",
+                        "annotator.celery", "annotator.dispatch", "annotator.storage", "annotator.model_store")),
+    ("selectors", ("annotator.selectors",)),
+    ("services", ("annotator.services",)),
+    ("forms and tasks", ("annotator.forms", "annotator.tasks")),
+    ("pages and commands", ("annotator.views", "annotator.templatetags", "annotator.middleware",
+                            "annotator.admin", "annotator.management")),
+    ("wiring", ("annotator", "annotator.apps", "annotator.urls", "annotator.wsgi")),
+)
+
+
+def test_every_annotator_module_is_on_a_floor():
+    assert _off_floor(_imports("annotator"), ANNOTATOR_FLOORS) == []
+
+
+def test_no_annotator_import_points_up_a_floor():
+    assert _upward(_imports("annotator"), ANNOTATOR_FLOORS) == {}
+
+
+def test_no_import_cycles_in_annotator():
+    assert _cycles(_imports("annotator")) == []

@@ -26,7 +26,7 @@ from annotator.models import (
     ReleaseCandidate,
 )
 from annotator.selectors.workspace import pending_suggestions
-from annotator.services import annotation as ws
+from annotator.services import workspace as ws
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from annotator.services.agreement import agreement_request, circularity_request, job_run
 from annotator.services.exports import ExportError
@@ -86,8 +86,8 @@ def _label_one(a: Assignment, truth, model, profile, rng, counts) -> dict[str, i
         ws.span_add(assignment=a, user=user, version=a.version, start=s.start, end=s.end, label=s.label,
                     exact=True)
     if not acts.spans:
-        ws.no_pii_set(assignment=a, user=user, version=a.version, value=True)
-    ws.submit(assignment=a, user=user, version=a.version)
+        ws.item_no_pii_set(assignment=a, user=user, version=a.version, value=True)
+    ws.item_submit(assignment=a, user=user, version=a.version)
     counts["submitted"] += 1
     counts["accepted"] += len(acts.accept)
     counts["rejected"] += len(acts.reject)

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator import access, charts
 from annotator.forms.runs import RetrainSettingsForm, RunForm, TrainForm
 from annotator.models import DetectorRun, Role
-from annotator.selectors.runs import finished_run_counts
+from annotator.selectors.runs import finished_run_counts, run_progress
 from annotator.services import retrain as retrain_services
 from annotator.services import runs as run_services
 from annotator.services import tagger as tagger_services
@@ -36,7 +36,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run_context(project, run) -> dict:
-    context = {"project": project, "run": run, "progress": run_services.run_progress(run)}
+    context = {"project": project, "run": run, "progress": run_progress(run)}
     if run.is_finished:
         context["label_counts"], context["segments"] = finished_run_counts(run)
         scores = run_scores(run)  # cached; a job computes them (the page polls while it runs)

@@ -13,7 +13,7 @@ from annotator.selectors.runs import finished_run_counts, run_progress
 from annotator.services import retrain as retrain_services
 from annotator.services import runs as run_services
 from annotator.services import tagger as tagger_services
-from annotator.services.evaluation import ambiguity_rows, evaluation_rows, run_scores
+from annotator.services.reports import ambiguity_rows, evaluation_rows, run_scores
 
 
 @login_required

@@ -121,8 +121,8 @@ def circularity_store(*, project: Project, run: DetectorRun, report: Circularity
 # ----------------------------------------------------------------------------------- report jobs
 
 
-def _report_job_run(job: BackgroundJob, kind: str, compute: Callable[[dict], dict[str, Any]]) -> None:
-    """Run a report job of ``kind``: ``compute(params)`` is stored as its result (the cache);
+def _report_job_run(job: BackgroundJob, kind: str, compute: Callable[[BackgroundJob], dict[str, Any]]) -> None:
+    """Run a report job of ``kind``: ``compute(job)`` is stored as its result (the cache);
     failures are recorded on the job. A finished job is left alone."""
     if job.is_finished:
         return
@@ -130,7 +130,7 @@ def _report_job_run(job: BackgroundJob, kind: str, compute: Callable[[dict], dic
     try:
         if job.kind != kind:
             raise ReportError(f"Not a {kind} job: {job.kind}.")
-        result = compute(job.params)
+        result = compute(job)
     except ReportError as exc:
         jobs.job_fail(job, exc)
         return
@@ -141,27 +141,30 @@ def _report_job_run(job: BackgroundJob, kind: str, compute: Callable[[dict], dic
 
 
 def agreement_job_run(*, job: BackgroundJob) -> None:
-    """Compute the agreement report (and detectors against gold) of a queued job, on gold merged
-    first so that detectors are scored against up-to-date gold."""
-    def compute(p: dict) -> dict[str, Any]:
-        gold_merge_ready(project=job.project)
-        return agreement_compute(project=job.project, n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
+    """Compute the agreement report (and detectors against gold) of a queued job."""
+    _report_job_run(job, Kind.AGREEMENT, _agreement_job_result)
 
-    _report_job_run(job, Kind.AGREEMENT, compute)
+
+def _agreement_job_result(job: BackgroundJob) -> dict[str, Any]:
+    gold_merge_ready(project=job.project)  # score detectors against up-to-date gold
+    p = job.params
+    return agreement_compute(project=job.project, n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
 
 
 def circularity_job_run(*, job: BackgroundJob) -> None:
     """Compute the circularity report of a queued job (its run, threshold and match)."""
-    def compute(p: dict) -> dict[str, Any]:
-        run = DetectorRun.objects.filter(pk=p["run"], project=job.project).first()
-        if run is None:
-            raise ReportError("The run no longer exists.")
-        report = circularity_compute(
-            project=job.project, run=run, threshold=p.get("threshold", DEFAULT_THRESHOLD),
-            match=p.get("match", "exact"), n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
-        return circularity_result(report, run)
+    _report_job_run(job, Kind.CIRCULARITY, _circularity_job_result)
 
-    _report_job_run(job, Kind.CIRCULARITY, compute)
+
+def _circularity_job_result(job: BackgroundJob) -> dict[str, Any]:
+    p = job.params
+    run = DetectorRun.objects.filter(pk=p["run"], project=job.project).first()
+    if run is None:
+        raise ReportError("The run no longer exists.")
+    report = circularity_compute(
+        project=job.project, run=run, threshold=p.get("threshold", DEFAULT_THRESHOLD),
+        match=p.get("match", "exact"), n_boot=p.get("n_boot", DEFAULT_BOOT), seed=p.get("seed", 0))
+    return circularity_result(report, run)
 
 
 # ----------------------------------------------------------------------------------- a run's scores

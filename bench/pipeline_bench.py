@@ -345,10 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     workers = None
     try:
         from annotator.models import BackgroundJob, DetectorRun
+        from annotator.selectors.runs import run_label_counts
         from annotator.services.assignments import plan_start
         from annotator.services.imports import corpus_import_file
         from annotator.services.releases import release_start
-        from annotator.services.runs import run_enqueue, run_label_counts, run_start
+        from annotator.services.runs import run_enqueue, run_start
 
         # 1. import
         corpus = tmp / "corpus.jsonl"

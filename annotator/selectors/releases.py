@@ -72,21 +72,9 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     by_people = sum(done_per_message[m] > 0 for m in reviewed)
     per_message = (sum(done_per_message[m] for m in reviewed) / by_people) if by_people else 0.0
     unreviewed = source == "run" or r < n
-    files = ", ".join(name for name, _ in imported_from.most_common(3)) + (", …" if len(imported_from) > 3 else "")
-    imported_note = (f" {len(imported):,} message(s) carry gold imported from {files}, not reviewed in Blindspot: "
-                     "they count as unreviewed." if imported else "")
-    if source == "run":
-        statement = (f"Built from detector run #{run_id}: its spans are released unreviewed. "
-                     f"{share:.0%} of the {n:,} released messages have gold to measure them against.")
-    else:
-        statement = (f"Built from gold: {share:.0%} of the {n:,} released messages reviewed"
-                     + (f" by {len(annotators)} annotator(s), {per_message:.1f} per message annotated"
-                        if annotators else "")
-                     + f" ({', '.join(f'{k} {v}' for k, v in sorted(decisions.items())) or 'no decisions'})"
-                     + (f"; {n - r - len(imported):,} unreviewed message(s) go out without any span."
-                        if r + len(imported) < n else ".")
-                     + imported_note)
-    statement = statement.replace("%", " %")
+    statement = _evidence_statement(source=source, run_id=run_id, n=n, r=r, share=share, annotators=len(annotators),
+                                    per_message=per_message, decisions=decisions, imported=len(imported),
+                                    imported_from=imported_from)
     return {
         "evidence": {
             "kind": source, "run": run_id, "unreviewed": unreviewed, "needs_acknowledgement": unreviewed,
@@ -98,6 +86,26 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         },
         "residual_risk": estimate.to_dict(),
     }
+
+
+def _evidence_statement(*, source: str, run_id: int | None, n: int, r: int, share: float, annotators: int,
+                        per_message: float, decisions: Counter, imported: int, imported_from: Counter) -> str:
+    """The sentence a release's evidence is summed up in (``n`` messages released, ``r`` reviewed)."""
+    files = ", ".join(name for name, _ in imported_from.most_common(3)) + (", …" if len(imported_from) > 3 else "")
+    imported_note = (f" {imported:,} message(s) carry gold imported from {files}, not reviewed in Blindspot: "
+                     "they count as unreviewed." if imported else "")
+    if source == "run":
+        statement = (f"Built from detector run #{run_id}: its spans are released unreviewed. "
+                     f"{share:.0%} of the {n:,} released messages have gold to measure them against.")
+    else:
+        statement = (f"Built from gold: {share:.0%} of the {n:,} released messages reviewed"
+                     + (f" by {annotators} annotator(s), {per_message:.1f} per message annotated"
+                        if annotators else "")
+                     + f" ({', '.join(f'{k} {v}' for k, v in sorted(decisions.items())) or 'no decisions'})"
+                     + (f"; {n - r - imported:,} unreviewed message(s) go out without any span."
+                        if r + imported < n else ".")
+                     + imported_note)
+    return statement.replace("%", " %")
 
 
 def residual_estimate(*, ids: Sequence[int], reviewed: set[int], gold: dict[int, list[Span]],

@@ -1,5 +1,7 @@
 """Reads of the reports: the inputs of the agreement, circularity and detectors-versus-gold
-computations (as :mod:`pipeline` dataclasses), and the newest report jobs.
+computations (as :mod:`pipeline` dataclasses), a run scored against the current gold set (the
+one scoring the run page and the detectors-versus-gold report both show), and the newest report
+jobs.
 
 Annotators appear here only under the project's pseudonyms (``Membership.pseudonym``).
 """
@@ -7,6 +9,8 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Max
 
@@ -22,6 +26,7 @@ from annotator.models import (
     Prediction,
     Project,
 )
+from annotator.selectors import assignments as sampling
 from annotator.selectors.adjudication import (
     DONE,
     evidence_for,
@@ -29,13 +34,16 @@ from annotator.selectors.adjudication import (
     predictions_by_message,
     spans_by_assignment,
 )
+from annotator.selectors.dialogues import gold_texts_and_spans
 from annotator.selectors.exports import gold_state_cached
 from annotator.selectors.projects import pseudonyms, segment_run
 from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
+from pipeline.metrics.evaluation import EvaluationError, EvaluationReport, evaluate
 from pipeline.types import Span
 
 Key = tuple[str, int]
+DEFAULT_BOOT = 1000
 
 
 # ----------------------------------------------------------------------------------- report inputs
@@ -138,3 +146,86 @@ def segments_by_key(project: Project, keys) -> dict[Key, str] | None:
     rows = MessageSegment.objects.filter(run=run).values_list(
         "message__dialogue__external_id", "message__position", "segment")
     return {(d, p): seg for d, p, seg in rows.iterator(chunk_size=5000) if (d, p) in wanted}
+
+
+# ----------------------------------------------------------------------------------- scoring against gold
+
+
+@dataclass(frozen=True)
+class GoldInputs:
+    """What scoring any run against the current gold set takes, read once for all runs: gold
+    messages' texts and spans, their MATH / NON-MATH segments and sampling weights."""
+
+    texts: dict[Key, str]
+    gold: dict[Key, list]
+    segments: dict[Key, str] | None
+    weights: dict[Key, float]
+    labels: tuple[str, ...]
+
+
+def gold_inputs(project: Project) -> GoldInputs | None:
+    """The gold set as scoring reads it (through the one read path); None without gold."""
+    texts, gold, _keys = gold_texts_and_spans(project)
+    if not texts:
+        return None
+    return GoldInputs(texts=texts, gold=gold, segments=segments_by_key(project, texts),
+                      weights=sampling.weights_by_key(sampling.audit_sample_weights(project)),
+                      labels=tuple(project.labels))
+
+
+def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> EvaluationReport:
+    """One run against gold with the evaluation metrics, weighted by the sampling design: the one
+    scoring that the run page and the detectors-versus-gold report both show."""
+    pred = {k: v for k, v in run_predictions(run).items() if k in inputs.texts}
+    return evaluate(texts=inputs.texts, gold=inputs.gold, pred=pred, segments=inputs.segments, n_boot=n_boot,
+                    seed=seed, labels=list(inputs.labels), weights=inputs.weights)
+
+
+def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, Any] | None:
+    """The run page's evaluation (None for a segments-only run or without gold)."""
+    if run.detector == "math_segments":
+        return None
+    inputs = gold_inputs(run.project)
+    if inputs is None:
+        return None
+    return score_run(run, inputs, n_boot=n_boot, seed=0).to_dict()
+
+
+def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
+    """Every succeeded run scored against the current gold set with the evaluation metrics
+    (:func:`pipeline.metrics.evaluation.evaluate`): rows for the table, the full report for JSON."""
+    inputs = gold_inputs(project)
+    if inputs is None:
+        return []
+    weighting = design_weighting(inputs.weights, inputs.texts)
+    out = []
+    for run in scorable_runs(project):
+        try:
+            report = score_run(run, inputs, n_boot=n_boot, seed=seed)
+        except EvaluationError as exc:
+            out.append({"run": run.pk, "name": run.label, "error": str(exc)})
+            continue
+        rows = []
+        for level, label, score in report.scores():
+            if score.n_pred + score.n_gold == 0:
+                continue
+            d = score.to_dict()
+            row = {"level": level, "label": label, "n_pred": d["n_pred"], "n_gold": d["n_gold"]}
+            for m in ("precision", "recall", "f1", "f2"):
+                lo, hi = d["ci"].get(m, [None, None])
+                row[m] = {"value": d[m], "ci_low": lo, "ci_high": hi}
+            rows.append(row)
+        full = report.to_dict()
+        out.append({"run": run.pk, "name": run.label, "detector": run.detector,
+                    "version": run.detector_version or run.model_version, "rows": rows,
+                    "n_messages": report.n_messages, "n_dialogues": report.n_dialogues, "n_boot": n_boot,
+                    "weighting": weighting,
+                    "ambiguity": full["ambiguity"], "utility": full["utility"], "evaluation": full})
+    return out
+
+
+def design_weighting(weights: dict, keys) -> dict[str, Any]:
+    """How the design weights apply to these messages, for the report pages."""
+    used = [weights[k] for k in keys if k in weights and weights[k] != 1.0]
+    return {"weighted": bool(used), "items_weighted": len(used),
+            "max_weight": round(max(used), 4) if used else 1.0}

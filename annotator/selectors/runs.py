@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.cache import cache
 from django.db.models import Count
+from django.utils import timezone
 
 from annotator.models import DetectorRun, MessageSegment, Prediction
 
@@ -26,3 +29,23 @@ def finished_run_counts(run: DetectorRun) -> tuple[list[tuple[str, int]], dict[s
         counts = (labels, segments)
         cache.set(key, counts, timeout=TIMEOUT)
     return counts
+
+
+def run_progress(run: DetectorRun) -> dict[str, Any]:
+    """Messages done/total, rate and ETA for the progress bar."""
+    elapsed = ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0
+    rate = run.progress_done / elapsed if elapsed > 0 else 0.0
+    remaining = run.progress_total - run.progress_done
+    return {
+        "done": run.progress_done, "total": run.progress_total,
+        "percent": int(100 * run.progress_done / run.progress_total) if run.progress_total else 0,
+        "rate": rate, "elapsed": elapsed,
+        "eta": remaining / rate if rate > 0 and not run.is_finished else None,
+    }
+
+
+def run_label_counts(run: DetectorRun) -> list[tuple[str, int]]:
+    """A run's spans by label, most first (uncached: the command line's summary of a run)."""
+    return list(
+        Prediction.objects.filter(run=run).values_list("label").annotate(n=Count("pk")).order_by("-n")
+    )

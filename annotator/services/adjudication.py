@@ -25,6 +25,7 @@ from annotator.models import (
     Project,
 )
 from annotator.selectors import adjudication as sel
+from annotator.services.audit import audit_event, audit_record
 from pipeline.adjudication import (
     ADJUDICATED,
     LEAK,
@@ -67,13 +68,6 @@ def _who(key: tuple, ev: sel.ItemEvidence) -> list[dict]:
             for name in ev.order if any(s.key() == key for s in ev.spans[name])]
 
 
-def _audit(user, project, action: str, obj, **details) -> AuditEvent:
-    return AuditEvent(
-        user=user if getattr(user, "is_authenticated", False) else None, project=project,
-        action=action, object_type=type(obj).__name__, object_id=str(obj.pk), details=details,
-    )
-
-
 # ----------------------------------------------------------------------------------- auto-merge
 
 
@@ -100,11 +94,6 @@ def _gold_grew(project: Project) -> None:
     """Gold grew: an event, not a call into the tagger area. The ``retrain_check`` task (after
     commit) lets the model in the loop decide whether ``retrain_every`` new messages arrived."""
     enqueue("annotator.tagger.retrain_check", project.pk)
-
-
-def gold_merge_message(*, message: Message, user=None) -> dict:
-    """Merge one message if all its annotators are done (call after an assignment is submitted)."""
-    return gold_merge_ready(project=message.project, user=user, message_ids=[message.pk])
 
 
 def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, dict]:
@@ -180,10 +169,10 @@ def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple
                  annotators=_who(c.span.key(), ev), model_matched=c.span.key() in ev.model, decision=d)
         for d, ev, cands in decisions for c in cands
     ]
-    events = [_audit(user, project, "adjudication.queue", it, message=ev.message.pk,
-                     risk=it.risk_details["kind"], annotators=len(ev.order)) for it, ev in items]
-    events += [_audit(user, project, "gold.merge", d, message=ev.message.pk, outcome=d.outcome,
-                      spans=len(cands)) for d, ev, cands in decisions]
+    events = [audit_event(user=user, action="adjudication.queue", obj=it, project=project, message=ev.message.pk,
+                          risk=it.risk_details["kind"], annotators=len(ev.order)) for it, ev in items]
+    events += [audit_event(user=user, action="gold.merge", obj=d, project=project, message=ev.message.pk,
+                           outcome=d.outcome, spans=len(cands)) for d, ev, cands in decisions]
     GoldSpan.objects.bulk_create(gold)
     AuditEvent.objects.bulk_create(events)
     return len(decisions), len(items)
@@ -228,8 +217,8 @@ def gold_remerge_message(*, message: Message, user=None) -> str:
     if decision is not None:
         decision.delete()  # and its gold spans
     merged, _ = _merge_batch(project, project.merge_rule, [ev], user)
-    _audit(user, project, "gold.remerge", message, outcome="gold" if merged else "queue",
-           replaced=decision.outcome if decision is not None else None).save()
+    audit_record(user=user, action="gold.remerge", obj=message, project=project, outcome="gold" if merged else "queue",
+                 replaced=decision.outcome if decision is not None else None)
     return "merged" if merged else "queued"
 
 
@@ -245,24 +234,12 @@ def _requeue(project, message, item, decision, ev, user) -> str:
     item.version += 1  # an adjudicator looking at the old evidence is told to reload
     item.save()
     action = "adjudication.changed_after_decision" if item.decision_id else "adjudication.requeue"
-    _audit(user, project, action, item, message=message.pk, risk=risk.to_dict()["kind"],
-           was_settled=was_settled).save()
+    audit_record(user=user, action=action, obj=item, project=project, message=message.pk,
+                 risk=risk.to_dict()["kind"], was_settled=was_settled)
     return "requeued"
 
 
 # ----------------------------------------------------------------------------------- deciding
-
-
-def parse_span_values(values: Iterable[str]) -> list[tuple[int, int, str]]:
-    """``"start:end:LABEL"`` strings from the workspace form."""
-    out = []
-    for v in values:
-        try:
-            start, end, label = v.split(":", 2)
-            out.append((int(start), int(end), label))
-        except ValueError:
-            raise AdjudicationError(f"Cannot read span {v!r}; reload the page.") from None
-    return out
 
 
 def _validate(project: Project, text: str, spans: Sequence[tuple[int, int, str]]) -> list[Span]:
@@ -336,11 +313,10 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
     locked.version += 1
     locked.decision = decision
     locked.save(update_fields=["status", "settled_at", "version", "decision"])
-    _audit(user, project, "adjudication.revise" if revised else "adjudication.submit", decision,
-           message=message.pk, spans=[s.to_dict(with_score=False) for s in gold],
-           risk=locked.risk_details.get("kind", ""), model_favoured=model_favoured,
-           dropped=[s.to_dict(with_score=False) for s in dropped],
-           notes=notes[:500]).save()
+    audit_record(user=user, action="adjudication.revise" if revised else "adjudication.submit", obj=decision,
+                 project=project, message=message.pk, spans=[s.to_dict(with_score=False) for s in gold],
+                 risk=locked.risk_details.get("kind", ""), model_favoured=model_favoured,
+                 dropped=[s.to_dict(with_score=False) for s in dropped], notes=notes[:500])
     item.version, item.status, item.decision = locked.version, locked.status, decision
     if not revised:
         _gold_grew(project)

@@ -91,28 +91,36 @@ def plan_create(
         audit_rate=audit_rate, n_dialogues=n_dialogues, budget=budget, audit_share=audit_share,
         existing=existing, load=load, fixed=cluster_conditions(project),
     )
-    names = {u.pk: u.username for u in annotators}
-    summary = dict(result.summary)
-    if scored_by is not None:
-        summary["uncertainty_run"] = scored_by
-    summary["per_annotator"] = {names[int(a)]: row for a, row in summary["per_annotator"].items()}
     params = {
         "strategy": strategy, "k": k, "runs": run_ids, "audit_rate": audit_rate,
         "n_dialogues": n_dialogues, "budget": budget, "audit_share": audit_share,
-        "annotators": sorted(names.values()),
-        "visibility_mode": project.visibility_mode, "include_gold": include_gold,
     }
-    if project.visibility_mode == algo.RANDOMIZED:
-        params["condition_unit"] = algo.UNIT_CLUSTER
-    if job_id is not None:
-        params["job"] = job_id  # a retried job finds the plan it already wrote
-    plan = AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
+    plan = _plan_record(project, result, params, annotators=annotators, include_gold=include_gold,
+                        scored_by=scored_by, seed=seed, job_id=job_id, by=by)
     if dry_run:
         return plan
     say(f"Writing {len(result.pairs):,} assignments")
     with transaction.atomic():
         _plan_save(plan, result, run_ids=run_ids, user_ids=user_ids, by=by)
     return plan
+
+
+def _plan_record(project: Project, result: algo.PlanResult, params: dict, *, annotators: list,
+                 include_gold: bool, scored_by: int | None, seed: int, job_id: int | None, by) -> AssignmentPlan:
+    """The unsaved plan: ``params`` (the sampling parameters) with the annotators, the project's
+    visibility mode and the job that wrote it, and the sampling's summary with annotators named."""
+    names = {u.pk: u.username for u in annotators}
+    summary = dict(result.summary)
+    if scored_by is not None:
+        summary["uncertainty_run"] = scored_by
+    summary["per_annotator"] = {names[int(a)]: row for a, row in summary["per_annotator"].items()}
+    params = {**params, "annotators": sorted(names.values()), "visibility_mode": project.visibility_mode,
+              "include_gold": include_gold}
+    if project.visibility_mode == algo.RANDOMIZED:
+        params["condition_unit"] = algo.UNIT_CLUSTER
+    if job_id is not None:
+        params["job"] = job_id  # a retried job finds the plan it already wrote
+    return AssignmentPlan(project=project, params=params, seed=seed, summary=summary, created_by=by)
 
 
 def _plan_check(project: Project, strategy: str, annotators: list, k: int | None, runs) -> tuple[int, list[int]]:

@@ -26,13 +26,18 @@ from annotator.models import (
     ReleaseCandidate,
 )
 from annotator.selectors.workspace import pending_suggestions
-from annotator.services import annotation as ws
+from annotator.services import workspace as ws
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
-from annotator.services.agreement import agreement_request, circularity_request, job_run
 from annotator.services.export_jobs import export_build
 from annotator.services.exports import ExportError
 from annotator.services.release_review import ReviewConflict, candidate_decide
 from annotator.services.releases import release_start, surrogate_key
+from annotator.services.reports import (
+    agreement_job_run,
+    agreement_request,
+    circularity_job_run,
+    circularity_request,
+)
 from pipeline.simulate import SimulatedAnnotator, simulate_item
 from pipeline.types import Span
 
@@ -87,8 +92,8 @@ def _label_one(a: Assignment, truth, model, profile, rng, counts) -> dict[str, i
         ws.span_add(assignment=a, user=user, version=a.version, start=s.start, end=s.end, label=s.label,
                     exact=True)
     if not acts.spans:
-        ws.no_pii_set(assignment=a, user=user, version=a.version, value=True)
-    ws.submit(assignment=a, user=user, version=a.version)
+        ws.item_no_pii_set(assignment=a, user=user, version=a.version, value=True)
+    ws.item_submit(assignment=a, user=user, version=a.version)
     counts["submitted"] += 1
     counts["accepted"] += len(acts.accept)
     counts["rejected"] += len(acts.reject)
@@ -123,10 +128,12 @@ def reports_compute(*, project: Project, user, run: DetectorRun) -> list[Backgro
     through the report jobs, run here unless a finished one exists."""
     kinds = BackgroundJob.Kind
     out = []
-    for kind, request in ((kinds.AGREEMENT, lambda: agreement_request(project=project, user=user,
-                                                                       n_boot=REPORT_BOOT)),
-                          (kinds.CIRCULARITY, lambda: circularity_request(project=project, user=user, run=run,
-                                                                          n_boot=REPORT_BOOT))):
+    for kind, request, job_run in (
+        (kinds.AGREEMENT, lambda: agreement_request(project=project, user=user, n_boot=REPORT_BOOT),
+         agreement_job_run),
+        (kinds.CIRCULARITY, lambda: circularity_request(project=project, user=user, run=run, n_boot=REPORT_BOOT),
+         circularity_job_run),
+    ):
         job = project.jobs.filter(kind=kind, status=BackgroundJob.Status.SUCCEEDED).first()
         if job is None:
             job = request()

@@ -338,33 +338,3 @@ def chunk_fail(*, chunk: RunChunk, error: str) -> None:
         RunChunk.objects.filter(pk=chunk.pk).update(status=RunChunk.Status.FAILED, error=error[:20000])
         if jobs.job_fail(chunk.run, f"chunk {chunk.index}: {error}"):
             audit_record(user=None, action="run.failed", obj=chunk.run, project=chunk.run.project, error=error[:500])
-
-
-def run_progress(run: DetectorRun) -> dict[str, Any]:
-    """Messages done/total, rate and ETA for the progress bar."""
-    elapsed = ((run.finished_at or timezone.now()) - run.started_at).total_seconds() if run.started_at else 0
-    rate = run.progress_done / elapsed if elapsed > 0 else 0.0
-    remaining = run.progress_total - run.progress_done
-    return {
-        "done": run.progress_done, "total": run.progress_total,
-        "percent": int(100 * run.progress_done / run.progress_total) if run.progress_total else 0,
-        "rate": rate, "elapsed": elapsed,
-        "eta": remaining / rate if rate > 0 and not run.is_finished else None,
-    }
-
-
-def run_label_counts(run: DetectorRun) -> list[tuple[str, int]]:
-    return list(
-        Prediction.objects.filter(run=run).values_list("label").annotate(n=Count("pk")).order_by("-n")
-    )
-
-
-def run_segment_counts(run: DetectorRun) -> dict[str, int]:
-    return dict(MessageSegment.objects.filter(run=run).values_list("segment").annotate(n=Count("pk")))
-
-
-def run_evaluation(run: DetectorRun) -> dict[str, Any] | None:
-    """Scores against the project's gold set, once one exists (None otherwise)."""
-    from annotator.services.evaluation import evaluate_run
-
-    return evaluate_run(run)

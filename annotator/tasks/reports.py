@@ -6,20 +6,19 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotator.models import BackgroundJob
-from annotator.services.agreement import job_run
-from annotator.services.evaluation import evaluation_job_run
+from annotator.services.reports import agreement_job_run, circularity_job_run, evaluation_job_run
 
 
 @shared_task(acks_late=True, name="annotator.tasks_agreement.agreement_job")
 def agreement_job(job_id: int) -> None:
     """Compute the agreement report (and detectors against gold) of a queued job."""
-    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
+    agreement_job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
 
 
 @shared_task(acks_late=True, name="annotator.tasks_agreement.circularity_job")
 def circularity_job(job_id: int) -> None:
     """Compute the circularity report of a queued job."""
-    job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
+    circularity_job_run(job=BackgroundJob.objects.select_related("project").get(pk=job_id))
 
 
 @shared_task(acks_late=True, name="annotator.evaluation_job")

@@ -19,6 +19,7 @@ project_patterns = [
     path("", include("annotator.urls.tagger")),
     path("", include("annotator.urls.workspace")),
     path("", include("annotator.urls.adjudication")),
+    path("", include("annotator.urls.reports")),
     path("", include("annotator.urls.exports")),
 ]
 

@@ -3,7 +3,6 @@
 from django.urls import path
 
 from annotator.views import adjudication as adj
-from annotator.views import reports
 
 urlpatterns = [
     path("adjudication/", adj.queue, name="adjudication-queue"),
@@ -11,11 +10,4 @@ urlpatterns = [
     path("adjudication/next/", adj.next_item, name="adjudication-next"),
     path("adjudication/<int:item_id>/", adj.item, name="adjudication-item"),
     path("adjudication/<int:item_id>/decide/", adj.decide, name="adjudication-decide"),
-    path("reports/agreement/", reports.agreement, name="reports-agreement"),
-    path("reports/agreement.<str:fmt>", reports.agreement_download, name="reports-agreement-download"),
-    path("reports/detectors/", reports.detectors, name="reports-detectors"),
-    path("reports/detectors.<str:fmt>", reports.detectors_download, name="reports-detectors-download"),
-    path("reports/circularity/", reports.circularity, name="reports-circularity"),
-    path("reports/circularity/<int:job_id>.<str:fmt>", reports.circularity_download,
-         name="reports-circularity-download"),
 ]

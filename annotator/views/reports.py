@@ -19,7 +19,7 @@ from annotator import access, charts
 from annotator.forms.reports import AgreementForm, CircularityForm, RunPickForm
 from annotator.models import BackgroundJob, Role
 from annotator.selectors import reports as sel
-from annotator.services import agreement as svc
+from annotator.services import reports as svc
 
 Kind = BackgroundJob.Kind
 FORMATS = ("csv", "json")

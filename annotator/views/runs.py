@@ -9,9 +9,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator import access
 from annotator.forms.runs import RunForm
 from annotator.models import DetectorRun, Role
-from annotator.selectors.runs import finished_run_counts
+from annotator.selectors.runs import finished_run_counts, run_progress
 from annotator.services import runs as run_services
-from annotator.services.evaluation import ambiguity_rows, evaluation_rows, run_scores
+from annotator.services.reports import ambiguity_rows, evaluation_rows, run_scores
 
 
 @login_required
@@ -34,7 +34,7 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _run_context(project, run) -> dict:
-    context = {"project": project, "run": run, "progress": run_services.run_progress(run)}
+    context = {"project": project, "run": run, "progress": run_progress(run)}
     if run.is_finished:
         context["label_counts"], context["segments"] = finished_run_counts(run)
         scores = run_scores(run)  # cached; a job computes them (the page polls while it runs)

@@ -2,7 +2,7 @@
 assignment plans and statistics.
 
 Every item view goes through ``_item_for`` (ownership via ``access.assignment_for``); every
-action parses a form, calls one service from ``services.annotation`` and answers with the item
+action parses a form, calls one service from ``services.workspace`` and answers with the item
 fragment (htmx) or a redirect (no JavaScript). Refusals answer with their status (409 for a stale
 version) and the message in the body and in ``X-Blindspot-Error``.
 """
@@ -36,7 +36,7 @@ from annotator.forms.workspace import (
 from annotator.models import Assignment, AssignmentPlan, Role
 from annotator.selectors import workspace as sel
 from annotator.selectors.assignments import condition_exposure
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 from annotator.services.assignments import (
     PlanError,
     assignments_reassign,
@@ -191,42 +191,42 @@ def suggestion_relabel(request, slug, public_id):
 @login_required
 @require_POST
 def no_pii(request, slug, public_id):
-    return _action(request, slug, public_id, NoPiiForm, lambda a, d: svc.no_pii_set(
+    return _action(request, slug, public_id, NoPiiForm, lambda a, d: svc.item_no_pii_set(
         **_common(request, a, d), value=d["value"]))
 
 
 @login_required
 @require_POST
 def flag(request, slug, public_id):
-    return _action(request, slug, public_id, FlagForm, lambda a, d: svc.flag_set(
+    return _action(request, slug, public_id, FlagForm, lambda a, d: svc.item_flag_set(
         **_common(request, a, d), uncertain=d["uncertain"], comment=d["comment"]))
 
 
 @login_required
 @require_POST
 def undo(request, slug, public_id):
-    return _action(request, slug, public_id, ActionForm, lambda a, d: svc.undo(**_common(request, a, d)))
+    return _action(request, slug, public_id, ActionForm, lambda a, d: svc.item_undo(**_common(request, a, d)))
 
 
 @login_required
 @require_POST
 def submit(request, slug, public_id):
     return _action(request, slug, public_id, ActionForm,
-                   lambda a, d: svc.submit(**_common(request, a, d)), then_next=True)
+                   lambda a, d: svc.item_submit(**_common(request, a, d)), then_next=True)
 
 
 @login_required
 @require_POST
 def reopen(request, slug, public_id):
     """Make a submitted item editable again (its next submit merges it again)."""
-    return _action(request, slug, public_id, ActionForm, lambda a, d: svc.reopen(**_common(request, a, d)))
+    return _action(request, slug, public_id, ActionForm, lambda a, d: svc.item_reopen(**_common(request, a, d)))
 
 
 @login_required
 @require_POST
 def skip(request, slug, public_id):
     return _action(request, slug, public_id, ActionForm,
-                   lambda a, d: svc.skip(**_common(request, a, d)), then_next=True)
+                   lambda a, d: svc.item_skip(**_common(request, a, d)), then_next=True)
 
 
 @login_required
@@ -236,7 +236,7 @@ def time_report(request, slug, public_id):
     a = _item_for(request, slug, public_id)
     form = TimeForm(request.POST)
     if form.is_valid() and a.status != Assignment.Status.DONE:
-        svc.time_add(assignment=a, active=form.cleaned_data["active"])
+        svc.item_time_add(assignment=a, active=form.cleaned_data["active"])
     return HttpResponse(status=204)
 
 

@@ -111,7 +111,7 @@ def computed(study, members, django_capture_on_commit_callbacks):
     """Gold merged and one item adjudicated; agreement and circularity computed (eagerly)."""
     from annotator.models import AdjudicationItem
     from annotator.services.adjudication import adjudication_submit, gold_merge_ready
-    from annotator.services.agreement import agreement_request, circularity_request
+    from annotator.services.reports import agreement_request, circularity_request
 
     gold_merge_ready(project=study)
     item = AdjudicationItem.objects.filter(project=study).order_by("-risk").first()

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import DetectorRun, Project
 from annotator.services.adjudication import gold_merge_ready
-from annotator.services.agreement import ReportError, circularity_compute, circularity_store
+from annotator.services.reports import ReportError, circularity_compute, circularity_store
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD
 
 

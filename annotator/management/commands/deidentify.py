@@ -60,29 +60,10 @@ class Command(BaseCommand):
     def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
                workers=None, second_opinion="", **opts):
         workers = workers_or_error(workers)
-        try:
-            cfg = json.loads(config)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
         key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
-        det = None
-        if detector:
-            if detector == "llm":
-                cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
-                if settings.OPENAI_BASE_URL:
-                    cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
-            try:
-                cfg = command_detector_config(detector, cfg)
-                det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
-            except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
-                raise CommandError(str(exc)) from None
+        det = self._detector(detector, config, workers)
         opinion = self._second_opinion(second_opinion)
-        proposer = None
-        if llm:
-            from pipeline.surrogates.llm import LLMSurrogates
-
-            proposer = LLMSurrogates(model=settings.BLINDSPOT_LLM_MODEL, base_url=settings.OPENAI_BASE_URL or None,
-                                     api_key=settings.OPENAI_API_KEY)
+        proposer = self._proposer(llm)
         bar = tqdm(unit="dlg", disable=not sys.stderr.isatty())
         t0 = time.perf_counter()
         try:
@@ -101,18 +82,50 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         finally:
             bar.close()
-        seconds = time.perf_counter() - t0
+        paths = report_paths(out)
+        self._report(summary, paths, seconds=time.perf_counter() - t0, workers=workers if det is not None else 1,
+                     mapping=not no_mapping)
+        self._verdict(summary, fail_on_leaks=fail_on_leaks, leaks_file=paths["leaks"].name)
+
+    def _detector(self, detector: str, config: str, workers: int) -> ParallelDetector | None:
+        """The detector that finds the spans (None: the spans inside the file), in ``workers`` processes."""
+        try:
+            cfg = json.loads(config)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
+        if not detector:
+            return None
+        if detector == "llm":
+            cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
+            if settings.OPENAI_BASE_URL:
+                cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
+        try:
+            cfg = command_detector_config(detector, cfg)
+            return ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
+        except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
+            raise CommandError(str(exc)) from None
+
+    def _proposer(self, llm: bool):
+        """LLM surrogates with ``--llm``, else None (the rule-based surrogates)."""
+        if not llm:
+            return None
+        from pipeline.surrogates.llm import LLMSurrogates
+
+        return LLMSurrogates(model=settings.BLINDSPOT_LLM_MODEL, base_url=settings.OPENAI_BASE_URL or None,
+                             api_key=settings.OPENAI_API_KEY)
+
+    def _report(self, summary: dict, paths: dict, *, seconds: float, workers: int, mapping: bool) -> None:
+        """What was written, how fast, the residual risk, the review candidates and capture-recapture."""
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        paths = report_paths(out)
         self.stdout.write(
             f"{summary['messages']:,} messages, {summary['spans']:,} spans in {seconds:.1f} s "
             f"({summary['messages'] / seconds if seconds else 0:,.0f} messages/s); peak RSS {rss:.0f} MB"
-            + (f", {worker_rss:.0f} MB in the largest of {workers} workers" if det is not None and workers > 1 else "")
+            + (f", {worker_rss:.0f} MB in the largest of {workers} workers" if workers > 1 else "")
         )
         self.stdout.write(f"release -> {paths['release']}; reports: {paths['leaks'].name}, "
                           f"{paths['utility'].name}, {paths['summary'].name}"
-                          + ("" if no_mapping else f"; mapping table (keep private): {paths['mapping'].name}"))
+                          + (f"; mapping table (keep private): {paths['mapping'].name}" if mapping else ""))
         self.stdout.write(f"residual risk: {summary['residual_risk']['sentence']}")
         cands = summary["candidates"]
         self.stdout.write(f"review candidates: {cands['pending']} pending {cands['by_reason']}, "
@@ -120,15 +133,20 @@ class Command(BaseCommand):
         capture = summary["capture_recapture"]
         for name, est in capture.items() if "available" not in capture else []:
             self.stdout.write(f"capture-recapture ({name}): {est['sentence']}")
-        if cands["pending"]:
-            self.stdout.write(self.style.ERROR(f"not publishable: {cands['pending']} candidate(s) to review"))
+
+    def _verdict(self, summary: dict, *, fail_on_leaks: bool, leaks_file: str) -> None:
+        """Not publishable with candidates pending; the leak check's result. ``--fail-on-leaks``
+        exits with status 1 on either."""
+        pending = summary["candidates"]["pending"]
+        if pending:
+            self.stdout.write(self.style.ERROR(f"not publishable: {pending} candidate(s) to review"))
             if fail_on_leaks:
                 sys.exit(1)
         if summary["leaks"] == 0:
             self.stdout.write(self.style.SUCCESS("leak check: no original PII string in the release"))
         else:
             self.stdout.write(self.style.ERROR(
-                f"leak check: {summary['leaks']} original PII string(s) found — see {paths['leaks'].name}"))
+                f"leak check: {summary['leaks']} original PII string(s) found — see {leaks_file}"))
             if fail_on_leaks:
                 sys.exit(1)
 

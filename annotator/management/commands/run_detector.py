@@ -12,6 +12,7 @@ from annotator.management.cli import (
     runs_in_this_process,
 )
 from annotator.models import DetectorRun, RunChunk
+from annotator.selectors.runs import run_label_counts
 from annotator.services import runs as run_services
 from pipeline import registry
 
@@ -55,7 +56,7 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if run.status != DetectorRun.Status.SUCCEEDED:
             raise CommandError(f"Run {run.label} {run.status}: {run.error.splitlines()[0] if run.error else ''}".rstrip(": "))
-        counts = ", ".join(f"{label} {n}" for label, n in run_services.run_label_counts(run)) or "no spans"
+        counts = ", ".join(f"{label} {n}" for label, n in run_label_counts(run)) or "no spans"
         self.stdout.write(self.style.SUCCESS(f"Run {run.label} succeeded: {counts}."))
 
 

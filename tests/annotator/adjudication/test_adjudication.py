@@ -254,7 +254,7 @@ def test_the_last_submit_merges_the_item_into_gold(django_capture_on_commit_call
     from django.contrib.auth import get_user_model
 
     from annotator.models import Assignment, GoldSpan, Message, Role
-    from annotator.services import annotation
+    from annotator.services import workspace as annotation
     from annotator.services.projects import membership_set, project_create
 
     project = project_create(name="Merge on submit", slug="merge-on-submit")
@@ -270,7 +270,7 @@ def test_the_last_submit_merges_the_item_into_gold(django_capture_on_commit_call
         with django_capture_on_commit_callbacks(execute=True):
             annotation.span_add(assignment=a, user=u, version=None, start=3, end=8, label="NAME")
             a.refresh_from_db()
-            annotation.submit(assignment=a, user=u, version=a.version)
+            annotation.item_submit(assignment=a, user=u, version=a.version)
         if u is users[0]:
             assert not GoldSpan.objects.exists()
     gold = GoldSpan.objects.get()

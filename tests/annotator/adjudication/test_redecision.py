@@ -12,7 +12,7 @@ import pytest
 
 from annotator.models import AdjudicationItem, Annotation, Assignment
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
-from annotator.services.annotation import reopen, span_relabel, submit
+from annotator.services.workspace import item_reopen, item_submit, span_relabel
 from tests.annotator.helpers import msg
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -28,10 +28,10 @@ def test_a_decision_revised_after_the_item_changed_settles(require_postgres, stu
     item = AdjudicationItem.objects.get(message=m)
     adjudication_submit(item=item, user=members["adjudicator"], spans=[(0, 4, "NAME")], version=item.version)
 
-    a2 = reopen(assignment=_assignment(members["annotator2"], m), user=members["annotator2"], version=None)
+    a2 = item_reopen(assignment=_assignment(members["annotator2"], m), user=members["annotator2"], version=None)
     span_relabel(assignment=a2, user=members["annotator2"], version=None,
                  annotation_id=Annotation.objects.get(assignment=a2).pk, label="NAME")
-    submit(assignment=a2, user=members["annotator2"], version=None)
+    item_submit(assignment=a2, user=members["annotator2"], version=None)
     item.refresh_from_db()
     assert item.status == AdjudicationItem.Status.OPEN  # changed after decision
 
@@ -47,7 +47,7 @@ def test_a_decision_revised_after_the_item_changed_settles(require_postgres, stu
 def test_a_first_decision_while_an_annotator_has_the_item_reopened_settles(require_postgres, study, members):
     gold_merge_ready(project=study)
     m = msg(study, "d1", 2)  # EMAIL (annotator) vs nothing (annotator2)
-    reopen(assignment=_assignment(members["annotator2"], m), user=members["annotator2"], version=None)
+    item_reopen(assignment=_assignment(members["annotator2"], m), user=members["annotator2"], version=None)
     item = AdjudicationItem.objects.get(message=m)
     adjudication_submit(item=item, user=members["adjudicator"], spans=[(12, 35, "EMAIL")], version=item.version)
     item.refresh_from_db()

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from annotator.models import BackgroundJob, DetectorRun, Prediction
 from annotator.services.adjudication import gold_merge_ready
-from annotator.services.agreement import agreement_request, circularity_request
+from annotator.services.reports import agreement_request, circularity_request
 from tests.annotator.helpers import msg
 
 pytestmark = pytest.mark.django_db
@@ -246,8 +246,7 @@ def test_reports_state_unit_exposure_and_weighting(client, members, study, djang
 def test_a_run_is_scored_against_gold_once(study, members):
     """The run page and the detectors-versus-gold report show the same scoring of a run (issue 13:
     they were two computations that could disagree: labels, weights, source labels)."""
-    from annotator.services.agreement import detectors_against_gold
-    from annotator.services.evaluation import evaluate_run
+    from annotator.selectors.reports import detectors_against_gold, evaluate_run
 
     gold_merge_ready(project=study)
     run = DetectorRun.objects.get(project=study)

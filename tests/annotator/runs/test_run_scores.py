@@ -9,9 +9,10 @@ import pytest
 from django.urls import reverse
 
 from annotator.models import AdjudicationItem, BackgroundJob, DetectorRun
+from annotator.selectors.reports import evaluate_run
 from annotator.services import jobs
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
-from annotator.services.evaluation import evaluate_run, evaluation_request, run_scores, scoring_key
+from annotator.services.reports import evaluation_request, run_scores, scoring_key
 
 pytestmark = pytest.mark.django_db
 
@@ -114,7 +115,7 @@ def test_a_failed_scoring_is_shown_and_not_requeued_on_every_poll(
 
 
 def test_a_redelivered_scoring_job_is_harmless(scored, django_capture_on_commit_callbacks):
-    from annotator.services.evaluation import evaluation_job_run
+    from annotator.services.reports import evaluation_job_run
 
     job = scoring_jobs(scored).get()
     evaluation_job_run(job=job)  # finished: left alone

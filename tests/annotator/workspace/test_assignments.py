@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from annotator.models import Assignment, AssignmentPlan, AuditEvent
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 from annotator.services.assignments import PlanError, assignments_reassign, plan_create
 
 pytestmark = pytest.mark.django_db
@@ -114,8 +114,8 @@ def test_reassign_moves_unfinished_work_and_resets_it(members, ws_project, plann
     membership_set(project=ws_project, user=third, role="annotator")
     who = members["annotator"]
     items = list(Assignment.objects.filter(annotator=who).order_by("order"))
-    svc.no_pii_set(assignment=items[0], user=who, version=None, value=True)
-    svc.submit(assignment=items[0], user=who, version=None)
+    svc.item_no_pii_set(assignment=items[0], user=who, version=None, value=True)
+    svc.item_submit(assignment=items[0], user=who, version=None)
     svc.span_add(assignment=items[1], user=who, version=None, start=0, end=3, label="NAME")
     summary = assignments_reassign(project=ws_project, from_user=who, to_users=[members["annotator2"], third])
     assert summary == {"moved": 5, "kept": 0, "to": {"annotator3": 5}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Annotation, Assignment, AuditEvent, Dialogue, Message
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -15,8 +15,8 @@ def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_p
     d = Dialogue.objects.create(project=project, external_id="d-fred")
     m = Message.objects.create(dialogue=d, project=project, position=0, speaker="Student", text="ok Fred")
     a = Assignment.objects.create(project=project, annotator=members["annotator"], message=m)
-    svc.no_pii_set(assignment=a, user=members["annotator"], version=None, value=True)
-    svc.submit(assignment=a, user=members["annotator"], version=None)
+    svc.item_no_pii_set(assignment=a, user=members["annotator"], version=None, value=True)
+    svc.item_submit(assignment=a, user=members["annotator"], version=None)
 
     page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{a.public_id}/")
     page.fill("input[name=username]", "annotator")

@@ -145,7 +145,7 @@ def test_aware_item_shows_every_overlapping_suggestion_and_says_what_it_overlaps
 
 @pytest.mark.django_db
 def test_own_span_lists_the_suggestions_it_overlaps(client, members, aware_item, run):
-    from annotator.services import annotation as svc
+    from annotator.services import workspace as svc
 
     preds = add_overlapping(run, aware_item)
     span = svc.span_add(assignment=aware_item, user=members["annotator"], version=None, start=0, end=2,

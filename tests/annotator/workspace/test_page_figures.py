@@ -16,7 +16,7 @@ from annotator.selectors import figures
 from annotator.selectors.assignments import condition_exposure
 from annotator.selectors.projects import project_counts
 from annotator.selectors.workspace import annotator_stats, queue_progress
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 from annotator.services.audit import audit_record
 from pipeline import assignment as algo
 
@@ -29,8 +29,8 @@ def by_name(stats) -> dict:
 
 def finish_one(members, who="annotator") -> Assignment:
     a = Assignment.objects.filter(annotator=members[who], status="pending").order_by("order").first()
-    svc.no_pii_set(assignment=a, user=members[who], version=None, value=True)
-    return svc.submit(assignment=a, user=members[who], version=None)
+    svc.item_no_pii_set(assignment=a, user=members[who], version=None, value=True)
+    return svc.item_submit(assignment=a, user=members[who], version=None)
 
 
 def test_cached_figures_move_with_every_audited_write(members, ws_project, planned):

@@ -22,7 +22,7 @@ from annotator.models import (
     Membership,
     Message,
 )
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 from annotator.services.adjudication import adjudication_submit
 from tests.annotator.helpers import post_action
 
@@ -55,14 +55,14 @@ def act(members, django_capture_on_commit_callbacks):
 
 def _no_pii_both(act, fred):
     for a in fred.values():
-        act(svc.no_pii_set, a, value=True)
-        act(svc.submit, a)
+        act(svc.item_no_pii_set, a, value=True)
+        act(svc.item_submit, a)
 
 
 def _fred_both(act, fred):
     for a in fred.values():
         act(svc.span_add, a, start=FRED[0], end=FRED[1], label="NAME")
-        act(svc.submit, a)
+        act(svc.item_submit, a)
 
 
 def pseudo(user) -> str:
@@ -78,10 +78,10 @@ def test_a_submitted_item_refuses_every_edit(act, fred):
     a = fred["annotator"]
     edits = [
         (svc.span_add, {"start": FRED[0], "end": FRED[1], "label": "NAME"}),
-        (svc.no_pii_set, {"value": False}),
-        (svc.flag_set, {"uncertain": True, "comment": "late"}),
-        (svc.undo, {}),
-        (svc.skip, {}),
+        (svc.item_no_pii_set, {"value": False}),
+        (svc.item_flag_set, {"uncertain": True, "comment": "late"}),
+        (svc.item_undo, {}),
+        (svc.item_skip, {}),
     ]
     for fn, kwargs in edits:
         with pytest.raises(svc.WorkspaceError) as exc:
@@ -105,13 +105,13 @@ def test_span_delete_and_relabel_after_submit_are_refused(act, fred):
 
 def test_reopen_is_audited_and_makes_the_item_editable(act, fred, members):
     _no_pii_both(act, fred)
-    a = act(svc.reopen, fred["annotator"])
+    a = act(svc.item_reopen, fred["annotator"])
     assert a.status == "in_progress"
     event = AuditEvent.objects.get(action="assignment.reopen")
     assert event.user == members["annotator"] and event.object_id == str(a.pk)
     act(svc.span_add, a, start=FRED[0], end=FRED[1], label="NAME")
     with pytest.raises(svc.WorkspaceError):  # only a submitted item can be reopened
-        act(svc.reopen, a)
+        act(svc.item_reopen, a)
 
 
 # ----------------------------------------------------------------------------------- re-merge
@@ -123,9 +123,9 @@ def test_a_late_catch_after_reopen_leaves_the_unanimous_gold(act, fred, members)
     _no_pii_both(act, fred)
     message = fred["annotator"].message
     assert AdjudicationDecision.objects.get(message=message).outcome == Outcome.UNANIMOUS
-    a = act(svc.reopen, fred["annotator"])
+    a = act(svc.item_reopen, fred["annotator"])
     act(svc.span_add, a, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a)
+    act(svc.item_submit, a)
     assert not AdjudicationDecision.objects.filter(message=message).exists()
     item = AdjudicationItem.objects.get(message=message)
     assert item.status == "open" and item.risk_details["kind"] == "possible leak"
@@ -136,10 +136,10 @@ def test_a_late_catch_after_reopen_leaves_the_unanimous_gold(act, fred, members)
 def test_both_catch_fred_after_reopen_and_gold_has_the_name(act, fred):
     _no_pii_both(act, fred)
     for a in fred.values():
-        act(svc.reopen, a)
-        act(svc.no_pii_set, a, value=False)
+        act(svc.item_reopen, a)
+        act(svc.item_no_pii_set, a, value=False)
         act(svc.span_add, a, start=FRED[0], end=FRED[1], label="NAME")
-        act(svc.submit, a)
+        act(svc.item_submit, a)
     message = fred["annotator"].message
     gold = GoldSpan.objects.get(message=message)
     assert (gold.start, gold.end, gold.label, gold.provenance) == (*FRED, "NAME", "unanimous")
@@ -151,10 +151,10 @@ def test_a_span_deleted_after_reopen_is_no_longer_credited(act, fred, members):
     _fred_both(act, fred)
     message = fred["annotator"].message
     assert len(GoldSpan.objects.get(message=message).annotators) == 2
-    a = act(svc.reopen, fred["annotator"])
+    a = act(svc.item_reopen, fred["annotator"])
     act(svc.span_delete, a, annotation_id=Annotation.objects.get(assignment=a).pk)
-    act(svc.no_pii_set, a, value=True)
-    act(svc.submit, a)
+    act(svc.item_no_pii_set, a, value=True)
+    act(svc.item_submit, a)
     me = pseudo(members["annotator"])
     assert not any(me in str(g.annotators) for g in GoldSpan.objects.filter(message=message))
     assert AdjudicationItem.objects.get(message=message).status == "open"
@@ -163,8 +163,8 @@ def test_a_span_deleted_after_reopen_is_no_longer_credited(act, fred, members):
 def test_resubmitting_unchanged_keeps_gold_as_it_is(act, fred):
     _fred_both(act, fred)
     gold = GoldSpan.objects.get()
-    a = act(svc.reopen, fred["annotator"])
-    act(svc.submit, a)
+    a = act(svc.item_reopen, fred["annotator"])
+    act(svc.item_submit, a)
     assert GoldSpan.objects.get().pk == gold.pk
     assert not AdjudicationItem.objects.exists()
 
@@ -173,18 +173,18 @@ def test_a_change_after_an_adjudicated_decision_goes_back_to_the_adjudicator(act
     """Gold an adjudicator decided is never overwritten: the item returns to their queue."""
     a1, a2 = fred["annotator"], fred["annotator2"]
     act(svc.span_add, a1, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a1)
-    act(svc.no_pii_set, a2, value=True)
-    act(svc.submit, a2)
+    act(svc.item_submit, a1)
+    act(svc.item_no_pii_set, a2, value=True)
+    act(svc.item_submit, a2)
     item = AdjudicationItem.objects.get()
     adjudication_submit(item=item, user=members["adjudicator"], spans=[(*FRED, "NAME")], version=item.version)
     decision = AdjudicationDecision.objects.get()
     assert decision.outcome == Outcome.ADJUDICATED
 
-    a1 = act(svc.reopen, a1)  # annotator 1 changes their mind: LOCATION, not NAME
+    a1 = act(svc.item_reopen, a1)  # annotator 1 changes their mind: LOCATION, not NAME
     ann = Annotation.objects.get(assignment=a1)
     act(svc.span_relabel, a1, annotation_id=ann.pk, label="LOCATION")
-    act(svc.submit, a1)
+    act(svc.item_submit, a1)
 
     item.refresh_from_db()
     assert item.status == "open" and item.changed_after_decision and item.decision_id == decision.pk
@@ -201,12 +201,12 @@ def test_a_change_after_an_adjudicated_decision_goes_back_to_the_adjudicator(act
 def test_unchanged_resubmit_after_an_adjudicated_decision_stays_settled(act, fred, members):
     a1, a2 = fred["annotator"], fred["annotator2"]
     act(svc.span_add, a1, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a1)
-    act(svc.no_pii_set, a2, value=True)
-    act(svc.submit, a2)
+    act(svc.item_submit, a1)
+    act(svc.item_no_pii_set, a2, value=True)
+    act(svc.item_submit, a2)
     item = AdjudicationItem.objects.get()
     adjudication_submit(item=item, user=members["adjudicator"], spans=[(*FRED, "NAME")], version=item.version)
-    act(svc.submit, act(svc.reopen, a1))
+    act(svc.item_submit, act(svc.item_reopen, a1))
     item.refresh_from_db()
     assert item.status == "settled"
 
@@ -283,10 +283,10 @@ def test_exports_built_before_a_change_after_submit_are_stale(client, members, a
     release = built(release_start, project=gold.project, user=members["admin"], mode="tag")
     assert not export_is_stale(gold) and not export_is_stale(release)
 
-    a = act(svc.reopen, fred["annotator"])
+    a = act(svc.item_reopen, fred["annotator"])
     assert not export_is_stale(gold)  # reopening alone changes nothing yet
     act(svc.span_add, a, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a)
+    act(svc.item_submit, a)
     assert export_is_stale(gold) and export_is_stale(release)
 
     client.force_login(members["admin"])
@@ -308,7 +308,7 @@ def test_new_gold_elsewhere_does_not_make_an_export_stale(members, act, fred, bu
     for who in ("annotator", "annotator2"):
         a = Assignment.objects.create(project=project, annotator=members[who], message=m)
         act(svc.span_add, a, start=3, end=6, label="NAME")
-        act(svc.submit, a)
+        act(svc.item_submit, a)
     assert GoldSpan.objects.filter(message=m).exists()
     assert not export_is_stale(export)
 
@@ -354,15 +354,15 @@ def test_honest_reports_are_credited_in_full(client, members, fred):
 def test_the_adjudicator_sees_the_item_changed_after_their_decision(client, members, act, fred):
     a1, a2 = fred["annotator"], fred["annotator2"]
     act(svc.span_add, a1, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a1)
-    act(svc.no_pii_set, a2, value=True)
-    act(svc.submit, a2)
+    act(svc.item_submit, a1)
+    act(svc.item_no_pii_set, a2, value=True)
+    act(svc.item_submit, a2)
     item = AdjudicationItem.objects.get()
     adjudication_submit(item=item, user=members["adjudicator"], spans=[], version=item.version, confirm_drop=True)
-    a2 = act(svc.reopen, a2)  # annotator 2 now sees "Fred" too
-    act(svc.no_pii_set, a2, value=False)
+    a2 = act(svc.item_reopen, a2)  # annotator 2 now sees "Fred" too
+    act(svc.item_no_pii_set, a2, value=False)
     act(svc.span_add, a2, start=FRED[0], end=FRED[1], label="NAME")
-    act(svc.submit, a2)
+    act(svc.item_submit, a2)
     client.force_login(members["adjudicator"])
     queue = client.get(reverse("adjudication-queue", kwargs={"slug": "test"})).content.decode()
     assert "changed after decision" in queue
@@ -372,9 +372,9 @@ def test_the_adjudicator_sees_the_item_changed_after_their_decision(client, memb
 
 def test_a_reopened_item_cannot_be_skipped(act, fred):
     _no_pii_both(act, fred)
-    a = act(svc.reopen, fred["annotator"])
+    a = act(svc.item_reopen, fred["annotator"])
     with pytest.raises(svc.WorkspaceError, match="submit it again"):
-        act(svc.skip, a)
+        act(svc.item_skip, a)
 
 
 def test_a_reopened_item_reassigned_to_someone_else_merges_again_when_they_submit(act, fred, project, members,
@@ -385,13 +385,13 @@ def test_a_reopened_item_reassigned_to_someone_else_merges_again_when_they_submi
     from annotator.services.projects import membership_set
 
     _fred_both(act, fred)
-    act(svc.reopen, fred["annotator"])
+    act(svc.item_reopen, fred["annotator"])
     third = make_user("annotator3")
     membership_set(project=project, user=third, role=Role.ANNOTATOR)
     assignments_reassign(project=project, from_user=members["annotator"], to_users=[third], by=members["admin"])
     a = Assignment.objects.get(annotator=third)
-    act(svc.no_pii_set, a, value=True)
-    act(svc.submit, a)
+    act(svc.item_no_pii_set, a, value=True)
+    act(svc.item_submit, a)
     message = a.message
     assert not GoldSpan.objects.filter(message=message).exists()
     assert AdjudicationItem.objects.get(message=message).risk_details["kind"] == "possible leak"

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import Annotation, Assignment, AssignmentPlan, AuditEvent
-from annotator.services import annotation as svc
+from annotator.services import workspace as svc
 from tests.annotator.helpers import msg, post_action
 
 pytestmark = pytest.mark.django_db
@@ -216,7 +216,7 @@ def test_a_span_over_a_suggestion_records_an_edit(members, aware_item):
     who = members["annotator"]
     ann = svc.span_add(assignment=aware_item, user=who, version=None, start=3, end=9, label="NAME", exact=True)
     assert ann.origin == Origin.EDITED and ann.prediction_id is not None
-    svc.undo(assignment=aware_item, user=who, version=None)
+    svc.item_undo(assignment=aware_item, user=who, version=None)
     ann = svc.span_add(assignment=aware_item, user=who, version=None, start=4, end=6, label="NAME")
     assert ann.origin == Origin.ACCEPTED  # snapped onto the suggestion exactly
 
@@ -272,23 +272,23 @@ def test_submit_waits_for_every_suggestion_in_aware(client, members, aware_item)
 
 def test_no_pii_is_refused_with_spans_and_rejects_pending_suggestions(members, aware_item):
     who = members["annotator"]
-    a = svc.no_pii_set(assignment=aware_item, user=who, version=None, value=True)
+    a = svc.item_no_pii_set(assignment=aware_item, user=who, version=None, value=True)
     assert a.no_pii and Annotation.objects.get().origin == Origin.REJECTED
-    svc.undo(assignment=aware_item, user=who, version=None)
+    svc.item_undo(assignment=aware_item, user=who, version=None)
     aware_item.refresh_from_db()
     assert not aware_item.no_pii and not Annotation.objects.exists()
     svc.span_add(assignment=aware_item, user=who, version=None, start=10, end=15, label="NAME")
     with pytest.raises(svc.WorkspaceError, match="has spans"):
-        svc.no_pii_set(assignment=aware_item, user=who, version=None, value=True)
+        svc.item_no_pii_set(assignment=aware_item, user=who, version=None, value=True)
 
 
 def test_adding_a_span_clears_no_pii_and_undo_restores_it(members, blind_item):
     who = members["annotator"]
-    svc.no_pii_set(assignment=blind_item, user=who, version=None, value=True)
+    svc.item_no_pii_set(assignment=blind_item, user=who, version=None, value=True)
     svc.span_add(assignment=blind_item, user=who, version=None, start=3, end=8, label="NAME")
     blind_item.refresh_from_db()
     assert not blind_item.no_pii
-    svc.undo(assignment=blind_item, user=who, version=None)
+    svc.item_undo(assignment=blind_item, user=who, version=None)
     blind_item.refresh_from_db()
     assert blind_item.no_pii and not Annotation.objects.exists()
 
@@ -308,14 +308,14 @@ def test_undo_walks_back_every_step(members, blind_item):
     a = svc.span_add(assignment=blind_item, user=who, version=None, start=3, end=8, label="NAME")
     svc.span_relabel(assignment=blind_item, user=who, version=None, annotation_id=a.pk, label="AGE")
     svc.span_delete(assignment=blind_item, user=who, version=None, annotation_id=a.pk)
-    svc.undo(assignment=blind_item, user=who, version=None)
+    svc.item_undo(assignment=blind_item, user=who, version=None)
     assert Annotation.objects.get().label == "AGE"
-    svc.undo(assignment=blind_item, user=who, version=None)
+    svc.item_undo(assignment=blind_item, user=who, version=None)
     assert Annotation.objects.get().label == "NAME"
-    svc.undo(assignment=blind_item, user=who, version=None)
+    svc.item_undo(assignment=blind_item, user=who, version=None)
     assert not Annotation.objects.exists()
     with pytest.raises(svc.WorkspaceError, match="Nothing to undo"):
-        svc.undo(assignment=blind_item, user=who, version=None)
+        svc.item_undo(assignment=blind_item, user=who, version=None)
 
 
 def test_skip_moves_on_and_the_queue_lists_it(client, members, blind_item):
@@ -337,7 +337,7 @@ def test_every_decision_is_audited_with_its_condition(members, aware_item):
     p = Prediction.objects.get(message=aware_item.message)
     svc.suggestion_reject(assignment=aware_item, user=who, version=None, prediction_id=p.pk)
     svc.span_add(assignment=aware_item, user=who, version=None, start=10, end=15, label="NAME")
-    svc.submit(assignment=aware_item, user=who, version=None)
+    svc.item_submit(assignment=aware_item, user=who, version=None)
     events = list(AuditEvent.objects.filter(object_type="Assignment").order_by("pk"))
     assert [e.action for e in events] == ["annotation.reject", "annotation.add", "assignment.submit"]
     assert all(e.details["condition"] == "aware" and e.user == who for e in events)
@@ -368,7 +368,7 @@ def test_annotators_never_see_each_others_spans(client, members, blind_item):
     theirs = Assignment.objects.get(annotator=members["annotator2"], message=blind_item.message)
     svc.span_add(assignment=theirs, user=members["annotator2"], version=0, start=10, end=15,
                  label="NAME", exact=True)
-    svc.flag_set(assignment=theirs, user=members["annotator2"], version=None, uncertain=True,
+    svc.item_flag_set(assignment=theirs, user=members["annotator2"], version=None, uncertain=True,
                  comment="zz-their-private-comment")
     client.force_login(members["annotator"])
     for url in (item_url(blind_item), reverse("workspace-list", kwargs={"slug": "test"})):
@@ -411,10 +411,10 @@ def test_admin_creates_a_plan_and_sees_statistics(client, members, ws_project, r
         for p in svc.pending_suggestions(a):
             svc.suggestion_accept(assignment=a, user=who, version=None, prediction_id=p.pk)
         if not a.annotations.exists():
-            svc.no_pii_set(assignment=a, user=who, version=None, value=True)
+            svc.item_no_pii_set(assignment=a, user=who, version=None, value=True)
         Assignment.objects.filter(pk=a.pk).update(timed_at=timezone.now() - timedelta(minutes=1))
-        svc.time_add(assignment=a, active=30)  # a minute after the item was opened
-        svc.submit(assignment=a, user=who, version=None)
+        svc.item_time_add(assignment=a, active=30)  # a minute after the item was opened
+        svc.item_submit(assignment=a, user=who, version=None)
     stats = {s["username"]: s for s in __import__("annotator.selectors.workspace", fromlist=["x"]).annotator_stats(ws_project)}
     assert stats["annotator"]["done"] == 2 and stats["annotator"]["median_seconds"] == 30
     assert stats["annotator"]["accept_rate"] == 100.0
@@ -440,8 +440,8 @@ def test_reassign_moves_unfinished_work_only(client, members, ws_project, planne
     membership_set(project=ws_project, user=third, role="annotator")
     who = members["annotator"]
     first = Assignment.objects.filter(annotator=who).order_by("order").first()
-    svc.no_pii_set(assignment=first, user=who, version=None, value=True)
-    svc.submit(assignment=first, user=who, version=None)
+    svc.item_no_pii_set(assignment=first, user=who, version=None, value=True)
+    svc.item_submit(assignment=first, user=who, version=None)
     client.force_login(members["admin"])
     response = client.post(reverse("workspace-reassign", kwargs={"slug": "test"}),
                            {"from_user": who.pk, "to_user": ""})

@@ -328,7 +328,7 @@ def suggestion_relabel(*, assignment: Assignment, user, version: int | None, pre
 # ----------------------------------------------------------------------------------- item flags
 
 @transaction.atomic
-def no_pii_set(*, assignment: Assignment, user, version: int | None, value: bool = True,
+def item_no_pii_set(*, assignment: Assignment, user, version: int | None, value: bool = True,
                active: float = 0.0) -> Assignment:
     """'No PII here': refused while the item has spans; rejects the pending suggestions (aware)."""
     a = _lock(assignment, version)
@@ -352,7 +352,7 @@ def no_pii_set(*, assignment: Assignment, user, version: int | None, value: bool
 
 
 @transaction.atomic
-def flag_set(*, assignment: Assignment, user, version: int | None, uncertain: bool, comment: str,
+def item_flag_set(*, assignment: Assignment, user, version: int | None, uncertain: bool, comment: str,
              active: float = 0.0) -> Assignment:
     a = _lock(assignment, version)
     comment = (comment or "").strip()[:4000]
@@ -367,7 +367,7 @@ def flag_set(*, assignment: Assignment, user, version: int | None, uncertain: bo
 
 
 @transaction.atomic
-def undo(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+def item_undo(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
     """Reverse the last edit of this item (spans, suggestion decisions, flags)."""
     a = _lock(assignment, version)
     if not a.undo_log:
@@ -402,7 +402,7 @@ def undo(*, assignment: Assignment, user, version: int | None, active: float = 0
 # ----------------------------------------------------------------------------------- item status
 
 @transaction.atomic
-def submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+def item_submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
     """Finish the item. A repeated submit of a finished item (double Enter, a second tab) is a no-op.
 
     Submitting an item whose message is already merged (a reopened item, or one reassigned after
@@ -439,7 +439,7 @@ def submit(*, assignment: Assignment, user, version: int | None, active: float =
 
 
 @transaction.atomic
-def reopen(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+def item_reopen(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
     """Make a submitted item editable again (audited). Its gold stays as it is until the item is
     submitted again, which merges it again."""
     a = _lock(assignment, version, edit=False)
@@ -457,7 +457,7 @@ def item_open(*, assignment: Assignment) -> None:
 
 
 @transaction.atomic
-def skip(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+def item_skip(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
     a = _lock(assignment, version)
     if a.status == Assignment.Status.DONE:
         raise WorkspaceError("This item is already submitted.")
@@ -473,7 +473,7 @@ def skip(*, assignment: Assignment, user, version: int | None, active: float = 0
 
 
 @transaction.atomic
-def time_add(*, assignment: Assignment, active: float) -> float:
+def item_time_add(*, assignment: Assignment, active: float) -> float:
     """Count active seconds without touching the version (a heartbeat must never cause a conflict);
     returns the seconds credited (capped by the wall clock, see ``_credit``)."""
     a = Assignment.objects.select_for_update().filter(pk=assignment.pk).only("pk", "timed_at", "created_at").first()
@@ -485,8 +485,7 @@ def time_add(*, assignment: Assignment, active: float) -> float:
 
 
 __all__ = [
-    "ConflictError", "NotFoundError", "OverlapError", "ReadOnlyError", "WorkspaceError", "flag_set",
-    "item_open", "no_pii_set", "reopen", "skip", "span_add", "span_delete", "span_relabel", "submit",
-    "suggestion_accept",
-    "suggestion_reject", "suggestion_relabel", "time_add", "undo",
+    "ConflictError", "NotFoundError", "OverlapError", "ReadOnlyError", "WorkspaceError", "item_flag_set",
+    "item_no_pii_set", "item_open", "item_reopen", "item_skip", "item_submit", "item_time_add", "item_undo",
+    "span_add", "span_delete", "span_relabel", "suggestion_accept", "suggestion_reject", "suggestion_relabel",
 ]

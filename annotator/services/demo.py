@@ -26,9 +26,9 @@ from annotator.models import (
     ReleaseCandidate,
 )
 from annotator.selectors.workspace import pending_suggestions
+from annotator.services import releases
 from annotator.services import workspace as ws
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
-from annotator.services.export_jobs import export_build
 from annotator.services.exports import ExportError
 from annotator.services.release_review import ReviewConflict, candidate_decide
 from annotator.services.releases import release_start, surrogate_key
@@ -160,7 +160,7 @@ def release_build(*, project: Project, user) -> Export | None:
 def _release_here(*, project: Project, user, mode: str) -> Export:
     """A new release of the gold set, built here by the export job ("already built" if the request ran it)."""
     release = release_start(project=project, user=user, source="gold", mode=mode)
-    export_build(export_id=release.pk)
+    releases.release_build(export_id=release.pk)
     release.refresh_from_db()
     return release
 

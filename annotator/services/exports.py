@@ -48,6 +48,7 @@ from annotator.models import (
     Message,
     Project,
 )
+from annotator.selectors.exports import gold_state
 from annotator.selectors.projects import pseudonyms
 from annotator.services import jobs
 from annotator.services.audit import audit_record
@@ -274,3 +275,49 @@ def gold_manifest(export: Export, counts: BundleCounts, entries: list[dict[str, 
         "offsets": "Python str code points, end exclusive",
         "files": entries,
     }
+
+
+# ---------------------------------------------------------------------------------- building
+
+
+def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, Any]]) -> str:
+    """Build a queued export of ``kind`` with ``write`` (``gold_export_write`` here, or
+    ``releases.release_write``); idempotent, failures recorded on the record. Each kind has its
+    entry point (:func:`gold_export_build`, ``releases.release_build``), so this module never
+    imports the release writer that imports it.
+
+    Whatever stops the build (an error, Ctrl-C in a command building it here) marks the export
+    failed with its error: it is never left "running"."""
+    export = Export.objects.select_related("project", "source_run").get(pk=export_id)
+    if export.kind != kind:
+        raise ExportError(f"export {export_id} is a {export.kind} export, not a {kind} export")
+    if export.status == Export.Status.SUCCEEDED:
+        return "already built"
+    jobs.job_start(export, redo_failed=True)  # a redelivered task rebuilds from an empty directory
+    # What gold looks like before it is read: a change from here on makes the export stale.
+    state = gold_state(export.project) if export.uses_gold else {}
+    try:
+        fields = write(export, progress=lambda d, t: export_progress(export, d, t))
+        export_publish(export)  # into the object store, where one is configured
+    except ExportError as exc:
+        _build_failed(export, exc)
+        return "failed"
+    except BaseException as exc:
+        _build_failed(export, exc if isinstance(exc, KeyboardInterrupt | SystemExit) else f"{type(exc).__name__}: {exc}")
+        raise
+    jobs.job_finish(export, gold_state=state, **fields)
+    audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
+                 project=export.project, version=export.version, publishable=fields.get("publishable"))
+    return "built"
+
+
+def gold_export_build(*, export_id: int) -> str:
+    """Build a queued gold export (see :func:`export_build`)."""
+    return export_build(export_id=export_id, kind=Export.Kind.GOLD, write=gold_export_write)
+
+
+def _build_failed(export: Export, error: BaseException | str) -> None:
+    export_discard_staging(export)
+    jobs.job_fail(export, str(error) if isinstance(error, ExportError) else error)
+    audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
+                 project=export.project, error=jobs.error_text(error)[:500])

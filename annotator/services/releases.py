@@ -53,6 +53,7 @@ from annotator.services.dialogues import stream_dialogues
 from annotator.services.exports import (
     ExportError,
     blindspot_version,
+    export_build,
     export_create,
     export_dir,
     file_entries,
@@ -374,3 +375,8 @@ def release_publish(*, export: Export, user, acknowledge: bool = False) -> Expor
     audit_record(user=user, action="export.release.publish", obj=export, project=export.project,
                  version=export.version)
     return export
+
+
+def release_build(*, export_id: int) -> str:
+    """Build a queued release (``exports.export_build`` with this module's writer)."""
+    return export_build(export_id=export_id, kind=Export.Kind.RELEASE, write=release_write)

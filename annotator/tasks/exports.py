@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotator.services.export_jobs import export_build
+from annotator.models import Export
+from annotator.services.exports import gold_export_build
+from annotator.services.releases import release_build
+
+BUILDERS = {Export.Kind.GOLD: gold_export_build, Export.Kind.RELEASE: release_build}
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, name="annotator.export_build")
@@ -12,4 +16,5 @@ def export_build_task(export_id: int) -> str:
     """Build a gold export or a release. Idempotent: a redelivered task rebuilds an unfinished
     export from an empty directory, or finds it built. Failures are recorded on the export and
     not retried (an admin starts a new version)."""
-    return export_build(export_id=export_id)
+    kind = Export.objects.values_list("kind", flat=True).get(pk=export_id)
+    return BUILDERS[kind](export_id=export_id)

@@ -20,9 +20,10 @@ from django.urls import reverse
 
 from annotator import model_store, storage
 from annotator.models import DetectorRun, Export, Prediction
-from annotator.services import export_jobs, runs
 from annotator.services import exports as export_services
 from annotator.services import releases as release_services
+from annotator.services import runs
+from annotator.services.exports import gold_export_build
 from annotator.settings import object_storages
 from tests.conftest import need
 
@@ -201,7 +202,7 @@ def test_a_rebuilt_export_replaces_what_an_earlier_attempt_left_in_the_store(s3,
                   user=members["admin"])
     s3.put_object(Bucket=s3.bucket, Key="pfx/exports/test/gold-v001/stale-from-a-killed-attempt.txt", Body=b"x")
     Export.objects.filter(pk=gold.pk).update(status="failed")  # an admin retries it
-    assert export_jobs.export_build(export_id=gold.pk) == "built"
+    assert gold_export_build(export_id=gold.pk) == "built"
     gold.refresh_from_db()
     assert set(_objects(s3, "pfx/exports/test/gold-v001/")) == {f["name"] for f in gold.files}
 

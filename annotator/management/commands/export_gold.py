@@ -5,8 +5,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Export, Project
-from annotator.services.export_jobs import export_build
-from annotator.services.exports import ExportError, export_copy_to, export_create, export_location
+from annotator.services.exports import (
+    ExportError,
+    export_copy_to,
+    export_create,
+    export_location,
+    gold_export_build,
+)
 
 
 class Command(BaseCommand):
@@ -30,7 +35,7 @@ class Command(BaseCommand):
                                    params={"test_fraction": test_fraction, "seed": seed})
         except ExportError as exc:
             raise CommandError(str(exc)) from None
-        export_build(export_id=export.pk)
+        gold_export_build(export_id=export.pk)
         export.refresh_from_db()
         if export.status != Export.Status.SUCCEEDED:
             raise CommandError(f"Export v{export.version} failed: {export.error}")

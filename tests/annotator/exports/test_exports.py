@@ -10,11 +10,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.models import DetectorRun, Export
-from annotator.services import export_jobs
 from annotator.services import exports as export_services
 from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
-from annotator.services.exports import ExportError, export_dir, private_dir
+from annotator.services.exports import ExportError, export_dir, gold_export_build, private_dir
 
 KEY = "test-release-key-0001"
 
@@ -114,7 +113,7 @@ def test_gold_exports_are_versioned_and_immutable(corpus, members, built):
     assert (first.version, second.version) == (1, 2)
     assert export_dir(first) != export_dir(second)
     assert (export_dir(first) / "gold.jsonl").read_bytes() == before
-    assert export_jobs.export_build(export_id=first.pk) == "already built"
+    assert gold_export_build(export_id=first.pk) == "already built"
 
 
 @pytest.mark.django_db

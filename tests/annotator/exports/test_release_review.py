@@ -12,10 +12,10 @@ from django.urls import reverse
 
 from annotator.models import AuditEvent, CandidateDecision, Export, GoldSpan, ReleaseCandidate
 from annotator.selectors.exports import export_is_stale
-from annotator.services import export_jobs
 from annotator.services import release_review as review
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir
+from annotator.services.releases import release_build
 
 
 def _build(capture, project, user) -> Export:
@@ -166,5 +166,5 @@ def test_a_redelivered_build_records_the_queue_once(issue_project, members, djan
     export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
     n = export.candidates.count()
     Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED)
-    assert export_jobs.export_build(export_id=export.pk) == "built"
+    assert release_build(export_id=export.pk) == "built"
     assert export.candidates.count() == n

@@ -232,14 +232,14 @@ def test_build_release_refuses_in_one_line(project, corpus, make_user):
 def test_build_release_interrupted_without_a_broker_marks_the_release_failed(corpus, settings, monkeypatch):
     """Ctrl-C while the release builds in this process (no broker, as in bin/demo) leaves the
     export failed with its reason, never "running"."""
-    from annotator.services import export_jobs
+    from annotator.services import releases
 
     settings.BLINDSPOT_EAGER_IN_THREAD = True  # as outside tests
 
     def interrupted(export, progress=None):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(export_jobs, "release_write", interrupted)
+    monkeypatch.setattr(releases, "release_write", interrupted)
     with pytest.raises(CommandError, match="marked failed"):
         run("build_release", project="test")
     export = Export.objects.get(project=corpus, kind=Export.Kind.RELEASE)

@@ -1,7 +1,8 @@
 """The one way services ask for background work: by task name, after the current transaction commits.
 
 Services never import a task (tasks sit above services and call them): they call
-``enqueue("annotator.export_build", export.pk)``. With a broker (``REDIS_URL``) that sends the
+``enqueue(names.EXPORTS_BUILD, export.pk)`` (one name per task, ``annotator.<area>.<verb>``, in
+:mod:`annotator.task_names`). With a broker (``REDIS_URL``) that sends the
 task by name. Without one, Celery runs tasks eagerly, in process; long jobs then run on ONE
 worker thread that takes them in order, like a single worker, so the page that started them can
 show progress instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism).

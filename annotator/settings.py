@@ -16,6 +16,8 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 
+from annotator import task_names as names
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 # A ``.env`` beside manage.py (``bin/demo`` writes one) fills in what the environment leaves unset;
@@ -221,10 +223,10 @@ BLINDSPOT_MERGE_SWEEP_SECONDS = env_int("BLINDSPOT_MERGE_SWEEP_SECONDS", 300)
 BLINDSPOT_REDISPATCH_SECONDS = env_int("BLINDSPOT_REDISPATCH_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
     # tasks the broker did not take while it was away (annotator/dispatch.py), sent again
-    "redispatch-undelivered": {"task": "annotator.redispatch_undelivered",
+    "redispatch-undelivered": {"task": names.BROKER_REDISPATCH,
                                "schedule": float(BLINDSPOT_REDISPATCH_SECONDS)},
-    # the name gold_merge_sweep_job is registered under (annotator/tasks/adjudication.py)
-    "gold-merge-sweep": {"task": "annotator.tasks_agreement.gold_merge_sweep_job",
+    # finished items a failed merge left out of gold (annotator/tasks/adjudication.py)
+    "gold-merge-sweep": {"task": names.ADJUDICATION_GOLD_MERGE_SWEEP,
                          "schedule": float(BLINDSPOT_MERGE_SWEEP_SECONDS)},
 }
 

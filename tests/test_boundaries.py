@@ -172,7 +172,8 @@ def test_no_import_cycles_in_pipeline():
 # services write through models and read through selectors, and never import a task or a view;
 # tasks (ids in, one service call) sit above the services they call. Same rules as pipeline/'s.
 ANNOTATOR_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("settings", ("annotator.settings", "annotator.settings_test", "annotator.envfile", "annotator.cache")),
+    ("settings", ("annotator.settings", "annotator.settings_test", "annotator.envfile", "annotator.cache",
+                  "annotator.task_names")),
     ("models", ("annotator.models",)),
     ("infrastructure", ("annotator.access", "annotator.adapters", "annotator.rendering", "annotator.charts",
                         "annotator.celery", "annotator.dispatch", "annotator.storage", "annotator.model_store")),

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from django.db import DatabaseError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
@@ -93,7 +94,7 @@ def gold_merge_ready(*, project: Project, user=None, message_ids: Iterable[int] 
 def _gold_grew(project: Project) -> None:
     """Gold grew: an event, not a call into the tagger area. The ``retrain_check`` task (after
     commit) lets the model in the loop decide whether ``retrain_every`` new messages arrived."""
-    enqueue("annotator.tagger.retrain_check", project.pk)
+    enqueue(names.TAGGER_RETRAIN_CHECK, project.pk)
 
 
 def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, dict]:
@@ -118,7 +119,7 @@ def gold_merge_sweep(*, projects: Iterable[Project] | None = None) -> dict[str, 
 def gold_merge_request(*, project: Project, message_ids: list[int] | None = None) -> None:
     """Queue a merge of finished items (all of the project's, or these messages') after commit;
     the merge is idempotent, so asking twice is harmless."""
-    enqueue("annotator.tasks_agreement.gold_merge_job", project.pk, message_ids)
+    enqueue(names.ADJUDICATION_GOLD_MERGE, project.pk, message_ids)
 
 
 def gold_merge_failure_record(*, project: Project | int, error: str, message_ids: Iterable[int] | None = None,

@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Max
 
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import (
     Annotation,
@@ -249,7 +250,7 @@ def plan_start(*, project: Project, by, strategy: str, annotators, k: int | None
         "include_gold": include_gold,
     })
     if queue:
-        enqueue("annotator.plan_build", job.pk)
+        enqueue(names.WORKSPACE_PLAN_BUILD, job.pk)
     return job
 
 

@@ -38,6 +38,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotator import storage
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
@@ -135,7 +136,7 @@ def gold_export_start(*, project: Project, user, test_fraction: float = 0.2, see
         raise ExportError("The project has no gold set yet: merge or adjudicate annotations, or import gold spans.")
     export = export_create(project=project, kind=Export.Kind.GOLD, user=user,
                            params={"test_fraction": test_fraction, "seed": seed})
-    enqueue("annotator.export_build", export.pk)
+    enqueue(names.EXPORTS_BUILD, export.pk)
     return export
 
 

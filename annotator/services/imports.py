@@ -16,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import (
     AdjudicationDecision,
@@ -80,7 +81,7 @@ def corpus_import_start(*, project: Project, user, params: dict) -> BackgroundJo
     format) as a background job; its page polls the progress."""
     job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.IMPORT, created_by=user,
                                        params=params)
-    enqueue("annotator.tasks.corpus_import_job", job.pk)
+    enqueue(names.PROJECTS_CORPUS_IMPORT, job.pk)
     return job
 
 

@@ -43,6 +43,7 @@ from django.core.files import File
 from django.utils import timezone
 
 from annotator import storage
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
 from annotator.selectors.dialogues import StreamStats, iter_dialogues
@@ -107,7 +108,7 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
               "use_llm": use_llm, "complete_only": complete_only}
     export = export_create(project=project, kind=Export.Kind.RELEASE, user=user, params=params,
                            source_run=run if source == "run" else None)
-    enqueue("annotator.export_build", export.pk)
+    enqueue(names.EXPORTS_BUILD, export.pk)
     return export
 
 

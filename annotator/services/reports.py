@@ -27,6 +27,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.selectors import assignments as sampling
@@ -55,7 +56,7 @@ def agreement_request(*, project: Project, user, n_boot: int = DEFAULT_BOOT, see
     job = BackgroundJob.objects.create(project=project, kind=Kind.AGREEMENT, created_by=user,
                                        params={"n_boot": n_boot, "seed": seed})
     audit_record(user=user, action="report.agreement.request", obj=job, project=project, n_boot=n_boot)
-    enqueue("annotator.tasks_agreement.agreement_job", job.pk)
+    enqueue(names.REPORTS_AGREEMENT, job.pk)
     return job
 
 
@@ -68,7 +69,7 @@ def circularity_request(*, project: Project, user, run: DetectorRun, threshold: 
         params={"run": run.pk, "threshold": threshold, "match": match, "n_boot": n_boot, "seed": seed},
     )
     audit_record(user=user, action="report.circularity.request", obj=job, project=project, run=run.pk)
-    enqueue("annotator.tasks_agreement.circularity_job", job.pk)
+    enqueue(names.REPORTS_CIRCULARITY, job.pk)
     return job
 
 
@@ -209,7 +210,7 @@ def evaluation_request(*, run: DetectorRun, key: str, user=None) -> BackgroundJo
     """Queue the scoring of ``run`` against the gold of state ``key``."""
     job = BackgroundJob.objects.create(project_id=run.project_id, kind=EVALUATION, created_by=user,
                                        params={"run": run.pk, "key": key})
-    enqueue("annotator.evaluation_job", job.pk)
+    enqueue(names.REPORTS_EVALUATION, job.pk)
     return job
 
 

@@ -20,6 +20,7 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from annotator import model_store
+from annotator import task_names as names
 from annotator.adapters import dialogues_from_db
 from annotator.dispatch import enqueue
 from annotator.models import (
@@ -219,7 +220,7 @@ def run_enqueue(run: DetectorRun, *, only_unfinished: bool = True) -> int:
         chunks = chunks.exclude(status=RunChunk.Status.DONE)
     ids = list(chunks.values_list("pk", flat=True))
     for chunk_id in ids:
-        enqueue("annotator.run_chunk", chunk_id)
+        enqueue(names.RUNS_CHUNK_PROCESS, chunk_id)
     return len(ids)
 
 

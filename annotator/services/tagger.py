@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotator import model_store, storage
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, JobStatus, Project
 from annotator.selectors.tagger import (
@@ -186,7 +187,7 @@ def tagger_distil_job_start(*, project: Project, user, teacher: str) -> tuple[Ba
         job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
                                            params={"distill_from": teacher, **teacher_data_options(project, info)})
         audit_record(user=user, action="tagger.distil.queue", obj=job, project=project, teacher=teacher)
-        enqueue("annotator.tasks.tagger_train_job", job.pk)
+        enqueue(names.TAGGER_TRAIN, job.pk)
     return job, True
 
 
@@ -258,7 +259,7 @@ def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: 
             return existing, False
         job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.TRAIN, created_by=user,
                                            params={"synthetic": synthetic, "use_gold": use_gold})
-        enqueue("annotator.tasks.tagger_train_job", job.pk)
+        enqueue(names.TAGGER_TRAIN, job.pk)
     return job, True
 
 
@@ -338,7 +339,7 @@ def tagger_retrain_request(
             trigger=trigger,
             gold_messages=size,
         )
-        enqueue("annotator.tasks.tagger_retrain_job", job.pk)
+        enqueue(names.TAGGER_RETRAIN, job.pk)
     return job, True
 
 

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import Annotation, Assignment, Prediction
 from annotator.selectors.workspace import pending_suggestions
@@ -434,7 +435,7 @@ def item_submit(*, assignment: Assignment, user, version: int | None, active: fl
            uncertain=a.uncertain, active_seconds=round(a.active_seconds, 1), resubmit=resubmit)
     gold_remerge_message(message=a.message, user=user)  # a no-op unless the message is merged already
     # The last of the k annotators to finish turns the item into gold or a queue item.
-    enqueue("annotator.tasks_agreement.gold_merge_job", a.project_id, [a.message_id])
+    enqueue(names.ADJUDICATION_GOLD_MERGE, a.project_id, [a.message_id])
     return a
 
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from celery import Task, shared_task
 from django.db import connections
 
+from annotator import task_names as names
 from annotator.models import Project
 from annotator.services.adjudication import (
     TRANSIENT_DB_ERRORS,
@@ -60,14 +61,14 @@ _merge_options = {"base": MergeTask, "bind": True, "acks_late": True, "autoretry
                   "max_retries": MERGE_RETRIES}
 
 
-@shared_task(name="annotator.tasks_agreement.gold_merge_job", **_merge_options)
+@shared_task(name=names.ADJUDICATION_GOLD_MERGE, **_merge_options)
 def gold_merge_job(self, project_id: int, message_ids: list[int] | None = None) -> None:
     """Merge finished items into gold or the adjudication queue (idempotent)."""
     with failure_recorded(self, project_id, message_ids):
         gold_merge_ready(project=Project.objects.get(pk=project_id), message_ids=message_ids)
 
 
-@shared_task(name="annotator.tasks_agreement.gold_merge_sweep_job", **_merge_options)
+@shared_task(name=names.ADJUDICATION_GOLD_MERGE_SWEEP, **_merge_options)
 def gold_merge_sweep_job(self) -> None:
     """Merge every finished item still out of gold, in every project (celery beat runs it).
     A project's own failure is recorded by the sweep; here only a database outage is left."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotator import task_names as names
 from annotator.models import Export
 from annotator.services.exports import gold_export_build
 from annotator.services.releases import release_build
@@ -11,7 +12,7 @@ from annotator.services.releases import release_build
 BUILDERS = {Export.Kind.GOLD: gold_export_build, Export.Kind.RELEASE: release_build}
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, name="annotator.export_build")
+@shared_task(acks_late=True, reject_on_worker_lost=True, name=names.EXPORTS_BUILD)
 def export_build_task(export_id: int) -> str:
     """Build a gold export or a release. Idempotent: a redelivered task rebuilds an unfinished
     export from an empty directory, or finds it built. Failures are recorded on the export and

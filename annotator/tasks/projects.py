@@ -6,13 +6,14 @@ from celery import shared_task
 from django.db import transaction
 
 from annotator import storage
+from annotator import task_names as names
 from annotator.models import BackgroundJob
 from annotator.services import jobs
 from annotator.services.imports import corpus_import_file
 from pipeline.corpus import CorpusError
 
 
-@shared_task(acks_late=True, name="annotator.tasks.corpus_import_job")
+@shared_task(acks_late=True, name=names.PROJECTS_CORPUS_IMPORT)
 def corpus_import_job(job_id: int) -> None:
     """Import an uploaded file. The import and the job's success commit together, so a worker
     that dies half-way leaves nothing behind and the redelivered task starts clean."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from annotator import task_names as names
 from annotator.services.runs import chunk_process
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="annotator.run_chunk")
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name=names.RUNS_CHUNK_PROCESS)
 def run_chunk_task(self, chunk_id: int) -> str:
     """Idempotent: a redelivered chunk replaces its own predictions or finds itself done.
 

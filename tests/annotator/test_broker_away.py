@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from annotator import dispatch
+from annotator import task_names as names
 from annotator.cache import DegradingRedisCache
 from annotator.models import DetectorRun, UndeliveredTask
 
@@ -79,7 +80,7 @@ def test_undelivered_tasks_are_sent_again_once_each_when_the_broker_is_back(requ
 
     broker_at(CLOSED)
     for pk in range(1, 6):
-        dispatch.send("annotator.run_chunk", pk)
+        dispatch.send(names.RUNS_CHUNK_PROCESS, pk)
     assert UndeliveredTask.objects.count() == 5 and dispatch.undelivered_in_request(reset=True) == 5
     assert dispatch.redispatch_undelivered() == {"sent": 0, "left": 5}  # still away: nothing lost
 

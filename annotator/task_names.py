@@ -1,0 +1,43 @@
+"""Every background task's name, one scheme: ``annotator.<area>.<verb>``.
+
+Services queue work by name through :func:`annotator.dispatch.enqueue` and never import a task, so
+the name is the contract between them, the beat schedule (settings) and the task modules
+(``annotator/tasks/<area>.py``); this module is its one home. It imports nothing, so settings can
+name the beat tasks with it.
+
+:data:`ALIASES` keeps the names tasks had before the scheme registered as well (a message queued
+by an older release, or an :class:`~annotator.models.UndeliveredTask` recorded under it, still
+finds its task); drop an alias once no queue can hold it.
+"""
+
+from __future__ import annotations
+
+ADJUDICATION_GOLD_MERGE = "annotator.adjudication.gold_merge"
+ADJUDICATION_GOLD_MERGE_SWEEP = "annotator.adjudication.gold_merge_sweep"
+BROKER_REDISPATCH = "annotator.broker.redispatch"
+EXPORTS_BUILD = "annotator.exports.build"
+PROJECTS_CORPUS_IMPORT = "annotator.projects.corpus_import"
+REPORTS_AGREEMENT = "annotator.reports.agreement_compute"
+REPORTS_CIRCULARITY = "annotator.reports.circularity_compute"
+REPORTS_EVALUATION = "annotator.reports.evaluation_compute"
+RUNS_CHUNK_PROCESS = "annotator.runs.chunk_process"
+TAGGER_RETRAIN = "annotator.tagger.retrain"
+TAGGER_RETRAIN_CHECK = "annotator.tagger.retrain_check"
+TAGGER_TRAIN = "annotator.tagger.train"
+WORKSPACE_PLAN_BUILD = "annotator.workspace.plan_build"
+
+# old name -> the name it is registered under now
+ALIASES = {
+    "annotator.export_build": EXPORTS_BUILD,
+    "annotator.evaluation_job": REPORTS_EVALUATION,
+    "annotator.plan_build": WORKSPACE_PLAN_BUILD,
+    "annotator.redispatch_undelivered": BROKER_REDISPATCH,
+    "annotator.run_chunk": RUNS_CHUNK_PROCESS,
+    "annotator.tasks.corpus_import_job": PROJECTS_CORPUS_IMPORT,
+    "annotator.tasks.tagger_retrain_job": TAGGER_RETRAIN,
+    "annotator.tasks.tagger_train_job": TAGGER_TRAIN,
+    "annotator.tasks_agreement.agreement_job": REPORTS_AGREEMENT,
+    "annotator.tasks_agreement.circularity_job": REPORTS_CIRCULARITY,
+    "annotator.tasks_agreement.gold_merge_job": ADJUDICATION_GOLD_MERGE,
+    "annotator.tasks_agreement.gold_merge_sweep_job": ADJUDICATION_GOLD_MERGE_SWEEP,
+}

@@ -205,7 +205,7 @@ def ensure_model(
 ) -> str:
     """A usable version of ``name`` under the bench's model root, trained once (fully: a version
     its time budget stopped is not usable and is trained again)."""
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
     from pipeline.tagger.store import activation_blockers, list_models
 
     usable = [i for i in list_models(args.model_dir, name) if not _blockers(i)]
@@ -217,7 +217,7 @@ def ensure_model(
         f"{f', dev {len(dev)} dialogues' if dev else ''} …",
         flush=True,
     )
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         dialogues,
         dev,
         name=name,
@@ -225,7 +225,7 @@ def ensure_model(
         max_seconds=args.train_seconds,
         check_precision=False,
         progress=_progress(),
-    )
+    ))
     problems = _blockers(info)
     onnx = [p for p in activation_blockers(info) if p not in problems]
     t = info.training or {}

@@ -144,9 +144,9 @@ def _predictions(version: str, project: Project, dev):
 
 def _train(job: BackgroundJob, project: Project, data, progress):
     """Train on ``data.train`` (the new version tunes on its own split of it, never on dev)."""
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         data.train,
         None,
         name=project.slug,
@@ -154,8 +154,9 @@ def _train(job: BackgroundJob, project: Project, data, progress):
         base_model=settings.BLINDSPOT_TAGGER_BASE or None,
         labels=project.labels,
         progress=progress,
+        export_onnx=settings.BLINDSPOT_TAGGER_ONNX,
         **(job.params.get("options") or {}),
-    )
+    ))
     storage.model_publish(info.path)  # into the object store, where one is configured
     params = {**job.params, "trained_version": info.full_version}
     BackgroundJob.objects.filter(pk=job.pk).update(params=params)

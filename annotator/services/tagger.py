@@ -18,6 +18,7 @@ from annotator import storage
 from annotator.models import BackgroundJob, JobStatus, Project
 from annotator.services import jobs
 from annotator.services.audit import audit_record
+from pipeline.tagger.training.config import SYNTHETIC_SEED
 from pipeline.types import Dialogue as PDialogue
 
 
@@ -27,10 +28,6 @@ class TaggerError(ValueError):
 
 class TeacherError(TaggerError):
     """The version asked to be distilled does not exist (the command names its option for it)."""
-
-
-# The seed of the generated dialogues the app trains on: the same count gives the same dialogues.
-SYNTHETIC_SEED = 1234
 
 
 def gold_dialogues(project: Project) -> list[PDialogue]:
@@ -49,7 +46,7 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
     """The gold set (less its held-out part), a labelled file and ``synthetic`` generated
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
-    finds the teacher's dev dialogues by id (``pipeline.tagger.training.teacher_dev_split``)."""
+    finds the teacher's dev dialogues by id (``pipeline.tagger.training.data.teacher_dev_split``)."""
     from pipeline.corpus import read_corpus
     from pipeline.synthetic import generate_corpus
     from pipeline.tagger.retrain import gold_split
@@ -82,15 +79,15 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
     from pipeline.corpus import read_corpus
-    from pipeline.tagger import activation_blockers, train_tagger
+    from pipeline.tagger import TrainConfig, activation_blockers, train_tagger
     from pipeline.tagger.store import update_info
 
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
-        progress=progress, **(options or {}),
-    )
+        progress=progress, export_onnx=settings.BLINDSPOT_TAGGER_ONNX, **(options or {}),
+    ))
     info = update_info(info.path, hyper={**info.hyper, "data_options": {
         "use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}})
     storage.model_publish(info.path)  # into the object store, where one is configured
@@ -107,7 +104,7 @@ def tagger_distil(*, project: Project, teacher: str, options: dict[str, Any] | N
     into a smaller student with the measured recipe (``STUDENT_DEFAULTS``, which ``options``
     override), trained and activated as :func:`tagger_train` does with the data options in
     ``train``. The one workflow of ``manage.py train_tagger --distill-from`` and the page's job."""
-    from pipeline.tagger.training import STUDENT_DEFAULTS
+    from pipeline.tagger.training.config import STUDENT_DEFAULTS
 
     try:
         path = teacher_path(teacher)

@@ -17,7 +17,7 @@ from annotator.services.tagger import (
     tagger_versions,
     version_blockers,
 )
-from pipeline.tagger.training import STUDENT_DEFAULTS, TeacherDevError
+from pipeline.tagger.training.config import STUDENT_DEFAULTS, TeacherDevError
 
 
 class Command(BaseCommand):

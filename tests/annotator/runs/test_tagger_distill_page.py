@@ -22,9 +22,9 @@ def teacher(corpus):
 @pytest.fixture
 def tiny_recipe(monkeypatch):
     """The student recipe, shrunk so the job trains in seconds (the page passes no options)."""
-    from pipeline.tagger import training
+    from pipeline.tagger.training import config
 
-    monkeypatch.setattr(training, "STUDENT_DEFAULTS", {**TINY, "num_layers": 1})
+    monkeypatch.setattr(config, "STUDENT_DEFAULTS", {**TINY, "num_layers": 1})
 
 
 def test_only_an_admin_distils_from_the_page_and_the_student_appears_with_its_check(

@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.tagger_bench import dev_scores, run  # noqa: E402
+from pipeline.detectors.presidio.presets import TUNED_FILTERS  # noqa: E402
 from pipeline.filters.junk import junk_kind  # noqa: E402
 from pipeline.filters.placeholder import is_placeholder_span  # noqa: E402
 from pipeline.registry import build  # noqa: E402
@@ -412,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.presidio_ablation:
             score(
                 "presidio tuned, no junk filter",
-                lambda: build("presidio", {"preset": "tuned", "junk_filter": False}),
+                lambda: build("presidio", {"preset": "tuned", "filters": [
+                    f for f in TUNED_FILTERS if f != "presidio.junk"]}),
                 held_out,
                 rows,
                 word_problems,

@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.tagger_bench import dev_scores, run  # noqa: E402
+from pipeline.detectors.presidio.presets import TUNED_FILTERS  # noqa: E402
 from pipeline.filters.junk import junk_kind  # noqa: E402
 from pipeline.filters.placeholder import is_placeholder_span  # noqa: E402
 from pipeline.registry import build  # noqa: E402
@@ -205,7 +206,7 @@ def ensure_model(
 ) -> str:
     """A usable version of ``name`` under the bench's model root, trained once (fully: a version
     its time budget stopped is not usable and is trained again)."""
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
     from pipeline.tagger.store import activation_blockers, list_models
 
     usable = [i for i in list_models(args.model_dir, name) if not _blockers(i)]
@@ -217,7 +218,7 @@ def ensure_model(
         f"{f', dev {len(dev)} dialogues' if dev else ''} …",
         flush=True,
     )
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         dialogues,
         dev,
         name=name,
@@ -225,7 +226,7 @@ def ensure_model(
         max_seconds=args.train_seconds,
         check_precision=False,
         progress=_progress(),
-    )
+    ))
     problems = _blockers(info)
     onnx = [p for p in activation_blockers(info) if p not in problems]
     t = info.training or {}
@@ -412,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.presidio_ablation:
             score(
                 "presidio tuned, no junk filter",
-                lambda: build("presidio", {"preset": "tuned", "junk_filter": False}),
+                lambda: build("presidio", {"preset": "tuned", "filters": [
+                    f for f in TUNED_FILTERS if f != "presidio.junk"]}),
                 held_out,
                 rows,
                 word_problems,

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.tagger_bench import TRAIN_SEED, ensure_model  # noqa: E402
-from pipeline.tagger.training import DEFAULT_NUM_LAYERS  # noqa: E402
+from pipeline.tagger.training.config import DEFAULT_NUM_LAYERS  # noqa: E402
 
 TARGET_MESSAGES = 115_620
 TARGET_SECONDS = 600

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench.deidentify_bench import tree_rss_mb  # noqa: E402
 from bench.tagger_bench import ensure_model  # noqa: E402
 from pipeline.parallel import threads_per_worker, usable_cores  # noqa: E402
-from pipeline.tagger.training import DEFAULT_NUM_LAYERS  # noqa: E402
+from pipeline.tagger.training.config import DEFAULT_NUM_LAYERS  # noqa: E402
 
 TARGET_MESSAGES = 115_620
 TARGETS = {

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.formats import read_corpus  # noqa: E402
 from pipeline.registry import build  # noqa: E402
-from pipeline.tagger.training import DEFAULT_NUM_LAYERS, STUDENT_DEFAULTS  # noqa: E402
+from pipeline.tagger.training.config import DEFAULT_NUM_LAYERS, STUDENT_DEFAULTS  # noqa: E402
 from pipeline.text import tokenize  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 
@@ -162,7 +162,7 @@ def run(detector, dialogues: Sequence[Dialogue]) -> tuple[list[list[list[Span]]]
 
 
 def ensure_model(args) -> str:
-    from pipeline.tagger import latest, train_tagger
+    from pipeline.tagger import TrainConfig, latest, train_tagger
 
     if args.model:
         return args.model
@@ -179,9 +179,9 @@ def ensure_model(args) -> str:
 
     print(f"no model under {args.model_dir}/{name}: training one (seed {TRAIN_SEED}) …", flush=True)
     train = generate_messages(args.train_messages, seed=TRAIN_SEED)
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         train, name=name, out_dir=args.model_dir, num_layers=args.layers, max_seconds=args.train_seconds
-    )
+    ))
     print(f"trained {info.full_version} in {info.training_seconds:.0f}s", flush=True)
     return info.path
 
@@ -194,7 +194,7 @@ def ensure_student(args, teacher: str) -> str:
     (``synth-2026-<i>``), so the student's dev is the teacher's; a teacher trained on other data
     is refused by ``train_tagger`` (``TeacherDevError``)."""
     from pipeline.synthetic import generate_messages
-    from pipeline.tagger import WindowConfig, list_models, read_info, train_tagger
+    from pipeline.tagger import TrainConfig, WindowConfig, list_models, read_info, train_tagger
 
     if args.student != "auto":
         return args.student
@@ -214,11 +214,11 @@ def ensure_student(args, teacher: str) -> str:
     if args.student_max_length:
         window = WindowConfig.from_dict({**window.to_dict(), "max_length": args.student_max_length})
     print(f"distilling {teacher_version} into {name} …", flush=True)
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         generate_messages(args.train_messages, seed=TRAIN_SEED), name=name, out_dir=args.model_dir,
         teacher=teacher, **{**STUDENT_DEFAULTS, "num_layers": n}, student_layers=layers, window=window,
         max_seconds=args.train_seconds,
-    )
+    ))
     print(f"distilled {info.full_version} in {info.training_seconds:.0f}s", flush=True)
     return info.path
 

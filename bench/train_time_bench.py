@@ -22,13 +22,13 @@ def main() -> None:
     args = parser.parse_args()
 
     from pipeline.synthetic import generate_messages
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     dialogues = generate_messages(args.messages, seed=args.seed, id_prefix="train")
     n = sum(len(d.messages) for d in dialogues)
     with tempfile.TemporaryDirectory() as out:
         t0, c0 = time.perf_counter(), time.process_time()
-        info = train_tagger(dialogues, None, name="timing", out_dir=out)
+        info = train_tagger(TrainConfig(dialogues, None, name="timing", out_dir=out))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     recall_first = (info.dev_metrics or {}).get("recall_first", {})
     print(f"training data       {len(dialogues):,} dialogues, {n:,} messages (10% held out for dev)")

@@ -69,11 +69,11 @@ def ensure_model(args) -> str:
     if args.model:
         return args.model
     from pipeline.synthetic import generate_messages
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     print(f"training a {args.layers}-layer tagger on {args.train_messages} generated messages …", flush=True)
-    info = train_tagger(generate_messages(args.train_messages, seed=TRAIN_SEED), name="uncertainty-bench",
-                        out_dir=args.model_dir, num_layers=args.layers, epochs=args.epochs)
+    info = train_tagger(TrainConfig(generate_messages(args.train_messages, seed=TRAIN_SEED), name="uncertainty-bench",
+                        out_dir=args.model_dir, num_layers=args.layers, epochs=args.epochs))
     print(f"trained {info.full_version} in {info.training_seconds:.0f}s", flush=True)
     return info.path
 

@@ -55,6 +55,7 @@ from pipeline.registry import build
 from pipeline.synthetic import generate_corpus
 from pipeline.tagger import (
     ModelNotFoundError,
+    TrainConfig,
     TrainingError,
     activation_blockers,
     read_info,
@@ -64,7 +65,7 @@ from pipeline.tagger import retrain as plan
 from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
 from pipeline.tagger.retrain import detector_predictions, gold_split
 from pipeline.tagger.store import update_info
-from pipeline.tagger.training import STUDENT_DEFAULTS
+from pipeline.tagger.training.config import STUDENT_DEFAULTS, SYNTHETIC_SEED
 from pipeline.types import Dialogue as PDialogue
 
 RETRAIN = BackgroundJob.Kind.RETRAIN
@@ -77,10 +78,6 @@ class TaggerError(ValueError):
 
 class TeacherError(TaggerError):
     """The version asked to be distilled does not exist (the command names its option for it)."""
-
-
-# The seed of the generated dialogues the app trains on: the same count gives the same dialogues.
-SYNTHETIC_SEED = 1234
 
 
 def gold_dialogues(project: Project) -> list[PDialogue]:
@@ -97,7 +94,7 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
     """The gold set (less its held-out part), a labelled file and ``synthetic`` generated
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
-    finds the teacher's dev dialogues by id (``pipeline.tagger.training.teacher_dev_split``)."""
+    finds the teacher's dev dialogues by id (``pipeline.tagger.training.data.teacher_dev_split``)."""
     data: list[PDialogue] = []
     if use_gold and project is not None:  # less the held-out part that retrains are judged on
         data += gold_split(gold_dialogues(project))[0]
@@ -126,11 +123,11 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
-        progress=progress, **(options or {}),
-    )
+        progress=progress, export_onnx=settings.BLINDSPOT_TAGGER_ONNX, **(options or {}),
+    ))
     info = update_info(info.path, hyper={**info.hyper, "data_options": {
         "use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}})
     model_store.model_publish(info.path)  # into the object store, where one is configured
@@ -383,7 +380,7 @@ def _predictions(version: str, project: Project, dev):
 
 def _train(job: BackgroundJob, project: Project, data, progress):
     """Train on ``data.train`` (the new version tunes on its own split of it, never on dev)."""
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         data.train,
         None,
         name=project.slug,
@@ -391,8 +388,9 @@ def _train(job: BackgroundJob, project: Project, data, progress):
         base_model=settings.BLINDSPOT_TAGGER_BASE or None,
         labels=project.labels,
         progress=progress,
+        export_onnx=settings.BLINDSPOT_TAGGER_ONNX,
         **(job.params.get("options") or {}),
-    )
+    ))
     model_store.model_publish(info.path)  # into the object store, where one is configured
     params = {**job.params, "trained_version": info.full_version}
     BackgroundJob.objects.filter(pk=job.pk).update(params=params)

@@ -1,10 +1,11 @@
-"""Maths, placeholder, anchor and cue filters, each written once and registered by name.
+"""Maths, placeholder, anchor, cue, junk and name filters and the Presidio entity policies, each
+written once and registered by name.
 
 A filter is a plain predicate ("is this range maths?", "is this a placeholder?") that detectors
 apply to their candidate spans. Each is registered under a versioned name, like spaCy's
 registered functions and Presidio's separate context enhancer, so a detector can say which
 filters it applies (its ``filters`` tuple, recorded with its config) and a change to a filter's
-output bumps its version. A dict and a decorator are enough: there are a dozen of them.
+output bumps its version. A dict and a decorator are enough: there are a few dozen of them.
 
 Layering: filters sit above :mod:`pipeline.maths` and the ground floor and below detectors and
 the tagger, which import them (never the other way round; tests/test_boundaries.py checks it).
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 _FILTERS: dict[str, Callable[..., Any]] = {}
-_MODULES = ("maths", "placeholder", "anchor", "cues", "junk")
+_MODULES = ("maths", "placeholder", "anchor", "cues", "junk", "name_filters", "entities")
 
 
 def register(name: str, version: str) -> Callable[[F], F]:

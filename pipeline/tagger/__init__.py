@@ -2,9 +2,9 @@
 
 Public API::
 
-    from pipeline.tagger import train_tagger, list_models, latest, load_model
+    from pipeline.tagger import TrainConfig, train_tagger, list_models, latest, load_model
 
-    info = train_tagger(train_dialogues, dev_dialogues, name="demo", out_dir="var/models")
+    info = train_tagger(TrainConfig(train_dialogues, dev_dialogues, name="demo", out_dir="var/models"))
     tagger = load_model(info.path)          # a TaggerModel; .tag(dialogues) -> spans
     latest("var/models", "demo")            # ModelInfo of the newest version, or None
     resolve(root="var/models", name="demo") # the newest version with no activation_blockers
@@ -29,12 +29,9 @@ from pipeline.tagger.store import (
     read_info,
     resolve,
 )
-from pipeline.tagger.training import (
-    TrainingError,
-    collect_training_data,
-    split_by_dialogue,
-    train_tagger,
-)
+from pipeline.tagger.training import train_tagger
+from pipeline.tagger.training.config import TrainConfig, TrainingError
+from pipeline.tagger.training.data import split_by_dialogue
 
 __all__ = [
     "DEFAULT_ROOT",
@@ -44,13 +41,13 @@ __all__ = [
     "ModelNotFoundError",
     "TaggerModel",
     "TaggerUnavailableError",
+    "TrainConfig",
     "TrainingError",
     "Window",
     "WindowConfig",
     "WindowEncoder",
     "activation_blockers",
     "align_words",
-    "collect_training_data",
     "data_hash",
     "filter_spans",
     "is_math_number",

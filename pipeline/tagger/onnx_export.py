@@ -18,7 +18,6 @@ sits in the registry. What passed is recorded in ``tagger.json`` under ``onnx``.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -388,10 +387,8 @@ def _onnx_meta(records: dict[str, Any], export_seconds: float) -> dict[str, Any]
 def export_after_training(
     info: ModelInfo, dev: Sequence[Dialogue], progress: Progress | None = None
 ) -> ModelInfo:
-    """The training run's last step: export and verify on its dev set (``BLINDSPOT_TAGGER_ONNX=0``
-    skips it). A disagreeing export is left out and noted, the torch model is kept."""
-    if os.environ.get("BLINDSPOT_TAGGER_ONNX", "1") == "0":
-        return info
+    """The training run's last step (unless ``TrainConfig.export_onnx`` is off): export and verify
+    on its dev set. A disagreeing export is left out and noted, the torch model is kept."""
     report = progress or (lambda done, total, message: None)
     try:
         saved = export_onnx(info.path, dialogues=dev or None, progress=progress)

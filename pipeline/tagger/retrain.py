@@ -1,6 +1,6 @@
 """The model in the loop: what a retrain trains on, and whether its version replaces the active one.
 
-A project's gold is split by dialogue with :func:`~pipeline.tagger.training.stable_dev_split` (a
+A project's gold is split by dialogue with :func:`~pipeline.tagger.training.data.stable_dev_split` (a
 seeded hash of each dialogue id, so a dialogue never changes side as gold grows). The dev side is
 held out entirely: the new version never sees it, not even to stop early or tune thresholds
 (``train_tagger`` splits its own tuning set off the training side), so the comparison with the
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.metrics.comparison import Comparison
-from pipeline.tagger.training import SYNTHETIC_SEED, TrainingError, stable_dev_split
+from pipeline.tagger.training.config import RETRAIN_SYNTHETIC_SEED, TrainingError
+from pipeline.tagger.training.data import stable_dev_split
 from pipeline.types import Dialogue, Span
 
 # Generated dialogues added per gold training dialogue. Generated data has hit its ceiling (issue
@@ -84,7 +85,7 @@ def retraining_set(
     dev_fraction: float = DEV_FRACTION,
     seed: int = DEV_SEED,
     policy: str = "strict",
-    synthetic_seed: int = SYNTHETIC_SEED,
+    synthetic_seed: int = RETRAIN_SYNTHETIC_SEED,
     generate: Generate | None = None,
 ) -> RetrainingSet:
     """Split the project's ``gold`` dialogues by dialogue into train and dev, and add

@@ -3,7 +3,8 @@
 import pytest
 
 from pipeline import filters
-from pipeline.detectors import name_filters, rules, rules_personal
+from pipeline.detectors import rules, rules_personal
+from pipeline.filters import name_filters
 from pipeline.filters.anchor import in_anchor, is_anchor_name
 from pipeline.filters.cues import AGE_QUESTION_RE, asks_age
 from pipeline.filters.maths import inside_expression, is_math_number

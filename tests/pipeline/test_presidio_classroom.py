@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.detectors.name_filters import (
+from pipeline.filters.name_filters import (
     is_addressed,
     is_present,
     is_vocative,

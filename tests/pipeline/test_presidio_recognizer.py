@@ -20,7 +20,7 @@ def _msg(text: str, index: int, *names: str) -> Message:
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     root = tmp_path_factory.mktemp("models")
     dialogues = []
@@ -31,9 +31,9 @@ def model_dir(tmp_path_factory):
             _msg("What is 3/4 of 12?", 1),
             _msg(f"Good job {a}!", 2, a),
         )))
-    info = train_tagger(dialogues, name="tiny", out_dir=root, epochs=6, num_layers=1, seed=1,
+    info = train_tagger(TrainConfig(dialogues, name="tiny", out_dir=root, epochs=6, num_layers=1, seed=1,
                         dev_fraction=0.25, check_precision=False, patience=6,
-                        min_dev_score=0.0)  # the registry-root test resolves only usable versions
+                        min_dev_score=0.0))  # the registry-root test resolves only usable versions
     return info.path
 
 

@@ -14,7 +14,7 @@ from pipeline.tagger.retrain import (
     learning_point,
     retraining_set,
 )
-from pipeline.tagger.training import TrainingError
+from pipeline.tagger.training.config import TrainingError
 from pipeline.types import Dialogue, Message, Span
 
 

@@ -441,7 +441,7 @@ def test_auto_precision_needs_a_passed_check_and_native_bf16(monkeypatch, native
 
 def test_tiny_training_saves_reloads_and_detects(tmp_path):
     pytest.importorskip("torch")
-    from pipeline.tagger import load_model, train_tagger
+    from pipeline.tagger import TrainConfig, load_model, train_tagger
 
     names = ["Maria", "Tom", "Ana", "Luis", "Priya", "Chen"]
     dialogues = []
@@ -458,7 +458,7 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
             )
         )
     calls = []
-    info = train_tagger(
+    info = train_tagger(TrainConfig(
         dialogues,
         name="tiny",
         out_dir=tmp_path,
@@ -468,7 +468,7 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
         dev_fraction=0.25,
         check_precision=False,
         progress=lambda done, total, message: calls.append((done, total, message)),
-    )
+    ))
     assert calls and calls[-1][0] == calls[-1][1] and "saved" in calls[-1][2]
     assert info.version.endswith(info.data_hash[:8])
     assert info.data["train"]["dialogues"] == 6 and info.data["dev"]["dialogues"] == 2
@@ -496,7 +496,7 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
     for fp, bf in zip(probs, bf16_probs, strict=True):  # bf16 keeps ~3 significant digits
         np.testing.assert_allclose(bf[0].probs, fp[0].probs, atol=0.05)
 
-    from pipeline.tagger.training import evaluate_model, measure_precisions
+    from pipeline.tagger.training.tuning import evaluate_model, measure_precisions
 
     fp32_scores, _ = evaluate_model(model, dialogues[:2], beta=2.0)
     checks = measure_precisions(model, dialogues[:2], fp32_scores, beta=2.0)
@@ -505,20 +505,6 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
         assert check["f1_fp32"] == fp32_scores["f1"]
         assert check["keep"] == (check["f1_drop"] <= check["tolerance"])
     assert model.precision == "fp32"  # the checks score copies
-
-
-def test_collect_training_data_joins_sources_and_refuses_the_demo_seed(tmp_path):
-    from pipeline.corpus import dialogue_to_obj
-    from pipeline.tagger import TrainingError, collect_training_data
-
-    gold = dialogue(msg("hi Maria", ("Maria", "NAME")), did="g1")
-    path = tmp_path / "extra.jsonl"
-    path.write_text(json.dumps(dialogue_to_obj(dialogue(msg("hey Tom", ("Tom", "NAME")), did="g1"))) + "\n")
-    out = collect_training_data([gold], jsonl_paths=[path], synthetic_n=1, synthetic_seed=11)
-    assert [d.id for d in out[:2]] == ["gold:g1", "file0:g1"]
-    assert len(out) == 3 and out[1].messages[0].spans[0].label == "NAME"
-    with pytest.raises(TrainingError):
-        collect_training_data(synthetic_n=1, synthetic_seed=7)
 
 
 def test_decode_joins_words_whose_labels_disagree_and_votes():

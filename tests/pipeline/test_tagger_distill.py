@@ -7,13 +7,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.tagger.store import ModelInfo
-from pipeline.tagger.training import (
-    TeacherDevError,
-    TrainingError,
-    split_by_dialogue,
-    spread_layers,
-    teacher_dev_split,
-)
+from pipeline.tagger.training.config import TeacherDevError, TrainingError
+from pipeline.tagger.training.data import split_by_dialogue, teacher_dev_split
+from pipeline.tagger.training.distillation import spread_layers
 from pipeline.types import Dialogue, Message, Span
 
 
@@ -43,10 +39,10 @@ STUDENT_SEED = 3  # its own split of _dialogues() would be t0, t5; the teacher's
 @pytest.fixture(scope="module")
 def teacher(tmp_path_factory):
     pytest.importorskip("torch")
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     root = tmp_path_factory.mktemp("models")
-    return train_tagger(_dialogues(), name="teacher", out_dir=root, num_layers=2, **TINY)
+    return train_tagger(TrainConfig(_dialogues(), name="teacher", out_dir=root, num_layers=2, **TINY))
 
 
 def test_spread_layers_keeps_the_first_and_last_layer():
@@ -60,11 +56,11 @@ def test_spread_layers_keeps_the_first_and_last_layer():
 
 def test_a_student_keeps_fewer_layers_and_records_its_teacher(teacher, tmp_path):
     from pipeline.registry import build
-    from pipeline.tagger import load_model, read_info, train_tagger
+    from pipeline.tagger import TrainConfig, load_model, read_info, train_tagger
 
-    student = train_tagger(
+    student = train_tagger(TrainConfig(
         _dialogues(), name="student", out_dir=tmp_path, teacher=teacher.path, num_layers=1, **TINY
-    )
+    ))
     saved = read_info(student.path)
     assert saved.distilled_from == teacher.full_version
     assert saved.hyper["num_layers"] == 1 and teacher.hyper["num_layers"] == 2
@@ -79,9 +75,9 @@ def test_a_student_keeps_fewer_layers_and_records_its_teacher(teacher, tmp_path)
 
 def test_explicit_student_layers_take_those_teacher_weights(teacher, tmp_path):
     from pipeline.tagger import load_model
-    from pipeline.tagger.training import _load_student
+    from pipeline.tagger.training.distillation import load_student
 
-    student, _, kept = _load_student(teacher, load_model(teacher.path).window, 1, [1])
+    student, _, kept = load_student(teacher, load_model(teacher.path).window, 1, [1])
     original = load_model(teacher.path, precision="fp32").model
     assert kept == [1]
     encoder = student.model.bert.encoder
@@ -93,11 +89,11 @@ def test_explicit_student_layers_take_those_teacher_weights(teacher, tmp_path):
 
 @pytest.mark.parametrize(("overrides", "shown"), [({"labels": ("NAME",)}, "['NAME']"), ({"scheme": "io"}, "io")])
 def test_a_teacher_with_other_tags_is_refused(teacher, tmp_path, overrides, shown):
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     with pytest.raises(TrainingError, match="must keep its teacher's scheme and labels") as err:
-        train_tagger(_dialogues(), name="s", out_dir=tmp_path, teacher=teacher, num_layers=1,
-                     **TINY, **overrides)
+        train_tagger(TrainConfig(_dialogues(), name="s", out_dir=tmp_path, teacher=teacher, num_layers=1,
+                     **TINY, **overrides))
     assert shown in str(err.value)
     assert not any(tmp_path.iterdir())  # nothing saved
 
@@ -106,7 +102,7 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
     torch = pytest.importorskip("torch")
     from types import SimpleNamespace
 
-    from pipeline.tagger.training import _Distiller
+    from pipeline.tagger.training.distillation import Distiller
 
     teacher_logits = torch.tensor([[[2.0, 0.0, -1.0], [0.5, 0.5, 0.0], [9.0, 9.0, 9.0]]])
     targets = torch.tensor([[0, 2, -100]])  # the third token is no target word: ignored
@@ -118,8 +114,8 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
         def __call__(self, **batch):
             return SimpleNamespace(logits=teacher_logits)
 
-    def distiller(alpha: float) -> _Distiller:
-        return _Distiller(teacher, SimpleNamespace(model=FakeTeacher()), [0], alpha, 2.0)
+    def distiller(alpha: float) -> Distiller:
+        return Distiller(teacher, SimpleNamespace(model=FakeTeacher()), [0], alpha, 2.0)
 
     hard = torch.tensor(0.7)
     same = teacher_logits.clone()
@@ -137,11 +133,11 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
 
 @pytest.fixture(scope="module")
 def student(teacher, tmp_path_factory):
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     root = tmp_path_factory.mktemp("students")
-    return train_tagger(_dialogues(), name="student", out_dir=root, teacher=teacher.path, num_layers=1,
-                        **{**TINY, "seed": STUDENT_SEED})
+    return train_tagger(TrainConfig(_dialogues(), name="student", out_dir=root, teacher=teacher.path, num_layers=1,
+                        **{**TINY, "seed": STUDENT_SEED}))
 
 
 def test_every_version_records_its_dev_dialogue_ids(teacher):
@@ -170,17 +166,17 @@ def test_a_students_dev_is_its_teachers_and_it_does_not_train_on_it(teacher, stu
 def test_a_teacher_whose_dev_dialogues_are_not_in_the_data_is_refused(teacher, tmp_path):
     from dataclasses import replace
 
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     renamed = [replace(d, id=f"other-{d.id}") for d in _dialogues()]
     missing = r"none of its dev dialogues \(2, e.g. 't3'\) is in the data"
     with pytest.raises(TeacherDevError, match=missing) as err:
-        train_tagger(renamed, name="s", out_dir=tmp_path, teacher=teacher, num_layers=1, **TINY)
+        train_tagger(TrainConfig(renamed, name="s", out_dir=tmp_path, teacher=teacher, num_layers=1, **TINY))
     assert "distil on the data the teacher was trained on" in str(err.value)
     assert "or give dev dialogues that neither model trained on" in str(err.value)
     older = replace(teacher, dev_ids=())  # trained before dev ids were recorded
     with pytest.raises(TeacherDevError, match="it recorded no dev dialogue ids"):
-        train_tagger(_dialogues(), name="s", out_dir=tmp_path, teacher=older, num_layers=1, **TINY)
+        train_tagger(TrainConfig(_dialogues(), name="s", out_dir=tmp_path, teacher=older, num_layers=1, **TINY))
     assert not any(tmp_path.iterdir())  # nothing saved
 
 
@@ -200,11 +196,11 @@ def test_a_student_is_checked_against_its_teacher_on_the_teachers_dev(teacher, s
 
 
 def test_dev_dialogues_from_the_caller_are_recorded_as_theirs(teacher, tmp_path):
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     dialogues = _dialogues()
-    student = train_tagger(dialogues[2:], dialogues[:2], name="s", out_dir=tmp_path, teacher=teacher,
-                           num_layers=1, **TINY)
+    student = train_tagger(TrainConfig(dialogues[2:], dialogues[:2], name="s", out_dir=tmp_path, teacher=teacher,
+                           num_layers=1, **TINY))
     check = student.hyper["distillation"]["check"]
     assert check["dev"] == "caller" and "teacher_dev_dialogues" not in check
     assert check["dev_dialogues"] == 2 and student.dev_ids == ("t0", "t1")

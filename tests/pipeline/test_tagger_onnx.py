@@ -44,11 +44,11 @@ def _dialogues() -> list[Dialogue]:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A 1-layer tagger trained for one epoch; training ends with the ONNX export step."""
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     root = tmp_path_factory.mktemp("models")
-    info = train_tagger(_dialogues(), name="tiny", out_dir=root, epochs=1, num_layers=1, seed=1,
-                        dev_fraction=0.25, check_precision=False)
+    info = train_tagger(TrainConfig(_dialogues(), name="tiny", out_dir=root, epochs=1, num_layers=1, seed=1,
+                        dev_fraction=0.25, check_precision=False))
     return info
 
 

@@ -19,7 +19,7 @@ from annotator.services.tagger import (
     tagger_export,
     tagger_train,
 )
-from pipeline.tagger.training import STUDENT_DEFAULTS, TeacherDevError
+from pipeline.tagger.training.config import STUDENT_DEFAULTS, TeacherDevError
 
 
 class Command(BaseCommand):

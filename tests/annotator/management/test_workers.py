@@ -27,11 +27,11 @@ def corpus_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny_tagger(tmp_path_factory):
     pytest.importorskip("torch")
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
     out = tmp_path_factory.mktemp("models")
-    info = train_tagger(generate_corpus(12, seed=3), name="tiny", out_dir=out, epochs=1, num_layers=1, seed=1,
-                        dev_fraction=0.25, check_precision=False)
+    info = train_tagger(TrainConfig(generate_corpus(12, seed=3), name="tiny", out_dir=out, epochs=1, num_layers=1, seed=1,
+                        dev_fraction=0.25, check_precision=False))
     return {"model_path": str(info.path)}
 
 

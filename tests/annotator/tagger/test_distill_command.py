@@ -91,11 +91,11 @@ def test_the_check_against_the_teacher_is_printed_shown_and_blocks_a_student_beh
 def test_a_teacher_whose_dev_is_not_in_the_data_is_refused_unless_dev_dialogues_are_given(
         corpus, corpus_bytes, settings, tmp_path):
     from pipeline.synthetic import generate_corpus
-    from pipeline.tagger import train_tagger
+    from pipeline.tagger import TrainConfig, train_tagger
 
-    teacher = train_tagger(generate_corpus(4, seed=99, id_prefix="elsewhere"), name="bench", labels=corpus.labels,
+    teacher = train_tagger(TrainConfig(generate_corpus(4, seed=99, id_prefix="elsewhere"), name="bench", labels=corpus.labels,
                            out_dir=settings.BLINDSPOT_MODELS_DIR, base_model=settings.BLINDSPOT_TAGGER_BASE or None,
-                           **TINY)
+                           **TINY))
     with pytest.raises(CommandError, match=r"none of its dev dialogues \(1, e.g. 'elsewhere-99-000\d\d'\) is in the data.* \(--dev-jsonl PATH\)$"):
         call_command("train_tagger", project="test", synthetic=3, distill_from=teacher.path, epochs=1,
                      min_dev_score=0)

@@ -10,7 +10,7 @@ pytest.importorskip("onnxruntime")
 
 
 def test_export_only_adds_verified_onnx_to_a_saved_version(tmp_path, settings, monkeypatch):
-    from pipeline.tagger import read_info, train_tagger
+    from pipeline.tagger import TrainConfig, read_info, train_tagger
     from pipeline.types import Dialogue, Message, Span
 
     def m(text, name, i):
@@ -21,9 +21,9 @@ def test_export_only_adds_verified_onnx_to_a_saved_version(tmp_path, settings, m
         Dialogue(id=f"d{k}", messages=(m(f"hi {n}", n, 0), m(f"well done {n}", n, 1)), anchor="")
         for k, n in enumerate(["Maria", "Tom", "Ana", "Luis"])
     ]
-    monkeypatch.setenv("BLINDSPOT_TAGGER_ONNX", "0")  # an older version: trained without export
-    info = train_tagger(dialogues, name="tiny", out_dir=tmp_path, epochs=1, num_layers=1,
-                        dev_fraction=0.25, check_precision=False)
+    info = train_tagger(TrainConfig(dialogues, name="tiny", out_dir=tmp_path, epochs=1, num_layers=1,
+                                    dev_fraction=0.25, check_precision=False,
+                                    export_onnx=False))  # an older version: trained without export
     assert read_info(info.path).onnx == {}
     settings.BLINDSPOT_MODELS_DIR = str(tmp_path)
     # without a dev set the export verifies on a generated sample; on which a one-epoch toy model

@@ -1,7 +1,7 @@
-"""Who a PERSON or LOCATION candidate really is, for the tuned Presidio preset (and any detector
-that finds names): a placeholder or a common word the small spaCy model mistook for a name, a
-character of a word problem ("Mike has 4 cookies"), or someone in the session ("Ivan, are you
-there?", "my sister Linda", "yeah i'm kai").
+"""Name filters: who a PERSON or LOCATION candidate really is, for the tuned Presidio preset (and
+any detector that finds names): a placeholder or a common word the small spaCy model mistook for a
+name, a character of a word problem ("Mike has 4 cookies"), or someone in the session ("Ivan, are
+you there?", "my sister Linda", "yeah i'm kai"). Each is registered as ``name.<check>``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection
@@ -38,6 +39,7 @@ _NAME_STOPWORDS = frozenset(
 )
 
 
+@register("name.not_a_name", "1")
 def not_a_name(chunk: str) -> bool:
     """spaCy's small model tags maths words and fillers as people ("Divide", "Yes", "x")."""
     words = re.findall(r"[A-Za-z']+", chunk.lower())
@@ -49,11 +51,13 @@ def not_a_name(chunk: str) -> bool:
 _SENTENCE_BREAK_RE = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]\s+\S")
 
 
+@register("name.crosses_sentence", "1")
 def crosses_sentence(chunk: str) -> bool:
     """spaCy's small model runs names across sentence ends ("Student L.  Anyone")."""
     return bool(_SENTENCE_BREAK_RE.search(chunk))
 
 
+@register("name.last_sentence", "1")
 def last_sentence_start(chunk: str) -> int:
     """Where the chunk's last sentence starts: "Student K.  Bradley" -> 12 ("Bradley")."""
     ends = [m.end() - 1 for m in _SENTENCE_BREAK_RE.finditer(chunk)]
@@ -66,6 +70,7 @@ _NOT_NAME_TAGS = frozenset(
 )  # fmt: skip
 
 
+@register("name.common_word", "1")
 def is_common_word(doc: Any, start: int, end: int) -> bool:
     """A one-word PERSON/LOCATION the tagger reads as a verb, adjective, plural noun… is a word,
     not a name: the small model calls sentence-initial "Keep", "Color", "Different" people.
@@ -89,6 +94,7 @@ _BE_QUESTION = frozenset({"is", "was", "are", "were"})
 _SUBJECT_VERB_TAGS = frozenset({"VBZ", "VBD", "MD"})
 
 
+@register("name.slot", "1")
 def in_name_slot(doc: Any, start: int, end: int) -> bool:
     """Is ``start..end`` one capitalised proper noun standing where a person does: the subject of
     a question ("Wait, is Anh in our group?") or of its sentence ("Anh said …"), and no
@@ -116,6 +122,7 @@ def in_name_slot(doc: Any, start: int, end: int) -> bool:
     return sentence_start and nxt is not None and nxt.tag_ in _SUBJECT_VERB_TAGS
 
 
+@register("name.proper", "1")
 def looks_like_proper_name(doc: Any, start: int, end: int) -> bool:
     """Does ``start..end`` read as a person's name: one to three capitalised words ("Brianna",
     "Juana Melgar"), none in capitals ("FYI"), a verb or adjective ("Keep Going", "Red") or a
@@ -131,6 +138,7 @@ def looks_like_proper_name(doc: Any, start: int, end: int) -> bool:
     )
 
 
+@register("name.handle", "1")
 def handle_like(chunk: str) -> bool:
     return " " not in chunk.strip() and bool(re.search(r"[A-Za-z]", chunk))
 
@@ -184,6 +192,7 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
     return text[lo:start], text[start:end], text[end:hi]
 
 
+@register("name.addressed", "1")
 def is_addressed(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` someone spoken to or introducing themselves ("Hi Maria",
     "Maria, are you there?", "Good job, Maria.", "my name is Maria")?"""
@@ -199,6 +208,7 @@ def is_addressed(text: str, start: int, end: int) -> bool:
 _SELF_INTRODUCTION_RE = re.compile(r"\b(?:name\s+is|i'?m|i\s+am|call\s+me)\s*$", re.IGNORECASE)
 
 
+@register("name.vocative", "1")
 def is_vocative(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` spoken to and not the subject of what follows ("Great,
     Jagvi!", "Brianna, please sit down", "Paulina how many did you have?")? Praise then a story
@@ -209,6 +219,7 @@ def is_vocative(text: str, start: int, end: int) -> bool:
     )
 
 
+@register("name.present", "1")
 def is_present(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` someone in the session by how it is used: spoken to
     (:func:`is_vocative`), introducing themselves ("I'm Kai and …") or named as a participant
@@ -221,6 +232,7 @@ def is_present(text: str, start: int, end: int) -> bool:
     )
 
 
+@register("name.drop_characters", "1")
 def drop_characters(detection: Detection, text: str, characters: set[str]) -> Detection:
     """Drop every mention of a word-problem character. Whoever the dialogue speaks to or names as
     a participant (:func:`is_present`) is no character, so the caller leaves them out of
@@ -239,6 +251,7 @@ def drop_characters(detection: Detection, text: str, characters: set[str]) -> De
     )
 
 
+@register("name.word_problem_character", "1")
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -281,6 +294,7 @@ _PARTICIPANT_BEFORE_RE = re.compile(
 )
 
 
+@register("name.participant", "1")
 def is_participant(before: str, after: str) -> bool:
     """The name is someone in the lesson: what they said or made, who agrees with them, or a
     name after a dash that starts a new address ("because it was— Jessica, …")."""

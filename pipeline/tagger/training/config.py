@@ -1,0 +1,110 @@
+"""What a training run is asked to do: :class:`TrainConfig`, its defaults, and its errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.tagger.encoding import WindowConfig
+from pipeline.tagger.store import DEFAULT_ROOT, ModelInfo
+from pipeline.types import Dialogue
+
+Progress = Callable[[int, int, str], None]
+
+DEFAULT_NUM_LAYERS = 3  # encoder layers kept: the throughput target met, names and numbers kept
+# The distillation recipe measured with bench/tagger_bench.py --student (docs/tagger.md): 2 of the
+# 3-layer teacher's layers; 5 epochs, as the student trained for 3 lost 0.010 dev name recall.
+STUDENT_DEFAULTS: dict[str, int] = {"num_layers": 2, "epochs": 5, "patience": 2}
+DISTILL_ALPHA = 0.5  # weight of the teacher's soft labels against the gold ones
+DISTILL_TEMPERATURE = 2.0
+# Dev F-beta and recall a student may lose against its teacher on the same dev dialogues and still
+# become active: issue 14's bar (every quality figure within 0.01 of the teacher's).
+DISTILL_TOLERANCE = 0.01
+PRECISION_TOLERANCE = 0.01  # dev F1 an int8 or bf16 model may lose against fp32
+# A version whose dev F-beta (recall-first thresholds) ends below this is taken as diverged and
+# may never become active: the demo tagger scores about 0.9, a run cut off in warm-up about 0.7,
+# and a model that collapsed to "no PII anywhere" scores near 0.
+MIN_DEV_SCORE = 0.5
+# The seeds of generated training dialogues. They differ by path, and each is the value that path
+# has always trained with (the same options give the same dialogues, so a student distilled with
+# its teacher's options finds the teacher's dev dialogues by id):
+SYNTHETIC_SEED = 1234  # the app's and the command's training data (annotator.services.tagger)
+RETRAIN_SYNTHETIC_SEED = 2026  # a retrain's generated dialogues (pipeline.tagger.retrain)
+
+
+class TrainingError(ValueError):
+    """The training request cannot be carried out (no data, bad settings)."""
+
+
+class TeacherDevError(TrainingError):
+    """A student cannot be scored against its teacher: none of the teacher's dev dialogues are in
+    the data and no dev dialogues were given."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run: gold ``train_dialogues`` in, a version saved under ``out_dir/name/``.
+
+    ``dev_dialogues`` (or, when ``None``, a ``dev_fraction`` of the training dialogues split off by
+    dialogue) drive early stopping on F-``f_beta`` and the per-label thresholds saved for the
+    ``recall_first`` policy (use ``f_beta=5`` for an even more recall-hungry operating point).
+    ``outside_weight`` scales the loss of ``O`` words (below 1: PII words count more).
+    ``num_layers`` keeps only the encoder's first layers (default 3 of MiniLM's 6: half the
+    work of the full encoder; 4 is about 0.015 demo F2 better and a third slower; ``None`` keeps
+    them all).
+    ``max_seconds`` budgets the optimisation steps only (forward, backward, update; not loading,
+    encoding, dev scoring or export): training stops after the step that passes it, the best
+    checkpoint so far is kept, and ``training`` in ``tagger.json`` says how many steps ran of how
+    many planned. Such a version, one whose loss went non-finite, and one whose dev F-beta ends
+    under ``min_dev_score`` are saved but never usable (``store.activation_blockers``).
+    ``progress(done, total, message)`` is called after every batch. ``export_onnx`` exports and
+    verifies the saved version to ONNX as the run's last step (``onnx_export.export_after_training``).
+
+    ``teacher`` (a saved version directory or its ModelInfo) distils that model instead of
+    fine-tuning the base: the student starts from the teacher's weights, keeping
+    ``student_layers`` of its encoder layers (default: ``num_layers`` of them, spread evenly, so
+    2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
+    (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words.
+    Its window defaults to the teacher's; scheme and labels must be the teacher's.
+    Without ``dev_dialogues`` the student's dev is the teacher's (``data.teacher_dev_split``).
+    ``tagger.json`` records the teacher's version under ``distilled_from``, and under
+    ``hyper.distillation.check`` both models scored on that dev (``distillation.teacher_check``):
+    a student that falls behind cannot become active.
+    """
+
+    train_dialogues: Sequence[Dialogue]
+    dev_dialogues: Sequence[Dialogue] | None = None
+    name: str = "tagger"
+    out_dir: str | Path = DEFAULT_ROOT
+    base_model: str | None = None
+    scheme: str = "bio"
+    labels: Sequence[str] | None = None
+    epochs: int = 3
+    lr: float = 3e-4
+    batch_size: int = 4
+    num_layers: int | None = DEFAULT_NUM_LAYERS
+    outside_weight: float = 0.5
+    seed: int = 13
+    f_beta: float = 2.0
+    dev_fraction: float = 0.1
+    patience: int = 1
+    window: WindowConfig | None = None
+    freeze_embeddings: bool = True
+    check_precision: bool = True
+    max_seconds: float | None = None
+    min_dev_score: float = MIN_DEV_SCORE
+    progress: Progress | None = None
+    teacher: str | Path | ModelInfo | None = None
+    student_layers: Sequence[int] | None = None
+    distill_alpha: float = DISTILL_ALPHA
+    distill_temperature: float = DISTILL_TEMPERATURE
+    export_onnx: bool = True
+
+    def hyper(self) -> dict[str, object]:
+        """The hyper-parameters ``tagger.json`` records under ``hyper``."""
+        return {
+            "epochs": self.epochs, "lr": self.lr, "batch_size": self.batch_size, "seed": self.seed,
+            "patience": self.patience, "outside_weight": self.outside_weight,
+            "freeze_embeddings": self.freeze_embeddings,
+        }

@@ -1,0 +1,138 @@
+"""Distillation: a trained version (the teacher) taught to a student that keeps some of its
+encoder layers (DistilBERT-style), learning from the teacher's soft labels as well as the gold
+ones, and checked against its teacher on dialogues neither trained on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.tagger.encoding import IGNORE, WindowConfig
+from pipeline.tagger.model import TaggerModel, import_torch
+from pipeline.tagger.store import ModelInfo, load_model, read_info, teacher_shortfalls
+from pipeline.tagger.training.config import DISTILL_TOLERANCE, TrainingError
+from pipeline.tagger.training.tuning import tune_on_dev
+from pipeline.tags import LabelMap
+from pipeline.types import Dialogue
+
+
+def teacher_info(teacher: str | Path | ModelInfo, label_map: LabelMap) -> ModelInfo:
+    """The teacher's record; refused unless its tags are the student's, word for word: the KL
+    term compares the two models' tag distributions column by column."""
+    info = teacher if isinstance(teacher, ModelInfo) else read_info(teacher)
+    if info.label_map.id2tag() != label_map.id2tag():
+        raise TrainingError(
+            f"teacher {info.full_version} tags {info.scheme} {list(info.labels)}, the student "
+            f"{label_map.scheme} {list(label_map.labels)}: a student must keep its teacher's "
+            "scheme and labels (pass scheme= and labels= to match)"
+        )
+    return info
+
+
+
+def spread_layers(teacher_layers: int, keep: int) -> list[int]:
+    """``keep`` of ``teacher_layers`` layer indices, evenly spread and always with the first and
+    the last (DistilBERT keeps every other layer): 2 of 3 -> [0, 2], 3 of 6 -> [0, 2, 5]."""
+    if not 1 <= keep <= teacher_layers:
+        raise TrainingError(f"a student keeps 1 to {teacher_layers} of its teacher's layers, not {keep}")
+    if keep == 1:
+        return [0]
+    return [round(i * (teacher_layers - 1) / (keep - 1)) for i in range(keep)]
+
+
+
+def load_student(
+    teacher: ModelInfo, window: WindowConfig, num_layers: int | None,
+    student_layers: Sequence[int] | None,
+) -> tuple[TaggerModel, Any, list[int]]:
+    """The teacher's weights, head included, with only ``student_layers`` of its encoder layers
+    (also returned: the indices kept)."""
+    torch = import_torch()
+    tagger = load_model(teacher.path, precision="fp32")
+    model = tagger.model
+    encoder = getattr(model, model.base_model_prefix).encoder
+    n = len(encoder.layer)
+    keep = list(student_layers) if student_layers else spread_layers(n, num_layers or n - 1)
+    if not keep or sorted(set(keep)) != keep or keep[0] < 0 or keep[-1] >= n:
+        raise TrainingError(f"student layers {keep}: distinct increasing indices below {n}")
+    encoder.layer = torch.nn.ModuleList(encoder.layer[i] for i in keep)
+    model.config.num_hidden_layers = len(keep)
+    student = TaggerModel(
+        model, tagger.tokenizer, teacher.label_map, window, use_token_types=teacher.use_token_types
+    )
+    return student, tagger.tokenizer, keep
+
+
+
+class Distiller:
+    """The teacher's soft labels, computed on the fly (eval, no grad) for the student's batch."""
+
+    def __init__(
+        self, info: ModelInfo, teacher: TaggerModel, kept: list[int], alpha: float, temperature: float
+    ) -> None:
+        if not 0 <= alpha <= 1 or temperature <= 0:
+            raise TrainingError("distill_alpha must be in [0, 1] and distill_temperature positive")
+        self.info, self.teacher, self.model, self.kept = info, teacher, teacher.model.eval(), kept
+        self.alpha, self.temperature = alpha, temperature
+
+    def loss(self, torch: Any, batch: dict, logits: Any, targets: Any, hard: Any) -> Any:
+        """``alpha * KL(student/T || teacher/T) * T^2 + (1 - alpha) * hard`` over target words."""
+        with torch.no_grad():
+            teacher_logits = self.model(**batch).logits
+        words = targets != IGNORE
+        t = self.temperature
+        soft = torch.nn.functional.kl_div(
+            torch.log_softmax(logits[words] / t, dim=-1),
+            torch.log_softmax(teacher_logits[words] / t, dim=-1),
+            reduction="batchmean", log_target=True,
+        )
+        return self.alpha * soft * t * t + (1 - self.alpha) * hard
+
+    def facts(self) -> dict[str, Any]:
+        """What ``tagger.json`` records under ``hyper.distillation``."""
+        return {
+            "teacher": self.info.full_version, "alpha": self.alpha,
+            "temperature": self.temperature,
+            "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
+        }
+
+
+
+def teacher_check(
+    teacher: TaggerModel,
+    dev: list[Dialogue],
+    labels: tuple[str, ...],
+    f_beta: float,
+    student_metrics: dict[str, Any],
+    say: Callable[[str], None],
+    *,
+    teacher_dev: int | None,
+) -> dict[str, Any] | None:
+    """The student's dev F-beta and recall against its teacher's on the student's dev dialogues,
+    both scored by :func:`tune_on_dev` (recall-first thresholds tuned on those dialogues for
+    each model alike), so a student is judged on what it will replace; ``None`` without dev.
+
+    ``teacher_dev`` is the number of the teacher's dev dialogues when ``dev`` is those of them
+    the data holds (:func:`~pipeline.tagger.training.data.teacher_dev_split`; ``"dev": "teacher"``), ``None`` when the caller
+    gave ``dev`` (``"dev": "caller"``: the caller answers for neither model having trained on it).
+    """
+    student = student_metrics.get("recall_first")
+    if not dev or not student:
+        return None
+    say("scoring the teacher on the student's dev dialogues")
+    _, teacher_metrics, _ = tune_on_dev(teacher, dev, labels, f_beta, False, {}, say)
+    figures = (f"f{f_beta:g}", "recall")
+    source: dict[str, Any] = {"dev": "caller"}
+    if teacher_dev is not None:
+        source = {"dev": "teacher", "teacher_dev_dialogues": teacher_dev}
+    check = {
+        "policy": "recall_first",
+        **source,
+        "dev_dialogues": len(dev),
+        "teacher": {k: teacher_metrics["recall_first"][k] for k in figures},
+        "student": {k: student[k] for k in figures},
+        "tolerance": DISTILL_TOLERANCE,
+    }
+    return {**check, "passed": not teacher_shortfalls(check)}
+

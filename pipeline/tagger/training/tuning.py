@@ -1,0 +1,118 @@
+"""Scoring and tuning on dev: exact-span scores, per-label recall-first thresholds, and the check
+that int8 and bfloat16 copies keep F1 within ``PRECISION_TOLERANCE`` of fp32."""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pipeline.tagger.model import TaggerModel
+from pipeline.tagger.scoring import span_scores, tune_thresholds
+from pipeline.tagger.training.config import PRECISION_TOLERANCE
+from pipeline.types import Dialogue, Span
+
+
+def evaluate_model(
+    tagger: TaggerModel,
+    dialogues: Sequence[Dialogue],
+    *,
+    beta: float,
+    thresholds: dict[str, float] | None = None,
+    batch_size: int = 64,
+) -> tuple[dict, list]:
+    """Exact-span scores of ``tagger`` on gold ``dialogues`` (raw model output, no post-filter)."""
+    probs = tagger.predict(dialogues, batch_size=batch_size)
+    known = set(tagger.label_map.labels)
+    gold, pred = [], []
+    for d, dp in zip(dialogues, probs, strict=True):
+        for m, mp in zip(d.messages, dp, strict=True):
+            gold.append([s for s in m.spans if s.label in known])
+            pred.append(tagger.to_spans(m.text, mp, thresholds or {}))
+    return span_scores(gold, pred, beta=beta), probs
+
+
+
+def tune_on_dev(
+    tagger: TaggerModel,
+    dev: list[Dialogue],
+    labels: tuple[str, ...],
+    f_beta: float,
+    check_precision: bool,
+    dev_metrics: dict[str, Any],
+    say: Callable[[str], None],
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    """Per-label thresholds for recall-first operation, tuned on dev; dev metrics; precision checks."""
+    thresholds = dict.fromkeys(labels, 0.5)
+    checks: dict[str, Any] = {}
+    if not dev:
+        return thresholds, dev_metrics, checks
+    say("tuning thresholds on dev")
+    strict, probs = evaluate_model(tagger, dev, beta=f_beta)
+    words, gold, ent = [], [], []
+    for d, dp in zip(dev, probs, strict=True):
+        for m, mp in zip(d.messages, dp, strict=True):
+            words.append(mp.words)
+            gold.append([s for s in m.spans if s.label in labels])
+            ent.append(tagger.entity_probs(mp.probs)[0])
+    thresholds, tuning = tune_thresholds(words, gold, ent, labels, beta=f_beta)
+    recall_first = _rescore(tagger, dev, probs, thresholds, f_beta)
+    dev_metrics.update(strict=strict, recall_first=recall_first, thresholds=tuning)
+    if check_precision:
+        say("checking int8 and bf16 against fp32")
+        checks = measure_precisions(tagger, dev, strict, f_beta)
+    return thresholds, dev_metrics, checks
+
+
+
+def _rescore(
+    tagger: TaggerModel, dev: Sequence[Dialogue], probs: list, thresholds: dict, beta: float
+) -> dict:
+    gold: list[list[Span]] = []
+    pred: list[list[Span]] = []
+    known = set(tagger.label_map.labels)
+    for d, dp in zip(dev, probs, strict=True):
+        for m, mp in zip(d.messages, dp, strict=True):
+            gold.append([s for s in m.spans if s.label in known])
+            pred.append(tagger.to_spans(m.text, mp, thresholds))
+    return span_scores(gold, pred, beta=beta)
+
+
+def measure_precisions(
+    tagger: TaggerModel, dev: Sequence[Dialogue], fp32: dict, beta: float
+) -> dict[str, dict]:
+    """Score an int8 and a bf16 copy on dev; each is kept only if F1 drops by at most 0.01.
+
+    Dev seconds are recorded for all three (bf16 is fast only where the CPU has it natively).
+    """
+    t0 = time.perf_counter()
+    evaluate_model(tagger, dev, beta=beta)
+    fp32_seconds = round(time.perf_counter() - t0, 2)
+    methods = {
+        "int8": "torch.ao.quantization.quantize_dynamic(encoder nn.Linear, qint8, per-channel)",
+        "bf16": "model.to(torch.bfloat16)",
+    }
+    checks = {}
+    for precision, method in methods.items():
+        copy_ = TaggerModel(
+            copy.deepcopy(tagger.model),
+            tagger.tokenizer,
+            tagger.label_map,
+            tagger.window,
+            use_token_types=tagger.use_token_types,
+        ).set_precision(precision)
+        t0 = time.perf_counter()
+        scores, _ = evaluate_model(copy_, dev, beta=beta)
+        drop = round(fp32["f1"] - scores["f1"], 4)
+        checks[precision] = {
+            "method": method,
+            "f1_fp32": fp32["f1"],
+            "f1": scores["f1"],
+            "f1_drop": drop,
+            "tolerance": PRECISION_TOLERANCE,
+            "keep": drop <= PRECISION_TOLERANCE,
+            "dev_seconds": round(time.perf_counter() - t0, 2),
+            "dev_seconds_fp32": fp32_seconds,
+        }
+    return checks

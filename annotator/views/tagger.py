@@ -59,9 +59,7 @@ def tagger_train(request: HttpRequest, slug: str) -> HttpResponse:
         project=project, user=request.user, synthetic=form.cleaned_data["synthetic"],
         use_gold=form.cleaned_data["use_gold"],
     )
-    if not created:
-        messages.info(request, f"A training is already {job.status}; no second one was started.")
-    return redirect("job-detail", slug=slug, job_id=job.pk)
+    return _to_job(request, slug, job, created, "A training")
 
 
 @login_required
@@ -87,9 +85,7 @@ def tagger_distil(request: HttpRequest, slug: str) -> HttpResponse:
     except tagger_services.TaggerError as exc:
         messages.error(request, str(exc))
         return redirect("tagger", slug=slug)
-    if not created:
-        messages.info(request, f"A distillation is already {job.status}; no second one was started.")
-    return redirect("job-detail", slug=slug, job_id=job.pk)
+    return _to_job(request, slug, job, created, "A distillation")
 
 
 @login_required
@@ -97,9 +93,7 @@ def tagger_distil(request: HttpRequest, slug: str) -> HttpResponse:
 def tagger_retrain(request: HttpRequest, slug: str) -> HttpResponse:
     project = _admin_project(request, slug)
     job, created = tagger_services.tagger_retrain_request(project=project, user=request.user)
-    if not created:
-        messages.info(request, f"A retrain is already {job.status}.")
-    return redirect("job-detail", slug=slug, job_id=job.pk)
+    return _to_job(request, slug, job, created, "A retrain")
 
 
 @login_required
@@ -113,3 +107,10 @@ def retrain_settings(request: HttpRequest, slug: str) -> HttpResponse:
         project=project, retrain_every=form.cleaned_data["retrain_every"], user=request.user)
     messages.success(request, "Retrain setting saved.")
     return redirect("tagger", slug=slug)
+
+
+def _to_job(request: HttpRequest, slug: str, job, created: bool, what: str) -> HttpResponse:
+    """The job's page; when one of its kind was already open, say so instead of starting another."""
+    if not created:
+        messages.info(request, f"{what} is already {job.status}; no second one was started.")
+    return redirect("job-detail", slug=slug, job_id=job.pk)

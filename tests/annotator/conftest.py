@@ -1,6 +1,7 @@
 """Fixtures shared by the app's areas: a detector run with tell-tale metadata and assignment plans
 (workspace, security, projects), a small labelled study (adjudication, reports, runs, exports), the
-computed reports of that study, and a Chromium page for the browser tests.
+computed reports of that study, a Chromium page for the browser tests, and an S3-compatible
+store (moto's server) for the storage and model-store tests.
 
 The study: the small corpus is imported with its spans as a detector run (the "model", chosen as
 the project's suggestion run). Two annotators then label five messages so that every kind of
@@ -24,12 +25,17 @@ Plain helpers (``msg``, ``label``, ``post_action`` and the run's secret strings)
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
 
+from annotator import model_store
 from annotator.models import DetectorRun, Prediction
+from annotator.services import runs as run_services
+from annotator.settings import object_storages
 from tests.annotator.helpers import RUN_DETECTOR, RUN_MODEL, RUN_PRESET, SCORES, Status, label, msg
+from tests.conftest import need
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -149,3 +155,40 @@ def browser_page():
         from django.db import connections
 
         connections.close_all()
+
+
+# --- an S3-compatible store -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        ThreadedMotoServer = None  # noqa: N806
+    need(ThreadedMotoServer is not None, "needs moto[server] (the dev extra) for the S3 storage tests")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server, settings, tmp_path):
+    """A fresh bucket on the moto server, with both storage aliases pointed at it (prefix ``pfx``)."""
+    import boto3
+
+    bucket = f"blindspot-{uuid.uuid4().hex[:12]}"
+    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket=bucket)
+    url = f"s3://{bucket}/pfx?endpoint_url={s3_server}&region_name=us-east-1&addressing_style=path"
+    settings.STORAGES = {**settings.STORAGES, **object_storages(url, access_key="testing", secret_key="testing")}
+    settings.BLINDSPOT_STAGING_DIR = tmp_path / "staging"
+    model_store._verified.clear()
+    run_services._cached_detector.cache_clear()
+    client.bucket, client.url = bucket, url
+    yield client
+    model_store._verified.clear()
+    run_services._cached_detector.cache_clear()

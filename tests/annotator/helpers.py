@@ -38,3 +38,10 @@ def post_action(client, a: Assignment, name: str, *, version=None, htmx=True, **
     payload = {"version": a.version if version is None else version, **data}
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     return client.post(url, payload, **headers)
+
+
+def s3_objects(client, prefix: str) -> dict[str, bytes]:
+    """The objects under ``prefix`` in the ``s3`` fixture's bucket, by name below the prefix."""
+    listed = client.list_objects_v2(Bucket=client.bucket, Prefix=prefix).get("Contents", [])
+    return {o["Key"][len(prefix):]: client.get_object(Bucket=client.bucket, Key=o["Key"])["Body"].read()
+            for o in listed}

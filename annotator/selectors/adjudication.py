@@ -1,5 +1,5 @@
-"""Reads of adjudication: which items are ready to merge, the risk-ordered queue, and one item's
-evidence (each annotator's spans, the model's).
+"""Reads of adjudication: which items are ready to merge, the risk-ordered queue (filtered by the
+annotators' notes), and one item's evidence (each annotator's spans and note, the model's).
 
 Annotators appear here only under pseudonyms: the project's ``Membership.pseudonym`` in
 provenance, "Annotator 1, 2, 3" (per item) in the adjudication workspace. Model predictions

@@ -136,3 +136,14 @@ def test_the_adjudicator_reads_the_annotators_notes_and_replies(live_server, bro
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: f"/adjudication/{leak.pk}/" not in url)
     assert GoldSpan.objects.get(message=leak.message).decision.reply.startswith("It is the pupil's own address")
+
+    # The (blind) first annotator sees the decision and the reply on their item, not the other's note.
+    page.context.clear_cookies()
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{first.public_id}/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", "pw-annotator")
+    page.click("form button.primary")
+    decision = page.locator("#ws-decision")
+    decision.wait_for()
+    assert "maria.lopez@example.com" in decision.inner_text() and "always keep e-mail" in decision.inner_text()
+    assert "made-up address" not in page.content()

@@ -29,6 +29,7 @@ class DecisionForm(forms.Form):
     span = SpanListField(required=False)
     version = forms.IntegerField(min_value=0)
     notes = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    reply = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
     add_start = forms.IntegerField(required=False, min_value=0)
     add_end = forms.IntegerField(required=False, min_value=1)
     add_label = forms.CharField(required=False, max_length=64)
@@ -46,4 +47,6 @@ class DecisionForm(forms.Form):
 
 class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(choices=AdjudicationItem.Status.choices, required=False)
+    flag = forms.ChoiceField(choices=[("", "All"), ("notes", "Has notes"), ("uncertain", "Uncertain")],
+                             required=False)
     page = forms.IntegerField(min_value=1, required=False)

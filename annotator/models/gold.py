@@ -24,7 +24,10 @@ class AdjudicationDecision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     model_favoured = models.BooleanField(null=True, blank=True, help_text="Settled in the model's favour?")
-    notes = models.TextField(blank=True)
+    notes = models.TextField(blank=True, help_text="The adjudicator's own notes (never shown to annotators).")
+    reply = models.TextField(
+        blank=True, help_text="The adjudicator's answer to the item's annotators: each of them sees it, with the gold "
+                              "spans, on their own submitted item.")
     details = JSONField(default=dict, blank=True)
     decided_at = models.DateTimeField(auto_now=True)
 

@@ -1,5 +1,5 @@
-"""Reads of adjudication: which items are ready to merge, the risk-ordered queue, and one item's
-evidence (each annotator's spans, the model's).
+"""Reads of adjudication: which items are ready to merge, the risk-ordered queue (filtered by the
+annotators' notes), and one item's evidence (each annotator's spans and note, the model's).
 
 Annotators appear here only under pseudonyms: the project's ``Membership.pseudonym`` in
 provenance, "Annotator 1, 2, 3" (per item) in the adjudication workspace. Model predictions
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
 
 from annotator.models import (
     AdjudicationDecision,
@@ -102,6 +102,14 @@ def message_has_open_assignments(message: Message) -> bool:
         status__in=[Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS]).exists()
 
 
+@dataclass(frozen=True)
+class Note:
+    """What an annotator told the adjudicator on an item: a comment, an "uncertain" flag, or both."""
+
+    text: str
+    uncertain: bool
+
+
 @dataclass
 class ItemEvidence:
     """What annotators did on one message, keyed by their project pseudonym."""
@@ -111,6 +119,12 @@ class ItemEvidence:
     conditions: dict[str, str] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # pseudonyms in assignment order
     model: dict[tuple, list[int]] = field(default_factory=dict)
+    notes: dict[str, Note] = field(default_factory=dict)  # only annotators who left one
+
+    @property
+    def uncertain(self) -> bool:
+        """Someone flagged the item uncertain: it goes to a person even when everyone agrees."""
+        return any(n.uncertain for n in self.notes.values())
 
 
 def evidence_for(project: Project, messages: list[Message]) -> list[ItemEvidence]:
@@ -118,17 +132,20 @@ def evidence_for(project: Project, messages: list[Message]) -> list[ItemEvidence
     ids = [m.pk for m in messages]
     assignments = list(
         Assignment.objects.filter(message_id__in=ids, status=DONE)
-        .order_by("message_id", "pk").values_list("pk", "message_id", "annotator_id", "condition")
+        .order_by("message_id", "pk")
+        .values_list("pk", "message_id", "annotator_id", "condition", "comment", "uncertain")
     )
     spans = spans_by_assignment([a[0] for a in assignments])
     preds = predictions_by_message(ids, model_run_ids(project))
     by_msg = {m.pk: ItemEvidence(message=m, model=dict(preds.get(m.pk, {}))) for m in messages}
-    for aid, mid, uid, cond in assignments:
+    for aid, mid, uid, cond, comment, uncertain in assignments:
         ev = by_msg[mid]
         name = names.get(uid, f"user{uid}")
         ev.spans[name] = sorted(spans.get(aid, []))
         ev.conditions[name] = cond
         ev.order.append(name)
+        if comment or uncertain:
+            ev.notes[name] = Note(comment, uncertain)
     return [by_msg[m.pk] for m in messages]
 
 
@@ -183,10 +200,26 @@ def _queue_order() -> tuple:
             Subquery(message.values("position")[:1]))
 
 
-def queue_page(project: Project, *, status: str = "open", page: int = 1, per_page: int = 50):
-    qs = AdjudicationItem.objects.filter(project=project, status=status).select_related(
-        "message", "message__dialogue"
-    ).order_by(*_queue_order())
+NOTE_FILTERS = {
+    "notes": Q(comment__gt=""),  # an annotator wrote a comment
+    "uncertain": Q(uncertain=True),  # an annotator flagged the item uncertain
+}
+
+
+def _noted(flag: str) -> Exists:
+    """A finished assignment of the item's message carries this kind of note (the notes the item
+    page shows are the finished assignments' too)."""
+    return Exists(Assignment.objects.filter(NOTE_FILTERS[flag], message_id=OuterRef("message_id"), status=DONE))
+
+
+def queue_page(project: Project, *, status: str = "open", flag: str = "", page: int = 1, per_page: int = 50):
+    """One page of the queue in risk order; ``flag`` ("notes", "uncertain") keeps the items an
+    annotator commented on or flagged uncertain. Each row knows whether it has either."""
+    qs = AdjudicationItem.objects.filter(project=project, status=status)
+    if flag:
+        qs = qs.filter(_noted(flag))
+    qs = qs.select_related("message", "message__dialogue").annotate(
+        has_notes=_noted("notes"), has_uncertain=_noted("uncertain")).order_by(*_queue_order())
     return page_of(qs, page, per_page, keys_first=True)  # a page past the end is a 404
 
 
@@ -207,8 +240,9 @@ def _window(message: Message, size: int) -> list[Message]:
 
 
 def item_context(item: AdjudicationItem) -> dict:
-    """The adjudication workspace for one item: anonymised annotators, candidate spans, and the
-    model's predictions only when the project shows them to adjudicators."""
+    """The adjudication workspace for one item: anonymised annotators with their spans and notes
+    (comment, "uncertain"), candidate spans, and the model's predictions only when the project
+    shows them to adjudicators."""
     project = item.project
     message = item.message
     ev = evidence_for(project, [message])[0]
@@ -218,7 +252,7 @@ def item_context(item: AdjudicationItem) -> dict:
     for name in ev.order:
         marks = [Mark(s.start, s.end, s.label) for s in ev.spans[name]]
         rows.append({"n": number[name], "html": highlight(message.text, marks, colors),
-                     "count": len(ev.spans[name])})
+                     "count": len(ev.spans[name]), "note": ev.notes.get(name)})
     who: dict[tuple, list[int]] = defaultdict(list)
     for name in ev.order:
         for s in ev.spans[name]:
@@ -249,7 +283,7 @@ def item_context(item: AdjudicationItem) -> dict:
         "item": item, "project": project, "message": message,
         "window": _window(message, project.context_window),
         "annotator_rows": rows, "candidates": candidates, "show_model": show_model,
-        "model_html": model_html, "risk": item.risk_details,
+        "model_html": model_html, "risk": item.risk_details, "noted": bool(ev.notes),
         "target_html": highlight(message.text, [], colors),
     }
 

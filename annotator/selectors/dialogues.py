@@ -18,9 +18,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.db.models import Q
+
 from annotator.adapters import dialogues_from_db
 from annotator.models import (
     AdjudicationDecision,
+    Assignment,
     DetectorRun,
     Dialogue,
     GoldSpan,
@@ -77,12 +80,15 @@ def _dialogue_pks(project: Project, dialogue_ids: Sequence[int] | None) -> Itera
 
 
 def _gold_details(message_ids: list[int], names: dict[int, str]) -> tuple[dict[int, list[Span]], dict[int, dict]]:
-    """Gold spans per message and what a gold export states about them (decision, provenance)."""
+    """Gold spans per message and what a gold export states about them (decision, provenance,
+    the annotators' notes)."""
     spans: dict[int, list[Span]] = {}
     details: dict[int, dict[str, Any]] = {}
     for mid, outcome, by in AdjudicationDecision.objects.filter(message_id__in=message_ids).values_list(
             "message_id", "outcome", "decided_by_id"):
-        details[mid] = {"decision": outcome, "decided_by": names.get(by) if by else None, "spans": []}
+        details[mid] = {"decision": outcome, "decided_by": names.get(by) if by else None, "spans": [],
+                        "notes": []}
+    _add_notes(details, names)
     for g in (GoldSpan.objects.filter(message_id__in=message_ids).order_by("message_id", "start", "end", "label")
               .values("message_id", "start", "end", "label", "provenance", "annotators", "model_matched")):
         mid = g.pop("message_id")
@@ -90,6 +96,19 @@ def _gold_details(message_ids: list[int], names: dict[int, str]) -> tuple[dict[i
         if mid in details:
             details[mid]["spans"].append(g)
     return spans, details
+
+
+def _add_notes(details: dict[int, dict], names: dict[int, str]) -> None:
+    """Each gold message's notes from its finished assignments, in assignment order: what the
+    annotator told the adjudicator (comment, "uncertain"), under their project pseudonym. Only a
+    gold export asks for them (``gold_details``): notes are free text and may hold PII, so no
+    release reads them."""
+    rows = (Assignment.objects.filter(message_id__in=list(details), status=Assignment.Status.DONE)
+            .filter(Q(comment__gt="") | Q(uncertain=True)).order_by("message_id", "pk")
+            .values_list("message_id", "annotator_id", "comment", "uncertain"))
+    for mid, uid, comment, uncertain in rows:
+        details[mid]["notes"].append({"annotator": names.get(uid, f"user{uid}"), "text": comment,
+                                      "uncertain": uncertain})
 
 
 def _source_spans(source: Source, message_ids: list[int]) -> dict[int, list[Span]]:
@@ -122,7 +141,8 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
 
     ``complete_only`` leaves out dialogues with a message outside the gold set; ``reviewed_only``
     keeps only the messages in it (and the dialogues with any); ``gold_details`` puts each gold
-    message's decision and span provenance in its ``meta["gold"]`` (what a gold export writes).
+    message's decision, span provenance and annotators' notes in its ``meta["gold"]`` (what a gold
+    export writes; a release never asks for it).
     """
     stats = stats if stats is not None else StreamStats()
     names = pseudonyms(project) if gold_details else {}

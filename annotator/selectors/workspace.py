@@ -1,7 +1,8 @@
 """Reads of the annotation workspace: the queue, the item window, suggestions, statistics.
 
 Blindness is decided here, once: :func:`item_context` only ever reads predictions when the
-assignment's condition is aware, so a blind item's context holds nothing of the model.
+assignment's condition is aware, so a blind item's context holds nothing of the model; and the
+adjudicator's decision it shows (:func:`decision_for`) is the gold spans and the reply only.
 """
 
 from __future__ import annotations
@@ -13,10 +14,20 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import Aggregate, Count, FloatField, Q
 
-from annotator.models import Annotation, Assignment, AssignmentPlan, Message, Prediction, Project
+from annotator.models import (
+    AdjudicationDecision,
+    Annotation,
+    Assignment,
+    AssignmentPlan,
+    GoldSpan,
+    Message,
+    Prediction,
+    Project,
+)
 from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_colors
 from annotator.selectors import page_of
 from annotator.selectors.figures import cached
+from annotator.selectors.projects import pseudonyms
 
 Status = Assignment.Status
 Origin = Annotation.Origin
@@ -181,9 +192,34 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
         "suggestions": suggestion_rows,
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),
+        "decision": decision_for(assignment),
         **({"progress": queue_progress(assignment.annotator_id, project, order=assignment.order),
             "labels": label_keys(project)} if page else {}),
     }
+
+
+def decision_for(assignment: Assignment) -> dict | None:
+    """The adjudicator's decision on this submitted item, for its annotator: the gold spans (label
+    and text) and the reply. Only an adjudicated decision (an automatic merge has nothing to
+    explain, and a majority's gold would tell who disagreed) that rested on this annotator's
+    submitted work (``details["annotators"]``: someone assigned the message later never sees the
+    answer before labelling), and only while the item is submitted. Nothing else of the decision
+    leaves here: not the other annotators' spans or notes, not the adjudicator's own notes, not
+    which spans a model matched (a blind annotator sees no trace of the model)."""
+    if assignment.status != Status.DONE:
+        return None
+    decision = (AdjudicationDecision.objects.filter(
+        message_id=assignment.message_id, outcome=AdjudicationDecision.Outcome.ADJUDICATED)
+        .only("pk", "reply", "details", "decided_at").first())
+    if decision is None:
+        return None
+    me = pseudonyms(assignment.project).get(assignment.annotator_id)
+    if me is None or me not in {a.get("annotator") for a in decision.details.get("annotators", [])}:
+        return None
+    text = assignment.message.text
+    gold = GoldSpan.objects.filter(decision=decision).order_by("start", "end").values_list("start", "end", "label")
+    return {"reply": decision.reply, "decided_at": decision.decided_at,
+            "spans": [{"label": lab, "text": text[s:e]} for s, e, lab in gold]}
 
 
 # ----------------------------------------------------------------------------------- admin

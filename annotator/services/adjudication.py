@@ -150,7 +150,7 @@ def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple
     for ev in evidence:
         risk = assess_risk(ev.spans)
         cands = merge_candidates(ev.spans, rule)
-        if cands is None:
+        if cands is None or ev.uncertain:  # a disagreement, or an annotator asked for a person
             items.append((AdjudicationItem(project=project, message=ev.message, risk=risk.level,
                                            risk_weight=risk.weight, risk_details=risk.to_dict()), ev))
             continue
@@ -190,7 +190,7 @@ def gold_remerge_message(*, message: Message, user=None) -> str:
     edit, submit). Returns what happened, for the caller and the tests.
 
     Gold from an automatic merge is recomputed from the current annotations (it may now be a
-    disagreement for the queue). Gold an adjudicator decided is never overwritten: the item goes
+    disagreement for the queue, or flagged uncertain: then it joins the queue with its gold). Gold an adjudicator decided is never overwritten: the item goes
     back to the queue, *changed after decision*, and the decision stands until it is revised.
     An undecided queue item gets its risk again. Imported gold does not come from annotations
     and stays. Nothing happens while another annotator of the message is still at work (their
@@ -207,11 +207,13 @@ def gold_remerge_message(*, message: Message, user=None) -> str:
     if decision is not None and decision.outcome == Outcome.IMPORTED:
         return "imported"
     ev = sel.evidence_for(project, [message])[0]
-    if decision is not None and decision.details.get("evidence") == _evidence(ev) and (
+    flagged = ev.uncertain and item is None  # merged automatically, now flagged uncertain: a person decides
+    if decision is not None and not flagged and decision.details.get("evidence") == _evidence(ev) and (
             item is None or item.status == AdjudicationItem.Status.SETTLED):
         return "unchanged"
-    if (decision is not None and decision.outcome == Outcome.ADJUDICATED) or (item is not None and (
-            item.decision_id is not None or merge_candidates(ev.spans, project.merge_rule) is None)):
+    if flagged or (decision is not None and decision.outcome == Outcome.ADJUDICATED) or (item is not None and (
+            item.decision_id is not None or ev.uncertain
+            or merge_candidates(ev.spans, project.merge_rule) is None)):
         return _requeue(project, message, item, decision, ev, user)
     if item is not None:
         item.delete()
@@ -263,10 +265,29 @@ def _validate(project: Project, text: str, spans: Sequence[tuple[int, int, str]]
     return out
 
 
+def _decision_write(locked: AdjudicationItem, **fields) -> AdjudicationDecision:
+    """The item's decision, created, or revised in place with its old gold spans gone (the caller
+    writes the new ones). A revised automatic merge (an item flagged uncertain after it merged)
+    becomes adjudicated like any other."""
+    if locked.decision_id is None:
+        return AdjudicationDecision.objects.create(message=locked.message, risk=decision_risk(locked.risk),
+                                                   **fields)
+    decision = locked.decision
+    GoldSpan.objects.filter(message=locked.message).delete()
+    for name, value in fields.items():
+        setattr(decision, name, value)
+    decision.save()
+    return decision
+
+
 @transaction.atomic
 def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[int, int, str]],
-                        version: int | None, notes: str = "", confirm_drop: bool = False) -> AdjudicationDecision:
+                        version: int | None, notes: str = "", reply: str = "",
+                        confirm_drop: bool = False) -> AdjudicationDecision:
     """Record the adjudicator's gold for one item (a second decision revises the first).
+
+    ``notes`` stay with the adjudicators; ``reply`` is addressed to the item's annotators, who see
+    it with the gold spans on their own submitted item (:func:`selectors.workspace.decision_for`).
 
     Text an annotator marked that no gold span covers is a possible leak: it is refused unless
     ``confirm_drop`` says the adjudicator dropped it on purpose.
@@ -293,17 +314,8 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
         "annotators": [{"annotator": n, "condition": ev.conditions[n]} for n in ev.order],
         "evidence": _evidence(ev),
     }
-    if revised:
-        decision = locked.decision
-        GoldSpan.objects.filter(message=message).delete()
-        decision.decided_by, decision.notes, decision.model_favoured = user, notes, model_favoured
-        decision.details = details
-        decision.save()
-    else:
-        decision = AdjudicationDecision.objects.create(
-            message=message, outcome=Outcome.ADJUDICATED, risk=decision_risk(locked.risk),
-            decided_by=user, model_favoured=model_favoured, notes=notes, details=details,
-        )
+    decision = _decision_write(locked, outcome=Outcome.ADJUDICATED, decided_by=user, notes=notes, reply=reply,
+                               model_favoured=model_favoured, details=details)
     GoldSpan.objects.bulk_create([
         GoldSpan(message=message, start=s.start, end=s.end, label=s.label, provenance=ADJUDICATED,
                  annotators=_who(s.key(), ev), model_matched=s.key() in ev.model, decision=decision)
@@ -317,7 +329,8 @@ def adjudication_submit(*, item: AdjudicationItem, user, spans: Sequence[tuple[i
     audit_record(user=user, action="adjudication.revise" if revised else "adjudication.submit", obj=decision,
                  project=project, message=message.pk, spans=[s.to_dict(with_score=False) for s in gold],
                  risk=locked.risk_details.get("kind", ""), model_favoured=model_favoured,
-                 dropped=[s.to_dict(with_score=False) for s in dropped], notes=notes[:500])
+                 dropped=[s.to_dict(with_score=False) for s in dropped], notes=notes[:500],
+                 reply=reply[:500])
     item.version, item.status, item.decision = locked.version, locked.status, decision
     if not revised:
         _gold_grew(project)

@@ -1,8 +1,9 @@
 """Adjudication: the risk-ordered queue, the keyboard-first workspace, and auto-merging.
 
 Adjudicators and admins only (annotators get 403, outsiders 404, through ``access.project_for``).
-Annotators appear as Annotator 1, 2, 3; the model's predictions only when the project shows them
-to adjudicators.
+Annotators appear as Annotator 1, 2, 3, each with their note (comment, "uncertain"); the model's
+predictions only when the project shows them to adjudicators. The queue filters by notes
+(``?flag=notes`` / ``?flag=uncertain``), the htmx pager keeping the filter.
 """
 
 from __future__ import annotations
@@ -40,13 +41,14 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = QueueFilterForm(request.GET or None)
-    status, page = AdjudicationItem.Status.OPEN, 1
+    status, flag, page = AdjudicationItem.Status.OPEN, "", 1
     if form.is_valid():
-        status, page = form.cleaned_data["status"] or status, form.cleaned_data["page"] or 1
+        d = form.cleaned_data
+        status, flag, page = d["status"] or status, d["flag"], d["page"] or 1
     if not request.htmx:
         _sweep(project)
-    rows, total = sel.queue_page(project, status=status, page=page)
-    context = {"project": project, "rows": rows, "total": total, "status": status, "page": page,
+    rows, total = sel.queue_page(project, status=status, flag=flag, page=page)
+    context = {"project": project, "rows": rows, "total": total, "status": status, "flag": flag, "page": page,
                "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
@@ -105,7 +107,8 @@ def decide(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
     d = form.cleaned_data
     try:
         adjudication_submit(item=it, user=request.user, spans=d["span"], version=d["version"],
-                            notes=d.get("notes") or "", confirm_drop=d["confirm_drop"])
+                            notes=d.get("notes") or "", reply=d.get("reply") or "",
+                            confirm_drop=d["confirm_drop"])
     except AdjudicationError as exc:
         return _refuse(request, url, exc.message, exc.status)
     nxt = sel.next_open_item(it.project, exclude=it.pk)

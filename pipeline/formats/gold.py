@@ -1,6 +1,6 @@
-"""``gold.jsonl`` of a gold bundle: one row per gold message, with its decision and each span's
-provenance (:func:`gold_record`). Written only: the import format (:mod:`pipeline.formats.native`)
-is what reads dialogues with spans back in.
+"""``gold.jsonl`` of a gold bundle: one row per gold message, with its decision, each span's
+provenance and the annotators' notes (:func:`gold_record`). Written only: the import format
+(:mod:`pipeline.formats.native`) is what reads dialogues with spans back in.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from pipeline.types import Dialogue, Message
 EXAMPLE = (b'{"dialogue_id": "d1", "index": 0, "speaker": "tutor", "role": "tutor", "text": "Hi Ana!", '
            b'"split": "train", "decision": "unanimous", "decided_by": null, "spans": [{"start": 3, "end": 6, '
            b'"label": "NAME", "text": "Ana", "provenance": "unanimous", "annotators": ["ann1", "ann2"], '
-           b'"model_matched": true}]}\n')
+           b'"model_matched": true}], "notes": [{"annotator": "ann2", '
+           b'"text": "Ana: a pupil or a name in a word problem?", "uncertain": false}]}\n')
 
 
 def gold_record(dialogue: Dialogue, message: Message, split: str) -> dict[str, Any]:
-    """A ``gold.jsonl`` row: the message, its decision and its spans with their provenance."""
+    """A ``gold.jsonl`` row: the message, its decision, its spans with their provenance, and what
+    each annotator told the adjudicator (``notes``: pseudonym, comment, uncertain flag)."""
     gold = message.meta.get("gold") or {}
     return {
         "dialogue_id": dialogue.id,
@@ -33,6 +35,8 @@ def gold_record(dialogue: Dialogue, message: Message, split: str) -> dict[str, A
                    "text": message.text[g["start"]:g["end"]], "provenance": g["provenance"],
                    "annotators": g["annotators"], "model_matched": g["model_matched"]}
                   for g in gold.get("spans", [])],
+        "notes": [{"annotator": n["annotator"], "text": n["text"], "uncertain": n["uncertain"]}
+                  for n in gold.get("notes", [])],
     }
 
 

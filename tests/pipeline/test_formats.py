@@ -288,6 +288,7 @@ def test_the_writer_only_examples_are_what_the_writers_write():
         CATALOG["hf"].example)
     gold = {"decision": "unanimous", "decided_by": None, "spans": [
         {"start": 3, "end": 6, "label": "NAME", "provenance": "unanimous", "annotators": ["ann1", "ann2"],
-         "model_matched": True}]}
+         "model_matched": True}],
+        "notes": [{"annotator": "ann2", "text": "Ana: a pupil or a name in a word problem?", "uncertain": False}]}
     d = Dialogue("d1", (Message("Hi Ana!", "tutor", "tutor", 0, None, (span,), meta={"gold": gold}),))
     assert gold_record(d, d.messages[0], "train") == json.loads(CATALOG["gold"].example)

@@ -6,14 +6,16 @@ The adjudicator is refused when they would silently drop the leak, then adds the
 text and pressing a label key; confirms with Shift+Enter that the word-problem name is not PII;
 keeps one annotator's span with its number key. Every decision is checked in the database. A
 screenshot of the adjudication page goes to the ``screenshots_dir`` fixture
-(``bin/screenshots`` refreshes docs/screenshots/adjudication.png).
+(``bin/screenshots`` refreshes docs/screenshots/adjudication.png). A second test reads the
+annotators' notes on an item found through the queue's "Uncertain" filter and replies
+(docs/screenshots/adjudication-notes.png).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from annotator.models import AdjudicationItem, GoldSpan
+from annotator.models import AdjudicationItem, Assignment, GoldSpan
 from annotator.services.adjudication import gold_merge_ready
 from tests.annotator.helpers import msg
 
@@ -97,3 +99,51 @@ def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser
     assert gold(study, "d2", 1) == [(12, 15, "NAME", "adjudicated")]
     assert not AdjudicationItem.objects.filter(project=study).exclude(status="settled").exists()
     assert "Nothing waits for adjudication" in page.content()
+
+
+def test_the_adjudicator_reads_the_annotators_notes_and_replies(live_server, browser_page, members, study,
+                                                                 screenshots_dir):
+    """Issue 24: each annotator's comment and "uncertain" flag beside their spans; the queue's
+    "Uncertain" filter finds the item; the reply saved with the decision (screenshot:
+    docs/screenshots/adjudication-notes.png through ``bin/screenshots``)."""
+    page = browser_page
+    first = Assignment.objects.get(annotator=members["annotator"], message=msg(study, "d1", 2))
+    second = Assignment.objects.get(annotator=members["annotator2"], message=msg(study, "d1", 2))
+    Assignment.objects.filter(pk=first.pk).update(
+        uncertain=True, comment="Is this the pupil's own address or the tutor's? I marked it to be safe.")
+    Assignment.objects.filter(pk=second.pk).update(comment="Looks like a made-up address from the worksheet.")
+    gold_merge_ready(project=study)
+    leak = item_for(study, "d1", 2)
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/adjudication/%3Fflag%3Duncertain")
+    page.fill("input[name=username]", "adjudicator")
+    page.fill("input[name=password]", "pw-adjudicator")
+    page.click("form button.primary")
+    page.wait_for_url("**/adjudication/?flag=uncertain")
+    assert page.locator("#rows tbody tr").count() == 1
+    page.click("#rows tbody tr a")
+
+    page.wait_for_url(f"**/adjudication/{leak.pk}/")
+    one, two = page.locator('.adj-note[data-annotator="1"]'), page.locator('.adj-note[data-annotator="2"]')
+    assert "uncertain" in one.inner_text() and "the pupil's own address" in one.inner_text()
+    assert "uncertain" not in two.inner_text() and "made-up address" in two.inner_text()
+    assert "annotator2" not in page.content()
+    page.fill("#adj-reply", "It is the pupil's own address: always keep e-mail addresses.")
+    page.screenshot(path=str(screenshots_dir / "adjudication-notes.png"), full_page=True)
+    page.locator("#adj-reply").evaluate("el => el.blur()")  # keys typed in a text box are text
+    select_in_target(page, 12, 35)
+    page.keyboard.press("e")
+    page.keyboard.press("Enter")
+    page.wait_for_url(lambda url: f"/adjudication/{leak.pk}/" not in url)
+    assert GoldSpan.objects.get(message=leak.message).decision.reply.startswith("It is the pupil's own address")
+
+    # The (blind) first annotator sees the decision and the reply on their item, not the other's note.
+    page.context.clear_cookies()
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{first.public_id}/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", "pw-annotator")
+    page.click("form button.primary")
+    decision = page.locator("#ws-decision")
+    decision.wait_for()
+    assert "maria.lopez@example.com" in decision.inner_text() and "always keep e-mail" in decision.inner_text()
+    assert "made-up address" not in page.content()

@@ -179,8 +179,9 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
     page.wait_for_function("() => document.getElementById('ws-comment').dataset.saved === 'check the call signs'")
     assert Annotation.objects.filter(assignment=a).exclude(origin=Origin.REJECTED).count() == last + 2
     page.keyboard.press("Escape")
-    press("m")
+    press("m")  # the box is ticked at once; the item is saved when the state says so
     page.wait_for_selector("#ws-uncertain:checked")
+    page.wait_for_selector("#ws-state[data-state='saved']")
     a.refresh_from_db()
     assert a.uncertain and a.comment == "check the call signs"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Aggregate, Count, FloatField, Q
@@ -27,6 +26,7 @@ from annotator.models import (
 from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_colors
 from annotator.selectors import page_of
 from annotator.selectors.figures import cached
+from annotator.selectors.keymap import workspace_keymap
 from annotator.selectors.projects import pseudonyms
 
 Status = Assignment.Status
@@ -111,19 +111,6 @@ def pending_suggestions(assignment: Assignment, annotations=None) -> list[Predic
     return [p for p in rows if p.pk not in decided]
 
 
-@dataclass(frozen=True)
-class LabelKey:
-    label: str
-    key: str
-    description: str
-    color: str
-
-
-def label_keys(project: Project) -> list[LabelKey]:
-    return [LabelKey(d["label"], d["key"].lower(), d.get("description", ""), d.get("color", "#fde68a"))
-            for d in project.taxonomy]
-
-
 def context_window(assignment: Assignment) -> list[Message]:
     """The target message with its neighbours (window size from the project)."""
     msg = assignment.message
@@ -194,7 +181,7 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
         "can_undo": bool(assignment.undo_log),
         "decision": decision_for(assignment),
         **({"progress": queue_progress(assignment.annotator_id, project, order=assignment.order),
-            "labels": label_keys(project)} if page else {}),
+            "keymap": workspace_keymap(project.taxonomy, aware=aware)} if page else {}),
     }
 
 

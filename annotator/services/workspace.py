@@ -19,6 +19,7 @@ from django.utils import timezone
 from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import Annotation, Assignment, Prediction
+from annotator.selectors.keymap import key_name
 from annotator.selectors.workspace import pending_suggestions
 from annotator.services.adjudication import gold_remerge_message
 from annotator.services.audit import audit_record
@@ -59,7 +60,7 @@ class ReadOnlyError(WorkspaceError):
 
 
 CONFLICT_MESSAGE = "This item changed in another tab. Reload to see the latest version; nothing was saved."
-READ_ONLY_MESSAGE = "This item is submitted: press Reopen (o) to change it; nothing was saved."
+READ_ONLY_MESSAGE = f"This item is submitted: press Reopen ({key_name('reopen')}) to change it; nothing was saved."
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -302,11 +303,21 @@ def suggestion_accept(*, assignment: Assignment, user, version: int | None, pred
 @transaction.atomic
 def suggestion_reject(*, assignment: Assignment, user, version: int | None, prediction_id,
                       active: float = 0.0) -> Annotation:
+    """Reject a suggestion. Rejecting the last undecided one of an item with no span of its own is
+    the decision 'no PII here', as ``n`` would record it (undo takes both back; a span added
+    later clears it, as after ``n``)."""
     a = _lock(assignment, version)
-    p = _suggestion(a, _annotations(a), prediction_id)
+    annotations = _annotations(a)
+    p = _suggestion(a, annotations, prediction_id)
     ann = _create(a, start=p.start, end=p.end, label=p.label, origin=Origin.REJECTED, prediction=p)
-    _save(a, undo={"op": "add", "id": ann.pk}, active=active)
-    _audit(user, "annotation.reject", a, annotation=ann.pk, prediction=p.pk, label=p.label)
+    undo: dict = {"op": "add", "id": ann.pk}
+    fields: tuple[str, ...] = ()
+    if not a.no_pii and not _spans(annotations) and not pending_suggestions(a, [*annotations, ann]):
+        undo["no_pii"] = False
+        a.no_pii = True
+        fields = ("no_pii",)
+    _save(a, undo=undo, active=active, fields=fields)
+    _audit(user, "annotation.reject", a, annotation=ann.pk, prediction=p.pk, label=p.label, no_pii=a.no_pii)
     return ann
 
 
@@ -379,8 +390,8 @@ def item_undo(*, assignment: Assignment, user, version: int | None, active: floa
     fields = ["undo_log"]
     if op == "add":
         a.annotations.filter(pk=entry["id"]).delete()
-        if entry.get("no_pii"):
-            a.no_pii = True
+        if "no_pii" in entry:  # the add changed the flag (a span cleared it, a last reject set it)
+            a.no_pii = entry["no_pii"]
             fields.append("no_pii")
     elif op == "delete":
         d = entry["ann"]
@@ -423,10 +434,12 @@ def item_submit(*, assignment: Assignment, user, version: int | None, active: fl
         left = len(pending_suggestions(a, annotations))
         if left:
             raise WorkspaceError(
-                f"{left} suggestion{'s' if left > 1 else ''} still undecided: accept (a) or reject (r) each."
+                f"{left} suggestion{'s' if left > 1 else ''} still undecided: accept ({key_name('accept')}) "
+                f"or reject ({key_name('reject')}) each."
             )
     if not a.no_pii and not _spans(annotations):
-        raise WorkspaceError("Add a span, or mark the item as having no PII (n), before submitting.")
+        raise WorkspaceError(f"Add a span, or mark the item as having no PII ({key_name('no-pii')}), "
+                             "before submitting.")
     resubmit = a.submitted_at is not None  # submitted before, then reopened
     a.status = Assignment.Status.DONE
     a.submitted_at = timezone.now()
@@ -463,8 +476,8 @@ def item_skip(*, assignment: Assignment, user, version: int | None, active: floa
     if a.status == Assignment.Status.DONE:
         raise WorkspaceError("This item is already submitted.")
     if a.submitted_at is not None:
-        raise WorkspaceError("This item was submitted before and reopened: submit it again (Enter) to keep "
-                             "your changes, or undo them (u) first.")
+        raise WorkspaceError(f"This item was submitted before and reopened: submit it again ({key_name('submit')}) "
+                             f"to keep your changes, or undo them ({key_name('undo')}) first.")
     if a.started_at is None:
         a.started_at = timezone.now()
     a.status = Assignment.Status.SKIPPED

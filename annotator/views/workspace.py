@@ -36,6 +36,7 @@ from annotator.forms.workspace import (
 from annotator.models import Assignment, AssignmentPlan, Role
 from annotator.selectors import workspace as sel
 from annotator.selectors.assignments import condition_exposure
+from annotator.selectors.keymap import label_keys
 from annotator.services import workspace as svc
 from annotator.services.assignments import (
     PlanError,
@@ -118,7 +119,7 @@ def item(request: HttpRequest, slug: str, public_id) -> HttpResponse:
 def guidelines(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ANNOTATOR)
     return render(request, "workspace/guidelines.html",
-                  {"project": project, "labels": sel.label_keys(project)})
+                  {"project": project, "labels": label_keys(project.taxonomy)})
 
 
 def _action(request, slug, public_id, form_class, call, *, then_next=False):

@@ -12,7 +12,7 @@
 
   var st = {
     chain: Promise.resolve(), busy: 0, blocked: false, leaving: false,
-    exact: false, relabel: null, focus: null, unsentMs: 0, itemMs: 0,
+    exact: false, relabel: null, focus: null, caret: null, unsentMs: 0, itemMs: 0,
     lastInput: Date.now(), lastTick: Date.now()
   };
 
@@ -23,11 +23,10 @@
     try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
   }
   function toast(msg, ok) { if (window.blindspotToast) window.blindspotToast(msg, ok); }
-  function labels() {
-    var out = {};
-    document.querySelectorAll("#ws-labels [data-key]").forEach(function (b) { out[b.dataset.key.toLowerCase()] = b.dataset.label; });
-    return out;
-  }
+  // The keymap comes from the server (annotator/selectors/keymap.py), the one definition the help
+  // overlay and the docs are made from: key id → label, key id → action, action → its key's name.
+  var KEYS = JSON.parse(document.getElementById("ws-keymap").textContent);
+  function keyOf(action) { return KEYS.names[action]; }
 
   // ------------------------------------------------------------------ saving state
   function setState(state, text) {
@@ -81,7 +80,7 @@
   // queue and says so.
   // A submitted item is read-only until it is reopened (the server refuses edits too, 423).
   function readOnly() { return item() && item().dataset.status === "done"; }
-  var READ_ONLY = "This item is submitted. Press o (Reopen) to change it.";
+  var READ_ONLY = "This item is submitted. Press " + keyOf("reopen") + " (Reopen) to change it.";
   function act(path, values, onFail) {
     if (st.blocked) {
       toast("This item changed in another tab. Reload the page to see the latest version.");
@@ -197,7 +196,7 @@
   function clearSelection() {
     var sel = window.getSelection();
     if (sel && !sel.isCollapsed && target() && sel.rangeCount && sel.getRangeAt(0).intersectsNode(target())) sel.removeAllRanges();
-    st.kb = null;
+    st.kb = null;  // the caret (st.caret) stays: → goes on after the last span
   }
 
   // Keyboard selection: → / ← select the next / previous word; Shift extends.
@@ -209,10 +208,19 @@
     while ((m = WORD.exec(text))) out.push({ s: cp[m.index], e: cp[m.index + m[0].length] });
     return out;
   }
+  // With nothing selected, → starts at the first word after the last span added (the caret), ←
+  // at the last word before it; with no span yet, at the first / last word of the message.
+  function firstWord(list, dir) {
+    var c = st.caret, i;
+    if (!c) return dir > 0 ? 0 : list.length - 1;
+    if (dir > 0) { for (i = 0; i < list.length; i++) if (list[i].s >= c.e) return i; return list.length - 1; }
+    for (i = list.length - 1; i >= 0; i--) if (list[i].e <= c.s) return i;
+    return 0;
+  }
   function moveWord(dir, extend) {
     var ws_ = words();
     if (!ws_.length) return;
-    if (!st.kb) { st.kb = { a: dir > 0 ? 0 : ws_.length - 1, b: dir > 0 ? 0 : ws_.length - 1 }; }
+    if (!st.kb) { var f = firstWord(ws_, dir); st.kb = { a: f, b: f }; }
     else if (extend) { st.kb.b = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); }
     else { var i = Math.max(0, Math.min(ws_.length - 1, st.kb.b + dir)); st.kb = { a: i, b: i }; }
     var lo = Math.min(st.kb.a, st.kb.b), hi = Math.max(st.kb.a, st.kb.b);
@@ -223,6 +231,7 @@
   function addSpan(label, exact) {
     var off = selectionOffsets();
     if (!off) { toast("Select some text of the highlighted message first.", false); return; }
+    st.caret = { s: off.start, e: off.end };
     act(url("SpanAdd"), { start: off.start, end: off.end, label: label, exact: exact || st.exact ? "on" : "" }, function () {
       // The request failed: the fragment was not swapped, so put the selection back.
       selectOffsets(off.start, off.end);
@@ -270,6 +279,50 @@
   }
 
   // ------------------------------------------------------------------ keyboard
+  // A keydown as the keymap names it: a digit by its physical key (Digit1, Numpad1: the same on
+  // every layout), with "Shift+" for the second ten labels; a letter in lower case; "Ctrl+z".
+  function keyId(e) {
+    if (e.altKey) return null;
+    if (e.ctrlKey || e.metaKey) return e.key.toLowerCase() === "z" ? "Ctrl+z" : null;
+    var digit = /^(?:Digit|Numpad)([0-9])$/.exec(e.code || "");
+    if (digit) return (e.shiftKey ? "Shift+" : "") + digit[1];
+    return e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  }
+  var BY_FOCUS = " (" + keyOf("focus-next") + " / " + keyOf("focus-prev") + " or a click).";
+  var HANDLERS = {
+    "word-next": function (e) { moveWord(1, e.shiftKey); },
+    "word-prev": function (e) { moveWord(-1, e.shiftKey); },
+    "exact": function () { st.exact = !st.exact; setMode(); },
+    "focus-next": function () { moveFocus(1); },
+    "focus-prev": function () { moveFocus(-1); },
+    "accept": function () { if (!command("accept", focusedOr("s"))) toast("No suggestion to accept.", false); },
+    "reject": function () { if (!command("reject", focusedOr("s"))) toast("No suggestion to reject.", false); },
+    "relabel": function () { if (st.focus) { st.relabel = st.focus; setMode(); } else toast("Focus a span or suggestion first" + BY_FOCUS, false); },
+    "delete": function () {
+      if (!(st.focus && st.focus.charAt(0) === "a" && command("delete", st.focus))) toast("Focus one of your spans first" + BY_FOCUS, false);
+    },
+    "no-pii": function () { command("no-pii"); },
+    "uncertain": function () {
+      var cb = document.getElementById("ws-uncertain");
+      if (readOnly()) toast(READ_ONLY, false); else if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); }
+    },
+    "comment": function () { var ta = document.getElementById("ws-comment"); if (ta) ta.focus(); },
+    "undo": function () { command("undo"); },
+    "submit": function () {
+      if (!command("submit") && readOnly()) { var nx = document.querySelector("#item a[data-next]"); if (nx) nx.click(); }
+    },
+    "reopen": function () { if (!command("reopen")) toast("Only a submitted item can be reopened.", false); },
+    "skip": function () { command("skip"); },
+    "guidelines": function () { openDialog("ws-guidelines"); },
+    "help": function () { openDialog("ws-help"); },
+    "escape": function () {
+      if (selectionOffsets()) { clearSelection(); return; }
+      setFocus(null); st.exact = false; setMode();
+    }
+  };
+
+  // Label keys and command keys are disjoint (the server's keymap; a test holds it), so a key
+  // means one thing whether or not a word is selected.
   document.addEventListener("keydown", function (e) {
     if (e.defaultPrevented || e.isComposing) return;
     var el = document.activeElement, typing = el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT" || el.tagName === "SELECT");
@@ -280,48 +333,16 @@
       return;
     }
     if (e.key === "Enter" && el && (el.tagName === "BUTTON" || el.tagName === "A" || el.tagName === "SUMMARY")) return;
-    if (e.altKey || ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() !== "z")) return;
-    var key = e.key, lower = key.length === 1 ? key.toLowerCase() : key, map = labels();
-
+    var id = keyId(e);
+    if (!id) return;
+    var label = KEYS.labels[id], action = KEYS.commands[id];
     if (st.relabel) {
-      if (key === "Escape") { st.relabel = null; setMode(); e.preventDefault(); return; }
-      if (map[lower]) { e.preventDefault(); var k = st.relabel; st.relabel = null; setMode(); relabel(k, map[lower]); }
+      if (id === "Escape") { st.relabel = null; setMode(); e.preventDefault(); }
+      else if (label) { e.preventDefault(); var k = st.relabel; st.relabel = null; setMode(); relabel(k, label); }
       return;
     }
-    if (selectionOffsets()) {
-      if (map[lower] && !e.ctrlKey) { e.preventDefault(); addSpan(map[lower], e.shiftKey); return; }
-      if (lower === "x") { e.preventDefault(); st.exact = !st.exact; setMode(); return; }
-      if (key === "Escape") { e.preventDefault(); clearSelection(); return; }
-    }
-    var handled = true;
-    switch (key) {
-      case "ArrowRight": moveWord(1, e.shiftKey); break;
-      case "ArrowLeft": moveWord(-1, e.shiftKey); break;
-      case "ArrowDown": case "j": moveFocus(1); break;
-      case "ArrowUp": case "k": moveFocus(-1); break;
-      case "a": if (!command("accept", focusedOr("s"))) toast("No suggestion to accept.", false); break;
-      case "r": if (!command("reject", focusedOr("s"))) toast("No suggestion to reject.", false); break;
-      case "e":
-        if (st.focus) { st.relabel = st.focus; setMode(); } else toast("Focus a span first (j / k or a click).", false);
-        break;
-      case "d": case "Delete": case "Backspace":
-        if (!(st.focus && st.focus.charAt(0) === "a" && command("delete", st.focus))) toast("Focus one of your spans first (j / k).", false);
-        break;
-      case "n": command("no-pii"); break;
-      case "m": var cb = document.getElementById("ws-uncertain"); if (readOnly()) toast(READ_ONLY, false); else if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); } break;
-      case "c": var ta = document.getElementById("ws-comment"); if (ta) ta.focus(); break;
-      case "u": command("undo"); break;
-      case "z": if (e.ctrlKey || e.metaKey) command("undo"); else handled = false; break;
-      case "Enter": if (!command("submit") && readOnly()) { var nx = document.querySelector("#item a[data-next]"); if (nx) nx.click(); } break;
-      case "o": if (!command("reopen")) toast("Only a submitted item can be reopened.", false); break;
-      case "s": command("skip"); break;
-      case "x": st.exact = !st.exact; setMode(); break;
-      case "g": openDialog("ws-guidelines"); break;
-      case "?": openDialog("ws-help"); break;
-      case "Escape": clearSelection(); setFocus(null); st.exact = false; setMode(); break;
-      default: handled = false;
-    }
-    if (handled) e.preventDefault();
+    if (label) { e.preventDefault(); addSpan(label, false); return; }
+    if (action && HANDLERS[action]) { e.preventDefault(); HANDLERS[action](e); }
   });
 
   // ------------------------------------------------------------------ mouse

@@ -76,12 +76,12 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/{item['d1', 1].public_id}/")
 
-    # 2. Aware item with a false positive on a fraction: reject with "r", then "no PII", Enter.
+    # 2. Aware item with a false positive on a fraction: reject with "r" (the only suggestion, so
+    # the item has no PII now), Enter.
     page.wait_for_selector("#ws-suggestions li.pending")
     page.keyboard.press("r")
     page.wait_for_selector("#ws-suggestions li.decided")
     assert Annotation.objects.get(assignment=item["d1", 1]).origin == Origin.REJECTED
-    page.keyboard.press("n")
     page.wait_for_selector(".ws-nopii")
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/{item['d1', 2].public_id}/")
@@ -97,13 +97,13 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     # A failed request keeps the selection and says so; the retry saves.
     page.route("**/spans/add/", lambda route: route.abort())
     drag_select(page, 12, 35)
-    page.keyboard.press("e")
+    page.keyboard.press("6")  # EMAIL
     page.wait_for_selector("#toast:not([hidden])")
     page.wait_for_selector("#ws-state[data-state='error']")
     assert page.evaluate("window.getSelection().toString()") == "maria.lopez@example.com"
     assert not Annotation.objects.filter(assignment=item["d1", 2]).exists()
     page.unroute("**/spans/add/")
-    page.keyboard.press("e")
+    page.keyboard.press("6")
     page.wait_for_selector("#ws-spans [data-focus]")
     wait_saved(page)
     ann = Annotation.objects.get(assignment=item["d1", 2])
@@ -124,7 +124,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     page.wait_for_selector("#ws[data-ready] #target-text")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("window.getSelection().toString()") == "Alex"
-    page.keyboard.press("n")
+    page.keyboard.press("1")  # NAME
     page.wait_for_selector("#ws-spans [data-focus]")
     ann = Annotation.objects.get(assignment=item["d1", 3])
     assert (ann.start, ann.end, ann.label) == (0, 4, "NAME")
@@ -155,12 +155,12 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("window.getSelection().toString()") == "Maria"
-    page.keyboard.press("n")
+    page.keyboard.press("1")  # NAME
     page.wait_for_selector("#ws-spans [data-focus]")
     page.keyboard.press("j")
     page.wait_for_selector("#ws-spans .focused")
     page.keyboard.press("e")
-    page.keyboard.press("h")
+    page.keyboard.press("9")  # USERNAME
     page.wait_for_selector("#ws-spans .chip:text('USERNAME')")
     assert Annotation.objects.get(assignment=first).label == "USERNAME"
     page.keyboard.press("j")
@@ -184,7 +184,7 @@ def test_keyboard_only_editing_and_a_second_tab(live_server, browser_page, membe
     other.goto(page.url)
     other.wait_for_selector("#ws[data-ready] #target-text")
     other.keyboard.press("ArrowRight")
-    other.keyboard.press("o")
+    other.keyboard.press("Shift+2")  # OTHER_IDENTIFIER
     other.wait_for_selector("#ws-spans li:nth-child(2)")
     page.keyboard.press("Escape")
     page.keyboard.press("u")

@@ -27,7 +27,7 @@ def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_p
     assert "reopen a submitted item" in page.inner_text("#ws-help")
     page.keyboard.press("Escape")
 
-    page.keyboard.press("n")  # an edit of a submitted item: refused, nothing sent
+    page.keyboard.press("n")  # "no PII" is an edit of a submitted item: refused, nothing sent
     page.wait_for_selector("#toast:not([hidden])")
     assert "Reopen" in page.inner_text("#toast")
     a.refresh_from_db()
@@ -39,7 +39,7 @@ def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_p
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert page.evaluate("window.getSelection().toString()") == "Fred"
-    page.keyboard.press("n")  # NAME's key while text is selected
+    page.keyboard.press("1")  # NAME's key
     page.wait_for_selector("#ws-spans [data-focus]")
     assert Annotation.objects.get(assignment=a).label == "NAME"
     page.keyboard.press("Enter")

@@ -46,7 +46,7 @@ def test_item_page_shows_the_window_the_target_and_the_keys(client, members, bli
     assert "yes. is 3/4 bigger than 2/3?" in body          # the next message
     assert "Email me at" not in body                         # window of 3 around position 0
     assert "If Alex has 5 apples" in body                    # the anchor, collapsible
-    assert 'data-key="n"' in body and "NAME" in body
+    assert 'data-key="1"' in body and "NAME" in body and 'id="ws-keymap"' in body
     item2 = Assignment.objects.get(annotator=members["annotator"], message=msg(ws_project, "d1", 2))
     body2 = client.get(item_url(item2)).content.decode()
     assert "yes. is 3/4" in body2 and "Alex has 3 apples left." in body2 and "Hi Maria!" not in body2
@@ -280,6 +280,50 @@ def test_no_pii_is_refused_with_spans_and_rejects_pending_suggestions(members, a
     svc.span_add(assignment=aware_item, user=who, version=None, start=10, end=15, label="NAME")
     with pytest.raises(svc.WorkspaceError, match="has spans"):
         svc.item_no_pii_set(assignment=aware_item, user=who, version=None, value=True)
+
+
+def test_rejecting_every_suggestion_is_a_decision_like_no_pii(client, members, aware_item):
+    """Issue 24: rejecting the only suggestion used to leave the item undecided (submit refused
+    until the annotator also pressed n). Now the last reject marks the message as having no PII;
+    undo takes both back, and a span added afterwards clears the mark as after n."""
+    from annotator.models import Prediction
+
+    who = members["annotator"]
+    client.force_login(who)
+    p = Prediction.objects.get(message=aware_item.message)
+    response = post_action(client, aware_item, "suggestion-reject", prediction=p.pk)
+    assert response.status_code == 200 and "No PII in this message" in response.content.decode()
+    aware_item.refresh_from_db()
+    assert aware_item.no_pii
+    svc.item_undo(assignment=aware_item, user=who, version=None)
+    aware_item.refresh_from_db()
+    assert not aware_item.no_pii and not Annotation.objects.exists()
+
+    svc.suggestion_reject(assignment=aware_item, user=who, version=None, prediction_id=p.pk)
+    svc.span_add(assignment=aware_item, user=who, version=None, start=10, end=15, label="NAME")
+    aware_item.refresh_from_db()
+    assert not aware_item.no_pii  # a span after the rejects: the item has PII after all
+    svc.item_undo(assignment=aware_item, user=who, version=None)
+    svc.item_submit(assignment=aware_item, user=who, version=None)
+    aware_item.refresh_from_db()
+    assert aware_item.status == "done" and aware_item.no_pii
+
+
+def test_rejecting_a_suggestion_beside_a_span_or_another_pending_one_decides_nothing(members, aware_item):
+    from annotator.models import Prediction
+
+    who = members["annotator"]
+    p = Prediction.objects.get(message=aware_item.message)
+    second = Prediction.objects.create(run=p.run, message=p.message, start=10, end=15, label="NAME", score=0.5)
+    svc.suggestion_reject(assignment=aware_item, user=who, version=None, prediction_id=p.pk)
+    aware_item.refresh_from_db()
+    assert not aware_item.no_pii  # one still undecided
+    svc.suggestion_accept(assignment=aware_item, user=who, version=None, prediction_id=second.pk)
+    svc.item_undo(assignment=aware_item, user=who, version=None)
+    svc.span_add(assignment=aware_item, user=who, version=None, start=16, end=19, label="NAME", exact=True)
+    svc.suggestion_reject(assignment=aware_item, user=who, version=None, prediction_id=second.pk)
+    aware_item.refresh_from_db()
+    assert not aware_item.no_pii  # the item has a span
 
 
 def test_adding_a_span_clears_no_pii_and_undo_restores_it(members, blind_item):

@@ -155,6 +155,17 @@ BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("BLINDSPOT_LOGIN_MAX_FAILURES
 BLINDSPOT_LOGIN_LOCKOUT_SECONDS = env_int("BLINDSPOT_LOGIN_LOCKOUT_SECONDS", 15 * 60)
 # Behind a reverse proxy the client address is the proxy's last X-Forwarded-For hop.
 BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
+# Invitations (annotator/services/invitations.py): a link works once, for this many days. They are
+# e-mailed through SMTP when EMAIL_HOST is set; otherwise the mail is printed to the console.
+BLINDSPOT_INVITATION_DAYS = env_int("BLINDSPOT_INVITATION_DAYS", 7)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.console.EmailBackend")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "blindspot@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,4 +1,6 @@
-"""Login throttling: failed logins counted per account and per client address in Django's cache.
+"""Accounts: login throttling, and a staff member switching an account off or on.
+
+Login throttling: failed logins counted per account and per client address in Django's cache.
 
 After ``BLINDSPOT_LOGIN_MAX_FAILURES`` failures for one username, or
 ``BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS`` from one address, within
@@ -23,6 +25,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UsernameField
 from django.core.cache import cache
+from django.db import transaction
 
 from annotator.services.audit import audit_record
 
@@ -104,3 +107,29 @@ def login_failed(*, username: str, address: str) -> Lockout | None:
 
 def login_succeeded(*, username: str, address: str) -> None:
     cache.delete(_keys(username, address)["account"])
+
+
+class AccountError(ValueError):
+    """An account change refused; the message says why."""
+
+
+def user_active_set(*, user, active: bool, by) -> None:
+    """Switch a whole account off (no login, sessions end: Django refuses inactive users) or on.
+
+    Site-wide, so staff only; a project admin removes people from their project instead
+    (``projects.membership_remove``). Memberships and role groups are kept, so switching the
+    account back on restores what it had. Nobody switches off their own account, and only a
+    superuser switches off a superuser."""
+    if not (by.is_staff or by.is_superuser):
+        raise AccountError("Only staff can deactivate or reactivate an account; remove them from the project instead.")
+    if user.pk == by.pk:
+        raise AccountError("You cannot deactivate your own account.")
+    if user.is_superuser and not by.is_superuser:
+        raise AccountError("Only a superuser can deactivate a superuser.")
+    if user.is_active == active:
+        return
+    with transaction.atomic():
+        user.is_active = active
+        user.save(update_fields=["is_active"])
+        audit_record(user=by, action="user.activate" if active else "user.deactivate", obj=user,
+                     member=user.username)

@@ -167,6 +167,30 @@ EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "blindspot@localhost")
 
+# OpenID Connect login (optional; mozilla-django-oidc; docs/deploy.md): on when OIDC_RP_CLIENT_ID is
+# set, and then the provider's endpoints must be set too. Someone who logs in this way for the first
+# time gets an account with no role: a project admin invites them or adds them on the People page.
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+BLINDSPOT_OIDC = bool(OIDC_RP_CLIENT_ID)
+if BLINDSPOT_OIDC:
+    OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+    _oidc_needed = ["OIDC_RP_CLIENT_SECRET", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT",
+                    "OIDC_OP_USER_ENDPOINT"] + (["OIDC_OP_JWKS_ENDPOINT"] if OIDC_RP_SIGN_ALGO[:2] in ("RS", "ES") else [])
+    _oidc_missing = [name for name in _oidc_needed if not os.environ.get(name)]
+    if _oidc_missing:
+        raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set, so OIDC login needs {', '.join(_oidc_missing)} too.")
+    OIDC_RP_CLIENT_SECRET = os.environ["OIDC_RP_CLIENT_SECRET"]
+    OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ["OIDC_OP_AUTHORIZATION_ENDPOINT"]
+    OIDC_OP_TOKEN_ENDPOINT = os.environ["OIDC_OP_TOKEN_ENDPOINT"]
+    OIDC_OP_USER_ENDPOINT = os.environ["OIDC_OP_USER_ENDPOINT"]
+    OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+    OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+    OIDC_REQUIRE_VERIFIED_EMAIL = env_bool("OIDC_REQUIRE_VERIFIED_EMAIL", True)
+    OIDC_USERNAME_ALGO = "annotator.services.accounts.oidc_username"
+    LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+    AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend",
+                               "annotator.services.accounts.OIDCBackend"]
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False

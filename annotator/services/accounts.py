@@ -1,4 +1,5 @@
-"""Accounts: login throttling, and a staff member switching an account off or on.
+"""Accounts: login throttling, a staff member switching an account off or on, and the optional
+OpenID Connect login (``OIDCBackend``; on only when settings.py finds ``OIDC_RP_CLIENT_ID``).
 
 Login throttling: failed logins counted per account and per client address in Django's cache.
 
@@ -19,6 +20,7 @@ backend: an exact lookup), so a look-alike spelling (a fullwidth ``ａ``) cannot
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -26,6 +28,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UsernameField
 from django.core.cache import cache
 from django.db import transaction
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from annotator.services.audit import audit_record
 
@@ -133,3 +136,36 @@ def user_active_set(*, user, active: bool, by) -> None:
         user.save(update_fields=["is_active"])
         audit_record(user=by, action="user.activate" if active else "user.deactivate", obj=user,
                      member=user.username)
+
+
+def oidc_username(email: str, claims=None) -> str:
+    """A readable username for an account an OIDC login creates: the address's local part,
+    numbered when taken (the library's default is a hash nobody recognises on the People page)."""
+    User = get_user_model()
+    base = re.sub(r"[^\w.@+-]", "", (email or "").split("@")[0])[:140] or "user"
+    name, n = base, 1
+    while User._default_manager.filter(username=name).exists():
+        n += 1
+        name = f"{base}{n}"
+    return name
+
+
+class OIDCBackend(OIDCAuthenticationBackend):
+    """mozilla-django-oidc's backend, stricter about whom an e-mail claim logs in as.
+
+    The library finds the account by e-mail; here only an address the provider says it verified
+    counts (``OIDC_REQUIRE_VERIFIED_EMAIL``), and never a staff or superuser account, which log in
+    with their password. A new account has no role anywhere until a project admin gives one; its
+    creation is audited."""
+
+    def verify_claims(self, claims) -> bool:
+        verified = claims.get("email_verified") is True or not settings.OIDC_REQUIRE_VERIFIED_EMAIL
+        return super().verify_claims(claims) and verified
+
+    def filter_users_by_claims(self, claims):
+        return super().filter_users_by_claims(claims).filter(is_staff=False, is_superuser=False)
+
+    def create_user(self, claims):
+        user = super().create_user(claims)
+        audit_record(user=None, action="user.create_oidc", obj=user, member=user.get_username())
+        return user

@@ -1,5 +1,6 @@
 """The root URLconf: project pages here; each area's pages come from urls/<area>.py under /p/<slug>/."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -36,3 +37,5 @@ urlpatterns = [
     path("invitations/<str:token>/", accounts.invitation_accept_page, name="invitation-accept"),
     path("admin/", admin.site.urls),
 ]
+if settings.BLINDSPOT_OIDC:  # optional OpenID Connect login (docs/deploy.md)
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

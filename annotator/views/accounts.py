@@ -3,6 +3,7 @@ invitations: a project admin creates one; the person it is for opens the link an
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -26,6 +27,11 @@ REFUSED_STATUS = {"unknown": 404, "used": 410, "expired": 410}
 class LoginView(auth_views.LoginView):
     authentication_form = LoginForm
     redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(oidc_enabled=settings.BLINDSPOT_OIDC, sso_failed="sso" in self.request.GET)
+        return context
 
     def form_invalid(self, form):
         response = super().form_invalid(form)

@@ -14,7 +14,7 @@ from annotator.models.corpus import ROLE_RANK
 
 
 def role_in(user, project: Project) -> str | None:
-    """The user's role in ``project`` (superusers are admins everywhere), or None."""
+    """The user's role in ``project`` (superusers are admins everywhere), or None (a removed member too)."""
     if not user.is_authenticated:
         return None
     if user.is_superuser:
@@ -24,7 +24,7 @@ def role_in(user, project: Project) -> str | None:
         cache = user._blindspot_roles = {}
     if project.pk not in cache:
         cache[project.pk] = (
-            Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+            Membership.objects.filter(project=project, user=user, active=True).values_list("role", flat=True).first()
         )
     return cache[project.pk]
 
@@ -36,7 +36,7 @@ def has_role(user, project: Project, role: str) -> bool:
 
 def projects_for(user):
     qs = Project.objects.all()
-    return qs if user.is_superuser else qs.filter(memberships__user=user).distinct()
+    return qs if user.is_superuser else qs.filter(memberships__user=user, memberships__active=True).distinct()
 
 
 def project_for(user, slug: str, role: str = Role.ANNOTATOR) -> Project:

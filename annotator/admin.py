@@ -2,16 +2,26 @@
 
 import json
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import FieldDoesNotExist
 from django.core.paginator import Paginator
 from django.db import connection
+from django.http import HttpResponseRedirect
 from django.utils.functional import cached_property
 from django.utils.text import smart_split, unescape_string_literal
 
 from annotator import models as m
 from annotator.forms.accounts import AdminLoginForm
 from annotator.services.audit import audit_record
+from annotator.services.projects import (
+    MembershipError,
+    membership_remove,
+    membership_role_set,
+    membership_set,
+    role_groups_sync,
+)
 
 # The admin's login page is throttled like the app's (annotator/services/accounts.py).
 admin.site.login_form = AdminLoginForm
@@ -119,10 +129,34 @@ class ReadOnlyAdmin(ScaledAdmin):
         return request.user.is_superuser and self.model not in (m.AuditEvent,)
 
 
+def membership_save(request, form, change: bool) -> str | None:
+    """A membership added or edited in the admin, written through the People page's services
+    (audited, role groups in step, the last admin kept): None, or why it was refused."""
+    obj, by = form.instance, request.user
+    was = form.initial.get("role") if change else None
+    try:
+        if change and {"user", "project"} & set(form.changed_data):
+            raise MembershipError("A membership cannot move to another user or project; add a new one instead.")
+        if not change or (obj.active and not form.initial.get("active", True)):
+            obj.pk = membership_set(project=obj.project, user=obj.user, role=obj.role, by=by).pk
+        elif not obj.active and form.initial.get("active", True):
+            membership_remove(project=obj.project, user=obj.user, by=by, expected=was)
+        elif "role" in form.changed_data:
+            membership_role_set(project=obj.project, user=obj.user, role=obj.role, by=by, expected=was)
+    except MembershipError as exc:
+        return str(exc)
+    return None
+
+
 class MembershipInline(admin.TabularInline):
+    """Memberships are never deleted (their pseudonyms name past work): untick "active" to remove."""
+
     model = m.Membership
     extra = 1
     autocomplete_fields = ["user"]
+    fields = ["user", "role", "active", "pseudonym"]
+    readonly_fields = ["pseudonym"]
+    can_delete = False
 
 
 @admin.register(m.Project)
@@ -134,13 +168,64 @@ class ProjectAdmin(AuditedAdmin):
     inlines = [MembershipInline]
     filter_horizontal = ["suggestion_runs"]
 
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not m.Membership:
+            return super().save_formset(request, form, formset, change)
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for row in formset.forms:
+            if row.has_changed():
+                row.instance.project = formset.instance
+                refused = membership_save(request, row, change=row.instance.pk is not None)
+                if refused:
+                    self.message_user(request, refused, messages.ERROR)
+
 
 @admin.register(m.Membership)
-class MembershipAdmin(AuditedAdmin):
-    list_display = ["user", "project", "role", "pseudonym"]
+class MembershipAdmin(ScaledAdmin):
+    """Writes go through ``membership_save`` (services.projects), which audits them itself."""
+
+    list_display = ["user", "project", "role", "active", "pseudonym"]
     ordering = None  # the model's own order (a small table, or an index that serves it)
-    list_filter = ["role", "project"]
+    list_filter = ["role", "active", "project"]
     autocomplete_fields = ["user"]
+    readonly_fields = ["pseudonym"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # untick "active" instead: the row keeps the member's pseudonym
+
+    def save_model(self, request, obj, form, change):
+        request._membership_refused = membership_save(request, form, change)
+
+    def _refused(self, request, obj):
+        reason = getattr(request, "_membership_refused", None)
+        if reason:
+            self.message_user(request, reason, messages.ERROR)
+            return HttpResponseRedirect(request.path)
+        return None
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self._refused(request, obj) or super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request, obj):
+        return self._refused(request, obj) or super().response_change(request, obj)
+
+
+class UserAdmin(DjangoUserAdmin):
+    """Accounts: switching one off or on is audited; role groups follow memberships, not hand edits."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "is_active" in form.changed_data:
+            audit_record(user=request.user, action="admin.user." + ("activate" if obj.is_active else "deactivate"),
+                         obj=obj, member=obj.get_username())
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        role_groups_sync(form.instance)
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), UserAdmin)
 
 
 @admin.register(m.Dialogue)
@@ -197,6 +282,7 @@ for model, fields in [
     (m.Export, ["project", "kind", "version", "status", "publishable", "created_at"]),
     (m.BackgroundJob, ["project", "kind", "status", "progress_done", "progress_total", "created_at"]),
     (m.AssignmentPlan, ["project", "seed", "created_by", "created_at"]),
+    (m.Invitation, ["project", "role", "email", "created_by", "created_at", "expires_at", "used_at"]),
 ]:
     admin.site.register(
         model,

@@ -155,6 +155,41 @@ BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS = env_int("BLINDSPOT_LOGIN_MAX_FAILURES
 BLINDSPOT_LOGIN_LOCKOUT_SECONDS = env_int("BLINDSPOT_LOGIN_LOCKOUT_SECONDS", 15 * 60)
 # Behind a reverse proxy the client address is the proxy's last X-Forwarded-For hop.
 BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
+# Invitations (annotator/services/invitations.py): a link works once, for this many days. They are
+# e-mailed through SMTP when EMAIL_HOST is set; otherwise the mail is printed to the console.
+BLINDSPOT_INVITATION_DAYS = env_int("BLINDSPOT_INVITATION_DAYS", 7)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.console.EmailBackend")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "blindspot@localhost")
+
+# OpenID Connect login (optional; mozilla-django-oidc; docs/deploy.md): on when OIDC_RP_CLIENT_ID is
+# set, and then the provider's endpoints must be set too. Someone who logs in this way for the first
+# time gets an account with no role: a project admin invites them or adds them on the People page.
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+BLINDSPOT_OIDC = bool(OIDC_RP_CLIENT_ID)
+if BLINDSPOT_OIDC:
+    OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+    _oidc_needed = ["OIDC_RP_CLIENT_SECRET", "OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT",
+                    "OIDC_OP_USER_ENDPOINT"] + (["OIDC_OP_JWKS_ENDPOINT"] if OIDC_RP_SIGN_ALGO[:2] in ("RS", "ES") else [])
+    _oidc_missing = [name for name in _oidc_needed if not os.environ.get(name)]
+    if _oidc_missing:
+        raise ImproperlyConfigured(f"OIDC_RP_CLIENT_ID is set, so OIDC login needs {', '.join(_oidc_missing)} too.")
+    OIDC_RP_CLIENT_SECRET = os.environ["OIDC_RP_CLIENT_SECRET"]
+    OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ["OIDC_OP_AUTHORIZATION_ENDPOINT"]
+    OIDC_OP_TOKEN_ENDPOINT = os.environ["OIDC_OP_TOKEN_ENDPOINT"]
+    OIDC_OP_USER_ENDPOINT = os.environ["OIDC_OP_USER_ENDPOINT"]
+    OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+    OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+    OIDC_REQUIRE_VERIFIED_EMAIL = env_bool("OIDC_REQUIRE_VERIFIED_EMAIL", True)
+    OIDC_USERNAME_ALGO = "annotator.services.accounts.oidc_username"
+    LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+    AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend",
+                               "annotator.services.accounts.OIDCBackend"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

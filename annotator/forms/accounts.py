@@ -1,11 +1,15 @@
-"""Login forms that refuse locked-out accounts and addresses (see annotator/services/accounts.py)."""
+"""Account forms: logins that refuse locked-out accounts and addresses (see
+annotator/services/accounts.py), switching an account off, invitations and the account they create."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
 
+from annotator.models import Role
 from annotator.services import accounts
 
 
@@ -41,3 +45,24 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
     pass
+
+
+class AccountActiveForm(forms.Form):
+    """Staff switching an account off (``active`` = False) or back on."""
+
+    active = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+
+class InvitationForm(forms.Form):
+    """An invitation: by e-mail when an address is given, otherwise a link shown once to copy."""
+
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+    email = forms.EmailField(required=False, help_text="Leave empty to get a one-time link to hand over.")
+
+
+class SignupForm(UserCreationForm):
+    """A new account from an invitation: a username and a password Django's validators accept."""
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")

@@ -81,8 +81,18 @@ class MemberForm(forms.Form):
         name = self.cleaned_data["username"]
         user = get_user_model().objects.filter(username=name).first()
         if user is None:
-            raise forms.ValidationError(f"There is no user called {name!r}; create them in the admin first.")
+            raise forms.ValidationError(f"There is no user called {name!r}; invite them below instead.")
         return user
+
+
+class MemberRemoveForm(forms.Form):
+    """``expected``: the role the page showed, so a change made meanwhile is not overwritten."""
+
+    expected = forms.ChoiceField(choices=Role.choices, widget=forms.HiddenInput)
+
+
+class MemberRoleForm(MemberRemoveForm):
+    role = forms.ChoiceField(choices=Role.choices)
 
 
 class DialogueFilterForm(forms.Form):

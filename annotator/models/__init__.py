@@ -1,5 +1,6 @@
 """Blindspot's data model, one module per area."""
 
+from annotator.models.accounts import Invitation
 from annotator.models.adjudication import AdjudicationItem
 from annotator.models.annotation import Annotation, Assignment, AssignmentPlan
 from annotator.models.audit import AuditEvent
@@ -29,6 +30,7 @@ __all__ = [
     "Dialogue",
     "Export",
     "GoldSpan",
+    "Invitation",
     "JobFields",
     "JobStatus",
     "Membership",

@@ -143,6 +143,9 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
     pseudonym = models.CharField(max_length=40, blank=True, help_text="Shown instead of the username in exports.")
+    active = models.BooleanField(
+        default=True, help_text="Off once removed from the project: the row stays, so the member's past work "
+                                "keeps its pseudonym, but it gives no access.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique")]

@@ -108,3 +108,9 @@ def pseudonyms(project: Project) -> dict[int, str]:
     ):
         out[uid] = pseudo or f"A{pk:02d}"
     return out
+
+
+def project_people(project: Project):
+    """The People page's rows: current members first (by role, then name), then removed ones."""
+    return (Membership.objects.filter(project=project).select_related("user")
+            .order_by("-active", "role", "user__username"))

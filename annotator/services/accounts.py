@@ -1,4 +1,7 @@
-"""Login throttling: failed logins counted per account and per client address in Django's cache.
+"""Accounts: login throttling, a staff member switching an account off or on, and the optional
+OpenID Connect login (``OIDCBackend``; on only when settings.py finds ``OIDC_RP_CLIENT_ID``).
+
+Login throttling: failed logins counted per account and per client address in Django's cache.
 
 After ``BLINDSPOT_LOGIN_MAX_FAILURES`` failures for one username, or
 ``BLINDSPOT_LOGIN_MAX_FAILURES_PER_ADDRESS`` from one address, within
@@ -17,12 +20,15 @@ backend: an exact lookup), so a look-alike spelling (a fullwidth ``ａ``) cannot
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UsernameField
 from django.core.cache import cache
+from django.db import transaction
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from annotator.services.audit import audit_record
 
@@ -104,3 +110,62 @@ def login_failed(*, username: str, address: str) -> Lockout | None:
 
 def login_succeeded(*, username: str, address: str) -> None:
     cache.delete(_keys(username, address)["account"])
+
+
+class AccountError(ValueError):
+    """An account change refused; the message says why."""
+
+
+def user_active_set(*, user, active: bool, by) -> None:
+    """Switch a whole account off (no login, sessions end: Django refuses inactive users) or on.
+
+    Site-wide, so staff only; a project admin removes people from their project instead
+    (``projects.membership_remove``). Memberships and role groups are kept, so switching the
+    account back on restores what it had. Nobody switches off their own account, and only a
+    superuser switches off a superuser."""
+    if not (by.is_staff or by.is_superuser):
+        raise AccountError("Only staff can deactivate or reactivate an account; remove them from the project instead.")
+    if user.pk == by.pk:
+        raise AccountError("You cannot deactivate your own account.")
+    if user.is_superuser and not by.is_superuser:
+        raise AccountError("Only a superuser can deactivate a superuser.")
+    if user.is_active == active:
+        return
+    with transaction.atomic():
+        user.is_active = active
+        user.save(update_fields=["is_active"])
+        audit_record(user=by, action="user.activate" if active else "user.deactivate", obj=user,
+                     member=user.username)
+
+
+def oidc_username(email: str, claims=None) -> str:
+    """A readable username for an account an OIDC login creates: the address's local part,
+    numbered when taken (the library's default is a hash nobody recognises on the People page)."""
+    User = get_user_model()
+    base = re.sub(r"[^\w.@+-]", "", (email or "").split("@")[0])[:140] or "user"
+    name, n = base, 1
+    while User._default_manager.filter(username=name).exists():
+        n += 1
+        name = f"{base}{n}"
+    return name
+
+
+class OIDCBackend(OIDCAuthenticationBackend):
+    """mozilla-django-oidc's backend, stricter about whom an e-mail claim logs in as.
+
+    The library finds the account by e-mail; here only an address the provider says it verified
+    counts (``OIDC_REQUIRE_VERIFIED_EMAIL``), and never a staff or superuser account, which log in
+    with their password. A new account has no role anywhere until a project admin gives one; its
+    creation is audited."""
+
+    def verify_claims(self, claims) -> bool:
+        verified = claims.get("email_verified") is True or not settings.OIDC_REQUIRE_VERIFIED_EMAIL
+        return super().verify_claims(claims) and verified
+
+    def filter_users_by_claims(self, claims):
+        return super().filter_users_by_claims(claims).filter(is_staff=False, is_superuser=False)
+
+    def create_user(self, claims):
+        user = super().create_user(claims)
+        audit_record(user=None, action="user.create_oidc", obj=user, member=user.get_username())
+        return user

@@ -46,7 +46,7 @@ def project_annotators(project: Project):
     """Members who label: the Annotator role (admins may add themselves explicitly)."""
     User = get_user_model()
     return User.objects.filter(
-        memberships__project=project, memberships__role=Role.ANNOTATOR
+        memberships__project=project, memberships__role=Role.ANNOTATOR, memberships__active=True
     ).order_by("username")
 
 
@@ -129,7 +129,7 @@ def _plan_check(project: Project, strategy: str, annotators: list, k: int | None
     if not annotators:
         raise PlanError("Choose at least one annotator.")
     members = set(
-        Membership.objects.filter(project=project, user__in=annotators).values_list("user_id", flat=True)
+        Membership.objects.filter(project=project, user__in=annotators, active=True).values_list("user_id", flat=True)
     )
     outsiders = [u.username for u in annotators if u.pk not in members]
     if outsiders:

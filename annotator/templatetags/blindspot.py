@@ -62,7 +62,7 @@ _NAV_SECTIONS = {
     "assignments": {"workspace-admin", "workspace-plan"},
     "import": {"corpus-upload", "job-detail"},
     "exports": {"export-list", "export-detail"},
-    "members": {"project-members"},
+    "members": {"project-members", "invitation-create"},
     "settings": {"project-settings"},
 }
 

@@ -1,18 +1,91 @@
-"""The login page, throttled: a refused attempt answers 429 with the reason on the form."""
+"""The login page (throttled: a refused attempt answers 429 with the reason on the form), and
+invitations: a project admin creates one; the person it is for opens the link and joins."""
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator.forms.accounts import LoginForm
+from annotator import access
+from annotator.forms.accounts import InvitationForm, LoginForm, SignupForm
+from annotator.models import Role
+from annotator.selectors.invitations import invitation_by_token, invitation_state
+from annotator.services import invitations
+from annotator.services.invitations import REFUSED, InvitationError
+
+# A link that no longer works: 404 when it never existed, 410 Gone when it was used or expired.
+REFUSED_STATUS = {"unknown": 404, "used": 410, "expired": 410}
 
 
 class LoginView(auth_views.LoginView):
     authentication_form = LoginForm
     redirect_authenticated_user = True
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(oidc_enabled=settings.BLINDSPOT_OIDC, sso_failed="sso" in self.request.GET)
+        return context
+
     def form_invalid(self, form):
         response = super().form_invalid(form)
         if form.throttled:
             response.status_code = 429
         return response
+
+
+@login_required
+@require_POST
+def invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Invite by e-mail, or show a one-time link on the People page (once: only its hash is kept)."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    form = InvitationForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+        return redirect("project-members", slug=slug)
+    email = form.cleaned_data["email"]
+    try:
+        invitation, link = invitations.invitation_create(
+            project=project, role=form.cleaned_data["role"], by=request.user, email=email,
+            link_for=lambda token: request.build_absolute_uri(reverse("invitation-accept", args=[token])))
+    except InvitationError as exc:
+        messages.error(request, str(exc))
+        return redirect("project-members", slug=slug)
+    if email:
+        messages.success(request, f"Invitation to join as {invitation.get_role_display()} sent to {email}.")
+        return redirect("project-members", slug=slug)
+    # shown in this response only, never put in a message cookie or stored
+    return render(request, "accounts/invitation_link.html", {"project": project, "invitation": invitation,
+                                                             "link": link})
+
+
+@require_http_methods(["GET", "POST"])
+def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
+    """Logged in: join with the invited role. Logged out: create an account (or log in first)."""
+    invitation = invitation_by_token(token)
+    state = invitation_state(invitation)
+    if state != "open":
+        return render(request, "accounts/invitation_refused.html", {"reason": REFUSED[state]},
+                      status=REFUSED_STATUS[state])
+    signed_in = request.user.is_authenticated
+    form = None if signed_in else SignupForm(request.POST or None, initial={"email": invitation.email})
+    if request.method == "POST" and (signed_in or form.is_valid()):
+        try:
+            if signed_in:
+                invitations.invitation_accept(token=token, user=request.user)
+            else:
+                invitations.invitation_signup(token=token, form=form)
+                login(request, form.instance, backend="django.contrib.auth.backends.ModelBackend")
+        except InvitationError as exc:
+            return render(request, "accounts/invitation_refused.html", {"reason": str(exc)}, status=410)
+        messages.success(request, f"Welcome to {invitation.project.name}.")
+        return redirect("project-dashboard", slug=invitation.project.slug)
+    context = {"invitation": invitation, "form": form, "token": token,
+               "login_url": f"{reverse('login')}?next={request.path}"}
+    return render(request, "accounts/invitation.html", context)

@@ -4,21 +4,38 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access, storage
-from annotator.forms.projects import DialogueFilterForm, ImportForm, MemberForm, ProjectForm
+from annotator.forms.accounts import AccountActiveForm, InvitationForm
+from annotator.forms.projects import (
+    DialogueFilterForm,
+    ImportForm,
+    MemberForm,
+    MemberRemoveForm,
+    MemberRoleForm,
+    ProjectForm,
+)
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
 from annotator.selectors import projects as sel
 from annotator.selectors.adjudication import merge_health
+from annotator.selectors.invitations import invitations_open
 from annotator.services import jobs
+from annotator.services.accounts import AccountError, user_active_set
 from annotator.services.audit import audit_record
 from annotator.services.imports import corpus_import_start
-from annotator.services.projects import membership_set, project_create
+from annotator.services.projects import (
+    MembershipError,
+    membership_remove,
+    membership_role_set,
+    membership_set,
+    project_create,
+)
 
 
 @login_required
@@ -82,15 +99,71 @@ def project_dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def project_members(request: HttpRequest, slug: str) -> HttpResponse:
+    """The People page: members with role, last login and state; add, change, remove, invite."""
     project = access.project_for(request.user, slug, Role.ADMIN)
     form = MemberForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        membership_set(project=project, user=form.cleaned_data["username"],
-                       role=form.cleaned_data["role"], by=request.user)
-        messages.success(request, f"{form.cleaned_data['username']} is now a {form.cleaned_data['role']}.")
-        return redirect("project-members", slug=slug)
-    members = project.memberships.select_related("user").order_by("role", "user__username")
-    return render(request, "projects/members.html", {"project": project, "form": form, "members": members})
+        user, role = form.cleaned_data["username"], form.cleaned_data["role"]
+        try:
+            membership_set(project=project, user=user, role=role, by=request.user)
+        except MembershipError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{user.username} is now {Role(role).label} in {project.name}.")
+            return redirect("project-members", slug=slug)
+    context = {"project": project, "form": form, "members": sel.project_people(project),
+               "roles": Role.choices, "is_staff": request.user.is_staff or request.user.is_superuser,
+               "invite_form": InvitationForm(), "invitations": invitations_open(project)}
+    return render(request, "projects/members.html", context)
+
+
+def _member_write(request: HttpRequest, slug: str, user_id: int, form_class, write) -> HttpResponse:
+    """One People-page action on one member: the form, the service, a message, back to the page."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    member = get_object_or_404(get_user_model(), pk=user_id, memberships__project=project)
+    form = form_class(request.POST)
+    if not form.is_valid():
+        messages.error(request, "That change was incomplete; nothing was saved.")
+    else:
+        try:
+            messages.success(request, write(project, member, form.cleaned_data))
+        except (MembershipError, AccountError) as exc:
+            messages.error(request, str(exc))
+    return redirect("project-members", slug=slug)
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    def write(project, member, data):
+        membership_role_set(project=project, user=member, role=data["role"], by=request.user,
+                            expected=data["expected"])
+        return f"{member.username} is now {Role(data['role']).label}."
+    return _member_write(request, slug, user_id, MemberRoleForm, write)
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    def write(project, member, data):
+        membership_remove(project=project, user=member, by=request.user, expected=data["expected"])
+        return f"{member.username} was removed from {project.name}; their past work keeps its pseudonym."
+    return _member_write(request, slug, user_id, MemberRemoveForm, write)
+
+
+@login_required
+@require_POST
+def member_account(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    """Staff only: switch a member's whole account off or on (site-wide, not just this project)."""
+    if not (request.user.is_staff or request.user.is_superuser):
+        access.project_for(request.user, slug, Role.ADMIN)  # outsiders still get 404
+        raise access.PermissionDenied("Only staff can deactivate an account; remove the member from the project instead.")
+
+    def write(project, member, data):
+        active = data["active"]
+        user_active_set(user=member, active=active, by=request.user)
+        return f"{member.username}'s account is {'active' if active else 'deactivated'}."
+    return _member_write(request, slug, user_id, AccountActiveForm, write)
 
 
 @login_required

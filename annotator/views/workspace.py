@@ -244,7 +244,7 @@ def time_report(request, slug, public_id):
 # ----------------------------------------------------------------------------------- admin
 
 def _members(project):
-    return get_user_model().objects.filter(memberships__project=project).order_by("username")
+    return get_user_model().objects.filter(memberships__project=project, memberships__active=True).order_by("username")
 
 
 @login_required

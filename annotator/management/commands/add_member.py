@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.management.cli import project_or_error
 from annotator.models import Role
-from annotator.services.projects import membership_set
+from annotator.services.projects import MembershipError, membership_set
 
 
 class Command(BaseCommand):
@@ -38,7 +38,10 @@ class Command(BaseCommand):
                 raise CommandError(f"Cannot create {username!r}: {' '.join(exc.messages)}") from None
             user.save()
             created = True
-        membership = membership_set(project=proj, user=user, role=role)
+        try:
+            membership = membership_set(project=proj, user=user, role=role)
+        except MembershipError as exc:
+            raise CommandError(str(exc)) from None
         self.stdout.write(self.style.SUCCESS(
             f"{user.username} is now {role} in {proj.slug} (pseudonym {membership.pseudonym})."
         ))

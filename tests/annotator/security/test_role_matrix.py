@@ -90,11 +90,16 @@ EXPECT: dict[str, Page | Site] = {
     "project-new": site((302, 302), (403, 403), outsider=(200, 200), admin=(200, 200)),
     "login": site((200, 200), (302, 302)),
     "logout": site((405, 302), (405, 302)),
+    "invitation-accept": site((200, 200), (200, 302)),  # anyone with the link: sign up, or join
     # the project
     "project-dashboard": Page(ANNOTATOR),
     "project-label-styles": Page(ANNOTATOR),
     "project-settings": Page(ADMIN, post=200),
     "project-members": Page(ADMIN, post=200),
+    "invitation-create": Page(ADMIN, get=405, post=302),
+    "member-role": Page(ADMIN, get=405, post=302),
+    "member-remove": Page(ADMIN, get=405, post=302),
+    "member-account": Page(ADMIN, get=405, post=403),  # staff only: not even the project's admin
     "corpus-upload": Page(ADMIN, post=200),
     "job-detail": Page(ADMIN),
     "dialogue-list": Page(ADJUDICATOR),
@@ -209,13 +214,16 @@ def world(ws_project, members, planned, settings, make_user):
         (folder / name).write_text("{}\n")
     other = project_create(name="Other", slug="other")
     membership_set(project=other, user=members["outsider"], role=Role.ADMIN)
+    from annotator.services.invitations import invitation_create
+
+    _, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
     kwargs = {
         "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
             project=project, external_id="d1").pk,
         "run_id": project.suggestion_runs.first().pk, "public_id": assignment.public_id,
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
         "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
-        "candidate_id": candidate.pk,
+        "candidate_id": candidate.pk, "user_id": members["annotator2"].pk, "token": token,
     }
     special = {"reports-circularity-download": {"job_id": circ.pk}}
     return {"members": members, "kwargs": kwargs, "special": special}
@@ -303,6 +311,7 @@ def test_a_demoted_admin_cannot_create_projects(client, members, project):
     user = members["admin"]
     client.force_login(user)
     assert client.get("/projects/new/").status_code == 200
+    membership_set(project=project, user=members["adjudicator"], role=Role.ADMIN)  # never the last admin
     membership_set(project=project, user=user, role=Role.ANNOTATOR)
     assert client.get("/projects/new/").status_code == 403
     assert set(user.groups.values_list("name", flat=True)) == {"Annotator"}

@@ -1,0 +1,152 @@
+"""Invitations: by e-mail (Django's locmem backend in tests) or a one-time link; a logged-out
+person creates an account, a logged-in one joins; used, expired and unknown links get a clear
+page; only a project admin invites, and never to more than admin."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+
+from annotator.models import AuditEvent, Invitation, Membership, Role
+from annotator.selectors.invitations import token_hash
+from annotator.services.invitations import InvitationError, invitation_accept, invitation_create
+
+pytestmark = pytest.mark.django_db
+
+LINK = re.compile(r"http://testserver/invitations/([\w-]+)/")
+
+
+def invite(client, project, **data) -> str:
+    """Invite through the People page; the token of the link it showed or mailed."""
+    response = client.post(f"/p/{project.slug}/members/invite/", {"role": Role.ANNOTATOR, **data})
+    text = mail.outbox[-1].body if data.get("email") else response.content.decode()
+    return LINK.search(text).group(1)
+
+
+@pytest.fixture
+def admin_client(client, members):
+    client.force_login(members["admin"])
+    return client
+
+
+def signup(token: str, username: str = "newbie", password: str = "a long enough passphrase 7") -> Client:
+    c = Client()
+    c.post(f"/invitations/{token}/", {"username": username, "email": "", "password1": password,
+                                      "password2": password})
+    return c
+
+
+def test_an_emailed_invitation_creates_an_account_with_the_role(admin_client, project):
+    token = invite(admin_client, project, email="new@example.org", role=Role.ADJUDICATOR)
+    assert mail.outbox[-1].to == ["new@example.org"] and project.name in mail.outbox[-1].subject
+    invitation = Invitation.objects.get()
+    assert invitation.token_hash == token_hash(token) and token not in invitation.token_hash
+    page = Client().get(f"/invitations/{token}/").content.decode()
+    assert "Adjudicator" in page and "new@example.org" in page  # the address is offered for the account
+    newbie = signup(token)
+    user = Membership.objects.get(project=project, user__username="newbie")
+    assert user.role == Role.ADJUDICATOR
+    assert newbie.get(f"/p/{project.slug}/").status_code == 200  # logged in at once
+    assert AuditEvent.objects.filter(action="invitation.create", details__email="new@example.org").exists()
+    assert AuditEvent.objects.get(action="invitation.accept").details["new_account"] is True
+
+
+def test_a_link_is_shown_once_and_a_logged_in_person_joins(admin_client, project, members):
+    token = invite(admin_client, project, role=Role.ADJUDICATOR)
+    assert not mail.outbox
+    assert token not in admin_client.get(f"/p/{project.slug}/members/").content.decode()
+    outsider = Client()
+    outsider.force_login(members["outsider"])
+    assert "Join Test project" in outsider.get(f"/invitations/{token}/").content.decode()
+    response = outsider.post(f"/invitations/{token}/")
+    assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/"
+    assert Membership.objects.get(project=project, user=members["outsider"]).role == Role.ADJUDICATOR
+
+
+def test_a_used_link_says_so_and_grants_nothing_more(admin_client, project, members):
+    token = invite(admin_client, project)
+    signup(token)
+    again = Client().get(f"/invitations/{token}/")
+    assert again.status_code == 410 and "already been used" in again.content.decode()
+    reuse = signup(token, username="second")
+    assert not Membership.objects.filter(user__username="second").exists()
+    from django.contrib.auth import get_user_model
+
+    assert not get_user_model().objects.filter(username="second").exists()  # no account either
+    assert reuse.get(f"/p/{project.slug}/").status_code == 302
+    with pytest.raises(InvitationError, match="already been used"):
+        invitation_accept(token=token, user=members["outsider"])
+
+
+def test_an_expired_link_says_so(admin_client, project, members):
+    token = invite(admin_client, project)
+    Invitation.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = Client().get(f"/invitations/{token}/")
+    assert response.status_code == 410 and "expired" in response.content.decode()
+    outsider = Client()
+    outsider.force_login(members["outsider"])
+    assert outsider.post(f"/invitations/{token}/").status_code == 410
+    assert not Membership.objects.filter(project=project, user=members["outsider"]).exists()
+
+
+def test_an_unknown_link_says_so(client):
+    response = client.get("/invitations/not-a-real-token/")
+    assert response.status_code == 404 and "not valid" in response.content.decode()
+
+
+def test_a_link_joins_its_own_project_only(admin_client, project, members):
+    from annotator.services.projects import membership_set, project_create
+
+    other = project_create(name="Other", slug="other")
+    membership_set(project=other, user=members["outsider"], role=Role.ADMIN)
+    outsider = Client()
+    outsider.force_login(members["outsider"])
+    token = invite(outsider, other, role=Role.ADMIN)
+    annotator = Client()
+    annotator.force_login(members["annotator"])
+    annotator.post(f"/invitations/{token}/")
+    assert Membership.objects.get(project=other, user=members["annotator"]).role == Role.ADMIN
+    assert Membership.objects.get(project=project, user=members["annotator"]).role == Role.ANNOTATOR
+    # the admin of one project cannot invite to another
+    assert outsider.post(f"/p/{project.slug}/members/invite/", {"role": Role.ANNOTATOR}).status_code == 404
+
+
+def test_only_a_project_admin_invites_and_never_above_admin(client, project, members):
+    for who, status in (("adjudicator", 403), ("annotator", 403), ("outsider", 404)):
+        client.force_login(members[who])
+        assert client.post(f"/p/{project.slug}/members/invite/", {"role": Role.ANNOTATOR}).status_code == status
+    with pytest.raises(InvitationError, match="Only an admin"):
+        invitation_create(project=project, role=Role.ANNOTATOR, by=members["adjudicator"], link_for=str)
+    with pytest.raises(InvitationError, match="not a role"):
+        invitation_create(project=project, role="superuser", by=members["admin"], link_for=str)
+    client.force_login(members["admin"])
+    response = client.post(f"/p/{project.slug}/members/invite/", {"role": "superuser"}, follow=True)
+    assert "superuser is not one of the available choices" in response.content.decode()
+    assert not Invitation.objects.exists()
+
+
+def test_an_invitation_never_demotes(admin_client, project, members):
+    token = invite(admin_client, project, role=Role.ANNOTATOR)
+    adjudicator = Client()
+    adjudicator.force_login(members["adjudicator"])
+    adjudicator.post(f"/invitations/{token}/")
+    assert Membership.objects.get(project=project, user=members["adjudicator"]).role == Role.ADJUDICATOR
+
+
+def test_a_new_account_needs_a_password_the_validators_accept(admin_client, project):
+    token = invite(admin_client, project)
+    c = Client()
+    response = c.post(f"/invitations/{token}/", {"username": "newbie", "password1": "short",
+                                                 "password2": "short"})
+    assert response.status_code == 200 and "too short" in response.content.decode()
+    assert Invitation.objects.get().used_at is None
+
+
+def test_open_invitations_are_listed_for_the_admin(admin_client, project):
+    invite(admin_client, project, email="someone@example.org")
+    assert "someone@example.org" in admin_client.get(f"/p/{project.slug}/members/").content.decode()

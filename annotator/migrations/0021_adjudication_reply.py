@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0018_undelivered_task'),
+        ('annotator', '0020_invitation'),
     ]
 
     operations = [

@@ -46,4 +46,5 @@ class DecisionForm(forms.Form):
 
 class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(choices=AdjudicationItem.Status.choices, required=False)
+    q = forms.CharField(required=False, max_length=200)
     page = forms.IntegerField(min_value=1, required=False)

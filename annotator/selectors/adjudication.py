@@ -183,10 +183,14 @@ def _queue_order() -> tuple:
             Subquery(message.values("position")[:1]))
 
 
-def queue_page(project: Project, *, status: str = "open", page: int = 1, per_page: int = 50):
+def queue_page(project: Project, *, status: str = "open", q: str = "", page: int = 1, per_page: int = 50):
+    """A page of the queue in risk order; ``q`` keeps the items whose dialogue id or message text
+    contains it."""
     qs = AdjudicationItem.objects.filter(project=project, status=status).select_related(
         "message", "message__dialogue"
     ).order_by(*_queue_order())
+    if q:
+        qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
     return page_of(qs, page, per_page, keys_first=True)  # a page past the end is a 404
 
 

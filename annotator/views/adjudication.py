@@ -25,6 +25,7 @@ from annotator.services.adjudication import (
     adjudication_submit,
     gold_merge_request,
 )
+from annotator.views.refusals import refusal
 
 
 def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem:
@@ -40,13 +41,13 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = QueueFilterForm(request.GET or None)
-    status, page = AdjudicationItem.Status.OPEN, 1
+    status, q, page = AdjudicationItem.Status.OPEN, "", 1
     if form.is_valid():
-        status, page = form.cleaned_data["status"] or status, form.cleaned_data["page"] or 1
+        status, q, page = form.cleaned_data["status"] or status, form.cleaned_data["q"], form.cleaned_data["page"] or 1
     if not request.htmx:
         _sweep(project)
-    rows, total = sel.queue_page(project, status=status, page=page)
-    context = {"project": project, "rows": rows, "total": total, "status": status, "page": page,
+    rows, total = sel.queue_page(project, status=status, q=q, page=page)
+    context = {"project": project, "rows": rows, "total": total, "status": status, "q": q, "page": page,
                "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
@@ -119,8 +120,6 @@ def decide(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
 
 def _refuse(request: HttpRequest, url: str, message: str, status: int) -> HttpResponse:
     if request.htmx:
-        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-        response["X-Blindspot-Error"] = message.encode("latin-1", "replace").decode("latin-1")
-        return response
+        return refusal(message, status)
     messages.error(request, message)
     return redirect(url)

@@ -38,3 +38,17 @@ def post_action(client, a: Assignment, name: str, *, version=None, htmx=True, **
     payload = {"version": a.version if version is None else version, **data}
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     return client.post(url, payload, **headers)
+
+
+def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
+    """The settings form's label rows (the taxonomy formset, prefix ``labels``) as a browser posts
+    them: one row per entry of ``taxonomy``, rows whose index is in ``delete`` ticked for deletion."""
+    data = {"labels-TOTAL_FORMS": str(len(taxonomy)),
+            "labels-INITIAL_FORMS": str(len(taxonomy) if initial is None else initial),
+            "labels-MIN_NUM_FORMS": "0", "labels-MAX_NUM_FORMS": "1000"}
+    for i, entry in enumerate(taxonomy):
+        for field in ("label", "description", "key", "color"):
+            data[f"labels-{i}-{field}"] = entry.get(field, "")
+        if i in delete:
+            data[f"labels-{i}-DELETE"] = "on"
+    return data

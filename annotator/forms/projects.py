@@ -41,7 +41,7 @@ class LabelForm(forms.Form):
     label = forms.CharField(max_length=60)
     description = forms.CharField(required=False, max_length=500)
     key = forms.CharField(max_length=1, help_text="One letter or digit.")
-    color = forms.CharField(required=False, max_length=7, label="Colour",
+    color = forms.CharField(required=False, label="Colour",
                             widget=forms.TextInput(attrs={"placeholder": "#rrggbb", "class": "mono"}))
 
     def clean_key(self):
@@ -70,16 +70,15 @@ class BaseTaxonomyFormSet(forms.BaseFormSet):
         return [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
 
     def clean(self):
-        if any(self.errors):
-            return
         kept = self._kept()
-        if not kept:
+        if not kept and not any(self.errors):
             raise forms.ValidationError("Keep at least one label.")
         for field, norm in (("label", str), ("key", str.lower)):
-            counts = Counter(norm(f.cleaned_data[field]) for f in kept)
-            for f in kept:
-                if counts[norm(f.cleaned_data[field])] > 1:
-                    f.add_error(field, f"{f.cleaned_data[field]!r} is used by another label too.")
+            values = [(f, f.cleaned_data[field]) for f in kept if field in f.cleaned_data]
+            counts = Counter(norm(v) for _, v in values)
+            for f, v in values:
+                if counts[norm(v)] > 1:
+                    f.add_error(field, f"{v!r} is used by another label too.")
         if not any(self.errors):
             validate_taxonomy(self.taxonomy())  # the one check of a taxonomy (a ValidationError here)
 

@@ -49,4 +49,5 @@ class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(choices=AdjudicationItem.Status.choices, required=False)
     flag = forms.ChoiceField(choices=[("", "All"), ("notes", "Has notes"), ("uncertain", "Uncertain")],
                              required=False)
+    q = forms.CharField(required=False, max_length=200)
     page = forms.IntegerField(min_value=1, required=False)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.html import escape
 
 from annotator.models import DetectorRun
 from pipeline.surrogates import MODES, SCOPES
@@ -14,8 +15,9 @@ class GoldExportForm(forms.Form):
 
 class ReleaseForm(forms.Form):
     source = forms.ChoiceField(initial="gold", help_text="Gold spans, or a finished detector run for a quick pass.")
+    # Django renders help text as HTML (it may carry markup), so a literal <NAME> is escaped here.
     mode = forms.ChoiceField(choices=[(m, m) for m in MODES], initial="surrogate",
-                             help_text="surrogate: realistic replacements · tag: <NAME> · redact: [REDACTED]")
+                             help_text=escape("surrogate: realistic replacements · tag: <NAME> · redact: [REDACTED]"))
     scope = forms.ChoiceField(choices=[(s, s) for s in SCOPES], initial="dialogue",
                               help_text="Keep surrogates consistent within each dialogue, or across the corpus.")
     use_llm = forms.BooleanField(required=False, label="LLM surrogates",

@@ -1,21 +1,16 @@
 from __future__ import annotations
 
-import json
+from collections import Counter
 
 from django import forms
 from django.contrib.auth import get_user_model
 
 from annotator.models import DetectorRun, Project, Role
-from annotator.models.corpus import default_taxonomy, validate_taxonomy
+from annotator.models.corpus import is_color, validate_taxonomy
 
 
 class ProjectForm(forms.ModelForm):
-    taxonomy = forms.CharField(
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
-        help_text='JSON list: [{"label": "NAME", "description": "...", "key": "n", "color": "#fca5a5"}, …]; '
-                  "left empty, the default labels.",
-    )
+    """The project's settings; its labels are the :data:`TaxonomyFormSet` beside it (one row each)."""
 
     class Meta:
         model = Project
@@ -23,14 +18,12 @@ class ProjectForm(forms.ModelForm):
             "name", "slug", "description", "visibility_mode", "overlap_k", "context_window",
             "labelling_policy", "merge_rule", "show_predictions_to_adjudicators", "second_opinion_tagger", "second_opinion_presidio",
             "suggestion_runs", "guidelines",
-            "taxonomy",
         ]
         widgets = {"suggestion_runs": forms.CheckboxSelectMultiple, "guidelines": forms.Textarea(attrs={"rows": 10}), "description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance and self.instance.pk:
-            self.initial["taxonomy"] = json.dumps(self.instance.taxonomy, indent=1)
             runs = self.fields["suggestion_runs"]
             runs.queryset = DetectorRun.objects.filter(
                 project=self.instance, status=DetectorRun.Status.SUCCEEDED).order_by("-pk")
@@ -38,20 +31,69 @@ class ProjectForm(forms.ModelForm):
             runs.help_text = ("In the aware condition annotators see these runs' predictions as suggestions "
                               "(a plan built from flagged messages sets them when none is chosen). "
                               "Blind assignments never show them.")
-        else:  # a new project has no runs yet, and starts from the default labels
+        else:  # a new project has no runs yet
             del self.fields["suggestion_runs"]
-            self.initial.setdefault("taxonomy", json.dumps(default_taxonomy(), indent=1))
 
-    def clean_taxonomy(self):
-        raw = self.cleaned_data["taxonomy"].strip()
-        if not raw:
-            return default_taxonomy()
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
-        validate_taxonomy(value)
-        return value
+
+class LabelForm(forms.Form):
+    """One label of the taxonomy: its name, what it means, its key in the workspace, its colour."""
+
+    label = forms.CharField(max_length=60)
+    description = forms.CharField(required=False, max_length=500)
+    key = forms.CharField(max_length=1, help_text="One letter or digit.")
+    color = forms.CharField(required=False, label="Colour",
+                            widget=forms.TextInput(attrs={"placeholder": "#rrggbb", "class": "mono"}))
+
+    def clean_key(self):
+        key = self.cleaned_data["key"]
+        if not key.isalnum():
+            raise forms.ValidationError("One letter or digit.")
+        return key
+
+    def clean_color(self):
+        color = self.cleaned_data["color"].strip()
+        if color and not is_color(color):
+            raise forms.ValidationError("A colour is #rrggbb (six hex digits), like #fca5a5.")
+        return color
+
+    def entry(self) -> dict:
+        d = self.cleaned_data
+        return {"label": d["label"], "description": d["description"], "key": d["key"],
+                **({"color": d["color"]} if d["color"] else {})}
+
+
+class BaseTaxonomyFormSet(forms.BaseFormSet):
+    """The labels, a row each (an empty row adds one, a ticked Delete removes one); a label or key
+    used twice is marked on each row that uses it, and the whole passes the one taxonomy check."""
+
+    def _kept(self) -> list[LabelForm]:
+        return [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+
+    def clean(self):
+        kept = self._kept()
+        if not kept and not any(self.errors):
+            raise forms.ValidationError("Keep at least one label.")
+        for field, norm in (("label", str), ("key", str.lower)):
+            values = [(f, f.cleaned_data[field]) for f in kept if field in f.cleaned_data]
+            counts = Counter(norm(v) for _, v in values)
+            for f, v in values:
+                if counts[norm(v)] > 1:
+                    f.add_error(field, f"{v!r} is used by another label too.")
+        if not any(self.errors):
+            validate_taxonomy(self.taxonomy())  # the one check of a taxonomy (a ValidationError here)
+
+    def taxonomy(self) -> list[dict]:
+        """The labels as the project stores them, in the rows' order."""
+        return [f.entry() for f in self._kept()]
+
+
+TaxonomyFormSet = forms.formset_factory(LabelForm, formset=BaseTaxonomyFormSet, extra=1, can_delete=True)
+
+
+def taxonomy_formset(data=None, *, taxonomy: list[dict]) -> BaseTaxonomyFormSet:
+    """The settings page's label rows, filled with ``taxonomy`` (prefix ``labels``)."""
+    initial = [{k: entry.get(k, "") for k in ("label", "description", "key", "color")} for entry in taxonomy]
+    return TaxonomyFormSet(data, initial=initial, prefix="labels")
 
 
 class ImportForm(forms.Form):

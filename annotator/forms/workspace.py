@@ -54,6 +54,8 @@ class TimeForm(forms.Form):
 
 class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(required=False, choices=[("", "All"), *Assignment.Status.choices])
+    q = forms.CharField(required=False, max_length=200, label="Search",
+                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Dialogue id or text"}))
     page = forms.IntegerField(required=False, min_value=1)
 
 

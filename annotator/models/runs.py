@@ -64,6 +64,9 @@ class RunChunk(models.Model):
     index = models.PositiveIntegerField()
     dialogue_ids = JSONField(default=list)
     message_count = models.PositiveIntegerField(default=0)
+    messages_done = models.PositiveIntegerField(
+        default=0, help_text="Messages detected so far by the attempt under way: the chunk's share of "
+                             "the run's progress until it is done.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     seconds = models.FloatField(default=0)

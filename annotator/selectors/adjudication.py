@@ -212,12 +212,16 @@ def _noted(flag: str) -> Exists:
     return Exists(Assignment.objects.filter(NOTE_FILTERS[flag], message_id=OuterRef("message_id"), status=DONE))
 
 
-def queue_page(project: Project, *, status: str = "open", flag: str = "", page: int = 1, per_page: int = 50):
+def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str = "", page: int = 1,
+               per_page: int = 50):
     """One page of the queue in risk order; ``flag`` ("notes", "uncertain") keeps the items an
-    annotator commented on or flagged uncertain. Each row knows whether it has either."""
+    annotator commented on or flagged uncertain, ``q`` the items whose dialogue id or message text
+    contains it. Each row knows whether it has notes or an uncertain flag."""
     qs = AdjudicationItem.objects.filter(project=project, status=status)
     if flag:
         qs = qs.filter(_noted(flag))
+    if q:
+        qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
     qs = qs.select_related("message", "message__dialogue").annotate(
         has_notes=_noted("notes"), has_uncertain=_noted("uncertain")).order_by(*_queue_order())
     return page_of(qs, page, per_page, keys_first=True)  # a page past the end is a 404

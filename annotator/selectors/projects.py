@@ -54,9 +54,13 @@ def recent_jobs(project: Project, limit: int = 5):
 
 
 def dialogue_page(project: Project, *, q: str = "", page: int = 1, per_page: int = 50):
+    """A page of the project's dialogues with their message counts; ``q`` matches the dialogue id or
+    any message's text. The text match is an ``EXISTS``, not a join: a join with the messages
+    multiplied every counted message by the messages that matched."""
     qs = Dialogue.objects.filter(project=project).annotate(n_messages=Count("messages")).order_by("id")
     if q:
-        qs = qs.filter(Q(external_id__icontains=q) | Q(messages__text__icontains=q)).distinct()
+        matching = Message.objects.filter(dialogue=OuterRef("pk"), text__icontains=q)
+        qs = qs.filter(Q(external_id__icontains=q) | Exists(matching))
     return page_of(qs, page, per_page)
 
 
@@ -98,6 +102,14 @@ def dialogue_view(dialogue: Dialogue, *, run: DetectorRun | None = None, with_se
         "segment": segments.get(m.pk),
     } for m in messages]
     return {"rows": rows, "segment_run": seg_run}
+
+
+def pseudonym_key(project: Project) -> list[tuple[str, str]]:
+    """(pseudonym, username) of every member, in pseudonym order: the key to the names reports and
+    exports use. Only the project's admins may see it (``{% pseudonym_key %}`` checks)."""
+    names = pseudonyms(project)
+    users = dict(Membership.objects.filter(project=project).values_list("user_id", "user__username"))
+    return sorted((names[uid], users[uid]) for uid in names)
 
 
 def pseudonyms(project: Project) -> dict[int, str]:

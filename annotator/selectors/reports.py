@@ -123,6 +123,14 @@ def scoring_state(project: Project) -> dict:
             "segments": seg.pk if seg is not None else None, "labels": list(project.labels)}
 
 
+def report_is_stale(job: BackgroundJob | None) -> bool:
+    """Has gold changed since this report job computed its figures? It recorded the fingerprint of
+    gold it read (:func:`annotator.selectors.exports.gold_state`); a report from before that was
+    recorded cannot tell, and is not marked."""
+    then = (job.result or {}).get("gold_state") if job is not None else None
+    return then is not None and gold_state_cached(job.project) != then
+
+
 def latest_job(project: Project, kind: str, **params) -> BackgroundJob | None:
     qs = BackgroundJob.objects.filter(project=project, kind=kind)
     for k, v in params.items():

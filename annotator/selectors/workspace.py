@@ -63,10 +63,14 @@ def queue_progress(user, project: Project, *, order: int | None = None, use_cach
     return agg
 
 
-def queue_page(user, project: Project, *, status: str = "", page: int = 1, per_page: int = 50):
+def queue_page(user, project: Project, *, status: str = "", q: str = "", page: int = 1, per_page: int = 50):
+    """A page of the annotator's own queue, optionally of one status and matching ``q`` (in the
+    dialogue id or the message text)."""
     qs = Assignment.objects.filter(annotator=user, project=project).order_by("order")
     if status:
         qs = qs.filter(status=status)
+    if q:
+        qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
     return page_of(
         qs.select_related("message", "message__dialogue")
         .only("public_id", "status", "order", "uncertain", "no_pii", "active_seconds",

@@ -25,11 +25,13 @@ export is never rewritten. The anonymized release (kind ``release``) lives in
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Iterator
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.core.files import File
@@ -59,6 +61,7 @@ from pipeline.formats.bundle import SPLITS, BundleSpec
 from pipeline.hashing import sha256_file
 
 BATCH_DIALOGUES = 200
+ZIP_CHUNK = 1 << 16  # bytes read from storage at a time into a zip download
 Progress = Callable[[int, int], None]
 
 
@@ -163,6 +166,60 @@ def export_file_open(export: Export, name: str) -> File:
         return storage.open_file(storage.exports_storage(), f"{export_key(export)}/{name}")
     except storage.StorageError:
         raise ExportError("The file is missing from the export's storage.") from None
+
+
+class _ZipSink(io.RawIOBase):
+    """Where ``zipfile`` writes a streamed archive: it keeps what was written until it is taken.
+    Unseekable on purpose, so ``zipfile`` writes data descriptors instead of seeking back."""
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self._chunks.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        out, self._chunks = b"".join(self._chunks), []
+        return out
+
+
+def export_zip_name(export: Export) -> str:
+    """The archive's file name, and the folder every file sits in inside it."""
+    return f"{export.project.slug}-{export.kind}-v{export.version:03d}"
+
+
+def export_zip_stream(export: Export) -> Iterator[bytes]:
+    """Every listed file of a finished export as one zip archive, produced piece by piece (never
+    held in memory or on disk). Checked before the first byte: the export is finished, and every
+    listed name is a plain relative path whose file is in storage, so the archive is whole and no
+    entry can point outside its folder."""
+    if export.status != Export.Status.SUCCEEDED:
+        raise ExportError("This export is not finished: there is nothing to download yet.")
+    names = [f["name"] for f in export.files]
+    store, key = storage.exports_storage(), export_key(export)
+    for name in names:
+        parts = PurePosixPath(name).parts
+        if not parts or name.startswith("/") or ".." in parts or "\\" in name:
+            raise ExportError(f"The export lists a file outside its folder: {name!r}.")
+        if not store.exists(storage.storage_key(key, name)):
+            raise ExportError(f"{name} is missing from the export's storage.")
+    return _zip_chunks(export, names)
+
+
+def _zip_chunks(export: Export, names: list[str]) -> Iterator[bytes]:
+    sink, folder = _ZipSink(), export_zip_name(export)
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in names:
+            with export_file_open(export, name) as src, archive.open(f"{folder}/{name}", "w", force_zip64=True) as dst:
+                while chunk := src.read(ZIP_CHUNK):
+                    dst.write(chunk)
+                    if data := sink.take():
+                        yield data
+    yield sink.take()  # the central directory, written when the archive closes
 
 
 def export_copy_to(export: Export, out: Path) -> None:

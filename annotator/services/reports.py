@@ -32,6 +32,7 @@ from annotator.dispatch import enqueue
 from annotator.models import BackgroundJob, DetectorRun, Project
 from annotator.selectors import assignments as sampling
 from annotator.selectors import reports as sel
+from annotator.selectors.exports import gold_state
 from annotator.selectors.reports import DEFAULT_BOOT
 from annotator.services import jobs
 from annotator.services.adjudication import gold_merge_ready
@@ -81,6 +82,7 @@ def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int
     report = agreement_report(items, labels=project.labels, n_boot=n_boot, seed=seed)
     return {
         "computed_at": timezone.now().isoformat(),
+        "gold_state": gold_state(project),  # the page marks the report stale once gold moves on
         "agreement": report.to_dict(),
         "detectors": sel.detectors_against_gold(project=project, n_boot=n_boot, seed=seed),
     }
@@ -102,7 +104,8 @@ def circularity_compute(*, project: Project, run: DetectorRun, threshold: float 
 
 def circularity_result(report: CircularityReport, run: DetectorRun) -> dict[str, Any]:
     """The stored form of a circularity report (what the page, CSV and JSON read)."""
-    result = {"computed_at": timezone.now().isoformat(), "run": run.pk, "run_name": run.label,
+    result = {"computed_at": timezone.now().isoformat(), "gold_state": gold_state(run.project),
+              "run": run.pk, "run_name": run.label,
               **report.to_dict(), "rows": report.csv_rows()}
     return json.loads(json.dumps(result, default=str))
 

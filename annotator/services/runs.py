@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Case, Count, F, Sum, When
 from django.utils import timezone
 
 from annotator import model_store
@@ -67,6 +67,9 @@ class ChunkError(RuntimeError):
 # the deployment's key attached would send both the key and the corpus to whoever chose the URL.
 DEPLOYMENT_KEYS = frozenset({"base_url", "api_key", "model_path", "model_dir"})
 DEFAULT_ENDPOINT = "default"
+# A chunk writes its progress at most this often while it is detected (every 5 % of its messages):
+# a run of one large chunk moves along instead of jumping from 0 % to 100 %.
+PROGRESS_WRITES_PER_CHUNK = 20
 
 
 def _deployment_keys_in(config: Any, where: str = "") -> list[str]:
@@ -256,12 +259,12 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     if run.status in (DetectorRun.Status.CANCELLED, DetectorRun.Status.FAILED):
         return f"run {run.status}"
     jobs.job_start(run)
-    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1, messages_done=0)
     t0 = time.perf_counter()
     try:
         detector = detector_for(run)
         pairs = dialogues_from_db(chunk.dialogue_ids)
-        detections = list(detector.detect_many([d for d, _ in pairs]))
+        detections = _detect(detector, pairs, chunk)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
         chunk_fail(chunk=chunk, error=redact(error))
@@ -288,6 +291,30 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         locked.save(update_fields=["status", "error", "worker", "seconds", "finished_at"])
         _advance_run(current, str(getattr(detector, "model_version", ""))[:300], usage)
     return "done"
+
+
+def _detect(detector: Detector, pairs, chunk: RunChunk) -> list:
+    """The chunk's detections, dialogue by dialogue as the detector yields them; every
+    1/``PROGRESS_WRITES_PER_CHUNK`` of its messages the chunk's count and the run's progress are
+    written (two small UPDATEs), so the run page moves while a chunk is under way."""
+    step = max(1, chunk.message_count // PROGRESS_WRITES_PER_CHUNK)
+    detections, done, written = [], 0, 0
+    for (dialogue, _), dets in zip(pairs, detector.detect_many([d for d, _ in pairs]), strict=True):
+        detections.append(dets)
+        done += len(dialogue.messages)
+        if done - written >= step and done < chunk.message_count:
+            RunChunk.objects.filter(pk=chunk.pk, status=RunChunk.Status.PENDING).update(messages_done=done)
+            jobs.job_progress(chunk.run, _messages_done(chunk.run_id), chunk.run.progress_total)
+            written = done
+    return detections
+
+
+def _messages_done(run_id: int) -> int:
+    """A run's messages detected: every done chunk's, and what the chunks under way have done."""
+    done = RunChunk.objects.filter(run_id=run_id).aggregate(n=Sum(Case(
+        When(status=RunChunk.Status.DONE, then=F("message_count")),
+        When(status=RunChunk.Status.PENDING, then=F("messages_done")), default=0)))
+    return done["n"] or 0
 
 
 def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list, list[int]]:
@@ -318,9 +345,7 @@ def _advance_run(current: DetectorRun, model_version: str, usage: dict) -> None:
     """Count a locked run's finished chunks and messages after one more chunk is done; the last
     one marks it succeeded (and audits that)."""
     current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
-    current.progress_done = sum(
-        current.chunks.filter(status=RunChunk.Status.DONE).values_list("message_count", flat=True)
-    )
+    current.progress_done = _messages_done(current.pk)
     current.model_version = model_version
     if usage:
         current.usage = usage

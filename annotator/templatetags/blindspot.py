@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import markdown as md
 import nh3
 from django import template
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
+from django.utils.dateparse import parse_datetime
 from django.utils.safestring import mark_safe
+from django.utils.timesince import timesince
 
 register = template.Library()
 
@@ -86,6 +92,19 @@ def project_nav(context, project):
     }
 
 
+@register.inclusion_tag("projects/_pseudonym_key.html", takes_context=True)
+def pseudonym_key(context, project):
+    """Who is behind each pseudonym (A03 → a username), for the project's admins only: an
+    adjudicator decides without knowing who annotated, and annotators never see each other."""
+    from annotator.access import has_role
+    from annotator.models import Role
+    from annotator.selectors.projects import pseudonym_key as key
+
+    user = getattr(context.get("request"), "user", None)
+    allowed = user is not None and has_role(user, project, Role.ADMIN)
+    return {"key": key(project) if allowed else []}
+
+
 @register.filter
 def as_json(value) -> str:
     """A dict or list as compact JSON (what a user would type), not Python's repr."""
@@ -123,3 +142,49 @@ _METRIC_UNITS = {"cohen_kappa": "tokens", "fleiss_kappa": "tokens", "krippendorf
 def n_unit(key: str) -> str:
     """What the n of an agreement figure counts (see pipeline.metrics.agreement.Figure.n)."""
     return _METRIC_UNITS.get(key, "")
+
+
+# ---- values for people: records keep dicts and ISO 8601 strings, pages show words -------------
+
+def _words(key) -> str:
+    return str(key).replace("_", " ")
+
+
+def _readable(value) -> str:
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{_words(k)} {_readable(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(v) for v in value)
+    return str(value)
+
+
+@register.filter
+def key_values(value) -> list[tuple[str, str]]:
+    """A recorded dict (a job's parameters, a version's data counts) as (key, value) pairs for a
+    ``key: value`` list: keys in words, values as a person writes them (yes/no, nested dicts as
+    ``key value, …``), never Python's repr. Anything but a dict gives no pairs."""
+    if not isinstance(value, dict):
+        return []
+    return [(_words(k), _readable(v)) for k, v in value.items()]
+
+
+@register.filter
+def when(value) -> str:
+    """A moment (a datetime, or the ISO 8601 string a JSON record keeps) for people, in the site's
+    time zone and with how long ago: "3 Dec 2026, 16:31 UTC (2 hours ago)". A value that is not a
+    moment is shown as it is; none as a dash."""
+    if not value:
+        return "—"
+    moment = value if isinstance(value, datetime) else parse_datetime(str(value))
+    if moment is None:
+        return str(value)
+    if timezone.is_naive(moment):
+        moment = moment.replace(tzinfo=UTC)
+    ago = "just now" if (timezone.now() - moment).total_seconds() < 60 else f"{timesince(moment)} ago"
+    return f"{date_format(timezone.localtime(moment), 'j M Y, H:i T')} ({ago})"

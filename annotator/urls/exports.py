@@ -7,6 +7,7 @@ from annotator.views import exports
 urlpatterns = [
     path("exports/", exports.export_list, name="export-list"),
     path("exports/<int:export_id>/", exports.export_detail, name="export-detail"),
+    path("exports/<int:export_id>/files.zip", exports.export_zip_download, name="export-zip"),
     path("exports/<int:export_id>/files/<path:name>", exports.export_download, name="export-download"),
     path("exports/<int:export_id>/mapping/", exports.release_mapping_download, name="release-mapping"),
     path("exports/<int:export_id>/publish/", exports.release_publish, name="release-publish"),

@@ -26,6 +26,7 @@ from annotator.services.adjudication import (
     adjudication_submit,
     gold_merge_request,
 )
+from annotator.views.refusals import refusal
 
 
 def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem:
@@ -41,14 +42,14 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = QueueFilterForm(request.GET or None)
-    status, flag, page = AdjudicationItem.Status.OPEN, "", 1
+    status, flag, q, page = AdjudicationItem.Status.OPEN, "", "", 1
     if form.is_valid():
         d = form.cleaned_data
-        status, flag, page = d["status"] or status, d["flag"], d["page"] or 1
+        status, flag, q, page = d["status"] or status, d["flag"], d["q"], d["page"] or 1
     if not request.htmx:
         _sweep(project)
-    rows, total = sel.queue_page(project, status=status, flag=flag, page=page)
-    context = {"project": project, "rows": rows, "total": total, "status": status, "flag": flag, "page": page,
+    rows, total = sel.queue_page(project, status=status, flag=flag, q=q, page=page)
+    context = {"project": project, "rows": rows, "total": total, "status": status, "flag": flag, "q": q, "page": page,
                "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
@@ -122,8 +123,6 @@ def decide(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
 
 def _refuse(request: HttpRequest, url: str, message: str, status: int) -> HttpResponse:
     if request.htmx:
-        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-        response["X-Blindspot-Error"] = message.encode("latin-1", "replace").decode("latin-1")
-        return response
+        return refusal(message, status)
     messages.error(request, message)
     return redirect(url)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -83,6 +83,24 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
     audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=project, file=name)
     download = f"{project.slug}-{export.kind}-v{export.version:03d}-{name.replace('/', '-')}"
     return FileResponse(stored, as_attachment=True, filename=download)  # streamed from storage
+
+
+@login_required
+@require_GET
+def export_zip_download(request: HttpRequest, slug: str, export_id: int) -> StreamingHttpResponse:
+    """Every listed file of the export in one zip, streamed (the same role as one file's download;
+    the private mapping of a release is never in it: it is not a listed file)."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    export = get_object_or_404(Export.objects.select_related("project"), pk=export_id, project=project)
+    try:
+        chunks = export_services.export_zip_stream(export)
+    except export_services.ExportError as exc:
+        raise Http404(str(exc)) from None
+    audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=project,
+                 file="(zip of every file)")
+    response = StreamingHttpResponse(chunks, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{export_services.export_zip_name(export)}.zip"'
+    return response
 
 
 @login_required

@@ -20,8 +20,10 @@ from annotator.forms.projects import (
     MemberRemoveForm,
     MemberRoleForm,
     ProjectForm,
+    taxonomy_formset,
 )
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
+from annotator.models.corpus import default_taxonomy
 from annotator.selectors import projects as sel
 from annotator.selectors.adjudication import merge_health
 from annotator.selectors.invitations import invitations_open
@@ -52,12 +54,14 @@ def project_new(request: HttpRequest) -> HttpResponse:
     if not (request.user.is_superuser or request.user.groups.filter(name="Admin").exists()):
         raise access.PermissionDenied("Only admins can create projects.")
     form = ProjectForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    labels = taxonomy_formset(request.POST or None, taxonomy=default_taxonomy())
+    if request.method == "POST" and form.is_valid() & labels.is_valid():  # & : both show their errors
         data = dict(form.cleaned_data)
-        project = project_create(name=data.pop("name"), slug=data.pop("slug"), user=request.user, **data)
+        project = project_create(name=data.pop("name"), slug=data.pop("slug"), user=request.user,
+                                 taxonomy=labels.taxonomy(), **data)
         messages.success(request, f"Project {project.name} created. Import a corpus to begin.")
         return redirect("project-dashboard", slug=project.slug)
-    return render(request, "projects/form.html", {"form": form, "project": None})
+    return render(request, "projects/form.html", {"form": form, "labels": labels, "project": None})
 
 
 @login_required
@@ -65,14 +69,17 @@ def project_new(request: HttpRequest) -> HttpResponse:
 def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     form = ProjectForm(request.POST or None, instance=project)
-    if request.method == "POST" and form.is_valid():
+    labels = taxonomy_formset(request.POST or None, taxonomy=project.taxonomy)
+    if request.method == "POST" and form.is_valid() & labels.is_valid():  # & : both show their errors
+        changed = form.changed_data + (["taxonomy"] if labels.taxonomy() != project.taxonomy else [])
         with transaction.atomic():
+            form.instance.taxonomy = labels.taxonomy()
             form.save()
             audit_record(user=request.user, action="project.update", obj=project, project=project,
-                         fields=sorted(form.changed_data))
+                         fields=sorted(changed))
         messages.success(request, "Settings saved.")
         return redirect("project-dashboard", slug=project.slug)
-    return render(request, "projects/form.html", {"form": form, "project": project})
+    return render(request, "projects/form.html", {"form": form, "labels": labels, "project": project})
 
 
 @login_required

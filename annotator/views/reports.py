@@ -87,7 +87,7 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         return _refresh()  # the polled job finished: show the whole page with its result
     job = sel.latest_result(project, Kind.AGREEMENT)
     context = {"project": project, "form": form, "job": job, "pending": pending,
-               "failed": _failed(project, Kind.AGREEMENT, job)}
+               "failed": _failed(project, Kind.AGREEMENT, job), "stale": sel.report_is_stale(job)}
     if request.htmx:
         return render(request, "reports/_agreement_status.html", context)
     if job is not None:
@@ -133,6 +133,7 @@ def detectors(request: HttpRequest, slug: str) -> HttpResponse:
     pr_rows = charts.detector_precision_recall(runs)
     return render(request, "reports/detectors.html", {
         "project": project, "job": job, "runs": runs, "pending": _pending(project, Kind.AGREEMENT),
+        "stale": sel.report_is_stale(job),
         "pr_chart": charts.bar_chart(pr_rows, lo=0.0, label_width=170) if pr_rows else None,
         "form": AgreementForm(),
     })
@@ -179,7 +180,8 @@ def circularity(request: HttpRequest, slug: str) -> HttpResponse:
         form.initial.update({k: job.params[k] for k in ("threshold", "match", "n_boot") if job and k in job.params})
         form.initial["run"] = shown
     context = {"project": project, "form": form, "job": job, "r": job.result if job else None,
-               "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job, **params)}
+               "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job, **params),
+               "stale": sel.report_is_stale(job)}
     if request.htmx:
         return render(request, "reports/_circularity_status.html", context)
     if job is not None:

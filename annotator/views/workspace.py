@@ -45,6 +45,7 @@ from annotator.services.assignments import (
     plan_start,
     project_annotators,
 )
+from annotator.views.refusals import refusal
 
 
 def _item_for(request: HttpRequest, slug: str, public_id) -> Assignment:
@@ -58,16 +59,9 @@ def _item_url(a: Assignment) -> str:
     return reverse("workspace-item", kwargs={"slug": a.project.slug, "public_id": a.public_id})
 
 
-def _header_safe(text: str) -> str:
-    table = str.maketrans({"“": '"', "”": '"', "–": "-", "—": "-", "’": "'", "…": "..."})
-    return text.translate(table).encode("latin-1", "replace").decode("latin-1")
-
-
 def _refuse(request: HttpRequest, a: Assignment, message: str, status: int) -> HttpResponse:
     if request.htmx:
-        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-        response["X-Blindspot-Error"] = _header_safe(message)
-        return response
+        return refusal(message, status)
     messages.error(request, message)
     return redirect(_item_url(a))
 
@@ -90,12 +84,12 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def queue_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ANNOTATOR)
     form = QueueFilterForm(request.GET or None)
-    status, page = "", 1
+    status, q, page = "", "", 1
     if form.is_valid():
-        status, page = form.cleaned_data["status"] or "", form.cleaned_data["page"] or 1
-    rows, total = sel.queue_page(request.user, project, status=status, page=page)
+        status, q, page = form.cleaned_data["status"] or "", form.cleaned_data["q"], form.cleaned_data["page"] or 1
+    rows, total = sel.queue_page(request.user, project, status=status, q=q, page=page)
     context = {
-        "project": project, "rows": rows, "total": total, "status": status, "page": page,
+        "project": project, "rows": rows, "total": total, "status": status, "q": q, "page": page,
         "has_next": page * 50 < total, "has_prev": page > 1, "form": form,
         "progress": sel.queue_progress(request.user, project, use_cache=True),
         "next": sel.next_assignment(request.user, project),

@@ -9,13 +9,28 @@
     clearTimeout(el._t);
     el._t = setTimeout(function () { el.hidden = true; }, ok ? 2500 : 8000);
   }
+  // X-Blindspot-Error carries a JSON string (ASCII, \u escapes: headers are latin-1, see
+  // annotator/views/refusals.py); a plain value from elsewhere is shown as it is.
+  function headerText(value) {
+    if (!value) return "";
+    try { var parsed = JSON.parse(value); return typeof parsed === "string" ? parsed : value; }
+    catch (err) { return value; }
+  }
   window.blindspotToast = toast;
+  window.blindspotHeaderText = headerText;
   document.addEventListener("htmx:responseError", function (e) {
     var xhr = e.detail.xhr;
-    var msg = xhr.getResponseHeader("X-Blindspot-Error") || (xhr.status === 403 ? "You may not do that." :
+    var plain = (xhr.getResponseHeader("Content-Type") || "").indexOf("text/plain") === 0;
+    var msg = (plain && xhr.responseText) || headerText(xhr.getResponseHeader("X-Blindspot-Error")) ||
+      (xhr.status === 403 ? "You may not do that." :
       xhr.status === 409 ? "This item changed in another tab. Reload to see the latest version." :
       "The server answered " + xhr.status + ". Your work on this page is kept; try again.");
     toast(msg, false);
+  });
+  // A notice a partial sends in HX-Trigger ({"blindspot:notice": "..."}), e.g. a queued job while
+  // the broker is away (annotator/middleware.py).
+  document.addEventListener("blindspot:notice", function (e) {
+    if (e.detail && e.detail.value) toast(e.detail.value, true);
   });
   document.addEventListener("htmx:sendError", function () {
     toast("Cannot reach the server. Your work on this page is kept; try again when you are back online.", false);

@@ -131,7 +131,7 @@
         }
         giveBack(active);
         var plain = (r.headers.get("Content-Type") || "").indexOf("text/plain") === 0;
-        var msg = plain && text ? text : (r.headers.get("X-Blindspot-Error") ||
+        var msg = plain && text ? text : (window.blindspotHeaderText(r.headers.get("X-Blindspot-Error")) ||
           "The server answered " + r.status + ". Your work on this page is kept; try again.");
         if (r.status === 409) {
           st.blocked = true;

@@ -45,3 +45,17 @@ def s3_objects(client, prefix: str) -> dict[str, bytes]:
     listed = client.list_objects_v2(Bucket=client.bucket, Prefix=prefix).get("Contents", [])
     return {o["Key"][len(prefix):]: client.get_object(Bucket=client.bucket, Key=o["Key"])["Body"].read()
             for o in listed}
+
+
+def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
+    """The settings form's label rows (the taxonomy formset, prefix ``labels``) as a browser posts
+    them: one row per entry of ``taxonomy``, rows whose index is in ``delete`` ticked for deletion."""
+    data = {"labels-TOTAL_FORMS": str(len(taxonomy)),
+            "labels-INITIAL_FORMS": str(len(taxonomy) if initial is None else initial),
+            "labels-MIN_NUM_FORMS": "0", "labels-MAX_NUM_FORMS": "1000"}
+    for i, entry in enumerate(taxonomy):
+        for field in ("label", "description", "key", "color"):
+            data[f"labels-{i}-{field}"] = entry.get(field, "")
+        if i in delete:
+            data[f"labels-{i}-DELETE"] = "on"
+    return data

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from annotator.models import DetectorRun, Project
+from tests.annotator.helpers import label_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +59,7 @@ def test_a_too_low_role_gets_a_page_that_says_why(client, members):
 def _settings(**extra):
     return {"name": "Test project", "slug": "test", "visibility_mode": "randomized", "overlap_k": 2,
             "context_window": 3, "labelling_policy": "strict", "merge_rule": "unanimous",
-            "guidelines": "x", "taxonomy": json.dumps(Project.objects.get(slug="test").taxonomy), **extra}
+            "guidelines": "x", **label_rows(Project.objects.get(slug="test").taxonomy), **extra}
 
 
 def test_admin_chooses_the_suggestion_runs_in_settings(client, members, project):

@@ -1,12 +1,11 @@
-"""The new-project form saves as offered: its taxonomy box comes filled with the default labels."""
-
-import html
-import json
-import re
+"""The project form and its labels (issue 24, item 7): a row per label instead of raw JSON. A new
+project is offered the default labels and saves as offered; the settings page adds, renames and
+deletes labels, and says on the row what is wrong with it."""
 
 from annotator.forms.projects import ProjectForm
-from annotator.models import Project
+from annotator.models import AuditEvent, Project
 from annotator.models.corpus import default_taxonomy
+from tests.annotator.helpers import label_rows
 
 
 def _as_offered(form: ProjectForm) -> dict:
@@ -20,30 +19,56 @@ def _as_offered(form: ProjectForm) -> dict:
     return data
 
 
-def test_the_new_project_page_offers_the_default_taxonomy(client, members):
+def _superuser(client, members):
     members["admin"].is_superuser = True
     members["admin"].save()
     client.force_login(members["admin"])
+
+
+def test_the_new_project_page_offers_the_default_labels_a_row_each(client, members):
+    _superuser(client, members)
     page = client.get("/projects/new/").content.decode()
-    box = re.search(r'<textarea name="taxonomy"[^>]*>(.*?)</textarea>', page, re.S)
-    assert box is not None
-    assert json.loads(html.unescape(box.group(1))) == default_taxonomy()
+    assert 'name="taxonomy"' not in page
+    labels = default_taxonomy()
+    assert f'name="labels-TOTAL_FORMS" value="{len(labels) + 1}"' in page  # and an empty row to add one
+    for i, entry in enumerate(labels):
+        assert f'name="labels-{i}-label" value="{entry["label"]}"' in page
+        assert f'name="labels-{i}-key" value="{entry["key"]}"' in page
 
 
 def test_a_new_project_saves_as_offered(client, members):
-    members["admin"].is_superuser = True
-    members["admin"].save()
-    client.force_login(members["admin"])
-    data = {**_as_offered(ProjectForm()), "name": "Fresh", "slug": "fresh"}
+    _superuser(client, members)
+    data = {**_as_offered(ProjectForm()), **label_rows(default_taxonomy()), "name": "Fresh", "slug": "fresh"}
     response = client.post("/projects/new/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Project.objects.get(slug="fresh").taxonomy == default_taxonomy()
 
 
-def test_a_blank_taxonomy_means_the_default(client, members):
-    members["admin"].is_superuser = True
-    members["admin"].save()
+def _settings(project, taxonomy, **rows) -> dict:
+    return {**_as_offered(ProjectForm(instance=project)), **label_rows(taxonomy, **rows)}
+
+
+def test_the_settings_page_adds_renames_and_deletes_labels(client, members, project):
     client.force_login(members["admin"])
-    data = {**_as_offered(ProjectForm()), "name": "Blank", "slug": "blank", "taxonomy": "  "}
-    assert client.post("/projects/new/", data).status_code == 302
-    assert Project.objects.get(slug="blank").taxonomy == default_taxonomy()
+    before = project.taxonomy
+    edited = [{**before[0], "label": "PERSON", "description": "A real person."}, *before[1:],
+              {"label": "PET", "description": "", "key": "9", "color": "#123abc"}]
+    response = client.post("/p/test/settings/", _settings(project, edited, delete={1}, initial=len(before)))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    project.refresh_from_db()
+    assert project.taxonomy == [edited[0], *edited[2:]]
+    event = AuditEvent.objects.filter(action="project.update").latest("pk")
+    assert "taxonomy" in event.details["fields"]
+
+
+def test_the_settings_page_marks_each_bad_row(client, members, project):
+    client.force_login(members["admin"])
+    before = project.taxonomy
+    twice = [{**before[0]}, {**before[1], "key": before[0]["key"].upper()}, {**before[2], "color": "red"}]
+    page = client.post("/p/test/settings/", _settings(project, twice)).content.decode()
+    assert page.count("is used by another label too") == 2  # on both rows that share the key
+    assert "A colour is #rrggbb" in page
+    project.refresh_from_db()
+    assert project.taxonomy == before
+    everything_deleted = _settings(project, before, delete=set(range(len(before))))
+    assert "Keep at least one label" in client.post("/p/test/settings/", everything_deleted).content.decode()

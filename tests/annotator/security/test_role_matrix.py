@@ -145,6 +145,7 @@ EXPECT: dict[str, Page | Site] = {
     "export-list": Page(ADMIN, post=200),
     "export-detail": Page(ADMIN),
     "export-download": Page(ADMIN),
+    "export-zip": Page(ADMIN),
     "release-mapping": Page(ADMIN),
     "release-publish": Page(ADMIN, get=405, post=302),
     "release-review": Page(ADJUDICATOR),

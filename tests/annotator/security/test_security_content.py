@@ -7,15 +7,15 @@ annotator loads, so ``red;background-image:url(…)`` would make their browsers 
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotator.forms.projects import ProjectForm
+from annotator.forms.projects import taxonomy_formset
 from annotator.models import Project
 from annotator.templatetags.blindspot import render_markdown
+from tests.annotator.helpers import label_rows
 
 EVIL_LINKS = [
     "[Read the policy](javascript:alert(document.domain))",
@@ -127,19 +127,15 @@ def test_model_accepts_a_label_without_colour(db):
 def test_settings_form_rejects_css_in_colour(client, members):
     project = Project.objects.get(slug="test")
     before = project.taxonomy
-    taxonomy = json.dumps(_taxonomy("red;background-image:url(http://evil.example/x.png)"))
-    form = ProjectForm(instance=project, data={
-        "name": "Test project", "slug": "test", "visibility_mode": "blind", "overlap_k": 2,
-        "context_window": 3, "labelling_policy": "strict", "merge_rule": "unanimous",
-        "guidelines": "x", "taxonomy": taxonomy,
-    })
-    assert not form.is_valid()
-    assert "#rrggbb" in str(form.errors["taxonomy"])
+    taxonomy = label_rows(_taxonomy("red;background-image:url(http://evil.example/x.png)"))
+    labels = taxonomy_formset(taxonomy, taxonomy=before)
+    assert not labels.is_valid()
+    assert "#rrggbb" in str(labels.errors[0]["color"])
     client.force_login(members["admin"])
     response = client.post("/p/test/settings/", {
         "name": "Test project", "slug": "test", "visibility_mode": "blind", "overlap_k": 2,
         "context_window": 3, "labelling_policy": "strict", "merge_rule": "unanimous",
-        "guidelines": "x", "taxonomy": taxonomy,
+        "guidelines": "x", **taxonomy,
     })
     assert response.status_code == 200 and b"#rrggbb" in response.content
     project.refresh_from_db()

@@ -237,7 +237,11 @@ CONTENT_SECURITY_POLICY = {
 
 # Celery: with no broker configured, tasks run in-process so the demo needs neither Redis nor a worker.
 REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# An eager task still takes a producer from the broker's pool; "memory://" names no host, and kombu
+# then warns "No hostname was supplied. Reverting to default 'localhost'" on every command that
+# queues one (build_release, run_detector). The in-memory transport ignores the host: name it.
+IN_PROCESS_BROKER = "memory://localhost/"
+CELERY_BROKER_URL = REDIS_URL or IN_PROCESS_BROKER
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = False

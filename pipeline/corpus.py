@@ -173,8 +173,10 @@ def _parse_spans(
 
 def dialogue_from_obj(
     obj: Any, line: int, labels: set[str] | None, problems: list, *,
-    max_id_length: int | None = None, report: ParseReport | None = None,
+    max_id_length: int | None = None, report: ParseReport | None = None, default_speaker: str | None = None,
 ) -> Dialogue | None:
+    """One dialogue object read, or None with its problems added; a message with a missing or
+    empty ``speaker`` takes ``default_speaker`` when one is given (else it is a problem)."""
     before = len(problems)
     if not isinstance(obj, dict):
         problems.append(CorpusProblem(line, "each line must be a JSON object"))
@@ -188,7 +190,7 @@ def dialogue_from_obj(
     messages = []
     normalised = 0
     for i, m in enumerate(raw_messages):
-        message = _message_from_obj(m, i, line, labels, problems)
+        message = _message_from_obj(m, i, line, labels, problems, default_speaker)
         if message is not None:
             normalised += message.text != m["text"]  # CRLF, NBSP and the like made canonical
             messages.append(message)
@@ -232,7 +234,8 @@ def _anchor_and_meta(obj: dict, line: int, problems: list) -> tuple[str, dict]:
     return anchor, meta
 
 
-def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, problems: list) -> Message | None:
+def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, problems: list,
+                      default_speaker: str | None = None) -> Message | None:
     """Message ``i`` of a dialogue object with canonical text and spans shifted to it, or ``None``
     with its problems added."""
     where = f"message {i}"
@@ -240,6 +243,8 @@ def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, proble
         problems.append(CorpusProblem(line, f"{where}: must be an object"))
         return None
     speaker, text, ts = m.get("speaker"), m.get("text"), m.get("ts")
+    if default_speaker and not _nonempty_str(speaker):
+        speaker = default_speaker
     if not _nonempty_str(speaker):
         problems.append(CorpusProblem(line, f"{where}: missing or empty 'speaker'"))
         return None

@@ -189,6 +189,18 @@ def grid_search_files(
     )
 
 
+GRID_LEGEND = (
+    "T_anchor         a message whose maths density is at least this is an anchor: a MATH segment starts there",
+    "T_sim            a neighbour joins a segment when its sentence embedding is at least this similar (cosine)",
+    "MATH msgs        share of all messages that fall inside MATH segments",
+    "FP in MATH       share of the detector's false positives (spans overlapping no gold span) inside MATH",
+    "PII in MATH      share of the true PII (gold spans) inside MATH: what a MATH filter would lose",
+    "FP:PII MATH      false positives per true PII span inside MATH (high: MATH is where the noise is)",
+    "FP:PII NON-MATH  the same outside MATH",
+    "Good thresholds: a high 'FP in MATH' with a low 'PII in MATH'; '–' where there is nothing to divide by.",
+)
+
+
 def format_grid(rows: Sequence[Mapping[str, Any]]) -> str:
     """The grid-search table: one line per ``(t_anchor, t_sim)``."""
 

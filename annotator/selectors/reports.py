@@ -9,10 +9,10 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Sum
 
 from annotator.models import (
     AdjudicationDecision,
@@ -20,11 +20,13 @@ from annotator.models import (
     AssignmentPlan,
     BackgroundJob,
     DetectorRun,
+    Dialogue,
     GoldSpan,
     Message,
     MessageSegment,
     Prediction,
     Project,
+    RunChunk,
 )
 from annotator.selectors import assignments as sampling
 from annotator.selectors.adjudication import (
@@ -112,15 +114,39 @@ def scorable_runs(project: Project):
                 .order_by("-created_at"))
 
 
-def scoring_state(project: Project) -> dict:
-    """Everything a run's scores against gold rest on besides the run itself, in a few indexed
-    queries: the gold decisions (:func:`annotator.selectors.exports.gold_state`: new, revised,
-    removed or reopened; cached per project revision), the sampling plans (the design weights),
-    the segment run and the labels. Scores computed under an equal state are still right."""
+def scoring_state(run: DetectorRun) -> dict:
+    """Everything a run's scores against gold rest on, in a few indexed queries: the gold
+    decisions (:func:`annotator.selectors.exports.gold_state`: new, revised, removed or reopened;
+    cached per project revision), the sampling plans (the design weights), the segment run, the
+    labels, and what the run covered (:func:`coverage_state`). Scores computed under an equal
+    state are still right."""
+    project = run.project
     plans = AssignmentPlan.objects.filter(project=project).aggregate(n=Count("pk"), last=Max("pk"))
     seg = segment_run(project)
     return {"gold": gold_state_cached(project), "plans": [plans["n"], plans["last"]],
-            "segments": seg.pk if seg is not None else None, "labels": list(project.labels)}
+            "segments": seg.pk if seg is not None else None, "labels": list(project.labels),
+            "coverage": coverage_state(run)}
+
+
+def coverage_state(run: DetectorRun) -> list:
+    """A fingerprint of the run's finished chunks (how many, their messages, the last finish):
+    it moves when a resumed run covers more, so scores on the old coverage are not shown as current."""
+    done = RunChunk.objects.filter(run=run, status=RunChunk.Status.DONE).aggregate(
+        n=Count("pk"), messages=Sum("message_count"), last=Max("finished_at"))
+    return [done["n"], done["messages"], done["last"]]
+
+
+def covered_dialogues(run: DetectorRun) -> set[str] | None:
+    """The external ids of the dialogues ``run`` covered: those of its finished chunks (a
+    detector run's slices; an imported run's one chunk holds the dialogues of its import). None
+    for a run that records no chunks at all (one made outside the services): it claims the whole
+    project, so it is scored on all of it."""
+    chunks = list(RunChunk.objects.filter(run=run).values_list("status", "dialogue_ids"))
+    if not chunks:
+        return None
+    pks = {pk for status, ids in chunks if status == RunChunk.Status.DONE for pk in ids}
+    rows = Dialogue.objects.filter(project_id=run.project_id).values_list("pk", "external_id")
+    return {ext for pk, ext in rows.iterator(chunk_size=5000) if pk in pks}
 
 
 def report_is_stale(job: BackgroundJob | None) -> bool:
@@ -170,6 +196,13 @@ class GoldInputs:
     weights: dict[Key, float]
     labels: tuple[str, ...]
 
+    def covering(self, dialogues: set[str] | None) -> GoldInputs:
+        """These inputs cut down to the messages of ``dialogues`` (None: all of them)."""
+        if dialogues is None:
+            return self
+        return replace(self, texts={k: t for k, t in self.texts.items() if k[0] in dialogues},
+                       gold={k: g for k, g in self.gold.items() if k[0] in dialogues})
+
 
 def gold_inputs(project: Project) -> GoldInputs | None:
     """The gold set as scoring reads it (through the one read path); None without gold."""
@@ -181,12 +214,32 @@ def gold_inputs(project: Project) -> GoldInputs | None:
                       labels=tuple(project.labels))
 
 
-def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> EvaluationReport:
-    """One run against gold with the evaluation metrics, weighted by the sampling design: the one
-    scoring that the run page and the detectors-versus-gold report both show."""
-    pred = {k: v for k, v in run_predictions(run).items() if k in inputs.texts}
-    return evaluate(texts=inputs.texts, gold=inputs.gold, pred=pred, segments=inputs.segments, n_boot=n_boot,
-                    seed=seed, labels=list(inputs.labels), weights=inputs.weights)
+@dataclass(frozen=True)
+class RunScore:
+    """A run scored on the gold messages it covered: ``report`` is None when it covered none;
+    ``coverage`` says how many of the project's gold messages that was (what the pages show)."""
+
+    report: EvaluationReport | None
+    coverage: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**(self.report.to_dict() if self.report else {}), "coverage": self.coverage}
+
+
+def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> RunScore:
+    """One run against the gold of the messages it covered (:func:`covered_dialogues`), with the
+    evaluation metrics, weighted by the sampling design: the one scoring that the run page and the
+    detectors-versus-gold report both show. Gold the run never saw is not charged as misses."""
+    dialogues = covered_dialogues(run)
+    covered = inputs.covering(dialogues)
+    coverage = {"gold_messages": len(covered.texts), "gold_total": len(inputs.texts),
+                "whole_project": dialogues is None, "dialogues": None if dialogues is None else len(dialogues)}
+    if not covered.texts:
+        return RunScore(None, coverage)
+    pred = {k: v for k, v in run_predictions(run).items() if k in covered.texts}
+    report = evaluate(texts=covered.texts, gold=covered.gold, pred=pred, segments=covered.segments, n_boot=n_boot,
+                      seed=seed, labels=list(covered.labels), weights=covered.weights)
+    return RunScore(report, coverage)
 
 
 def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, Any] | None:
@@ -209,9 +262,14 @@ def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed
     out = []
     for run in scorable_runs(project):
         try:
-            report = score_run(run, inputs, n_boot=n_boot, seed=seed)
+            scored = score_run(run, inputs, n_boot=n_boot, seed=seed)
         except EvaluationError as exc:
             out.append({"run": run.pk, "name": run.label, "error": str(exc)})
+            continue
+        report = scored.report
+        if report is None:
+            out.append({"run": run.pk, "name": run.label, "coverage": scored.coverage,
+                        "error": f"covered none of the {len(inputs.texts)} gold messages: nothing to score"})
             continue
         rows = []
         for level, label, score in report.scores():
@@ -223,8 +281,8 @@ def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed
                 lo, hi = d["ci"].get(m, [None, None])
                 row[m] = {"value": d[m], "ci_low": lo, "ci_high": hi}
             rows.append(row)
-        full = report.to_dict()
-        out.append({"run": run.pk, "name": run.label, "detector": run.detector,
+        full = scored.to_dict()
+        out.append({"run": run.pk, "name": run.label, "detector": run.detector, "coverage": scored.coverage,
                     "version": run.detector_version or run.model_version, "rows": rows,
                     "n_messages": report.n_messages, "n_dialogues": report.n_dialogues, "n_boot": n_boot,
                     "weighting": weighting,

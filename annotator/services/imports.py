@@ -27,6 +27,7 @@ from annotator.models import (
     Message,
     Prediction,
     Project,
+    RunChunk,
 )
 from annotator.services.audit import audit_record
 from pipeline import formats
@@ -35,6 +36,27 @@ from pipeline.types import Dialogue as PDialogue
 
 BATCH = 5000
 SPANS_AS = ("run", "gold", "ignore")
+SKIP_ON_THE_PAGE = "tick \"Skip existing\" on the import form"
+
+
+class ExistingDialoguesError(CorpusError):
+    """A re-import refused because the project already has some of its dialogue ids. Not a
+    problem of one line of the file, so it names none; :meth:`advice` words how to skip them for
+    where the import came from (the upload page's checkbox, the command's ``--skip-existing``)."""
+
+    def __init__(self, project: Project, existing: set[str]):
+        self.existing = sorted(existing)
+        shown = ", ".join(self.existing[:10]) + (" …" if len(existing) > 10 else "")
+        self.summary = (f"{len(existing)} dialogue id(s) already exist in project {project.slug}: {shown}. "
+                        "Nothing was imported")
+        super().__init__([])
+        self.args = (self.advice(SKIP_ON_THE_PAGE),)
+
+    def advice(self, how_to_skip: str) -> str:
+        return f"{self.summary}; {how_to_skip} to add only the new dialogues."
+
+    def __str__(self) -> str:
+        return self.args[0]
 
 
 @dataclass
@@ -63,17 +85,20 @@ class ImportResult:
 
 def corpus_parse(
     *, project: Project, raw: bytes, name: str, report: ParseReport | None = None, fmt: str | None = None,
+    default_speaker: str | None = None,
 ) -> list[PDialogue]:
     """Parse an upload against the project's taxonomy and the columns' limits, so that SQLite and
     PostgreSQL refuse the same files; raises CorpusError with every problem. ``fmt`` is one of
-    :data:`pipeline.formats.FORMATS` (Label Studio, doccano, spaCy DocBin too); None guesses it."""
+    :data:`pipeline.formats.FORMATS` (Label Studio, doccano, spaCy DocBin too); None guesses it.
+    ``default_speaker`` is the speaker of messages the file gives none, set before they are checked."""
     limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
     if len(raw) > limit:
         raise CorpusError(
             [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
         )
     return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt, max_bytes=limit,
-                                  max_id_length=Dialogue._meta.get_field("external_id").max_length)
+                                max_id_length=Dialogue._meta.get_field("external_id").max_length,
+                                default_speaker=default_speaker)
 
 
 def corpus_import_start(*, project: Project, user, params: dict) -> BackgroundJob:
@@ -88,13 +113,15 @@ def corpus_import_start(*, project: Project, user, params: dict) -> BackgroundJo
 def corpus_import_file(
     *, project: Project, path: str | Path, name: str | None = None, user=None, spans_as: str = "run",
     skip_existing: bool = False, progress: Callable[[int, int], None] | None = None, fmt: str | None = None,
+    default_speaker: str | None = None,
 ) -> ImportResult:
     """Import a file; ``name`` is what the user called it (an upload is stored under another name)."""
     path = Path(path)
     source = Path(name).name if name else path.name
     raw = path.read_bytes()
     report = ParseReport()
-    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report, fmt=fmt)
+    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report, fmt=fmt,
+                             default_speaker=default_speaker)
     return corpus_import(
         project=project, dialogues=dialogues, source=source, user=user,
         spans_as=spans_as, skip_existing=skip_existing, progress=progress, normalised=report.normalised,
@@ -142,11 +169,7 @@ def _clashing_ids(project: Project, ids: list[str], skip_existing: bool) -> set[
         Dialogue.objects.filter(project=project, external_id__in=ids).values_list("external_id", flat=True)
     ) if len(ids) < 50_000 else _existing_ids(project, ids)
     if existing and not skip_existing:
-        shown = ", ".join(sorted(existing)[:10]) + (" …" if len(existing) > 10 else "")
-        raise CorpusError(
-            [CorpusProblem(0, f"{len(existing)} dialogue id(s) already exist in project {project.slug}: "
-                              f"{shown}. Nothing was imported; use 'skip existing' to add only new dialogues.")]
-        )
+        raise ExistingDialoguesError(project, existing)
     return existing
 
 
@@ -222,7 +245,11 @@ def _import_spans(project, rows, todo, source, spans_as, user) -> int | None:
             project=project, detector=f"import:{source}"[:64], source=DetectorRun.Source.IMPORT,
             config={"file": source}, status=DetectorRun.Status.SUCCEEDED, created_by=user,
             progress_total=len(msg_ids), progress_done=len(msg_ids), model_version=source[:300],
+            total_chunks=1, done_chunks=1,
         )
+        # what the run covered (the messages of this import), as a detector run's chunks record it
+        RunChunk.objects.create(run=run, index=0, dialogue_ids=[row.pk for row in rows], message_count=len(msg_ids),
+                                status=RunChunk.Status.DONE, finished_at=run.created_at)
         Prediction.objects.bulk_create(
             [Prediction(run=run, message_id=msg_ids[(row.pk, m.index)], start=s.start, end=s.end,
                         label=s.label, score=s.score, source_label=s.label)

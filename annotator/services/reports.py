@@ -12,7 +12,8 @@ at rate r count 1/r, flagged ones 1), so an audit sample does not overstate reca
 Scoring a run takes seconds at corpus scale (a thousand bootstrap replicates), so the run page
 never computes it: :func:`run_scores` reads the newest scoring job of the run computed under the
 current :func:`annotator.selectors.reports.scoring_state` (the cache, keyed by that state) and
-otherwise queues one, which the page polls. When gold, the plans, the segment run or the labels
+otherwise queues one, which the page polls. A run is scored only on the gold messages it covered
+(its finished chunks). When gold, the plans, the segment run, the labels or the run's coverage
 change, the key changes, and the next job deletes the run's older scores (explicit invalidation).
 """
 
@@ -194,7 +195,7 @@ def run_scores(run: DetectorRun) -> RunScores:
     current, else a scoring job (queued once per run and state). Without gold nothing is queued."""
     if run.detector == "math_segments" or not run.is_finished:
         return RunScores()
-    state = sel.scoring_state(run.project)
+    state = sel.scoring_state(run)
     key = scoring_key(state)
     job = (BackgroundJob.objects.filter(project_id=run.project_id, kind=EVALUATION, params__run=run.pk,
                                         params__key=key).order_by("-created_at", "-pk").first())
@@ -227,7 +228,7 @@ def evaluation_job_run(*, job: BackgroundJob) -> None:
         if run is None:
             jobs.job_fail(job, "The run no longer exists.")
             return
-        key = scoring_key(sel.scoring_state(run.project))  # the state the scores are computed under, if it moved
+        key = scoring_key(sel.scoring_state(run))  # the state the scores are computed under, if it moved
         if key != job.params.get("key"):
             BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "key": key})
         evaluation = sel.evaluate_run(run)

@@ -72,18 +72,22 @@ def sniff(name: str, head: bytes) -> str:
 def parse_upload(
     raw: bytes, *, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
     report: ParseReport | None = None, fmt: str | None = None, max_bytes: int | None = None,
+    default_speaker: str | None = None,
 ) -> list[Dialogue]:
     """Parse an upload in any of :data:`FORMATS`, raising :class:`~pipeline.corpus.CorpusError`
     with every problem; ``fmt`` (else :func:`sniff`) says which. Message texts come out canonical
     (:func:`pipeline.corpus.canonical_text`); ``report`` counts what changed. ``max_bytes`` is the
     import limit (``BLINDSPOT_IMPORT_MAX_BYTES``) that a compressed format (spaCy DocBin) may not
-    decompress past; the caller checks ``raw`` itself against it."""
+    decompress past; the caller checks ``raw`` itself against it. ``default_speaker`` names the
+    speaker of a message the file gives none (the import format refuses one otherwise; the other
+    formats call it ``unknown``)."""
     fmt = fmt or sniff(name, raw[:65536])
     entry = CATALOG.get(fmt)
     if entry is None or entry.read is None:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    extra = {"default_speaker": default_speaker} if default_speaker else {}
     return entry.read(raw, name=name, labels=labels, max_id_length=max_id_length, report=report,
-                      max_bytes=max_bytes)
+                      max_bytes=max_bytes, **extra)
 
 
 def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:

@@ -106,7 +106,7 @@ def _spans(obj: dict, at: str, problems: list, line: int) -> list[dict[str, Any]
 
 def parse_doccano(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, name: str = "",
+    report: ParseReport | None = None, name: str = "", default_speaker: str | None = None,
 ) -> list[Dialogue]:
     """doccano JSONL → Dialogues, all or nothing; problems name their line. A line without
     ``dialogue_id`` or ``id`` is named from ``name`` (the file's) and its content
@@ -125,7 +125,7 @@ def parse_doccano(
             line=lineno, text=obj["text"], spans=_spans(obj, "", problems, lineno),
             dialogue_id=own_id(obj.get("dialogue_id"), obj.get("id")) or derive(obj),
             index=message_index(obj.get("index", obj.get("seq"))),
-            speaker=obj.get("speaker") or DEFAULT_SPEAKER, ts=obj.get("ts"), anchor=obj.get("anchor"),
+            speaker=obj.get("speaker") or default_speaker or DEFAULT_SPEAKER, ts=obj.get("ts"), anchor=obj.get("anchor"),
         ))
     dialogues = assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)
     note_derived(report, derive, dialogues)

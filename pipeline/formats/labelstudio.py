@@ -6,6 +6,9 @@ a span is the result ``{"from_name", "to_name", "type": "labels", "value": {"sta
 since its frontend fix for emoji (label-studio#1559); the reader also checks ``value.text`` against
 the text at those offsets, which catches an older export counted in UTF-16 units.
 
+Every task the writer makes has an ``id`` (1, 2, … through the file), and so has its annotation or
+prediction (the task's number): Label Studio's converter (``label_studio_sdk.converter``: JSON_MIN,
+CoNLL, CSV) reads ``task["id"]`` and stops with ``KeyError: 'id'`` on a task without one.
 The writer puts ``dialogue_id``, ``index``, ``speaker`` (and ``ts``, and the dialogue's ``anchor``
 on its first message) into ``data`` beside ``text``, so reading its file back restores the
 dialogues. A task from elsewhere, without them, becomes a one-message dialogue named after the
@@ -68,10 +71,12 @@ def span_result(text: str, span: Span, *, k: int, with_score: bool = False) -> d
 
 
 def to_tasks(dialogues: Iterable[Dialogue], *, spans_as: str = "annotations",
-             model_version: str = "") -> Iterable[dict[str, Any]]:
-    """One task per message; ``spans_as`` is ``annotations`` (gold) or ``predictions`` (a run)."""
+             model_version: str = "", first_id: int = 1) -> Iterable[dict[str, Any]]:
+    """One task per message, numbered from ``first_id`` (its annotation or prediction takes the
+    same number); ``spans_as`` is ``annotations`` (gold) or ``predictions`` (a run)."""
     if spans_as not in ("annotations", "predictions"):
         raise ValueError("spans_as must be 'annotations' or 'predictions'")
+    task_id = first_id
     for d in dialogues:
         for pos, m in enumerate(d.messages):
             data: dict[str, Any] = {"text": m.text, "dialogue_id": d.id, "index": m.index, "speaker": m.speaker}
@@ -81,11 +86,12 @@ def to_tasks(dialogues: Iterable[Dialogue], *, spans_as: str = "annotations",
                 data["anchor"] = d.anchor
             result = [span_result(m.text, s, k=k, with_score=spans_as == "predictions")
                       for k, s in enumerate(sorted(m.spans))]
-            task: dict[str, Any] = {"data": data}
+            task: dict[str, Any] = {"id": task_id, "data": data}
             if spans_as == "annotations":
-                task["annotations"] = [{"result": result, "was_cancelled": False}]
+                task["annotations"] = [{"id": task_id, "result": result, "was_cancelled": False}]
             else:
-                task["predictions"] = [{"model_version": model_version, "result": result}]
+                task["predictions"] = [{"id": task_id, "model_version": model_version, "result": result}]
+            task_id += 1
             yield task
 
 
@@ -121,7 +127,7 @@ class LabelStudioBundleWriter:
         self.n = 0
 
     def write(self, dialogue: Dialogue, split: str) -> None:
-        for task in to_tasks([dialogue]):
+        for task in to_tasks([dialogue], first_id=self.n + 1):
             task["data"]["split"] = split
             self.fh.write(("," if self.n else "") + "\n" + json.dumps(task, ensure_ascii=False))
             self.n += 1
@@ -213,7 +219,7 @@ def _spans(results: Any, text: str, default_score: float | None, where: str, pro
 
 def parse_labelstudio(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None, spans_from: str = "auto", name: str = "",
+    report: ParseReport | None = None, spans_from: str = "auto", name: str = "", default_speaker: str | None = None,
 ) -> list[Dialogue]:
     """Tasks → Dialogues, all or nothing; problems name the task and its line. A task without
     ``data.dialogue_id`` or ``id`` is named from ``name`` (the file's) and its content
@@ -247,7 +253,7 @@ def parse_labelstudio(
         records.append(Record(
             line=line, where=where, text=body,
             dialogue_id=own_id(data.get("dialogue_id"), task.get("id")) or derive(task),
-            index=message_index(data.get("index")), speaker=data.get("speaker") or DEFAULT_SPEAKER,
+            index=message_index(data.get("index")), speaker=data.get("speaker") or default_speaker or DEFAULT_SPEAKER,
             ts=data.get("ts"), anchor=data.get("anchor"), spans=spans,
         ))
     dialogues = assemble(records, problems, labels=labels, max_id_length=max_id_length, report=report)

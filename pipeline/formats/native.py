@@ -42,13 +42,14 @@ def read_csv(raw: bytes, *, name: str = "", max_bytes: int | None = None, **kwar
 
 def parse_jsonl(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
+    report: ParseReport | None = None, default_speaker: str | None = None,
 ) -> list[Dialogue]:
     problems: list[CorpusProblem] = []
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
     for lineno, obj in json_lines(text, problems):
-        dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report)
+        dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report,
+                                     default_speaker=default_speaker)
         if dialogue is None:
             continue
         if dialogue.id in seen:
@@ -70,7 +71,7 @@ CSV_REQUIRED = ("dialogue_id", "seq", "speaker", "text")
 
 def parse_csv(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
-    report: ParseReport | None = None,
+    report: ParseReport | None = None, default_speaker: str | None = None,
 ) -> list[Dialogue]:
     """CSV rows ``dialogue_id, seq, speaker, text [, ts, anchor]``; rows of a dialogue may be in any order."""
     problems: list[CorpusProblem] = []
@@ -78,7 +79,7 @@ def parse_csv(
     dialogues = []
     for did, rows in grouped.items():
         dialogue = _csv_dialogue(did, rows, first_line[did], labels, problems,
-                                 max_id_length=max_id_length, report=report)
+                                 max_id_length=max_id_length, report=report, default_speaker=default_speaker)
         if dialogue is not None:
             dialogues.append(dialogue)
     if problems:
@@ -135,7 +136,7 @@ def _group_csv_rows(
 
 def _csv_dialogue(
     did: str, rows: list[tuple[int, int, dict]], first: int, labels: set[str] | None, problems: list, *,
-    max_id_length: int | None, report: ParseReport | None,
+    max_id_length: int | None, report: ParseReport | None, default_speaker: str | None = None,
 ) -> Dialogue | None:
     """One dialogue's rows, in ``seq`` order, read as a dialogue object; message problems point at
     the CSV row they came from."""
@@ -156,7 +157,8 @@ def _csv_dialogue(
         ],
     }
     before = len(problems)
-    dialogue = dialogue_from_obj(obj, first, labels, problems, max_id_length=max_id_length, report=report)
+    dialogue = dialogue_from_obj(obj, first, labels, problems, max_id_length=max_id_length, report=report,
+                                 default_speaker=default_speaker)
     if dialogue is None and len(problems) > before:
         for j in range(before, len(problems)):
             msg = problems[j].message

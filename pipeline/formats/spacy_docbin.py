@@ -249,7 +249,7 @@ def _check_declared(msg: Any, max_bytes: int) -> None:
 def parse_docbin(
     raw: bytes, *, labels: set[str] | None = None, max_id_length: int | None = None,
     report: ParseReport | None = None, name: str = "", max_bytes: int | None = None,
-    max_ratio: int = MAX_RATIO,
+    max_ratio: int = MAX_RATIO, default_speaker: str | None = None,
 ) -> list[Dialogue]:
     """A ``.spacy`` file → Dialogues (``doc.ents`` as spans); problems name the doc ("line" is its number).
     A Doc without ``user_data["blindspot"]["dialogue_id"]`` is named from ``name`` (the file's) and its
@@ -285,7 +285,7 @@ def parse_docbin(
         records.append(Record(
             line=n, where=f"doc {n}", text=doc.text,
             dialogue_id=did,
-            index=message_index(info.get("index")), speaker=info.get("speaker") or DEFAULT_SPEAKER,
+            index=message_index(info.get("index")), speaker=info.get("speaker") or default_speaker or DEFAULT_SPEAKER,
             ts=info.get("ts"), anchor=info.get("anchor"),
             spans=ents,
         ))

@@ -50,26 +50,89 @@ def _written(dialogues, **kwargs) -> str:
     return fh.getvalue()
 
 
-def test_label_studio_converter_reads_our_tasks_with_the_same_spans(tmp_path):
+def _convert(tasks_path, labels, fmt: str, out):
+    """Label Studio's converter run on our file, through its public entry (``Converter.convert``)."""
     from label_studio_sdk.converter import Converter
+    from label_studio_sdk.converter.converter import Format
 
+    converter = Converter(labeling_config(labels), str(tasks_path.parent), download_resources=False)
+    converter.convert(str(tasks_path), str(out), Format[fmt], is_dir=False)
+    return out
+
+
+def _exported(tmp_path, corpus) -> tuple:
+    """Our file exactly as written, nothing added (it needed ids Label Studio's export has:
+    ``KeyError: 'id'`` before, issue 24 item 4)."""
+    path = tmp_path / "tasks.json"
+    path.write_text(_written(corpus), encoding="utf-8")
+    return path, sorted({s.label for d in corpus for m in d.messages for s in m.spans})
+
+
+def test_our_tasks_and_their_annotations_have_ids_through_the_file():
+    tasks = json.loads(_written(_corpus()))
+    assert [t["id"] for t in tasks] == list(range(1, len(tasks) + 1))
+    assert [t["annotations"][0]["id"] for t in tasks] == [t["id"] for t in tasks]
+    run = json.loads(_written(_corpus(), spans_as="predictions", model_version="tagger@1"))
+    assert [t["predictions"][0]["id"] for t in run] == [t["id"] for t in run]
+
+
+def test_label_studio_converter_reads_our_export_to_json_min_with_the_same_spans(tmp_path):
     corpus = _corpus()
-    labels = sorted({s.label for d in corpus for m in d.messages for s in m.spans})
-    # Label Studio numbers tasks when it imports them; its export (what the converter reads) has ids.
-    tasks = [{"id": n, **task} for n, task in enumerate(json.loads(_written(corpus)), start=1)]
-    (tmp_path / "tasks.json").write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
-    converter = Converter(labeling_config(labels), str(tmp_path), download_resources=False)
-    converter.convert_to_json_min(str(tmp_path / "tasks.json"), str(tmp_path / "min"), is_dir=False)
-    rows = json.loads((tmp_path / "min" / "result.json").read_text(encoding="utf-8"))
+    path, labels = _exported(tmp_path, corpus)
+    out = _convert(path, labels, "JSON_MIN", tmp_path / "min")
+    rows = json.loads((out / "result.json").read_text(encoding="utf-8"))
     theirs = [sorted((r["start"], r["end"], r["labels"][0], r["text"]) for r in row.get("label", []))
               for row in rows]
     assert theirs == _ours(corpus)
     assert any(theirs)  # the comparison is not vacuous
+    assert [(r["id"], r["annotation_id"], r["dialogue_id"], r["index"]) for r in rows] == [
+        (n, n, d.id, m.index) for n, (d, m) in enumerate(((d, m) for d in corpus for m in d.messages), start=1)]
 
-    converter.convert_to_conll2003(str(tmp_path / "tasks.json"), str(tmp_path / "conll"), is_dir=False)
-    conll = (tmp_path / "conll" / "result.conll").read_text(encoding="utf-8")
+
+def test_label_studio_converter_reads_our_export_to_conll2003(tmp_path):
+    path, labels = _exported(tmp_path, _corpus())
+    conll = (_convert(path, labels, "CONLL2003", tmp_path / "conll") / "result.conll").read_text(encoding="utf-8")
+    assert conll.startswith("-DOCSTART- -X- O\n")
     assert "Maria -X- _ B-NAME\n" in conll and "Zoe\u0301 -X- _ B-NAME\n" in conll
     assert "Lincoln -X- _ B-SCHOOL\nHigh -X- _ I-SCHOOL\n" in conll
+    assert conll.count("\n\n") >= sum(len(d.messages) for d in _corpus()) - 1  # a sentence per task
+
+
+def test_label_studio_converter_reads_our_export_to_csv(tmp_path):
+    import csv
+
+    corpus = _corpus()
+    path, labels = _exported(tmp_path, corpus)
+    with open(_convert(path, labels, "CSV", tmp_path / "csv") / "result.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    messages = [m for d in corpus for m in d.messages]
+    assert [r["text"] for r in rows] == [m.text for m in messages]
+    assert [r["id"] for r in rows] == [str(n) for n in range(1, len(messages) + 1)]
+    theirs = [sorted((x["start"], x["end"], x["labels"][0], x["text"]) for x in json.loads(r["label"]))
+              if r["label"] else [] for r in rows]
+    assert theirs == _ours(corpus)
+
+
+def test_label_studio_converter_reads_the_gold_bundle_file(tmp_path):
+    """The file a gold export writes (``labelstudio/tasks.json``, tasks from many dialogues, a split
+    each): its ids run on across dialogues, and the converter reads it."""
+    from types import SimpleNamespace
+
+    from pipeline.formats.labelstudio import LabelStudioBundleWriter
+
+    corpus = _corpus()
+    labels = sorted({s.label for d in corpus for m in d.messages for s in m.spans})
+    writer = LabelStudioBundleWriter(SimpleNamespace(root=tmp_path, labels=labels))
+    for n, d in enumerate(corpus):
+        writer.write(d, "test" if n % 2 else "train")
+    writer.close()
+    path = tmp_path / "labelstudio" / "tasks.json"
+    tasks = json.loads(path.read_text(encoding="utf-8"))
+    assert [t["id"] for t in tasks] == list(range(1, sum(len(d.messages) for d in corpus) + 1))
+    rows = json.loads((_convert(path, labels, "JSON_MIN", tmp_path / "min") / "result.json").read_text("utf-8"))
+    assert [r["id"] for r in rows] == [t["id"] for t in tasks] and {r["split"] for r in rows} == {"train", "test"}
+    assert [sorted((x["start"], x["end"], x["labels"][0], x["text"]) for x in r.get("label", [])) for r in rows] == \
+        _ours(corpus)
 
 
 @pytest.mark.parametrize("spans_as", ["annotations", "predictions"])

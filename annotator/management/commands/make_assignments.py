@@ -38,6 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=None, help="Annotators per item (default: the project's overlap).")
         parser.add_argument("--seed", type=int, default=None, help="Seed (default: a fresh random one, printed).")
         parser.add_argument("--dry-run", action="store_true", help="Print the summary, write nothing.")
+        parser.add_argument("--json", action="store_true", dest="as_json",
+                            help="Print the plan's summary as JSON (for scripts) instead of a table.")
 
     def handle(self, *args, **opts):
         project = Project.objects.filter(slug=opts["project"]).first()
@@ -64,7 +66,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         head = "Dry run, nothing written" if opts["dry_run"] else f"Plan #{plan.pk}"
         self.stdout.write(f"{head}: seed {plan.seed}")
-        self.stdout.write(json.dumps(plan.summary, indent=1, sort_keys=True))
+        if opts["as_json"]:
+            self.stdout.write(json.dumps(plan.summary, indent=1, sort_keys=True))
+        else:
+            self.stdout.write("\n".join(summary_lines(plan.summary)))
 
 
 def _build(args: dict):
@@ -75,3 +80,33 @@ def _build(args: dict):
         job.refresh_from_db()
         raise PlanError(job.error or f"Plan job #{job.pk} {job.status}.")
     return plan
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """The plan's summary for people, in the order the Assignments page shows it."""
+    s = summary
+    rows = [("Strategy", f"{s.get('strategy')}, k = {s.get('k')}, {s.get('annotators', 0)} annotator(s), "
+                         f"{s.get('mode', '')}".rstrip(", ")),
+            ("Items in the pool", s.get("pool_items"))]
+    if s.get("flagged") is not None and s.get("strategy") != algo.DIALOGUES:
+        rows.append(("Flagged", s["flagged"]))
+    if s.get("uncertain") is not None:
+        rows.append(("Least sure", f"{s['uncertain']} of {s.get('scored')} messages scored by run "
+                                   f"#{s.get('uncertainty_run')} ({s.get('uncertain_flagged', 0)} of them flagged)"))
+    if s.get("audit_sampled") is not None:
+        pool = s.get("audit_pool", s.get("unflagged_pool"))
+        rate = f"share {s['audit_share']} of {s['budget']}" if "budget" in s else f"rate {s.get('audit_rate')}"
+        rows.append(("Audit sample", f"{s['audit_sampled']} of {pool} unflagged messages ({rate})"))
+    if s.get("dialogues") is not None:
+        rows.append(("Dialogues", f"{s['dialogues']} of {s.get('pool_dialogues')}"))
+    rows += [("Items sampled", s.get("items")), ("Already covered", s.get("items_already_covered")),
+             ("Short of k", s.get("items_short_of_k")), ("Assignments", s.get("assignments"))]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"  {name.ljust(width)}  {value}" for name, value in rows]
+    people = s.get("per_annotator") or {}
+    if people:
+        name_w = max(len("annotator"), *(len(n) for n in people))
+        lines.append(f"  {'annotator'.ljust(name_w)}  items  blind  aware")
+        lines += [f"  {n.ljust(name_w)}  {r.get('items', 0):>5}  {r.get('blind', 0):>5}  {r.get('aware', 0):>5}"
+                  for n, r in sorted(people.items())]
+    return lines

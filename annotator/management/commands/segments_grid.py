@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from pipeline import csvsafe
 from pipeline.corpus import CorpusError
-from pipeline.evaluate_files import format_grid, grid_search_files
+from pipeline.evaluate_files import GRID_LEGEND, format_grid, grid_search_files
 
 
 def _floats(raw: str) -> list[float]:
@@ -43,5 +43,7 @@ class Command(BaseCommand):
                 writer = csvsafe.DictWriter(fh, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
+            self.stdout.write(f"Wrote {len(rows)} rows to {csv_out}.")
         else:
             self.stdout.write(format_grid(rows))
+            self.stdout.write("\nColumns:\n" + "\n".join(f"  {line}" for line in GRID_LEGEND))

@@ -21,6 +21,33 @@ from annotator.services.tagger import (
 )
 from pipeline.tagger.training.config import STUDENT_DEFAULTS, TeacherDevError
 
+TINY_DEV = 10  # dev dialogues under which the dev scores (and activation) rest on too little
+
+
+class TrainingProgress:
+    """The training's progress callback (``progress(done, total, message)``, after every batch):
+    a bar on a terminal; elsewhere (a log, CI, a pipe) one line when the phase changes (each
+    epoch, scoring dev, tuning, saving) and every 10 % of the steps, never silence until the end."""
+
+    def __init__(self, stdout):
+        self.stdout, self.phase, self.tenth = stdout, None, -1
+        self.bar = tqdm(total=0, unit="batch") if sys.stderr.isatty() else None
+
+    def __call__(self, done: int, total: int, message: str = "") -> None:
+        if self.bar is not None:
+            self.bar.total, self.bar.n = total, done
+            self.bar.set_postfix_str(message[:40])
+            self.bar.refresh()
+            return
+        phase, tenth = message.split(",")[0], (10 * done // total if total else 0)
+        if phase != self.phase or tenth != self.tenth:
+            self.stdout.write(f"  {done:,}/{total:,} steps  {message}")
+        self.phase, self.tenth = phase, tenth
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
 
 class Command(BaseCommand):
     help = "Train the Blindspot tagger from a project's gold set and/or a labelled JSONL, plus synthetic data."
@@ -79,14 +106,7 @@ class Command(BaseCommand):
         distill_from = opts.get("distill_from")
         options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta,
                                      "num_layers": layers, "min_dev_score": min_dev_score}.items() if v is not None}
-        bar = tqdm(total=0, unit="batch", disable=not sys.stderr.isatty())
-
-        def progress(done, total, message=""):
-            bar.total = total
-            bar.n = done
-            bar.set_postfix_str(message[:40])
-            bar.refresh()
-
+        progress = TrainingProgress(self.stdout)
         train = {"project": proj, "use_gold": not no_gold, "jsonl": jsonl, "synthetic": synthetic,
                  "dev_jsonl": dev_jsonl, "options": options, "progress": progress}
         try:
@@ -98,18 +118,34 @@ class Command(BaseCommand):
         except (TaggerError, FileNotFoundError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         finally:
-            bar.close()
+            progress.close()
+        self._warn_if_dev_is_tiny(info)
         if info.distilled_from:
             self.stdout.write(f"Distilled from {info.distilled_from}: {distillation_summary(info)}.")
         blockers = version_blockers(info)
         if blockers:
             self.stdout.write(self.style.WARNING(
-                f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; {dev_summary(info)}; "
+                f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; {dev_summary(info)}; "
                 f"NOT activated: {'; '.join(blockers)}. {proj.slug} keeps "
                 f"{proj.active_tagger or 'no active tagger'}."
             ))
             return
         self.stdout.write(self.style.SUCCESS(
-            f"Trained {info.full_version} in {info.training_seconds:.0f}s on {info.data}; "
+            f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; "
             f"{dev_summary(info)}; now the active tagger of {proj.slug}."
         ))
+
+    def _warn_if_dev_is_tiny(self, info) -> None:
+        n = (info.data.get("dev") or {}).get("dialogues")
+        if n is not None and n < TINY_DEV:
+            self.stderr.write(self.style.WARNING(
+                f"Warning: the dev set has only {n} dialogue{'' if n == 1 else 's'} (under {TINY_DEV}): its scores, "
+                "the tuned thresholds and whether this version may become active rest on very little. Add gold, "
+                "generated dialogues (--synthetic N) or a labelled --dev-jsonl PATH."))
+
+
+def _data(info) -> str:
+    """What a version trained on, for people: ``info.data`` without its braces."""
+    train, dev = info.data.get("train") or {}, info.data.get("dev") or {}
+    return (f"{train.get('dialogues', 0):,} dialogues ({train.get('messages', 0):,} messages, "
+            f"{train.get('spans', 0):,} spans), dev {dev.get('dialogues', 0):,} dialogues")

@@ -5,7 +5,10 @@ installed is a clear error, never a download."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ from pipeline.detectors.base import DetectorError
 
 _ENGINES: dict[str, Any] = {}
 _ENGINES_LOCK = threading.Lock()
+PRESIDIO_LOGGER = "presidio-analyzer"  # the one logger presidio-analyzer writes to
 
 
 def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> Any:
@@ -43,12 +47,28 @@ def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> An
             for pipe_name in ("parser",):
                 if pipe_name in nlp_engine.nlp["en"].pipe_names:
                     nlp_engine.nlp["en"].disable_pipe(pipe_name)
-        engine = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
+        with _quiet_load():
+            engine = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
         for name in drop_recognizers:
             if any(r.name == name for r in engine.registry.recognizers):
                 engine.registry.remove_recognizer(name)
         _ENGINES[key] = engine
         return engine
+
+
+@contextmanager
+def _quiet_load() -> Iterator[None]:
+    """Presidio's registry loads a recognizer per language it ships (Spanish, Italian, Polish …)
+    and logs a warning for each one an English-only engine does not add: a dozen "Recognizer not
+    added to registry" lines on every command that loads it, none of which asks for anything.
+    Only its own logger, only while the engine is built; errors still show."""
+    logger = logging.getLogger(PRESIDIO_LOGGER)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _offline_tldextract() -> None:

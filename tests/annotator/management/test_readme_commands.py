@@ -35,7 +35,7 @@ FILL = {
     "ROLE": "adjudicator",
 }
 FILL_FOR = {"create_project": {"NAME": "Second study"}, "detect": {"NAME": "rules"},
-            "run_detector": {"NAME": "rules"}}
+            "run_detector": {"NAME": "rules"}, "tagger_activate": {"VERSION": "@trained-version"}}
 # What "…" stands for, and what keeps training to seconds.
 EXTRA = {
     "make_assignments": ["--strategy", "dialogues", "--dialogues", "2"],
@@ -44,8 +44,11 @@ EXTRA = {
 }
 # The order a user would follow (a command may need what an earlier one made).
 ORDER = ["create_project", "add_member", "import_corpus", "detect", "evaluate", "segments_grid", "run_detector",
-         "make_assignments", "circularity_report", "export_gold", "build_release", "train_tagger", "deidentify"]
-NEEDS_TAGGER = {"train_tagger", "deidentify"}
+         "make_assignments", "circularity_report", "export_gold", "build_release", "train_tagger", "tagger_versions",
+         "tagger_activate", "deidentify"]
+NEEDS_TAGGER = {"train_tagger", "tagger_activate", "deidentify"}
+# The version tagger_activate names: the one train_tagger made, known only once it ran.
+TRAINED_VERSION = "@trained-version"
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]*(\.jsonl)?$")
 
 
@@ -135,9 +138,18 @@ def demo(tmp_path_factory) -> Demo:
     return demo
 
 
+def _trained(demo: Demo, argv: list[str]) -> list[str]:
+    """``argv`` with the newest version under the demo's models directory for TRAINED_VERSION."""
+    if TRAINED_VERSION not in argv:
+        return argv
+    newest = max(p.name for p in (demo.root / "var" / "models" / "demo").iterdir())
+    return [newest if a == TRAINED_VERSION else a for a in argv]
+
+
 def _run_all(demo: Demo, commands: list[tuple[str, list[str]]]) -> None:
     failures = []
     for label, argv in commands:
+        argv = _trained(demo, argv)
         result = demo.manage(argv)
         if not _ok(result):
             failures.append(f"$ {label}\n  ran: {shlex.join(argv)}\n{result.stdout[-1500:]}{result.stderr[-3000:]}")
@@ -154,7 +166,7 @@ def test_every_readme_command_runs_as_printed_after_the_demo(demo):
 @pytest.mark.slow
 def test_readme_tagger_commands_run_as_printed(demo):
     commands = [(label, argv) for label, argv in planned() if argv[0] in NEEDS_TAGGER and "--help" not in argv]
-    assert [argv[0] for _, argv in commands] == ["train_tagger", "deidentify"]
+    assert [argv[0] for _, argv in commands] == ["train_tagger", "tagger_activate", "deidentify"]
     _run_all(demo, commands)
 
 

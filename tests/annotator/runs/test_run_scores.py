@@ -84,9 +84,9 @@ def test_a_new_plan_changes_the_key(scored):
     from annotator.models import AssignmentPlan
     from annotator.selectors.reports import scoring_state
 
-    before = scoring_key(scoring_state(scored.project))
+    before = scoring_key(scoring_state(scored))
     AssignmentPlan.objects.create(project=scored.project, seed=3, summary={}, params={})
-    assert scoring_key(scoring_state(scored.project)) != before
+    assert scoring_key(scoring_state(scored)) != before
 
 
 def test_without_gold_nothing_is_queued(client, members, study, django_capture_on_commit_callbacks):
@@ -105,7 +105,7 @@ def test_a_failed_scoring_is_shown_and_not_requeued_on_every_poll(
     gold_merge_ready(project=study)
     run = DetectorRun.objects.get(project=study)
     with django_capture_on_commit_callbacks():
-        job = evaluation_request(run=run, key=scoring_key(scoring_state(study)))
+        job = evaluation_request(run=run, key=scoring_key(scoring_state(run)))
     jobs.job_fail(job, "the bootstrap ran out of memory")
     client.force_login(members["admin"])
     with django_capture_on_commit_callbacks() as queued:

@@ -139,7 +139,7 @@ def test_the_command_plans_the_least_sure_and_refuses_a_run_without_scores(membe
 
     out = StringIO()
     call_command("make_assignments", project="test", strategy="uncertain", runs=str(tagger_run.pk), budget=4,
-                 k=1, seed=2, dry_run=True, stdout=out)
+                 k=1, seed=2, dry_run=True, as_json=True, stdout=out)
     assert '"uncertain": 3' in out.getvalue() and '"audit_sampled": 1' in out.getvalue()
     with pytest.raises(CommandError, match="None of the chosen runs is a tagger run"):
         call_command("make_assignments", project="test", strategy="uncertain", runs=str(run.pk), budget=4, k=1)

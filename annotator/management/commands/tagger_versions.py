@@ -1,0 +1,44 @@
+"""``manage.py tagger_versions [--project SLUG]``: the versions the Tagger page lists, as a table."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from annotator.management.cli import project_or_error
+from annotator.models import Project
+from annotator.selectors.tagger import dev_summary, version_rows
+
+HEADER = ("VERSION", "ACTIVE", "CREATED", "DEV", "CAN BECOME ACTIVE")
+
+
+class Command(BaseCommand):
+    help = ("List each project's trained tagger versions, newest first, as the Tagger page does: which one is "
+            "active, when each was trained, its dev scores, and what keeps a version from becoming active.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", help="Project slug (default: every project).")
+
+    def handle(self, project=None, **opts):
+        projects = [project_or_error(project)] if project else list(Project.objects.order_by("slug"))
+        if not projects:
+            self.stdout.write("No projects yet (create one with: manage.py create_project NAME --slug SLUG).")
+            return
+        for n, proj in enumerate(projects):
+            if n:
+                self.stdout.write("")
+            self._project(proj)
+
+    def _project(self, project: Project) -> None:
+        rows = version_rows(project)
+        active = project.active_tagger or "none"
+        self.stdout.write(self.style.MIGRATE_HEADING(
+            f"{project.slug}: {len(rows)} version{'' if len(rows) == 1 else 's'}, active: {active}"))
+        if not rows:
+            self.stdout.write(f"  No trained version yet (manage.py train_tagger --project {project.slug}).")
+            return
+        table = [HEADER] + [(row["info"].full_version, "yes" if row["active"] else "",
+                             row["info"].created_at[:16].replace("T", " "), dev_summary(row["info"]),
+                             "no: " + "; ".join(row["blockers"]) if row["blockers"] else "yes") for row in rows]
+        widths = [max(len(r[k]) for r in table) for k in range(len(HEADER) - 1)]
+        for r in table:
+            self.stdout.write("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1])

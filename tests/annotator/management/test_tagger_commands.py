@@ -1,0 +1,106 @@
+"""CLI parity for the tagger (issue 24 item 5): ``tagger_activate VERSION --project SLUG`` is the
+Tagger page's "Make active" (the same service, checks and audit event), ``tagger_versions`` its
+table of versions."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotator.models import AuditEvent, Project
+from annotator.services.projects import project_create
+from tests.annotator.tagger.test_retrain import CUT, fake_version
+
+pytestmark = pytest.mark.django_db
+
+GOOD_V, NEWER_V, CUT_V = "20260101-000000-aaaa", "20260201-000000-bbbb", "20260301-000000-cccc"
+
+
+def run(name: str, *args, **opts) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out, stderr=StringIO(), **opts)
+    return out.getvalue()
+
+
+def refused(name: str, *args, **opts) -> CommandError:
+    with pytest.raises(CommandError) as caught:
+        run(name, *args, **opts)
+    assert caught.value.returncode == 1  # manage.py exits 1 with the message on stderr
+    return caught.value
+
+
+@pytest.fixture
+def versions(project, settings):
+    fake_version(settings, GOOD_V, dev_metrics={"recall_first": {"f2": 0.912}, "strict": {"f2": 0.88}})
+    fake_version(settings, NEWER_V)
+    fake_version(settings, CUT_V, CUT)
+    return project
+
+
+def test_activate_makes_a_version_active_as_the_page_does_with_its_audit_event(versions):
+    out = run("tagger_activate", f"test/{GOOD_V}", project="test")
+    assert out.strip() == f"test/{GOOD_V} is now the active tagger of test (was none)."
+    assert Project.objects.get(pk=versions.pk).active_tagger == f"test/{GOOD_V}"
+    event = AuditEvent.objects.get(action="tagger.activate")
+    assert event.project_id == versions.pk and event.details["version"] == f"test/{GOOD_V}"
+    out = run("tagger_activate", NEWER_V, project="test")  # the version alone names this project's
+    assert f"test/{NEWER_V} is now the active tagger of test (was test/{GOOD_V})." in out
+    assert run("tagger_activate", NEWER_V, project="test").strip() == (
+        f"test/{NEWER_V} is already the active tagger of test.")
+    assert AuditEvent.objects.filter(action="tagger.activate").count() == 2
+
+
+def test_activate_refuses_a_blocked_version_with_its_reasons(versions):
+    error = refused("tagger_activate", CUT_V, project="test")
+    assert f"test/{CUT_V} cannot become the active tagger: training stopped early" in str(error)
+    assert "test keeps no active tagger. Its versions: manage.py tagger_versions --project test" in str(error)
+    assert Project.objects.get(pk=versions.pk).active_tagger == ""
+    assert not AuditEvent.objects.filter(action="tagger.activate").exists()
+
+
+def test_activate_refuses_an_unknown_version_or_project_or_another_projects_version(versions, settings):
+    assert str(refused("tagger_activate", "nope", project="test")) == (
+        "test's tagger has no version test/nope. Its versions: manage.py tagger_versions --project test")
+    project_create(name="Other project", slug="other")
+    fake_version(settings, GOOD_V, name="other")
+    error = refused("tagger_activate", f"other/{GOOD_V}", project="test")
+    assert f"other/{GOOD_V} is not a version of test's tagger." in str(error)
+    error = refused("tagger_activate", GOOD_V, project="nosuch")
+    assert str(error).startswith("No project with slug 'nosuch'")
+    assert Project.objects.get(pk=versions.pk).active_tagger == ""
+
+
+def test_activate_needs_a_project(versions):
+    with pytest.raises(CommandError, match="--project"):
+        run("tagger_activate", GOOD_V)
+
+
+def test_versions_lists_them_newest_first_with_the_active_one_and_blockers(versions):
+    run("tagger_activate", GOOD_V, project="test")
+    lines = run("tagger_versions", project="test").splitlines()
+    assert lines[0] == "test: 3 versions, active: test/" + GOOD_V
+    header, *rows = lines[1:]
+    assert header.split() == ["VERSION", "ACTIVE", "CREATED", "DEV", "CAN", "BECOME", "ACTIVE"]
+    assert [r.split()[0] for r in rows] == [f"test/{CUT_V}", f"test/{NEWER_V}", f"test/{GOOD_V}"]
+    good = rows[2]
+    assert " yes " in good and "2026-01-01 00:00" in good and "dev F2 0.912 (recall first), 0.880 (strict)" in good
+    assert good.endswith("yes")
+    assert "no: training stopped early" in rows[0] and " yes " not in rows[0]
+    # a readable table: every row's columns start under the header's
+    assert all(r[header.index("CREATED"):].startswith("2026-") for r in rows)
+    assert all(r[header.index("DEV"):].startswith(("dev F2", "no dev metrics")) for r in rows)
+
+
+def test_versions_of_every_project_and_of_none(versions, settings):
+    project_create(name="Other project", slug="other")
+    out = run("tagger_versions")
+    assert "test: 3 versions, active: none" in out
+    assert "other: 0 versions, active: none\n  No trained version yet (manage.py train_tagger --project other)." in out
+    assert out.index("other:") < out.index("test:")  # by slug
+
+
+def test_versions_of_an_unknown_project(versions):
+    assert str(refused("tagger_versions", project="nosuch")).startswith("No project with slug 'nosuch'")

@@ -112,6 +112,13 @@ def test_the_queue_filters_by_notes_and_uncertain_flags(client, members, noted):
     assert "<html" not in notes and "2 items" in notes and "possible leak" in notes and "boundary" in notes
     assert "Alex has 3 apples" not in notes  # the label difference has no note
     assert "No settled item has" in client.get(queue, {"flag": "notes", "status": "settled"}).content.decode()
+    # the filter and the search combine, and each link keeps the other
+    rows = client.get(queue, {"flag": "notes", "q": "d2"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "1 item" in rows and "boundary" in rows and "possible leak" not in rows
+    page = client.get(queue, {"flag": "notes", "q": "d2"}).content.decode()
+    assert 'flag=uncertain&amp;q=d2"' in page and 'name="flag" value="notes"' in page
+    assert "No item matches “zebra” with an annotator's comment" in client.get(
+        queue, {"flag": "notes", "q": "zebra"}).content.decode()
 
 
 # ----------------------------------------------------------------------------------- gold and releases

@@ -155,20 +155,17 @@ class ParallelDetector:
         pending: deque[Future] = deque()
         try:
             for chunk in chunks:
+                # a worker that died already breaks the pool: submit raises, as result() would
                 pending.append(pool.submit(_detect_in_worker, chunk))
                 if len(pending) >= self.workers * IN_FLIGHT_PER_WORKER:
-                    yield from self._result(pending.popleft())
+                    yield from pending.popleft().result()
             while pending:
-                yield from self._result(pending.popleft())
-        finally:
-            # an error or a consumer that stops early: drop queued chunks, do not wait for them
-            pool.shutdown(wait=not pending, cancel_futures=True)
-
-    def _result(self, future: Future) -> list[list[Detection]]:
-        try:
-            return future.result()
+                yield from pending.popleft().result()
         except BrokenProcessPool:
             raise WorkerDiedError(
                 f"{self.name}: a worker process died before it answered (killed, perhaps out of memory); "
                 f"try fewer workers than {self.workers}"
             ) from None
+        finally:
+            # an error or a consumer that stops early: drop queued chunks, do not wait for them
+            pool.shutdown(wait=not pending, cancel_futures=True)

@@ -82,6 +82,29 @@ def test_a_dead_worker_ends_the_run_with_a_clear_error(dialogues):
         list(det.detect_many(dialogues))
 
 
+def test_a_worker_that_died_before_the_next_chunk_was_sent_is_the_same_clear_error(dialogues, monkeypatch):
+    """The pool breaks as soon as a worker dies: sending the next chunk then raises, not only
+    waiting for an answer (CI once saw the raw BrokenProcessPool from ``submit``)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    import pipeline.parallel
+
+    class BreaksOnThirdSubmit(ProcessPoolExecutor):
+        sent = 0
+
+        def submit(self, fn, /, *args, **kwargs):
+            BreaksOnThirdSubmit.sent += 1
+            if BreaksOnThirdSubmit.sent == 3:
+                raise BrokenProcessPool("A child process terminated abruptly")
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline.parallel, "ProcessPoolExecutor", BreaksOnThirdSubmit)
+    det = ParallelDetector("probe_test", {}, workers=2, plugins=PLUGINS, chunk_messages=40)
+    with pytest.raises(WorkerDiedError, match="worker process died"):
+        list(det.detect_many(dialogues))
+
+
 def test_an_error_inside_a_worker_reaches_the_caller_as_itself(dialogues):
     det = ParallelDetector("slow_test", {"seconds_per_dialogue": 0, "fail_on": dialogues[3].id}, workers=2,
                            plugins=("tests.slow_detector",))

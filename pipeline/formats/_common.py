@@ -117,11 +117,7 @@ def assemble(
                 problems[j] = CorpusProblem(problems[j].line, _at(recs[0], msg))
         if dialogue is not None:
             dialogues.append(dialogue)
-    if problems:
-        raise CorpusError(sorted(problems, key=lambda p: p.line))
-    if not dialogues:
-        raise CorpusError([CorpusProblem(1, "the file contains no messages")])
-    return dialogues
+    return all_or_nothing(dialogues, problems, empty="the file contains no messages")
 
 
 def _at(rec: Record, msg: str) -> str:
@@ -184,3 +180,13 @@ def note_derived(report: ParseReport | None, derive: DerivedIds, dialogues: list
     if report is not None and derive.made:
         made = set(derive.made)
         report.derived_ids.update(d.id for d in dialogues if d.id in made)
+
+
+def all_or_nothing(dialogues: list[Dialogue], problems: list[CorpusProblem], *, empty: str) -> list[Dialogue]:
+    """The dialogues a reader made, or every problem it found in line order (an import is all or
+    nothing); ``empty`` says what a file with nothing in it lacks."""
+    if problems:
+        raise CorpusError(sorted(problems, key=lambda p: p.line))
+    if not dialogues:
+        raise CorpusError([CorpusProblem(1, empty)])
+    return dialogues

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj, json_lines
-from pipeline.formats._common import decode, json_head
+from pipeline.formats._common import all_or_nothing, decode, json_head
 from pipeline.types import Dialogue
 
 JSONL_EXAMPLE = (b'{"id": "d1", "messages": [{"speaker": "tutor", "text": "Hi Ana!", '
@@ -82,11 +82,7 @@ def parse_csv(
                                  max_id_length=max_id_length, report=report, default_speaker=default_speaker)
         if dialogue is not None:
             dialogues.append(dialogue)
-    if problems:
-        raise CorpusError(sorted(problems, key=lambda p: p.line))
-    if not dialogues:
-        raise CorpusError([CorpusProblem(1, "the file contains no rows")])
-    return dialogues
+    return all_or_nothing(dialogues, problems, empty="the file contains no rows")
 
 
 def _csv_reader(text: str) -> csv.DictReader:

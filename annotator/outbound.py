@@ -83,7 +83,7 @@ def checked_address(host: str, port: int) -> str:
     for address in addresses:
         problem = refusal(address)
         if problem:
-            raise OutboundRefused(f"{host} resolves to {problem}" if str(address) != host else problem)
+            raise OutboundRefused(f"{host} resolves to {address}: {problem}" if str(address) != host else problem)
     return str(addresses[0])
 
 

@@ -14,7 +14,8 @@ def webhooks_fire_task(event: str, object_id: int) -> int:
     return webhooks_fire(event=event, object_id=object_id)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name=names.WEBHOOKS_DELIVER)
+# max_retries=None: no Celery limit (its default is 3); the service fails a delivery after its attempts
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None, name=names.WEBHOOKS_DELIVER)
 def webhook_deliver_task(self, delivery_id: int) -> str:
     """One attempt; a failed one is tried again after the service's backoff, until it is delivered
     or has used its attempts (the delivery row counts them, so Celery's own limit is off). A
@@ -24,5 +25,5 @@ def webhook_deliver_task(self, delivery_id: int) -> str:
     delivery stays pending with its error, for the page to show."""
     attempt = webhook_deliver(delivery_id=delivery_id)
     if attempt.retry_in is not None and not self.request.is_eager:
-        raise self.retry(countdown=attempt.retry_in, max_retries=None)
+        raise self.retry(countdown=attempt.retry_in)
     return attempt.outcome

@@ -74,7 +74,7 @@ def _resolving_to(monkeypatch, *addresses):
 def test_a_name_resolving_to_an_internal_address_is_refused(settings, monkeypatch):
     settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = []
     _resolving_to(monkeypatch, "93.184.216.34", "169.254.169.254")  # one bad answer among good ones
-    with pytest.raises(outbound.OutboundRefused, match="hooks.example.org resolves to 169.254.169.254"):
+    with pytest.raises(outbound.OutboundRefused, match="hooks.example.org resolves to 169.254.169.254: 169.254.169.254 is a cloud metadata"):
         outbound.url_check("https://hooks.example.org/x")
 
 
@@ -126,3 +126,64 @@ def test_nothing_listening_is_an_error_worth_retrying(settings):
         port = s.getsockname()[1]  # closed again: nothing listens there
     with pytest.raises(outbound.OutboundError):
         outbound.post(f"http://127.0.0.1:{port}/", b"{}", {}, timeout=2)
+
+
+@pytest.fixture
+def tls_receiver(tmp_path, monkeypatch):
+    """An HTTPS receiver on 127.0.0.1 whose certificate names hooks.test (trusted for this test)."""
+    import datetime
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hooks.test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("hooks.test")]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))  # what the default context trusts
+    got = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            got.append(self.headers["Host"])
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], got
+    server.shutdown()
+    server.server_close()
+
+
+def test_https_checks_the_certificate_for_the_urls_name_at_the_checked_address(settings, monkeypatch,
+                                                                               tls_receiver):
+    settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    port, got = tls_receiver
+    real = socket.getaddrinfo
+    monkeypatch.setattr(outbound.socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.1", *a, **k))
+    assert outbound.post(f"https://hooks.test:{port}/x", b"{}", {}, timeout=5) == 204
+    assert got == [f"hooks.test:{port}"]
+    with pytest.raises(outbound.OutboundError, match="SSL|certificate|hostname"):
+        outbound.post(f"https://other.test:{port}/x", b"{}", {}, timeout=5)  # the certificate names hooks.test
+    assert len(got) == 1

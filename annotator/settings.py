@@ -330,6 +330,8 @@ def networks(name: str, raw: list[str]) -> list[str]:
 # (169.254.169.254, fd00:ec2::254) is refused unless its address is in one of these networks.
 BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = networks(
     "BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS", env_list("BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS", []))
+# a failed delivery is tried again after this many seconds, doubled each time (six attempts in all)
+BLINDSPOT_WEBHOOK_BACKOFF_SECONDS = env_int("BLINDSPOT_WEBHOOK_BACKOFF_SECONDS", 30)
 BLINDSPOT_MODELS_DIR = Path(os.environ.get("BLINDSPOT_MODELS_DIR", VAR_DIR / "models"))
 BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "exports"))
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))

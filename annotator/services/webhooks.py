@@ -20,6 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -32,8 +33,7 @@ from annotator.models.webhooks import PING
 from annotator.selectors.webhooks import hooks_listening
 from annotator.services.audit import audit_record
 
-MAX_ATTEMPTS = 6
-BACKOFF_SECONDS = 30  # after failed attempt n the next waits 30 s · 2**(n-1): 30 s, 1, 2, 4, 8 min
+MAX_ATTEMPTS = 6  # after failed attempt n the next waits BLINDSPOT_WEBHOOK_BACKOFF_SECONDS · 2**(n-1)
 TIMEOUT_SECONDS = 10.0
 SIGNATURE_HEADER = "Blindspot-Signature"
 SECRET_PREFIX = "whsec_"
@@ -177,7 +177,7 @@ def webhook_deliver(*, delivery_id: int) -> Attempt:
         elif final or delivery.attempts >= MAX_ATTEMPTS:
             delivery.status = WebhookDelivery.Status.FAILED
         else:
-            retry_in = BACKOFF_SECONDS * 2 ** (delivery.attempts - 1)
+            retry_in = settings.BLINDSPOT_WEBHOOK_BACKOFF_SECONDS * 2 ** (delivery.attempts - 1)
         delivery.save(update_fields=["attempts", "last_status_code", "last_error", "last_attempt_at", "status",
                                      "delivered_at"])
     return Attempt(delivery.status if retry_in is None else "retry", retry_in)

@@ -4,6 +4,7 @@ records what it got; and loopback allowed for webhooks, as a deployment would al
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -24,7 +25,8 @@ def receiver():
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 -- http.server's name
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            state.got.append({"path": self.path, "headers": dict(self.headers), "body": body})
+            state.got.append({"path": self.path, "headers": dict(self.headers), "body": body,
+                              "at": time.monotonic()})
             self.send_response(state.answers.pop(0) if state.answers else 200)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -33,7 +33,7 @@ def finished_run(project):
 
 
 def test_a_failed_attempt_is_retried_with_backoff_then_delivered_once(loopback_allowed, receiver, hook_for,
-                                                                      project, finished_run,
+                                                                      project, finished_run, settings,
                                                                       django_capture_on_commit_callbacks):
     hook = hook_for(project, receiver.url)
     with django_capture_on_commit_callbacks() as queued:  # the delivery task, queued: run it by hand
@@ -44,7 +44,7 @@ def test_a_failed_attempt_is_retried_with_backoff_then_delivered_once(loopback_a
 
     first = webhooks.webhook_deliver(delivery_id=delivery.pk)
     delivery.refresh_from_db()
-    assert (first.outcome, first.retry_in) == ("retry", webhooks.BACKOFF_SECONDS)
+    assert (first.outcome, first.retry_in) == ("retry", settings.BLINDSPOT_WEBHOOK_BACKOFF_SECONDS)
     assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("pending", 1, 503)
     assert "answered 503" in delivery.last_error
 
@@ -161,7 +161,7 @@ def test_a_deleted_hook_sends_nothing(loopback_allowed, receiver, hook_for, proj
 
 
 def test_the_task_retries_with_the_services_countdown_on_a_worker(loopback_allowed, receiver, hook_for, project,
-                                                                  finished_run, monkeypatch):
+                                                                  finished_run, monkeypatch, settings):
     hook = hook_for(project, receiver.url)
     webhooks.webhooks_fire(event=WebhookEvent.RUN_FINISHED, object_id=finished_run.pk)
     delivery = hook.deliveries.get()
@@ -182,7 +182,7 @@ def test_the_task_retries_with_the_services_countdown_on_a_worker(loopback_allow
             webhook_deliver_task.run(delivery.pk)
     finally:
         webhook_deliver_task.pop_request()
-    assert asked == {"countdown": webhooks.BACKOFF_SECONDS}
+    assert asked == {"countdown": settings.BLINDSPOT_WEBHOOK_BACKOFF_SECONDS}
     assert webhook_deliver_task.max_retries is None  # Celery's default (3) would stop before the service does
 
 

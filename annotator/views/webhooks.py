@@ -48,7 +48,10 @@ def webhook_list(request: HttpRequest, slug: str) -> HttpResponse:
                "created": created, "secret": secret, "signature_header": SIGNATURE_HEADER}
     if request.htmx and request.method == "GET":
         return render(request, "webhooks/_hooks.html", context)
-    return render(request, "webhooks/list.html", context)
+    response = render(request, "webhooks/list.html", context)
+    if secret:
+        response["Cache-Control"] = "no-store"  # the secret is in this page, once: no copy kept on the way
+    return response
 
 
 @login_required

@@ -239,3 +239,20 @@ def test_no_hook_no_task(corpus, members, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True) as queued:
         exports.gold_export_start(project=corpus, user=members["admin"])
     assert len(queued) == 1  # the build only
+
+
+def test_a_built_release_announces_release_built(loopback_allowed, receiver, hook_for, corpus, members,
+                                                 django_capture_on_commit_callbacks):
+    from annotator.services import releases
+
+    hook = hook_for(corpus, receiver.url, events=[WebhookEvent.RELEASE_BUILT])
+    gold_only = hook_for(corpus, receiver.url, events=[WebhookEvent.GOLD_EXPORT_BUILT])
+    with django_capture_on_commit_callbacks(execute=True):
+        export = releases.release_start(project=corpus, user=members["admin"])
+    export.refresh_from_db()
+    assert export.status == Export.Status.SUCCEEDED, export.error
+    delivery = hook.deliveries.get()
+    assert (delivery.event, delivery.status, delivery.payload["job_id"]) == ("release.built", "delivered", export.pk)
+    assert not gold_only.deliveries.exists()
+    body = receiver.got[0]["body"].decode()
+    assert "Maria" not in body and "example.com" not in body  # no text of the corpus, ever

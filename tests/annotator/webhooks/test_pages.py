@@ -31,6 +31,7 @@ def test_an_admin_registers_a_hook_and_sees_its_secret_once(loopback_allowed, lo
     hook = Webhook.objects.get(project=project)
     assert hook.secret.startswith("whsec_") and hook.secret in response.content.decode()
     assert "not shown again" in response.content.decode()
+    assert response["Cache-Control"] == "no-store"
     assert hook.events == ["release.built", "run.finished"] and hook.site_url == "http://testserver"
     page = client.get(reverse("webhook-list", kwargs={"slug": project.slug})).content.decode()
     assert receiver.url.replace("&", "&amp;") in page and hook.secret not in page

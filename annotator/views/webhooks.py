@@ -46,8 +46,6 @@ def webhook_list(request: HttpRequest, slug: str) -> HttpResponse:
             form = WebhookForm()
     context = {"project": project, "form": form, "hooks": hooks_with_last_delivery(project),
                "created": created, "secret": secret, "signature_header": SIGNATURE_HEADER}
-    if request.htmx and request.method == "GET":
-        return render(request, "webhooks/_hooks.html", context)
     response = render(request, "webhooks/list.html", context)
     if secret:
         response["Cache-Control"] = "no-store"  # the secret is in this page, once: no copy kept on the way

@@ -94,6 +94,20 @@ def webhook_ping(*, hook: Webhook, by) -> WebhookDelivery:
     return delivery
 
 
+def webhook_redeliver(*, delivery: WebhookDelivery, by) -> bool:
+    """Queue a failed or pending delivery again, with a fresh round of attempts (a receiver that
+    was fixed; or no worker, where a failed attempt is not retried by itself). A delivered one is
+    never sent again: False."""
+    previous = delivery.attempts
+    updated = WebhookDelivery.objects.filter(pk=delivery.pk).exclude(status=WebhookDelivery.Status.DELIVERED).update(
+        status=WebhookDelivery.Status.PENDING, attempts=0)
+    if updated:
+        audit_record(user=by, action="webhook.redeliver", obj=delivery.hook, project=delivery.hook.project,
+                     delivery=delivery.pk, attempts_before=previous)
+        enqueue(names.WEBHOOKS_DELIVER, delivery.pk)
+    return bool(updated)
+
+
 # ---------------------------------------------------------------------------------- events
 
 

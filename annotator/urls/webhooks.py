@@ -9,4 +9,6 @@ urlpatterns = [
     path("webhooks/<int:hook_id>/", webhooks.webhook_detail, name="webhook-detail"),
     path("webhooks/<int:hook_id>/ping/", webhooks.webhook_ping_view, name="webhook-ping"),
     path("webhooks/<int:hook_id>/delete/", webhooks.webhook_delete_view, name="webhook-delete"),
+    path("webhooks/<int:hook_id>/deliveries/<int:delivery_id>/again/", webhooks.webhook_redeliver_view,
+         name="webhook-redeliver"),
 ]

@@ -19,6 +19,7 @@ from annotator.services.webhooks import (
     webhook_create,
     webhook_delete,
     webhook_ping,
+    webhook_redeliver,
 )
 
 
@@ -82,3 +83,15 @@ def webhook_delete_view(request: HttpRequest, slug: str, hook_id: int) -> HttpRe
     webhook_delete(hook=hook, by=request.user)
     messages.success(request, f"The webhook to {url} was removed; nothing more is sent to it.")
     return redirect("webhook-list", slug=slug)
+
+
+@login_required
+@require_POST
+def webhook_redeliver_view(request: HttpRequest, slug: str, hook_id: int, delivery_id: int) -> HttpResponse:
+    _, hook = _hook_for(request, slug, hook_id)
+    delivery = get_object_or_404(WebhookDelivery, pk=delivery_id, hook=hook)
+    if webhook_redeliver(delivery=delivery, by=request.user):
+        messages.success(request, f"Delivery #{delivery.pk} ({delivery.event}) was queued again.")
+    else:
+        messages.error(request, f"Delivery #{delivery.pk} was delivered already; it is not sent twice.")
+    return redirect("webhook-detail", slug=slug, hook_id=hook.pk)

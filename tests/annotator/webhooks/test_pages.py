@@ -100,7 +100,7 @@ def test_an_admin_removes_a_hook(login, project, hook_for):
 
 
 PAGES = [("webhook-list", "GET", 200), ("webhook-list", "POST", 200), ("webhook-detail", "GET", 200),
-         ("webhook-ping", "POST", 302), ("webhook-delete", "POST", 302)]
+         ("webhook-ping", "POST", 302), ("webhook-delete", "POST", 302), ("webhook-redeliver", "POST", 302)]
 
 
 @pytest.mark.parametrize(("who", "expected"), [
@@ -109,16 +109,19 @@ PAGES = [("webhook-list", "GET", 200), ("webhook-list", "POST", 200), ("webhook-
 def test_only_the_projects_admins_reach_the_pages(client, members, project, hook_for, who, expected, name,
                                                   method, ok):
     hook = hook_for(project, "https://93.184.216.34/x")
+    failed = WebhookDelivery.objects.create(hook=hook, event="ping", event_key="ping:1", status="failed", attempts=6)
     if who != "anonymous":
         client.force_login(members[who])
     kwargs = {"slug": project.slug} | ({"hook_id": hook.pk} if name != "webhook-list" else {})
+    kwargs |= {"delivery_id": failed.pk} if name == "webhook-redeliver" else {}
     url = reverse(name, kwargs=kwargs)
     response = client.get(url) if method == "GET" else client.post(url, {})
     assert response.status_code == (expected or ok)
     if who == "anonymous":
         assert response["Location"].startswith("/accounts/login/")
     if expected:
-        assert Webhook.objects.filter(pk=hook.pk).exists() and not WebhookDelivery.objects.exists()
+        assert Webhook.objects.filter(pk=hook.pk).exists()
+        assert list(WebhookDelivery.objects.values_list("pk", "status", "attempts")) == [(failed.pk, "failed", 6)]
 
 
 def test_another_projects_hook_is_not_found(client, members, project, hook_for):
@@ -139,3 +142,30 @@ def test_the_navigation_links_the_page_for_admins_only(login, project):
     assert 'aria-current="page">Webhooks<' in page
     dashboard = login("adjudicator").get(reverse("project-dashboard", kwargs={"slug": project.slug}))
     assert reverse("webhook-list", kwargs={"slug": project.slug}) not in dashboard.content.decode()
+
+
+def test_send_again_redelivers_a_failed_delivery_but_never_a_delivered_one(
+        loopback_allowed, login, project, receiver, hook_for, django_capture_on_commit_callbacks):
+    hook = hook_for(project, receiver.url)
+    failed = WebhookDelivery.objects.create(hook=hook, event="ping", event_key="ping:1", status="failed", attempts=6,
+                                            payload={"event": "ping"}, last_error="The receiver answered 500.")
+    client = login("admin")
+    again = reverse("webhook-redeliver", kwargs={"slug": project.slug, "hook_id": hook.pk, "delivery_id": failed.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(again).status_code == 302
+    failed.refresh_from_db()
+    assert (failed.status, failed.attempts, failed.last_error) == ("delivered", 1, "")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(again, follow=True)
+    assert "not sent twice" in response.content.decode()
+    assert len(receiver.got) == 1
+    assert AuditEvent.objects.filter(action="webhook.redeliver").count() == 1
+
+
+def test_send_again_needs_the_hooks_own_delivery(login, project, hook_for):
+    one, two = hook_for(project, "https://93.184.216.34/a"), hook_for(project, "https://93.184.216.34/b")
+    theirs = WebhookDelivery.objects.create(hook=two, event="ping", event_key="ping:1", status="failed")
+    url = reverse("webhook-redeliver", kwargs={"slug": project.slug, "hook_id": one.pk, "delivery_id": theirs.pk})
+    assert login("admin").post(url).status_code == 404
+    theirs.refresh_from_db()
+    assert theirs.status == "failed"

@@ -6,6 +6,7 @@ Every value comes from an environment variable (or ``.env``) with a safe default
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from pathlib import Path
@@ -310,6 +311,27 @@ def llm_endpoints(raw: str) -> dict[str, dict[str, str]]:
 
 
 BLINDSPOT_LLM_ENDPOINTS = llm_endpoints(os.environ.get("BLINDSPOT_LLM_ENDPOINTS", ""))
+
+
+def networks(name: str, raw: list[str]) -> list[str]:
+    """A list of CIDR networks (``10.0.0.0/8,fd00::/8``), each checked here, so a typo stops the
+    process at start instead of opening or closing a network silently."""
+    for cidr in raw:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {cidr!r} is not a network like 10.0.0.0/8 or 127.0.0.1/32") from None
+    return raw
+
+
+# Webhooks (docs/webhooks.md) go to URLs a project admin chooses, so like an LLM endpoint's URL
+# (which only the deployment sets) anything not on the public internet is the deployment's call:
+# a delivery to a loopback, private, link-local, multicast, reserved or cloud-metadata address
+# (169.254.169.254, fd00:ec2::254) is refused unless its address is in one of these networks.
+BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = networks(
+    "BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS", env_list("BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS", []))
+# a failed delivery is tried again after this many seconds, doubled each time (six attempts in all)
+BLINDSPOT_WEBHOOK_BACKOFF_SECONDS = env_int("BLINDSPOT_WEBHOOK_BACKOFF_SECONDS", 30)
 BLINDSPOT_MODELS_DIR = Path(os.environ.get("BLINDSPOT_MODELS_DIR", VAR_DIR / "models"))
 BLINDSPOT_EXPORTS_DIR = Path(os.environ.get("BLINDSPOT_EXPORTS_DIR", VAR_DIR / "exports"))
 BLINDSPOT_UPLOADS_DIR = Path(os.environ.get("BLINDSPOT_UPLOADS_DIR", VAR_DIR / "uploads"))

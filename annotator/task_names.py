@@ -24,6 +24,8 @@ RUNS_CHUNK_PROCESS = "annotator.runs.chunk_process"
 TAGGER_RETRAIN = "annotator.tagger.retrain"
 TAGGER_RETRAIN_CHECK = "annotator.tagger.retrain_check"
 TAGGER_TRAIN = "annotator.tagger.train"
+WEBHOOKS_DELIVER = "annotator.webhooks.deliver"
+WEBHOOKS_FIRE = "annotator.webhooks.fire"
 WORKSPACE_PLAN_BUILD = "annotator.workspace.plan_build"
 
 # old name -> the name it is registered under now

@@ -16,6 +16,7 @@ from annotator.models.runs import (
     Prediction,
     RunChunk,
 )
+from annotator.models.webhooks import Webhook, WebhookDelivery, WebhookEvent
 
 __all__ = [
     "AdjudicationDecision",
@@ -43,4 +44,7 @@ __all__ = [
     "Role",
     "RunChunk",
     "UndeliveredTask",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookEvent",
 ]

@@ -50,9 +50,11 @@ from annotator.models import (
     Membership,
     Message,
     Project,
+    WebhookEvent,
 )
 from annotator.selectors.exports import gold_state
 from annotator.selectors.projects import pseudonyms
+from annotator.selectors.webhooks import hooks_listening
 from annotator.services import jobs
 from annotator.services.audit import audit_record
 from annotator.services.dialogues import stream_dialogues
@@ -63,6 +65,8 @@ from pipeline.hashing import sha256_file
 BATCH_DIALOGUES = 200
 ZIP_CHUNK = 1 << 16  # bytes read from storage at a time into a zip download
 Progress = Callable[[int, int], None]
+# the event a built export announces to the project's webhooks
+BUILT_EVENTS = {Export.Kind.GOLD: WebhookEvent.GOLD_EXPORT_BUILT, Export.Kind.RELEASE: WebhookEvent.RELEASE_BUILT}
 
 
 class ExportError(ValueError):
@@ -363,7 +367,10 @@ def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, An
     except BaseException as exc:
         _build_failed(export, exc if isinstance(exc, KeyboardInterrupt | SystemExit) else f"{type(exc).__name__}: {exc}")
         raise
-    jobs.job_finish(export, gold_state=state, **fields)
+    if jobs.job_finish(export, gold_state=state, **fields):
+        event = BUILT_EVENTS[export.kind]
+        if hooks_listening(export.project_id, event):  # the project's webhooks, after commit
+            enqueue(names.WEBHOOKS_FIRE, event.value, export.pk)
     audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
                  project=export.project, version=export.version, publishable=fields.get("publishable"))
     return "built"

@@ -32,7 +32,9 @@ from annotator.models import (
     Prediction,
     Project,
     RunChunk,
+    WebhookEvent,
 )
+from annotator.selectors.webhooks import hooks_listening
 from annotator.services import jobs, tagger
 from annotator.services.audit import audit_record
 from pipeline import registry
@@ -355,7 +357,14 @@ def _advance_run(current: DetectorRun, model_version: str, usage: dict) -> None:
         fields += ["status", "finished_at"]
         audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
                      messages=current.progress_done)
+        run_finished_announce(current)
     current.save(update_fields=fields)
+
+
+def run_finished_announce(run: DetectorRun) -> None:
+    """The event for the project's webhooks, queued after commit (only when a hook listens)."""
+    if hooks_listening(run.project_id, WebhookEvent.RUN_FINISHED):
+        enqueue(names.WEBHOOKS_FIRE, WebhookEvent.RUN_FINISHED.value, run.pk)
 
 
 def chunk_fail(*, chunk: RunChunk, error: str) -> None:
@@ -364,3 +373,4 @@ def chunk_fail(*, chunk: RunChunk, error: str) -> None:
         RunChunk.objects.filter(pk=chunk.pk).update(status=RunChunk.Status.FAILED, error=error[:20000])
         if jobs.job_fail(chunk.run, f"chunk {chunk.index}: {error}"):
             audit_record(user=None, action="run.failed", obj=chunk.run, project=chunk.run.project, error=error[:500])
+            run_finished_announce(chunk.run)

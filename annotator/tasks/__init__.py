@@ -16,6 +16,7 @@ from annotator.tasks import (  # noqa: F401
     reports,
     runs,
     tagger,
+    webhooks,
     workspace,
 )
 

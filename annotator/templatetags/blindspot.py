@@ -70,6 +70,7 @@ _NAV_SECTIONS = {
     "exports": {"export-list", "export-detail"},
     "members": {"project-members", "invitation-create"},
     "settings": {"project-settings"},
+    "webhooks": {"webhook-list", "webhook-detail"},
 }
 
 

@@ -26,6 +26,7 @@ project_patterns = [
     path("", include("annotator.urls.adjudication")),
     path("", include("annotator.urls.reports")),
     path("", include("annotator.urls.exports")),
+    path("", include("annotator.urls.webhooks")),
 ]
 
 urlpatterns = [

@@ -151,6 +151,12 @@ EXPECT: dict[str, Page | Site] = {
     "release-review": Page(ADJUDICATOR),
     "release-review-item": Page(ADJUDICATOR),
     "release-review-decide": Page(ADJUDICATOR, get=405, post=302),
+    # webhooks
+    "webhook-list": Page(ADMIN, post=200),
+    "webhook-detail": Page(ADMIN),
+    "webhook-ping": Page(ADMIN, get=405, post=302),
+    "webhook-delete": Page(ADMIN, get=405, post=302),
+    "webhook-redeliver": Page(ADMIN, get=405, post=302),
 }
 
 
@@ -218,8 +224,13 @@ def world(ws_project, members, planned, settings, make_user):
     from annotator.services.invitations import invitation_create
 
     _, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
+    from annotator.models import Webhook, WebhookDelivery
+
+    hook = Webhook.objects.create(project=project, url="https://hooks.example.org/x", events=["run.finished"],
+                                  secret="whsec_test", site_url="http://testserver")
+    delivery = WebhookDelivery.objects.create(hook=hook, event="ping", event_key="ping:matrix", status="failed")
     kwargs = {
-        "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
+        "hook_id": hook.pk, "delivery_id": delivery.pk, "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
             project=project, external_id="d1").pk,
         "run_id": project.suggestion_runs.first().pk, "public_id": assignment.public_id,
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,

@@ -91,7 +91,7 @@ def warm_vs_full(args) -> dict:
     gold, held_out = data_split(args)
     parent = ensure_model("gen-classroom", generated(DEMO_SYNTHETIC), args)
     info = read_info(parent)
-    seen = {*info.train_ids, *info.dev_ids}
+    seen = set(info.train_ids)
     tag = f"{'lessons' if args.lessons else 'gold'}{args.lessons or args.gold}"
     paths, rows = {}, {}
     warm = warm_retraining_set(gold, seen, parent=info.full_version, generated_per_gold=GENERATED_REPLAY)

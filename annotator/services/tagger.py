@@ -400,7 +400,7 @@ def _retraining_set(job: BackgroundJob, project: Project):
             policy=project.labelling_policy,
         )
     info = version_info(parent)
-    return plan.warm_retraining_set(gold, {*info.train_ids, *info.dev_ids}, parent=parent,
+    return plan.warm_retraining_set(gold, info.train_ids, parent=parent,
                                     generated_per_gold=plan.GENERATED_REPLAY, policy=project.labelling_policy)
 
 

@@ -8,9 +8,10 @@ active version on it is fair to both. The training side is the gold-train dialog
 ``GENERATED_PER_GOLD`` generated dialogues for each of them.
 
 A retrain starts from the active version when there is one (a warm start,
-:func:`warm_retraining_set`): it trains on the gold training dialogues that version has not seen
-(``ModelInfo.train_ids`` and ``dev_ids``), ``OLD_GOLD_PER_NEW`` old gold dialogues and
-``GENERATED_REPLAY`` generated ones per gold dialogue (replayed so it does not forget), with
+:func:`warm_retraining_set`): it trains on the gold training dialogues that version did not
+train on (``ModelInfo.train_ids``; those it only tuned on count as new), ``OLD_GOLD_PER_NEW``
+old gold dialogues and ``GENERATED_REPLAY`` generated ones per gold dialogue (replayed so it does
+not forget), with
 ``WARM_START``'s shorter schedule, and stops early on a tuning set of that gold held back from
 its training (``tune``), never on the project's dev dialogues. A full retrain from the base model
 (:func:`retraining_set`) stays available, and both are judged on the same dev split.
@@ -177,7 +178,7 @@ def warm_retraining_set(
 ) -> RetrainingSet:
     """A warm start's set from the project's ``gold``: the same dev split as
     :func:`retraining_set`; for training, every gold training dialogue whose id is not in
-    ``seen`` (what ``parent``, the version warm-started from, trained or tuned on), a seeded
+    ``seen`` (what ``parent``, the version warm-started from, trained on), a seeded
     sample of ``old_per_new`` seen ones per new one, and ``generated_per_gold`` generated
     dialogues per gold one; ``tune`` is a share of that gold held back from training to stop
     early on. Raises :class:`TrainingError` when there is no new gold to learn from."""
@@ -187,7 +188,7 @@ def warm_retraining_set(
     new, old = new_and_old(train, set(seen))
     if not new:
         raise TrainingError(
-            f"no new gold since {parent or 'the active version'}: it has seen all {len(train)} gold "
+            f"no new gold since {parent or 'the active version'}: it trained on all {len(train)} gold "
             "training dialogues; adjudicate more, or retrain from the base model (retrain_tagger --full)"
         )
     old_sample = random.Random(seed).sample(sorted(old, key=lambda d: d.id),

@@ -278,8 +278,11 @@ def test_tagger_page_shows_blockers_decisions_and_the_learning_curve(client, mem
             "decision": decision, "reason": f"reason number {k}", "compared_with": None,
             "data": {"gold_messages": 100 * (k + 1)},
             "comparison": {"new": {"f2": f2, "name_recall": 0.9}}})
+    fake_version(settings, "20260103-000000-cccc", {**GOOD, "stopped": "step budget"},
+                 warm_started_from="test/20260102-000001-bbbb")
     client.force_login(members["admin"])
     page = client.get("/p/test/tagger/").content.decode()
+    assert "warm-started from <span class=\"mono\">test/20260102-000001-bbbb</span>, 40 steps (step budget)" in page
     assert "Cannot become active: training stopped early" in page
     assert 'value="test/20260101-000000-aaaa" disabled' in page
     assert "reason number 1" in page and "not better" in page

@@ -32,6 +32,9 @@ dialogues. PASS when that interval's lower bound is above 0 and (b) makes no mor
 Each (b) is also put through the app's activation comparison against (a) on the project-gold dev
 side (:func:`pipeline.metrics.comparison.compare_versions`: F2 interval, numbers, numeric FPs).
 Models are trained fully (no time cut-off) once and reused from ``var/bench-models``.
+
+``--warm`` measures issue 23's warm-started retrain against a full one instead
+(:mod:`bench.warm_retrain`).
 """
 
 from __future__ import annotations
@@ -138,7 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         "--train-only", action="store_true", help="train the missing versions, score nothing"
     )
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--warm", action="store_true", help="warm-started vs full retrain (issue 23)")
+    parser.add_argument("--lessons", type=int, default=0,
+                        help="with --warm: N generated lessons as the gold instead of the real data")
+    parser.add_argument("--skip-full", action="store_true", help="with --warm: time the warm retrain only")
     args = parser.parse_args(argv)
+    if args.warm:
+        return warm_main(args)
     ratios = [float(r) for r in args.ratios.split(",") if r.strip()]
     if any(r < 0 for r in ratios):
         parser.error("--ratios must be non-negative numbers")
@@ -222,6 +231,15 @@ def main(argv: list[str] | None = None) -> int:
             json.dumps({"rows": rows, "verdicts": verdicts}, indent=1, default=float),
             encoding="utf-8",
         )
+    return 0
+
+
+def warm_main(args) -> int:
+    from bench.warm_retrain import report, warm_vs_full
+
+    rows = report(warm_vs_full(args), model_figures, recall_difference)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
     return 0
 
 

@@ -15,8 +15,11 @@ queues a retrain. Gold growing is an event: a merge or an adjudication queues th
 ``manage.py retrain_tagger`` queue one on demand. At most one retrain is queued or running per
 project (a partial unique constraint on ``BackgroundJob``), so two merges at once queue one job.
 
-The retrain job (:func:`tagger_retrain_job_run`) builds the set with
-:func:`pipeline.tagger.retrain.retraining_set`, trains, scores the new and the active version on
+The retrain job (:func:`tagger_retrain_job_run`) warm-starts from the active version when there
+is one (:func:`pipeline.tagger.retrain.warm_retraining_set`: the gold it has not seen, a sample of
+the old, generated replay, ``WARM_START``'s short schedule), else, or when asked for ``full``,
+builds the set with :func:`pipeline.tagger.retrain.retraining_set` and trains from the base
+model; either way it scores the new and the active version on
 the project-gold dev split with ``compare_versions``, writes the decision and its reason into the
 new version's ``tagger.json`` (``activation``) and the audit log, and activates the new version
 only if it is better and free of activation blockers. A redelivered job does not train twice: the
@@ -295,11 +298,13 @@ def tagger_retrain_request(
     trigger: str = "on demand",
     only_if_due: bool = False,
     options: dict[str, Any] | None = None,
+    full: bool = False,
 ) -> tuple[BackgroundJob | None, bool]:
     """Queue a retrain of ``project``'s tagger; ``(job, created)``. When one is already queued or
     running it is returned instead (``created`` False). ``only_if_due``: only when the gold has
     grown by ``retrain_every`` messages since the mark (else ``(None, False)``). ``options`` go to
-    ``train_tagger`` (epochs, num_layers, max_seconds, ...)."""
+    ``train_tagger`` (epochs, num_layers, max_seconds, ...). ``full``: train from the base model
+    on all the gold, not warm-started from the active version."""
     with transaction.atomic():
         locked = Project.objects.select_for_update().get(pk=project.pk)
         size = gold_size(locked)
@@ -322,6 +327,7 @@ def tagger_retrain_request(
                         "trigger": trigger,
                         "gold_messages": size,
                         **({"options": options} if options else {}),
+                        **({"full": True} if full else {}),
                     },
                 )
         except IntegrityError:  # another process queued one between the check and the insert
@@ -378,18 +384,43 @@ def _predictions(version: str, project: Project, dev):
     return detector_predictions(detector, dev)
 
 
+def _retraining_set(job: BackgroundJob, project: Project):
+    """The job's set: warm from the version it started from (kept in the job's params, so a
+    redelivered job uses the same parent after activating its child), else full."""
+    gold = gold_dialogues(project)
+    if "warm_from" not in job.params:
+        params = {**job.params, "warm_from": "" if job.params.get("full") else project.active_tagger or ""}
+        BackgroundJob.objects.filter(pk=job.pk).update(params=params)
+        job.params = params
+    parent = job.params["warm_from"]
+    if not parent:
+        return plan.retraining_set(
+            gold,
+            generated_per_gold=plan.GENERATED_PER_GOLD,  # read now: a bench may tune the constant
+            policy=project.labelling_policy,
+        )
+    info = version_info(parent)
+    return plan.warm_retraining_set(gold, info.train_ids, parent=parent,
+                                    generated_per_gold=plan.GENERATED_REPLAY, policy=project.labelling_policy)
+
+
 def _train(job: BackgroundJob, project: Project, data, progress):
-    """Train on ``data.train`` (the new version tunes on its own split of it, never on dev)."""
+    """Train on ``data.train``: warm-started from ``data.warm["parent"]`` and stopped early on
+    ``data.tune``, or from the base model, tuning on its own split of the training data; never
+    on dev."""
+    warm = {}
+    if data.tune is not None:
+        warm = {**plan.WARM_START, "init_from": str(model_store.model_materialise(data.warm["parent"]))}
     info = train_tagger(TrainConfig(
         data.train,
-        None,
+        data.tune,
         name=project.slug,
         out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None,
         labels=project.labels,
         progress=progress,
         export_onnx=settings.BLINDSPOT_TAGGER_ONNX,
-        **(job.params.get("options") or {}),
+        **{**warm, **(job.params.get("options") or {})},
     ))
     model_store.model_publish(info.path)  # into the object store, where one is configured
     params = {**job.params, "trained_version": info.full_version}
@@ -455,7 +486,8 @@ def _decide_and_record(job: BackgroundJob, project: Project, info, data) -> dict
         "blockers": blockers,
         "compared_with": old_version,
         "comparison": comparison.to_dict() if comparison else None,
-        "data": {**data.summary(), "generated_per_gold": plan.GENERATED_PER_GOLD},
+        "data": {**data.summary(), "generated_per_gold": plan.GENERATED_PER_GOLD if data.tune is None
+                 else plan.GENERATED_REPLAY},
         "job": job.pk,
         "decided_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
@@ -483,11 +515,7 @@ def tagger_retrain_job_run(job: BackgroundJob) -> None:
     project = Project.objects.get(pk=job.project_id)
     try:
         jobs.job_progress(job, 0, 1, "reading the project's gold")
-        data = plan.retraining_set(
-            gold_dialogues(project),
-            generated_per_gold=plan.GENERATED_PER_GOLD,  # read now: a bench may tune the constant
-            policy=project.labelling_policy,
-        )
+        data = _retraining_set(job, project)
         info = None
         if job.params.get("trained_version"):  # redelivered after training: do not train again
             try:

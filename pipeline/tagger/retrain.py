@@ -7,6 +7,15 @@ held out entirely: the new version never sees it, not even to stop early or tune
 active version on it is fair to both. The training side is the gold-train dialogues plus
 ``GENERATED_PER_GOLD`` generated dialogues for each of them.
 
+A retrain starts from the active version when there is one (a warm start,
+:func:`warm_retraining_set`): it trains on the gold training dialogues that version did not
+train on (``ModelInfo.train_ids``; those it only tuned on count as new), ``OLD_GOLD_PER_NEW``
+old gold dialogues and ``GENERATED_REPLAY`` generated ones per gold dialogue (replayed so it does
+not forget), with
+``WARM_START``'s shorter schedule, and stops early on a tuning set of that gold held back from
+its training (``tune``), never on the project's dev dialogues. A full retrain from the base model
+(:func:`retraining_set`) stays available, and both are judged on the same dev split.
+
 A new version becomes active only when :func:`decide` says so: free of
 ``store.activation_blockers`` and better than the active version by
 :func:`pipeline.metrics.comparison.compare_versions` (paired-bootstrap F2 interval above zero, no
@@ -16,13 +25,15 @@ retrain job reads gold, calls these, and records the outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import math
+import random
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.metrics.comparison import Comparison
 from pipeline.tagger.training.config import RETRAIN_SYNTHETIC_SEED, TrainingError
-from pipeline.tagger.training.data import stable_dev_split
+from pipeline.tagger.training.data import split_by_dialogue, stable_dev_split
 from pipeline.types import Dialogue, Span
 
 # Generated dialogues added per gold training dialogue. Generated data has hit its ceiling (issue
@@ -33,6 +44,20 @@ DEV_FRACTION = 0.2  # of the project's gold dialogues, held out to compare versi
 DEV_SEED = 16  # the stable split's seed: changing it moves dialogues between train and dev
 MIN_DEV_DIALOGUES = 1
 MIN_TRAIN_DIALOGUES = 1
+
+# A warm start's data and schedule (bench/retrain_bench.py --warm measures them against a full
+# retrain on the same split). Old gold and generated dialogues are replayed beside the new gold
+# so the version does not forget what it knew; the tuning set (gold held back from the warm
+# run's training) is capped to keep each scoring short.
+OLD_GOLD_PER_NEW = 0.5
+GENERATED_REPLAY = 0.25  # generated dialogues per gold dialogue trained on
+TUNE_FRACTION = 0.1
+TUNE_SEED = 23
+MAX_TUNE_DIALOGUES = 8
+WARM_START: dict[str, Any] = {
+    "epochs": 2, "lr": 1e-4, "patience": 2, "max_steps": 500, "eval_every": 125,
+    "empty_window_share": 0.3,
+}
 
 Key = tuple[str, int]
 Generate = Callable[[int, int], list[Dialogue]]  # (n, seed) -> generated dialogues
@@ -51,6 +76,10 @@ class RetrainingSet:
     gold_train: int  # gold dialogues in ``train``
     generated: int  # generated dialogues in ``train``
     gold_messages: int  # messages of the whole gold set (the learning curve's x)
+    # A warm start's: the gold held back from ``train`` to stop early on (None: a full retrain,
+    # whose training splits its own), and how many of ``gold_train`` are new and old.
+    tune: list[Dialogue] | None = None
+    warm: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -60,6 +89,7 @@ class RetrainingSet:
             "dev_dialogues": len(self.dev),
             "dev_messages": sum(len(d.messages) for d in self.dev),
             "generated_dialogues": self.generated,
+            **({"warm_start": self.warm} if self.tune is not None else {}),
         }
 
 
@@ -92,6 +122,26 @@ def retraining_set(
     ``generated_per_gold`` generated dialogues (``policy``'s labels) per gold training dialogue.
 
     Raises :class:`TrainingError` when the gold is too small to have both sides."""
+    gold, train, dev = _checked_split(gold, generated_per_gold, dev_fraction, seed)
+    n_generated = round(generated_per_gold * len(train))
+    generated = (
+        (generate or (lambda n, s: _generate(n, s, policy)))(n_generated, synthetic_seed)
+        if n_generated
+        else []
+    )
+    return RetrainingSet(
+        train=[*train, *generated],
+        dev=dev,
+        gold_train=len(train),
+        generated=len(generated),
+        gold_messages=sum(len(d.messages) for d in gold),
+    )
+
+
+def _checked_split(
+    gold: Sequence[Dialogue], generated_per_gold: float, dev_fraction: float, seed: int
+) -> tuple[list[Dialogue], list[Dialogue], list[Dialogue]]:
+    """``(gold, train, dev)``: the complete gold and its split, checked for a retrain."""
     if generated_per_gold < 0:
         raise TrainingError(f"generated_per_gold {generated_per_gold} must not be negative")
     gold = [d for d in gold if d.messages]
@@ -105,18 +155,56 @@ def retraining_set(
             f"training and {len(dev)} held out to compare versions; each side needs at least one "
             "(about 10 complete dialogues usually give both)"
         )
-    n_generated = round(generated_per_gold * len(train))
+    return gold, train, dev
+
+
+def new_and_old(train: Sequence[Dialogue], seen: Collection[str]) -> tuple[list[Dialogue], list[Dialogue]]:
+    """The gold training dialogues a version has not seen (by id) and those it has."""
+    return [d for d in train if d.id not in seen], [d for d in train if d.id in seen]
+
+
+def warm_retraining_set(
+    gold: Sequence[Dialogue],
+    seen: Collection[str],
+    *,
+    parent: str = "",
+    old_per_new: float = OLD_GOLD_PER_NEW,
+    generated_per_gold: float = GENERATED_REPLAY,
+    dev_fraction: float = DEV_FRACTION,
+    seed: int = DEV_SEED,
+    policy: str = "strict",
+    synthetic_seed: int = RETRAIN_SYNTHETIC_SEED,
+    generate: Generate | None = None,
+) -> RetrainingSet:
+    """A warm start's set from the project's ``gold``: the same dev split as
+    :func:`retraining_set`; for training, every gold training dialogue whose id is not in
+    ``seen`` (what ``parent``, the version warm-started from, trained on), a seeded
+    sample of ``old_per_new`` seen ones per new one, and ``generated_per_gold`` generated
+    dialogues per gold one; ``tune`` is a share of that gold held back from training to stop
+    early on. Raises :class:`TrainingError` when there is no new gold to learn from."""
+    if old_per_new < 0:
+        raise TrainingError(f"old_per_new {old_per_new} must not be negative")
+    gold, train, dev = _checked_split(gold, generated_per_gold, dev_fraction, seed)
+    new, old = new_and_old(train, set(seen))
+    if not new:
+        raise TrainingError(
+            f"no new gold since {parent or 'the active version'}: it trained on all {len(train)} gold "
+            "training dialogues; adjudicate more, or retrain from the base model (retrain_tagger --full)"
+        )
+    old_sample = random.Random(seed).sample(sorted(old, key=lambda d: d.id),
+                                            min(len(old), math.ceil(old_per_new * len(new))))
+    fit, tune = split_by_dialogue([*new, *old_sample], TUNE_FRACTION, TUNE_SEED)
+    fit, tune = fit + tune[MAX_TUNE_DIALOGUES:], tune[:MAX_TUNE_DIALOGUES]
+    n_generated = round(generated_per_gold * len(fit))
     generated = (
         (generate or (lambda n, s: _generate(n, s, policy)))(n_generated, synthetic_seed)
-        if n_generated
-        else []
+        if n_generated else []
     )
     return RetrainingSet(
-        train=[*train, *generated],
-        dev=dev,
-        gold_train=len(train),
-        generated=len(generated),
-        gold_messages=sum(len(d.messages) for d in gold),
+        train=[*fit, *generated], dev=dev, gold_train=len(fit) + len(tune), generated=len(generated),
+        gold_messages=sum(len(d.messages) for d in gold), tune=tune,
+        warm={"parent": parent, "new_gold_dialogues": len(new), "old_gold_dialogues": len(old_sample),
+              "old_gold_seen": len(old), "tune_dialogues": len(tune)},
     )
 
 

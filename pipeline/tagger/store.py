@@ -65,6 +65,10 @@ class ModelInfo:
     # The ids of the dev dialogues, sorted: a student distilled from this version is scored on
     # these, which neither model trained on (training.teacher_dev_split).
     dev_ids: tuple[str, ...] = ()
+    # The ids of the dialogues it trained on, sorted: a warm-started retrain trains on the gold
+    # this version has not seen (pipeline.tagger.retrain.warm_retraining_set).
+    train_ids: tuple[str, ...] = ()
+    warm_started_from: str = ""  # the full version whose weights training started from
     format: int = FORMAT
 
     @property
@@ -84,6 +88,7 @@ class ModelInfo:
         out = asdict(self)
         out["labels"] = list(self.labels)
         out["dev_ids"] = list(self.dev_ids)
+        out["train_ids"] = list(self.train_ids)
         out.pop("path")
         return out
 
@@ -93,6 +98,7 @@ class ModelInfo:
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["labels"] = tuple(kwargs.get("labels", ()))
         kwargs["dev_ids"] = tuple(kwargs.get("dev_ids", ()))
+        kwargs["train_ids"] = tuple(kwargs.get("train_ids", ()))
         return cls(path=str(path), **kwargs)
 
 

@@ -1,4 +1,5 @@
-"""``manage.py retrain_tagger --project SLUG [--wait]``: what "Retrain now" on the Tagger page does."""
+"""``manage.py retrain_tagger --project SLUG [--wait] [--full]``: what "Retrain now" on the Tagger page
+does (warm-started from the active version; ``--full`` trains from the base model instead)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from annotator.services.tagger import tagger_retrain_job_run, tagger_retrain_req
 class Command(BaseCommand):
     help = (
         "Retrain a project's tagger from its gold (plus generated dialogues) as a background job; the new "
-        "version becomes active only if it beats the active one on the project's dev dialogues. At most "
+        "version becomes active only if it beats the active one on the project's dev dialogues. It starts "
+        "from the active version and trains on the gold that version has not seen (with a sample of the "
+        "old and of generated data), unless --full or there is no active version. At most "
         "one retrain per project is queued at a time: asking again shows the one in progress. Without a "
         "broker the job runs here and the command waits; with one, --wait follows it."
     )
@@ -23,23 +26,40 @@ class Command(BaseCommand):
         parser.add_argument(
             "--wait", action="store_true", help="Show progress until the retrain finishes."
         )
-        parser.add_argument("--epochs", type=int, help="Training epochs (default 3).")
+        parser.add_argument(
+            "--full",
+            action="store_true",
+            help="Train from the base model on all the gold, not warm-started from the active version.",
+        )
+        parser.add_argument(
+            "--epochs", type=int, help="Training epochs (default 3; 2 when warm-started)."
+        )
         parser.add_argument(
             "--layers",
             type=int,
             choices=range(1, 13),
             metavar="N",
-            help="Keep the encoder's first N layers (default 3).",
+            help="Keep the encoder's first N layers (default 3; a warm start keeps its parent's).",
+        )
+        parser.add_argument(
+            "--max-steps",
+            type=int,
+            metavar="N",
+            help="Stop after N optimisation steps (a planned stop; a warm start's default is 500).",
         )
 
-    def handle(self, project, wait, epochs=None, layers=None, **opts):
+    def handle(self, project, wait, full=False, epochs=None, layers=None, max_steps=None, **opts):
         proj = project_or_error(project)
         here = runs_in_this_process()
         with in_this_thread(), quiet_task_logs():
             options = {
-                k: v for k, v in {"epochs": epochs, "num_layers": layers}.items() if v is not None
+                k: v
+                for k, v in {"epochs": epochs, "num_layers": layers, "max_steps": max_steps}.items()
+                if v is not None
             }
-            job, created = tagger_retrain_request(project=proj, trigger="command", options=options)
+            job, created = tagger_retrain_request(
+                project=proj, trigger="command", options=options, full=full
+            )
         if not created:
             self.stdout.write(f"A retrain of {proj.slug} is already {job.status} (job #{job.pk}).")
         else:

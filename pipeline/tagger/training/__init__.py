@@ -43,6 +43,7 @@ from pipeline.tagger.training.distillation import (
 )
 from pipeline.tagger.training.loop import TrainingLoop, seed_everything
 from pipeline.tagger.training.tuning import tune_on_dev
+from pipeline.tagger.training.warm_start import load_parent, parent_info
 from pipeline.tags import LabelMap
 from pipeline.types import DEFAULT_LABELS, Dialogue
 
@@ -56,12 +57,15 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
     labels = tuple(config.labels or DEFAULT_LABELS)
     label_map = LabelMap(config.scheme, labels)
     teacher = teacher_info(config.teacher, label_map) if config.teacher is not None else None
+    parent = parent_info(config.init_from, label_map) if config.init_from is not None else None
+    if parent is not None and teacher is not None:
+        raise TrainingError("a run either distils a teacher or warm-starts from a version, not both")
     train, dev = check_inputs(config, teacher)
     torch = _prepare_torch(config.seed)
-    base, window, tagger, tokenizer, distiller = _models_to_train(label_map, teacher, config)
+    base, window, tagger, tokenizer, distiller = _models_to_train(label_map, teacher, parent, config)
     loop = TrainingLoop(
         torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev, config,
-        report, distiller,
+        report, distiller, score_first=parent is not None,
     )
     loop.run()
     total = loop.total
@@ -90,6 +94,8 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
     )
     if distiller:
         info = replace(info, distilled_from=distiller.info.full_version)
+    if parent is not None:
+        info = replace(info, warm_started_from=parent.full_version)
     say("saving")
     saved = write_model(Path(config.out_dir) / config.name / info.version, info, tagger.model, tokenizer)
     say(f"saved {saved.full_version}")
@@ -137,11 +143,14 @@ def _load_base(
 
 
 def _models_to_train(
-    label_map: LabelMap, teacher: ModelInfo | None, config: TrainConfig
+    label_map: LabelMap, teacher: ModelInfo | None, parent: ModelInfo | None, config: TrainConfig
 ) -> tuple[str, WindowConfig, TaggerModel, Any, Distiller | None]:
     """``(base, window, tagger, tokenizer, distiller)``: the base model cut to ``num_layers``,
     or, given a ``teacher``, its student (the teacher's window unless another is given) and the
-    distiller that runs the teacher beside it."""
+    distiller that runs the teacher beside it, or, given a ``parent``, its weights as they are."""
+    if parent is not None:
+        tagger, window = load_parent(parent, config.window)
+        return parent.base_model, window, tagger, tagger.tokenizer, None
     if teacher is None:
         base = str(config.base_model or default_base_model())
         window = config.window or WindowConfig()
@@ -186,6 +195,7 @@ def _model_info(
         precision_checks=checks,
         data={"train": counts(train), "dev": counts(dev)},
         dev_ids=tuple(sorted(d.id for d in dev)),
+        train_ids=tuple(sorted(d.id for d in train)),
         hyper={
             **hyper,
             "steps": steps,

@@ -71,6 +71,16 @@ class TrainConfig:
     ``tagger.json`` records the teacher's version under ``distilled_from``, and under
     ``hyper.distillation.check`` both models scored on that dev (``distillation.teacher_check``):
     a student that falls behind cannot become active.
+
+    ``init_from`` (a saved version directory or its ModelInfo) warm-starts from that version: its
+    weights, head, window and layers, instead of the base model (its scheme and labels must be
+    the ones asked for; :class:`TrainingError` otherwise). ``tagger.json`` records it under
+    ``warm_started_from``. ``max_steps`` caps the optimisation steps as a planned stop (unlike
+    ``max_seconds``, reaching it does not block the version: ``stopped`` is ``"step budget"``);
+    ``eval_every`` scores dev every that many steps instead of once an epoch, so ``patience``
+    counts those scorings and early stopping can end a short warm-started run mid-epoch.
+    ``empty_window_share`` keeps that share of the training windows with no PII word in them
+    (drawn afresh each epoch; 1 keeps all): the steps go to the windows that teach names.
     """
 
     train_dialogues: Sequence[Dialogue]
@@ -100,6 +110,10 @@ class TrainConfig:
     distill_alpha: float = DISTILL_ALPHA
     distill_temperature: float = DISTILL_TEMPERATURE
     export_onnx: bool = True
+    init_from: str | Path | ModelInfo | None = None
+    max_steps: int | None = None
+    eval_every: int | None = None
+    empty_window_share: float = 1.0
 
     def hyper(self) -> dict[str, object]:
         """The hyper-parameters ``tagger.json`` records under ``hyper``."""
@@ -107,4 +121,7 @@ class TrainConfig:
             "epochs": self.epochs, "lr": self.lr, "batch_size": self.batch_size, "seed": self.seed,
             "patience": self.patience, "outside_weight": self.outside_weight,
             "freeze_embeddings": self.freeze_embeddings,
+            **({"max_steps": self.max_steps} if self.max_steps else {}),
+            **({"eval_every": self.eval_every} if self.eval_every else {}),
+            **({"empty_window_share": self.empty_window_share} if self.empty_window_share < 1 else {}),
         }

@@ -217,6 +217,51 @@ def test_a_redelivered_job_does_not_train_again(gold_project, settings, monkeypa
     assert AuditEvent.objects.filter(action="tagger.retrain.decide").count() == 1
 
 
+def test_a_retrain_warm_starts_from_the_active_version_unless_asked_for_a_full_one(gold_project, settings,
+                                                                                   monkeypatch):
+    from pipeline.tagger.retrain import gold_split
+
+    seen = ["g-3-00000", "g-3-00001", "g-3-00002"]
+    active = fake_version(settings, "20260201-000000-aaaa", train_ids=seen)
+    tagger.tagger_activate(project=gold_project, version=active.full_version)
+    _forced(monkeypatch, settings, GOOD, better=True)
+    trained = []
+    fake_train = tagger._train
+    monkeypatch.setattr(tagger, "_train", lambda job, project, data, progress: trained.append(data)
+                        or fake_train(job, project, data, progress))
+    job = _run_job(gold_project)
+    assert job.status == "succeeded", job.error
+    assert job.params["warm_from"] == active.full_version
+    warm = trained[0]
+    assert warm.tune and warm.warm["parent"] == active.full_version
+    train_side, dev = gold_split(tagger.gold_dialogues(gold_project))
+    new = {d.id for d in train_side} - set(seen)
+    used = {d.id for d in [*warm.train, *warm.tune] if d.id.startswith("g-")}
+    assert new <= used and warm.warm["new_gold_dialogues"] == len(new)
+    assert {d.id for d in warm.dev} == {d.id for d in dev}
+    entry = tagger.version_info(job.result["version"]).activation
+    assert entry["data"]["warm_start"]["parent"] == active.full_version
+    assert entry["decision"] == "activated" and entry["comparison"]["better"]  # the same rule decides
+
+    gold_project.refresh_from_db()
+    job, _ = tagger.tagger_retrain_request(project=gold_project, full=True)
+    tagger.tagger_retrain_job_run(job)
+    job.refresh_from_db()
+    assert job.params["warm_from"] == "" and trained[1].tune is None
+    assert "warm_start" not in tagger.version_info(job.result["version"]).activation["data"]
+
+
+def test_a_warm_retrain_with_no_new_gold_fails_clearly(gold_project, settings):
+    from pipeline.tagger.retrain import gold_split
+
+    train, _ = gold_split(tagger.gold_dialogues(gold_project))
+    active = fake_version(settings, "20260201-000000-aaaa", train_ids=[d.id for d in train])
+    tagger.tagger_activate(project=gold_project, version=active.full_version)
+    job = _run_job(gold_project)
+    assert job.status == "failed" and f"no new gold since {active.full_version}" in job.error
+    assert "--full" in job.error
+
+
 def test_too_little_gold_fails_the_job_with_a_clear_error(project):
     job = _run_job(project)
     assert job.status == "failed" and "not enough complete gold dialogues to retrain: 0 so far" in job.error
@@ -233,8 +278,11 @@ def test_tagger_page_shows_blockers_decisions_and_the_learning_curve(client, mem
             "decision": decision, "reason": f"reason number {k}", "compared_with": None,
             "data": {"gold_messages": 100 * (k + 1)},
             "comparison": {"new": {"f2": f2, "name_recall": 0.9}}})
+    fake_version(settings, "20260103-000000-cccc", {**GOOD, "stopped": "step budget"},
+                 warm_started_from="test/20260102-000001-bbbb")
     client.force_login(members["admin"])
     page = client.get("/p/test/tagger/").content.decode()
+    assert "warm-started from <span class=\"mono\">test/20260102-000001-bbbb</span>, 40 steps (step budget)" in page
     assert "Cannot become active: training stopped early" in page
     assert 'value="test/20260101-000000-aaaa" disabled' in page
     assert "reason number 1" in page and "not better" in page
@@ -270,6 +318,11 @@ def test_retrain_command_runs_the_job_and_reports_the_decision(gold_project, set
         call_command("retrain_tagger", project="test")
     out = capsys.readouterr().out
     assert "queued as job" in out and "activated — no active version to beat" in out
+    gold_project.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("retrain_tagger", project="test", full=True, max_steps=50)
+    job = BackgroundJob.objects.filter(kind="retrain").latest("pk")
+    assert job.params["full"] and job.params["warm_from"] == "" and job.params["options"] == {"max_steps": 50}
 
 
 # ------------------------------------------------------------- a real tagger, the real comparison
@@ -292,7 +345,7 @@ def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_pr
     gold_project.refresh_from_db()
     assert gold_project.active_tagger == first.result["version"]
 
-    second, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
+    second, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny, full=True)
     tagger.tagger_retrain_job_run(second)
     second.refresh_from_db()
     assert second.status == "succeeded", second.error
@@ -356,3 +409,39 @@ def test_plain_training_leaves_out_the_gold_that_versions_are_compared_on(gold_p
     assert train_side and dev_side
     used = {d.id for d in tagger.training_data(project=gold_project, use_gold=True, jsonl=None, synthetic=0)}
     assert used == {d.id for d in train_side} and not used & {d.id for d in dev_side}
+
+
+@pytest.mark.slow
+def test_a_real_warm_retrain_starts_from_the_active_version_and_learns_the_new_gold(gold_project, monkeypatch):
+    """A real 1-layer version, then new gold, then a warm retrain: it starts from the active
+    version, trains on the gold that version has not seen, and is decided by the same rule."""
+    from annotator.services.imports import corpus_import
+    from pipeline.synthetic import generate_corpus
+    from pipeline.tagger import retrain as plan
+
+    monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
+    tiny = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
+    first, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
+    tagger.tagger_retrain_job_run(first)
+    first.refresh_from_db()
+    parent = tagger.version_info(first.result["version"])
+    assert parent.train_ids and parent.warm_started_from == ""
+    corpus_import(project=gold_project, dialogues=generate_corpus(10, 4, max_messages=4, id_prefix="h"),
+                  source="more.jsonl", spans_as="gold")
+    gold_project.refresh_from_db()
+
+    warm = {"check_precision": False, "min_dev_score": 0.0, "seed": 1, "max_steps": 6, "eval_every": 3}
+    job, _ = tagger.tagger_retrain_request(project=gold_project, options=warm)
+    tagger.tagger_retrain_job_run(job)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    info = tagger.version_info(job.result["version"])
+    assert info.warm_started_from == parent.full_version
+    assert info.training["steps"] <= 6 and info.training["stopped"] in ("step budget", "early stopping", "epochs")
+    assert info.hyper["lr"] == plan.WARM_START["lr"]  # the warm recipe, the job's options on top
+    entry = info.activation
+    assert entry["compared_with"] == parent.full_version
+    new_h = [i for i in info.train_ids if i.startswith("h-")]
+    assert new_h and entry["data"]["warm_start"]["new_gold_dialogues"] >= len(new_h)
+    blockers = tagger_selectors.version_blockers(info)
+    assert (entry["decision"] == "activated") == (not blockers and entry["comparison"]["better"])

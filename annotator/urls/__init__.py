@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from annotator.api import api
 from annotator.views import accounts, projects, styles
 
 project_patterns = [
@@ -36,6 +37,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("invitations/<str:token>/", accounts.invitation_accept_page, name="invitation-accept"),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
 ]
 if settings.BLINDSPOT_OIDC:  # optional OpenID Connect login (docs/deploy.md)
     urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

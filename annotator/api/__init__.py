@@ -7,6 +7,7 @@ token, and checks the role through :mod:`annotator.access`, as the pages do."""
 
 from __future__ import annotations
 
+from django.views.decorators.http import require_GET
 from ninja import NinjaAPI
 
 from annotator.api import exports, projects, reports, runs
@@ -14,7 +15,7 @@ from annotator.api.common import BearerToken, TokenThrottle, error_handlers
 
 api = NinjaAPI(
     title="Blindspot API", version="1", urls_namespace="api", auth=BearerToken(), throttle=[TokenThrottle()],
-    openapi_url="/schema/", docs_url="/docs/",
+    openapi_url="/schema/", docs_url="/docs/", docs_decorator=require_GET,
     description="Imports, detector runs, assignment plans, reports, exports and releases for pipelines. "
                 "See docs/api.md.",
 )

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.urls import reverse
+from ninja import Status
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as SchemaError
 from ninja.security import HttpBearer
@@ -92,21 +93,21 @@ def form_or_error(form: forms.Form) -> forms.Form:
     return form
 
 
-def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: int = 202) -> tuple[int, dict]:
+def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: int = 202) -> Status:
     """Run ``start`` (it queues a job and returns its JSON), once per ``Idempotency-Key``: a
     request that repeats a key gets the first answer again and starts nothing."""
     key = request.headers.get("Idempotency-Key", "").strip()
     if not key:
-        return status, start()
+        return Status(status, start())
     try:
         stored = idempotent_answer(user=request.user, key=key, route=request.path)
     except IdempotencyConflict as exc:
         raise ApiError(422, str(exc)) from None
     if stored is not None:
-        return stored.status, stored.body
+        return Status(stored.status, stored.body)
     body = start()
     stored = idempotent_record(user=request.user, key=key, route=request.path, status=status, body=body)
-    return stored.status, stored.body
+    return Status(stored.status, stored.body)
 
 
 def _when(value) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router
+from ninja import Query, Router, Status
 
 from annotator import access
 from annotator.api.common import ApiError, form_or_error, job_json, run_json, started
@@ -100,7 +100,7 @@ def plan_make(request, slug: str, body: PlanIn):
     args = {"project": project, **form.plan_args(), "by": request.user}
     try:
         if form.cleaned_data["dry_run"]:
-            return 200, _plan_json(plan_create(**args, dry_run=True))
+            return Status(200, _plan_json(plan_create(**args, dry_run=True)))
         return started(request, lambda: job_json(plan_start(**args)))
     except PlanError as exc:
         raise ApiError(400, str(exc)) from None

@@ -10,7 +10,7 @@ from ninja import Query, Router
 from annotator import access
 from annotator.api.common import ApiError, export_json, form_or_error, started
 from annotator.api.paging import Page, Paged, paged
-from annotator.api.schemas import Error, ExportDetail, ExportIn, ExportOut, PublishIn
+from annotator.api.schemas import REFUSALS, Error, ExportDetail, ExportIn, ExportOut, PublishIn
 from annotator.forms.exports import GoldExportForm, ReleaseForm, ReleasePublishForm
 from annotator.models import Export, Role
 from annotator.selectors.exports import export_is_stale
@@ -20,7 +20,6 @@ from annotator.services import releases as release_services
 from annotator.services.audit import audit_record
 
 router = Router(tags=["exports and releases"])
-REFUSALS = {401: Error, 403: Error, 404: Error}
 
 
 def _export(request, slug: str, export_id: int, **where) -> Export:

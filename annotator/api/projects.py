@@ -11,13 +11,12 @@ from ninja.files import UploadedFile
 from annotator import access, storage
 from annotator.api.common import ApiError, form_or_error, job_json, started
 from annotator.api.paging import Page, Paged, paged
-from annotator.api.schemas import Error, JobOut, ProjectOut
+from annotator.api.schemas import REFUSALS, Error, JobOut, ProjectOut
 from annotator.forms.projects import ImportForm
 from annotator.models import BackgroundJob, Role
 from annotator.services.imports import corpus_import_start
 
 router = Router(tags=["projects"])
-REFUSALS = {401: Error, 403: Error, 404: Error}
 
 
 @router.get("/projects/", response={200: Paged[ProjectOut], 401: Error}, url_name="api-projects")

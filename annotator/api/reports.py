@@ -9,7 +9,7 @@ from ninja import Router
 
 from annotator import access
 from annotator.api.common import form_or_error, job_json, started
-from annotator.api.schemas import AgreementIn, CircularityIn, Error, JobOut
+from annotator.api.schemas import REFUSALS, AgreementIn, CircularityIn, Error, JobOut
 from annotator.forms.reports import AgreementForm, CircularityForm
 from annotator.models import BackgroundJob, Role
 from annotator.selectors import reports as sel
@@ -17,7 +17,6 @@ from annotator.services import reports as svc
 
 router = Router(tags=["reports"])
 Kind = BackgroundJob.Kind
-REFUSALS = {401: Error, 403: Error, 404: Error}
 
 
 def _state(project, kind: str, **params) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from ninja import Query, Router, Status
 from annotator import access
 from annotator.api.common import ApiError, form_or_error, job_json, run_json, started
 from annotator.api.paging import Page, Paged, paged
-from annotator.api.schemas import Error, JobOut, PlanIn, PlanOut, RunDetail, RunIn, RunOut
+from annotator.api.schemas import REFUSALS, Error, JobOut, PlanIn, PlanOut, RunDetail, RunIn, RunOut
 from annotator.forms.runs import RunForm
 from annotator.forms.workspace import PlanForm
 from annotator.models import AssignmentPlan, DetectorRun, Role
@@ -22,7 +22,6 @@ from annotator.services.assignments import PlanError, plan_create, plan_start, p
 from annotator.services.reports import run_scores
 
 router = Router(tags=["runs and plans"])
-REFUSALS = {401: Error, 403: Error, 404: Error}
 
 
 def _run(request, slug: str, run_id: int) -> DetectorRun:

@@ -14,6 +14,10 @@ class Error(Schema):
     errors: Any = Field(None, description="Per field (a form's) or per item (a schema's), when there are any.")
 
 
+# what every endpoint may answer besides its success: no token, a role too low, not yours
+REFUSALS = {401: Error, 403: Error, 404: Error}
+
+
 class Progress(Schema):
     done: int
     total: int

@@ -37,7 +37,7 @@ def export_list(request, slug: str, page: Query[Page]):
 
 def _build(project, user, body: ExportIn) -> Export:
     """Queue a gold export or a release from the page's own form (its fields, its checks)."""
-    fields = body.dict(exclude={"kind"})
+    fields = body.model_dump(exclude={"kind"})
     try:
         if body.kind == Export.Kind.GOLD:
             form = form_or_error(GoldExportForm({k: fields[k] for k in ("test_fraction", "seed")}))

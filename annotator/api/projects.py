@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
 from ninja import File, Form, Query, Router
 from ninja.files import UploadedFile
 
@@ -37,9 +36,6 @@ def import_start(request, slug: str, file: File[UploadedFile], format: Form[str]
     data = {"format": format, "spans_as": spans_as, "skip_existing": skip_existing}
     form = form_or_error(ImportForm(data, {"file": file}))
     upload = form.cleaned_data["file"]
-    if upload.size > settings.BLINDSPOT_IMPORT_MAX_BYTES:
-        raise ApiError(400, f"The file is {upload.size:,} bytes, over the "
-                            f"{settings.BLINDSPOT_IMPORT_MAX_BYTES:,}-byte limit.")
 
     def start():
         key = storage.upload_save(upload, Path(upload.name).suffix.lower()[:10])

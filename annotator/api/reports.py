@@ -74,7 +74,7 @@ def circularity(request, slug: str, run: int | None = None):
 def circularity_compute(request, slug: str, body: CircularityIn):
     """Compute the circularity check of a finished run as a job (the page's options)."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
-    data = {k: v for k, v in body.dict().items() if v is not None}
+    data = {k: v for k, v in body.model_dump().items() if v is not None}
     form = form_or_error(CircularityForm(data, project=project))
     return started(request, lambda: job_json(svc.circularity_request(
         project=project, user=request.user, **form.request_args())))

@@ -92,7 +92,7 @@ def plan_make(request, slug: str, body: PlanIn):
     by_name = {u.username: u.pk for u in members.filter(username__in=names)}
     if unknown := sorted(set(names) - set(by_name)):
         raise ApiError(400, f"Not members of {project.slug}: {', '.join(unknown)}.")
-    data = {k: v for k, v in body.dict(exclude={"annotators"}).items() if v is not None}
+    data = {k: v for k, v in body.model_dump(exclude={"annotators"}).items() if v is not None}
     data.setdefault("k", project.overlap_k)
     form = form_or_error(PlanForm({**data, "annotators": list(by_name.values())}, project=project,
                                   annotators=members))

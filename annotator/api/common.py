@@ -26,11 +26,13 @@ from annotator.selectors.runs import run_progress
 from annotator.services import jobs
 from annotator.services.api_tokens import (
     IdempotencyConflict,
-    idempotent_answer,
+    idempotent_claim,
     idempotent_record,
+    idempotent_release,
     token_authenticate,
 )
 
+MAX_KEY = 200  # characters of an Idempotency-Key
 UNAUTHORIZED = ("Send a valid API token as 'Authorization: Bearer <token>' "
                 "(manage.py api_token USER makes one; revoked and expired tokens are refused).")
 
@@ -99,15 +101,21 @@ def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: i
     key = request.headers.get("Idempotency-Key", "").strip()
     if not key:
         return Status(status, start())
+    if len(key) > MAX_KEY:
+        raise ApiError(422, f"An Idempotency-Key has at most {MAX_KEY} characters.")
     try:
-        stored = idempotent_answer(user=request.user, key=key, route=request.path)
+        stored = idempotent_claim(user=request.user, key=key, route=request.path)
     except IdempotencyConflict as exc:
-        raise ApiError(422, str(exc)) from None
+        raise ApiError(409, str(exc)) from None
     if stored is not None:
         return Status(stored.status, stored.body)
-    body = start()
-    stored = idempotent_record(user=request.user, key=key, route=request.path, status=status, body=body)
-    return Status(stored.status, stored.body)
+    try:
+        body = start()
+    except BaseException:
+        idempotent_release(user=request.user, key=key)
+        raise
+    idempotent_record(user=request.user, key=key, status=status, body=body)
+    return Status(status, body)
 
 
 def _when(value) -> str | None:

@@ -77,20 +77,30 @@ def token_revoke(*, token: ApiToken, by) -> ApiToken:
     return token
 
 
-def idempotent_answer(*, user, key: str, route: str) -> IdempotencyKey | None:
-    """The stored answer to an earlier request with this key, or None; the key on another route
-    is refused (:class:`IdempotencyConflict`)."""
-    stored = IdempotencyKey.objects.filter(user=user, key=key).first()
-    if stored is not None and stored.route != route:
+def idempotent_claim(*, user, key: str, route: str) -> IdempotencyKey | None:
+    """Claim ``key`` for this request: None when it is new (the caller answers, then
+    :func:`idempotent_record`), else the stored answer of the earlier request. Refused
+    (:class:`IdempotencyConflict`) when the key was used on another route, or its first request
+    is still being answered (a concurrent twin must not start a second job)."""
+    try:
+        with transaction.atomic():
+            IdempotencyKey.objects.create(user=user, key=key, route=route[:300], status=0, body={})
+        return None
+    except IntegrityError:
+        stored = IdempotencyKey.objects.get(user=user, key=key)
+    if stored.route != route[:300]:
         raise IdempotencyConflict(f"The Idempotency-Key {key!r} was already used for {stored.route}.")
+    if not stored.status:
+        raise IdempotencyConflict(f"A request with the Idempotency-Key {key!r} is still being answered; "
+                                  "ask again in a moment.")
     return stored
 
 
-def idempotent_record(*, user, key: str, route: str, status: int, body: dict[str, Any]) -> IdempotencyKey:
-    """Keep the answer of the first request with this key (a concurrent twin's wins if it was first)."""
-    try:
-        with transaction.atomic():
-            return IdempotencyKey.objects.create(user=user, key=key[:200], route=route[:300], status=status,
-                                                 body=body)
-    except IntegrityError:
-        return IdempotencyKey.objects.get(user=user, key=key)
+def idempotent_record(*, user, key: str, status: int, body: dict[str, Any]) -> None:
+    """Keep the answer of the request that claimed ``key``."""
+    IdempotencyKey.objects.filter(user=user, key=key).update(status=status, body=body)
+
+
+def idempotent_release(*, user, key: str) -> None:
+    """The claiming request was refused: the key is free again, for a corrected retry."""
+    IdempotencyKey.objects.filter(user=user, key=key, status=0).delete()

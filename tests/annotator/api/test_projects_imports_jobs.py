@@ -118,7 +118,25 @@ def test_the_same_idempotency_key_returns_the_same_job(api, members, project):
     assert theirs.json()["id"] != first.json()["id"]
     reused = api["admin"].post("/api/v1/projects/test/runs/", {"detector": "rules"},
                                content_type="application/json", headers={"Idempotency-Key": "night-42"})
-    assert reused.status_code == 422 and "already used" in reused.json()["detail"]
+    assert reused.status_code == 409 and "already used" in reused.json()["detail"]
+
+
+def test_a_refused_request_frees_its_key_and_a_twin_in_flight_is_told_to_wait(api, ws_project, members):
+    from annotator.models import DetectorRun, IdempotencyKey
+
+    runs, key = "/api/v1/projects/test/runs/", {"Idempotency-Key": "retry-me"}
+    refused = api["admin"].post(runs, {"detector": "llm basic", "config": {"base_url": "http://x"}},
+                                content_type="application/json", headers=key)
+    assert refused.status_code == 400 and not IdempotencyKey.objects.exists()
+    fixed = api["admin"].post(runs, {"detector": "rules"}, content_type="application/json", headers=key)
+    assert fixed.status_code == 202 and DetectorRun.objects.filter(pk=fixed.json()["id"]).exists()
+    IdempotencyKey.objects.create(user=members["admin"], key="in-flight", route=runs, status=0, body={})
+    twin = api["admin"].post(runs, {"detector": "rules"}, content_type="application/json",
+                             headers={"Idempotency-Key": "in-flight"})
+    assert twin.status_code == 409 and "still being answered" in twin.json()["detail"]
+    too_long = api["admin"].post(runs, {"detector": "rules"}, content_type="application/json",
+                                 headers={"Idempotency-Key": "k" * 201})
+    assert too_long.status_code == 422
 
 
 @pytest.mark.parametrize(("who", "status"), [("anonymous", 401), ("outsider", 404), ("annotator", 403),

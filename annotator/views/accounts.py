@@ -12,15 +12,15 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms.accounts import InvitationForm, LoginForm, SignupForm
+from annotator.forms.accounts import ApiTokenForm, InvitationForm, LoginForm, SignupForm
 from annotator.models import Role
 from annotator.selectors.api_tokens import user_token, user_tokens
 from annotator.selectors.invitations import invitation_by_token, invitation_state
 from annotator.services import invitations
-from annotator.services.api_tokens import token_revoke
+from annotator.services.api_tokens import TokenError, token_create, token_revoke
 from annotator.services.invitations import REFUSED, InvitationError
 
 # A link that no longer works: 404 when it never existed, 410 Gone when it was used or expired.
@@ -95,10 +95,22 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def api_tokens(request: HttpRequest) -> HttpResponse:
-    """Your API tokens: name, created, expires, last used, state; each revocable."""
-    return render(request, "accounts/api_tokens.html", {"tokens": user_tokens(request.user)})
+    """Your API tokens: name, created, expires, last used, state; each revocable. A new one is
+    shown in this response only (never put in a message cookie); only its hash is kept."""
+    form = ApiTokenForm(request.POST or None)
+    secret = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            _, secret = token_create(user=request.user, name=form.cleaned_data["name"],
+                                     expires_days=form.cleaned_data["expires"])
+        except TokenError as exc:
+            form.add_error(None, str(exc))
+        else:
+            form = ApiTokenForm()
+    return render(request, "accounts/api_tokens.html", {"tokens": user_tokens(request.user), "form": form,
+                                                        "secret": secret})
 
 
 @login_required

@@ -123,3 +123,15 @@ def test_nobody_revokes_another_users_token_and_revoking_needs_csrf(members):
     assert owner.post(f"/accounts/tokens/{theirs.pk}/revoke/").status_code == 403
     theirs.refresh_from_db()
     assert theirs.revoked_at is None
+
+
+def test_a_token_made_on_the_page_is_shown_once_and_works(client, members):
+    client.force_login(members["adjudicator"])
+    page = client.post("/accounts/tokens/", {"name": "from the page", "expires": "7"}).content.decode()
+    token = ApiToken.objects.get(user=members["adjudicator"], name="from the page")
+    secret = page.split('aria-label="New API token"')[0].rsplit('value="', 1)[1].split('"')[0]
+    assert secret.startswith(f"bs_{token.prefix}_") and token.expires_at is not None
+    assert with_token(secret).get(PROJECTS).json()["items"][0]["role"] == "adjudicator"
+    assert secret not in client.get("/accounts/tokens/").content.decode()  # once
+    refused = client.post("/accounts/tokens/", {"name": "x", "expires": "0"})
+    assert refused.status_code == 200 and ApiToken.objects.filter(user=members["adjudicator"]).count() == 1

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
@@ -94,6 +95,7 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "accounts/invitation.html", context)
 
 
+@never_cache  # a new token is in the page: no cache may keep it
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_tokens(request: HttpRequest) -> HttpResponse:

@@ -127,7 +127,9 @@ def test_nobody_revokes_another_users_token_and_revoking_needs_csrf(members):
 
 def test_a_token_made_on_the_page_is_shown_once_and_works(client, members):
     client.force_login(members["adjudicator"])
-    page = client.post("/accounts/tokens/", {"name": "from the page", "expires": "7"}).content.decode()
+    response = client.post("/accounts/tokens/", {"name": "from the page", "expires": "7"})
+    assert "no-store" in response["Cache-Control"]
+    page = response.content.decode()
     token = ApiToken.objects.get(user=members["adjudicator"], name="from the page")
     secret = page.split('aria-label="New API token"')[0].rsplit('value="', 1)[1].split('"')[0]
     assert secret.startswith(f"bs_{token.prefix}_") and token.expires_at is not None

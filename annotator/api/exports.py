@@ -43,7 +43,7 @@ def _build(project, user, body: ExportIn) -> Export:
             form = form_or_error(GoldExportForm({k: fields[k] for k in ("test_fraction", "seed")}))
             return export_services.gold_export_start(project=project, user=user, **form.cleaned_data)
         if body.kind == Export.Kind.RELEASE:
-            form = form_or_error(ReleaseForm({k: v for k, v in fields.items() if v is not False}, project=project))
+            form = form_or_error(ReleaseForm(fields, project=project))
             source, run = form.source_and_run()
             data = form.cleaned_data
             return release_services.release_start(

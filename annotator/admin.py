@@ -283,6 +283,7 @@ for model, fields in [
     (m.BackgroundJob, ["project", "kind", "status", "progress_done", "progress_total", "created_at"]),
     (m.AssignmentPlan, ["project", "seed", "created_by", "created_at"]),
     (m.Invitation, ["project", "role", "email", "created_by", "created_at", "expires_at", "used_at"]),
+    (m.ApiToken, ["user", "name", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]),
 ]:
     admin.site.register(
         model,

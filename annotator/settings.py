@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "csp",
+    "ninja",  # the API's browsable page (/api/v1/docs/) with its own static files, no CDN
     "annotator",
 ]
 
@@ -159,6 +160,8 @@ BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 # Invitations (annotator/services/invitations.py): a link works once, for this many days. They are
 # e-mailed through SMTP when EMAIL_HOST is set; otherwise the mail is printed to the console.
 BLINDSPOT_INVITATION_DAYS = env_int("BLINDSPOT_INVITATION_DAYS", 7)
+# The HTTP API (docs/api.md): requests per token, as COUNT/PERIOD (s, m, h or d); more answer 429.
+BLINDSPOT_API_RATE = os.environ.get("BLINDSPOT_API_RATE", "600/m")
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                  else "django.core.mail.backends.console.EmailBackend")

@@ -181,7 +181,7 @@ ANNOTATOR_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("selectors", ("annotator.selectors",)),
     ("services", ("annotator.services",)),
     ("forms and tasks", ("annotator.forms", "annotator.tasks")),
-    ("pages and commands", ("annotator.views", "annotator.templatetags", "annotator.middleware",
+    ("pages and commands", ("annotator.views", "annotator.api", "annotator.templatetags", "annotator.middleware",
                             "annotator.admin", "annotator.management")),
     ("wiring", ("annotator", "annotator.apps", "annotator.urls", "annotator.wsgi")),
 )

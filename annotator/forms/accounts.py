@@ -66,3 +66,11 @@ class SignupForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username", "email")
+
+
+class ApiTokenForm(forms.Form):
+    """A new API token of one's own, as ``manage.py api_token`` makes it."""
+
+    name = forms.CharField(max_length=100, required=False, help_text="What it is for, e.g. nightly import.")
+    expires = forms.IntegerField(min_value=1, max_value=3650, required=False, label="Expires after (days)",
+                                 help_text="Leave empty for a token that does not expire.")

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections import Counter
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from annotator.models import DetectorRun, Project, Role
@@ -113,6 +114,13 @@ class ImportForm(forms.Form):
     skip_existing = forms.BooleanField(
         required=False, help_text="Add only dialogues whose id is new (otherwise a re-import is refused)."
     )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
+        if upload.size > limit:
+            raise forms.ValidationError(f"The file is {upload.size:,} bytes, over the {limit:,}-byte limit.")
+        return upload
 
 
 class MemberForm(forms.Form):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from annotator.models import DetectorRun, Project
+from annotator.selectors.reports import DEFAULT_BOOT
 from pipeline.metrics.circularity import DEFAULT_THRESHOLD
 
 
@@ -26,6 +27,12 @@ class CircularityForm(forms.Form):
         self.fields["run"].queryset = DetectorRun.objects.filter(
             project=project, status=DetectorRun.Status.SUCCEEDED).order_by("-created_at")
         self.fields["run"].label_from_instance = lambda r: r.label
+
+    def request_args(self) -> dict:
+        """The keyword arguments of ``circularity_request`` (less project and user), defaults filled in."""
+        d = self.cleaned_data
+        return {"run": d["run"], "threshold": d["threshold"] if d["threshold"] is not None else DEFAULT_THRESHOLD,
+                "match": d["match"] or "exact", "n_boot": d["n_boot"] if d["n_boot"] is not None else DEFAULT_BOOT}
 
 
 class RunPickForm(forms.Form):

@@ -110,6 +110,13 @@ class PlanForm(forms.Form):
                 self.add_error("audit_share", "Give the audit share (0 for none).")
         return data
 
+    def plan_args(self) -> dict:
+        """The keyword arguments of ``plan_create`` / ``plan_start`` (less project and author)."""
+        d = self.cleaned_data
+        return {"strategy": d["strategy"], "annotators": d["annotators"], "k": d["k"], "seed": d["seed"],
+                "runs": d["runs"], "audit_rate": d["audit_rate"] or 0.0, "n_dialogues": d["n_dialogues"] or 0,
+                "budget": d["budget"] or 0, "audit_share": d["audit_share"] or 0.0}
+
 
 class ReassignForm(forms.Form):
     from_user = forms.ModelChoiceField(queryset=None, label="Move unfinished work of")

@@ -3,6 +3,7 @@
 from annotator.models.accounts import Invitation
 from annotator.models.adjudication import AdjudicationItem
 from annotator.models.annotation import Annotation, Assignment, AssignmentPlan
+from annotator.models.api import ApiToken, IdempotencyKey
 from annotator.models.audit import AuditEvent
 from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
 from annotator.models.exports import Export
@@ -22,6 +23,7 @@ __all__ = [
     "AdjudicationDecision",
     "AdjudicationItem",
     "Annotation",
+    "ApiToken",
     "Assignment",
     "AssignmentPlan",
     "AuditEvent",
@@ -31,6 +33,7 @@ __all__ = [
     "Dialogue",
     "Export",
     "GoldSpan",
+    "IdempotencyKey",
     "Invitation",
     "JobFields",
     "JobStatus",

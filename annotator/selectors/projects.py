@@ -3,6 +3,7 @@ project's pseudonyms for its members."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotator.models import (
@@ -126,3 +127,8 @@ def project_people(project: Project):
     """The People page's rows: current members first (by role, then name), then removed ones."""
     return (Membership.objects.filter(project=project).select_related("user")
             .order_by("-active", "role", "user__username"))
+
+
+def active_members(project: Project):
+    """The project's current members as users, by name (who a plan or a reassignment may name)."""
+    return get_user_model().objects.filter(memberships__project=project, memberships__active=True).order_by("username")

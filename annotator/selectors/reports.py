@@ -171,6 +171,21 @@ def latest_result(project: Project, kind: str, **params) -> BackgroundJob | None
     return qs.order_by("-finished_at", "-pk").first()
 
 
+def report_pending(project: Project, kind: str, **params) -> BackgroundJob | None:
+    """The report job of ``kind`` still queued or running, if the newest one is."""
+    job = latest_job(project, kind, **params)
+    return job if job is not None and not job.is_finished else None
+
+
+def report_failed(project: Project, kind: str, done_job: BackgroundJob | None, **params) -> BackgroundJob | None:
+    """The newest job of ``kind`` if it failed after the result shown (``done_job``) was computed."""
+    last = latest_job(project, kind, **params)
+    if last is not None and last.status == BackgroundJob.Status.FAILED and (
+            done_job is None or last.created_at > done_job.created_at):
+        return last
+    return None
+
+
 def segments_by_key(project: Project, keys) -> dict[Key, str] | None:
     """MATH / NON-MATH of the given messages from the newest segment run; None without one."""
     run = segment_run(project)

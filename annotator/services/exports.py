@@ -191,6 +191,11 @@ class _ZipSink(io.RawIOBase):
         return out
 
 
+def export_file_name(export: Export, name: str) -> str:
+    """What a downloaded file of the export is called: project, kind, version and its name."""
+    return f"{export.project.slug}-{export.kind}-v{export.version:03d}-{name.replace('/', '-')}"
+
+
 def export_zip_name(export: Export) -> str:
     """The archive's file name, and the folder every file sits in inside it."""
     return f"{export.project.slug}-{export.kind}-v{export.version:03d}"

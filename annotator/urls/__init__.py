@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from annotator.api import api
 from annotator.views import accounts, projects, styles
 
 project_patterns = [
@@ -35,8 +36,11 @@ urlpatterns = [
     path("p/<slug:slug>/", include(project_patterns)),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/tokens/", accounts.api_tokens, name="api-tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", accounts.api_token_revoke, name="api-token-revoke"),
     path("invitations/<str:token>/", accounts.invitation_accept_page, name="invitation-accept"),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
 ]
 if settings.BLINDSPOT_OIDC:  # optional OpenID Connect login (docs/deploy.md)
     urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

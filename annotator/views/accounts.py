@@ -1,5 +1,6 @@
-"""The login page (throttled: a refused attempt answers 429 with the reason on the form), and
-invitations: a project admin creates one; the person it is for opens the link and joins."""
+"""The login page (throttled: a refused attempt answers 429 with the reason on the form);
+invitations: a project admin creates one; the person it is for opens the link and joins; and
+one's own API tokens (``manage.py api_token`` makes them): listed, and revoked here."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import access
-from annotator.forms.accounts import InvitationForm, LoginForm, SignupForm
+from annotator.forms.accounts import ApiTokenForm, InvitationForm, LoginForm, SignupForm
 from annotator.models import Role
+from annotator.selectors.api_tokens import user_token, user_tokens
 from annotator.selectors.invitations import invitation_by_token, invitation_state
 from annotator.services import invitations
+from annotator.services.api_tokens import TokenError, token_create, token_revoke
 from annotator.services.invitations import REFUSED, InvitationError
 
 # A link that no longer works: 404 when it never existed, 410 Gone when it was used or expired.
@@ -89,3 +93,31 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
     context = {"invitation": invitation, "form": form, "token": token,
                "login_url": f"{reverse('login')}?next={request.path}"}
     return render(request, "accounts/invitation.html", context)
+
+
+@never_cache  # a new token is in the page: no cache may keep it
+@login_required
+@require_http_methods(["GET", "POST"])
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """Your API tokens: name, created, expires, last used, state; each revocable. A new one is
+    shown in this response only (never put in a message cookie); only its hash is kept."""
+    form = ApiTokenForm(request.POST or None)
+    secret = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            _, secret = token_create(user=request.user, name=form.cleaned_data["name"],
+                                     expires_days=form.cleaned_data["expires"])
+        except TokenError as exc:
+            form.add_error(None, str(exc))
+        else:
+            form = ApiTokenForm()
+    return render(request, "accounts/api_tokens.html", {"tokens": user_tokens(request.user), "form": form,
+                                                        "secret": secret})
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = token_revoke(token=user_token(request.user, token_id), by=request.user)
+    messages.success(request, f"Token {token.name or token.prefix} is revoked: requests with it now get 401.")
+    return redirect("api-tokens")

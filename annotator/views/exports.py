@@ -81,8 +81,7 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
     except export_services.ExportError as exc:
         raise Http404(str(exc)) from None
     audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=project, file=name)
-    download = f"{project.slug}-{export.kind}-v{export.version:03d}-{name.replace('/', '-')}"
-    return FileResponse(stored, as_attachment=True, filename=download)  # streamed from storage
+    return FileResponse(stored, as_attachment=True, filename=export_services.export_file_name(export, name))  # streamed from storage
 
 
 @login_required

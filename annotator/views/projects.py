@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -180,19 +179,15 @@ def corpus_upload(request: HttpRequest, slug: str) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        if upload.size > settings.BLINDSPOT_IMPORT_MAX_BYTES:
-            form.add_error("file", f"The file is {upload.size:,} bytes, over the "
-                                   f"{settings.BLINDSPOT_IMPORT_MAX_BYTES:,}-byte limit.")
-        else:
-            # stored where the import job can read it from any machine (annotator/storage.py)
-            key = storage.upload_save(upload, Path(upload.name).suffix.lower()[:10])
-            job = corpus_import_start(
-                project=project, user=request.user,
-                params={"upload": key, "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
-                        "skip_existing": form.cleaned_data["skip_existing"],
-                        "format": form.cleaned_data["format"] or None},
-            )
-            return redirect("job-detail", slug=slug, job_id=job.pk)
+        # stored where the import job can read it from any machine (annotator/storage.py)
+        key = storage.upload_save(upload, Path(upload.name).suffix.lower()[:10])
+        job = corpus_import_start(
+            project=project, user=request.user,
+            params={"upload": key, "name": upload.name, "spans_as": form.cleaned_data["spans_as"],
+                    "skip_existing": form.cleaned_data["skip_existing"],
+                    "format": form.cleaned_data["format"] or None},
+        )
+        return redirect("job-detail", slug=slug, job_id=job.pk)
     return render(request, "projects/upload.html", {"project": project, "form": form})
 
 

@@ -32,11 +32,6 @@ def _download(body: str, fmt: str, name: str) -> HttpResponse:
     return response
 
 
-def _pending(project, kind: str, **params) -> BackgroundJob | None:
-    job = sel.latest_job(project, kind, **params)
-    return job if job is not None and not job.is_finished else None
-
-
 # ----------------------------------------------------------------------------------- agreement
 
 
@@ -82,12 +77,12 @@ def agreement(request: HttpRequest, slug: str) -> HttpResponse:
         svc.agreement_request(project=project, user=request.user, n_boot=form.cleaned_data["n_boot"])
         messages.success(request, "The agreement report is being computed.")
         return redirect("reports-agreement", slug=slug)
-    pending = _pending(project, Kind.AGREEMENT)
+    pending = sel.report_pending(project, Kind.AGREEMENT)
     if request.htmx and pending is None:
         return _refresh()  # the polled job finished: show the whole page with its result
     job = sel.latest_result(project, Kind.AGREEMENT)
     context = {"project": project, "form": form, "job": job, "pending": pending,
-               "failed": _failed(project, Kind.AGREEMENT, job), "stale": sel.report_is_stale(job)}
+               "failed": sel.report_failed(project, Kind.AGREEMENT, job), "stale": sel.report_is_stale(job)}
     if request.htmx:
         return render(request, "reports/_agreement_status.html", context)
     if job is not None:
@@ -99,14 +94,6 @@ def _refresh() -> HttpResponse:
     response = HttpResponse(status=204)
     response["HX-Refresh"] = "true"
     return response
-
-
-def _failed(project, kind, done_job, **params) -> BackgroundJob | None:
-    last = sel.latest_job(project, kind, **params)
-    if last is not None and last.status == BackgroundJob.Status.FAILED and (
-            done_job is None or last.created_at > done_job.created_at):
-        return last
-    return None
 
 
 @login_required
@@ -132,7 +119,7 @@ def detectors(request: HttpRequest, slug: str) -> HttpResponse:
     runs = job.result.get("detectors", []) if job is not None else []
     pr_rows = charts.detector_precision_recall(runs)
     return render(request, "reports/detectors.html", {
-        "project": project, "job": job, "runs": runs, "pending": _pending(project, Kind.AGREEMENT),
+        "project": project, "job": job, "runs": runs, "pending": sel.report_pending(project, Kind.AGREEMENT),
         "stale": sel.report_is_stale(job),
         "pr_chart": charts.bar_chart(pr_rows, lo=0.0, label_width=170) if pr_rows else None,
         "form": AgreementForm(),
@@ -160,18 +147,13 @@ def circularity(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = CircularityForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
-        svc.circularity_request(
-            project=project, user=request.user, run=d["run"],
-            threshold=d["threshold"] if d["threshold"] is not None else svc.DEFAULT_THRESHOLD,
-            match=d["match"] or "exact", n_boot=d["n_boot"] if d["n_boot"] is not None else svc.DEFAULT_BOOT,
-        )
+        svc.circularity_request(project=project, user=request.user, **form.request_args())
         messages.success(request, "The circularity report is being computed.")
-        return redirect(f"{reverse('reports-circularity', kwargs={'slug': slug})}?run={d['run'].pk}")
+        return redirect(f"{reverse('reports-circularity', kwargs={'slug': slug})}?run={form.cleaned_data['run'].pk}")
     pick = RunPickForm(request.GET or None)
     run_id = pick.cleaned_data.get("run") if pick.is_valid() else None
     params = {"run": run_id} if run_id else {}
-    pending = _pending(project, Kind.CIRCULARITY, **params)
+    pending = sel.report_pending(project, Kind.CIRCULARITY, **params)
     if request.htmx and pending is None:
         return _refresh()
     job = sel.latest_result(project, Kind.CIRCULARITY, **params)
@@ -180,7 +162,7 @@ def circularity(request: HttpRequest, slug: str) -> HttpResponse:
         form.initial.update({k: job.params[k] for k in ("threshold", "match", "n_boot") if job and k in job.params})
         form.initial["run"] = shown
     context = {"project": project, "form": form, "job": job, "r": job.result if job else None,
-               "pending": pending, "failed": _failed(project, Kind.CIRCULARITY, job, **params),
+               "pending": pending, "failed": sel.report_failed(project, Kind.CIRCULARITY, job, **params),
                "stale": sel.report_is_stale(job)}
     if request.htmx:
         return render(request, "reports/_circularity_status.html", context)

@@ -10,7 +10,6 @@ version) and the message in the body and in ``X-Blindspot-Error``.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -37,6 +36,7 @@ from annotator.models import Assignment, AssignmentPlan, Role
 from annotator.selectors import workspace as sel
 from annotator.selectors.assignments import condition_exposure
 from annotator.selectors.keymap import label_keys
+from annotator.selectors.projects import active_members
 from annotator.services import workspace as svc
 from annotator.services.assignments import (
     PlanError,
@@ -237,25 +237,17 @@ def time_report(request, slug, public_id):
 
 # ----------------------------------------------------------------------------------- admin
 
-def _members(project):
-    return get_user_model().objects.filter(memberships__project=project, memberships__active=True).order_by("username")
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
-    form = PlanForm(request.POST or None, project=project, annotators=_members(project),
+    form = PlanForm(request.POST or None, project=project, annotators=active_members(project),
                     initial={"annotators": list(project_annotators(project))})
     preview = None
     if request.method == "POST" and form.is_valid():
-        d = form.cleaned_data
-        args = {"project": project, "strategy": d["strategy"], "annotators": d["annotators"], "k": d["k"],
-                "seed": d["seed"], "runs": d["runs"], "audit_rate": d["audit_rate"] or 0.0,
-                "n_dialogues": d["n_dialogues"] or 0, "budget": d["budget"] or 0,
-                "audit_share": d["audit_share"] or 0.0, "by": request.user}
+        args = {"project": project, **form.plan_args(), "by": request.user}
         try:
-            if d["dry_run"]:
+            if form.cleaned_data["dry_run"]:
                 preview = plan_create(**args, dry_run=True)
             else:  # a large plan takes a minute: built as a job, its page shows the progress
                 job = plan_start(**args)
@@ -265,7 +257,7 @@ def assignments_admin(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project, "form": form, "preview": preview, "plans": sel.plans(project),
         "stats": sel.annotator_stats(project, use_cache=True),
-        "reassign_form": ReassignForm(annotators=_members(project)),
+        "reassign_form": ReassignForm(annotators=active_members(project)),
     }
     if request.htmx and request.method == "GET":
         return render(request, "workspace/_stats.html", context)
@@ -285,7 +277,7 @@ def plan_detail(request: HttpRequest, slug: str, plan_id: int) -> HttpResponse:
 @require_POST
 def reassign(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
-    form = ReassignForm(request.POST, annotators=_members(project))
+    form = ReassignForm(request.POST, annotators=active_members(project))
     if form.is_valid():
         to = form.cleaned_data["to_user"]
         try:

@@ -43,7 +43,7 @@ EXTRA = {
     "train_tagger": ["--no-gold", "--synthetic", "3", "--epochs", "1", "--layers", "1", "--min-dev-score", "0"],
 }
 # The order a user would follow (a command may need what an earlier one made).
-ORDER = ["create_project", "add_member", "import_corpus", "detect", "evaluate", "segments_grid", "run_detector",
+ORDER = ["create_project", "add_member", "api_token", "import_corpus", "detect", "evaluate", "segments_grid", "run_detector",
          "make_assignments", "circularity_report", "export_gold", "build_release", "train_tagger", "tagger_versions",
          "tagger_activate", "deidentify"]
 NEEDS_TAGGER = {"train_tagger", "tagger_activate", "deidentify"}

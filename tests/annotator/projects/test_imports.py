@@ -4,7 +4,15 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.models import AuditEvent, DetectorRun, Dialogue, GoldSpan, Message, Prediction
+from annotator.models import (
+    AuditEvent,
+    BackgroundJob,
+    DetectorRun,
+    Dialogue,
+    GoldSpan,
+    Message,
+    Prediction,
+)
 from annotator.services.imports import corpus_import, corpus_parse
 from pipeline.corpus import CorpusError, ParseReport
 
@@ -294,3 +302,14 @@ def test_upload_page_says_how_ids_were_made(client, members, django_capture_on_c
     page = client.get(response["Location"])
     assert b"The file gave no id to 3 dialogues: their ids were derived from the file name" in page.content
     assert all(i.startswith("export-") for i in Dialogue.objects.values_list("external_id", flat=True))
+
+
+def test_the_upload_page_refuses_a_file_over_the_limit_before_storing_it(client, members, settings):
+    """The limit is the import form's (the page and the API share it): nothing is queued."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.BLINDSPOT_IMPORT_MAX_BYTES = 10
+    client.force_login(members["admin"])
+    response = client.post("/p/test/import/", {"file": SimpleUploadedFile("c.jsonl", _lines(GOOD)), "spans_as": "run"})
+    assert response.status_code == 200 and b"over the 10-byte limit" in response.content
+    assert not BackgroundJob.objects.exists()

@@ -10,6 +10,10 @@ and ``admin`` of the project. Expectations: anonymous → 302 to the login page;
 (it must not learn the project exists); a role below the page's → 403; the right role → the
 status in the table (200, 302, or 405 for a method the page does not take). Each request runs
 in a transaction that is rolled back, so one request's writes never change another's answer.
+
+The API's URLs (``/api/v1/``) are walked too, each role with its own bearer token instead of a
+session: no token → 401, and otherwise the same 404 / 403 rule. Their POSTs carry a valid body
+(``API_BODIES``), so what answers is the role check, not the body's schema.
 """
 
 from __future__ import annotations
@@ -80,6 +84,16 @@ def site(anonymous: tuple[int, int], others: tuple[int, int], **per_role: tuple[
         get, post = anonymous if who == "anonymous" else per_role.get(who, others)
         statuses[(who, "GET")], statuses[(who, "POST")] = get, post
     return Site(statuses)
+
+
+@dataclass(frozen=True)
+class Api(Page):
+    """An API endpoint: as a page, except that a request without a token gets 401."""
+
+    def expected(self, who: str, method: str) -> int:
+        if who == "anonymous":
+            return 405 if (self.get if method == "GET" else self.post) == 405 else 401
+        return super().expected(who, method)
 
 
 ANNOTATOR, ADJUDICATOR, ADMIN = "annotator", "adjudicator", "admin"
@@ -157,7 +171,43 @@ EXPECT: dict[str, Page | Site] = {
     "webhook-ping": Page(ADMIN, get=405, post=302),
     "webhook-delete": Page(ADMIN, get=405, post=302),
     "webhook-redeliver": Page(ADMIN, get=405, post=302),
+    # one's own API tokens (another's is 404: the world's token is the admin's)
+    "api-tokens": site((302, 302), (200, 200)),
+    "api-token-revoke": site((302, 302), (405, 404), admin=(405, 302)),
+    # the API: a bearer token per role; annotators reach no run, report or release
+    "api-root": site((404, 404), (404, 404)),  # nothing at /api/v1/ itself (it names the docs' URL)
+    "openapi-json": site((200, 405), (200, 405)),
+    "openapi-view": site((200, 405), (200, 405)),
+    "api-projects": site((401, 405), (200, 405)),
+    "api-imports": Api(ADMIN, get=405, post=202),
+    "api-job": Api(ADMIN),
+    "api-runs": Api(ADMIN, post=202),
+    "api-run": Api(ADMIN),
+    "api-run-cancel": Api(ADMIN, get=405, post=200),
+    "api-plans": Api(ADMIN, get=405, post=200),
+    "api-plan": Api(ADMIN),
+    "api-report-agreement": Api(ADJUDICATOR, post=202),
+    "api-report-detectors": Api(ADJUDICATOR),
+    "api-report-circularity": Api(ADJUDICATOR, post=202),
+    "api-exports": Api(ADMIN, post=202),
+    "api-export": Api(ADMIN),
+    "api-export-file": Api(ADMIN),
+    "api-export-publish": Api(ADMIN, get=405, post=200),
 }
+
+# A valid body for each API POST (a function of the world's objects): a dry-run plan, a gold
+# export, an acknowledged publication, so that the right role's answer is a success.
+API_BODIES = {
+    "api-runs": lambda w: {"detector": "rules"},
+    "api-plans": lambda w: {"strategy": "dialogues", "n_dialogues": 1, "dry_run": True},
+    "api-report-agreement": lambda w: {"n_boot": 10},
+    "api-report-circularity": lambda w: {"run": w["kwargs"]["run_id"]},
+    "api-exports": lambda w: {"kind": "gold"},
+    "api-export-publish": lambda w: {"acknowledge": True},
+    "api-run-cancel": lambda w: {},
+}
+API_UPLOAD = b'{"id": "matrix-1", "messages": [{"speaker": "Tutor", "text": "Hello"}]}\n'
+
 
 
 def walk(patterns, prefix: str = "", namespace: str | None = None):
@@ -170,7 +220,14 @@ def walk(patterns, prefix: str = "", namespace: str | None = None):
 
 
 def app_patterns() -> list[tuple[str, str]]:
-    return [(route, name) for route, name, ns in walk(get_resolver().url_patterns) if ns != "admin"]
+    """(route, name) of every URL outside the Django admin; django-ninja lists a path once per
+    operation (GET and POST) under one name, and that is one URL here."""
+    return list(dict.fromkeys((route, name) for route, name, ns in walk(get_resolver().url_patterns)
+                              if ns != "admin"))
+
+
+def namespace_of(name: str) -> str | None:
+    return next(ns for _, n, ns in walk(get_resolver().url_patterns) if n == name)
 
 
 def test_every_url_pattern_is_in_the_matrix():
@@ -225,29 +282,33 @@ def world(ws_project, members, planned, settings, make_user):
 
     _, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
     from annotator.models import Webhook, WebhookDelivery
+    from annotator.services.api_tokens import token_create
 
     hook = Webhook.objects.create(project=project, url="https://hooks.example.org/x", events=["run.finished"],
                                   secret="whsec_test", site_url="http://testserver")
     delivery = WebhookDelivery.objects.create(hook=hook, event="ping", event_key="ping:matrix", status="failed")
+    bearer = {who: token_create(user=members[who], name="matrix") for who in ROLES if who != "anonymous"}
     kwargs = {
-        "hook_id": hook.pk, "delivery_id": delivery.pk, "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
-            project=project, external_id="d1").pk,
+        "slug": project.slug, "job_id": import_job.pk, "dialogue_id": Dialogue.objects.get(
+            project=project, external_id="d1").pk, "hook_id": hook.pk, "delivery_id": delivery.pk,
         "run_id": project.suggestion_runs.first().pk, "public_id": assignment.public_id,
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
         "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
         "candidate_id": candidate.pk, "user_id": members["annotator2"].pk, "token": token,
+        "token_id": bearer["admin"][0].pk,
     }
     special = {"reports-circularity-download": {"job_id": circ.pk}}
-    return {"members": members, "kwargs": kwargs, "special": special}
+    return {"members": members, "kwargs": kwargs, "special": special,
+            "bearer": {who: secret for who, (_, secret) in bearer.items()}}
 
 
-def url_for(world, name: str, route: str) -> str:
+def url_for(world, name: str, route: str, namespace: str | None = None) -> str:
     from django.urls.resolvers import RoutePattern
 
     params = RoutePattern(route).converters
     kwargs = {k: world["kwargs"][k] for k in params}
     kwargs.update({k: v for k, v in world["special"].get(name, {}).items() if k in params})
-    return reverse(name, kwargs=kwargs)
+    return reverse(f"{namespace}:{name}" if namespace else name, kwargs=kwargs)
 
 
 def clients(world) -> dict[str, Client]:
@@ -259,23 +320,40 @@ def clients(world) -> dict[str, Client]:
     return out
 
 
-def request(client: Client, method: str, url: str):
+def api_clients(world) -> dict[str, Client]:
+    """A client per role that sends the role's bearer token (and no session)."""
+    return {who: Client(headers={"Authorization": f"Bearer {world['bearer'][who]}"} if who != "anonymous" else {})
+            for who in ROLES}
+
+
+def request(client: Client, method: str, url: str, *, world=None, name: str = ""):
     """One request, in a transaction rolled back afterwards (the login outlives it)."""
     with transaction.atomic():
-        response = client.get(url) if method == "GET" else client.post(url, {})
+        if method == "GET":
+            response = client.get(url)
+        elif name in API_BODIES:
+            response = client.post(url, API_BODIES[name](world), content_type="application/json")
+        elif name == "api-imports":
+            from django.core.files.uploadedfile import SimpleUploadedFile
+
+            response = client.post(url, {"file": SimpleUploadedFile("m.jsonl", API_UPLOAD)})
+        else:
+            response = client.post(url, {})
         transaction.set_rollback(True)
     return response
 
 
 def test_role_matrix(world):
     failures = []
-    by_role = clients(world)
+    by_role, by_token = clients(world), api_clients(world)
     for route, name in app_patterns():
-        url = url_for(world, name, route)
+        namespace = namespace_of(name)
+        url = url_for(world, name, route, namespace)
         for who in ROLES:
             for method in ("GET", "POST"):
                 want = EXPECT[name].expected(who, method)
-                response = request(by_role[who], method, url)
+                client = by_token[who] if namespace == "api" else by_role[who]
+                response = request(client, method, url, world=world, name=name)
                 got, where = response.status_code, response.get("Location", "")
                 if name == "logout" and method == "POST":
                     by_role = clients(world)  # logging out ends the client's session

@@ -1,0 +1,154 @@
+"""What every endpoint of the API shares: token authentication and its throttle, JSON errors,
+form errors as JSON, idempotent job starts, and the JSON form of jobs, runs and exports.
+
+Endpoints stay thin: they parse with the pages' own forms, look objects up through
+``annotator.access`` (404 for another project, 403 for a lower role) and call the pages' services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+from ninja import Status
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as SchemaError
+from ninja.security import HttpBearer
+from ninja.throttling import AuthRateThrottle
+
+from annotator.models import BackgroundJob, DetectorRun, Export
+from annotator.selectors.runs import run_progress
+from annotator.services import jobs
+from annotator.services.api_tokens import (
+    IdempotencyConflict,
+    idempotent_claim,
+    idempotent_record,
+    idempotent_release,
+    token_authenticate,
+)
+
+MAX_KEY = 200  # characters of an Idempotency-Key
+UNAUTHORIZED = ("Send a valid API token as 'Authorization: Bearer <token>' "
+                "(manage.py api_token USER makes one; revoked and expired tokens are refused).")
+
+
+class ApiError(Exception):
+    """A refusal with its status, message and (for a form) the errors of each field."""
+
+    def __init__(self, status: int, message: str, errors: dict | None = None):
+        super().__init__(message)
+        self.status, self.message, self.errors = status, message, errors
+
+
+class BearerToken(HttpBearer):
+    """``Authorization: Bearer <token>``: the token's user becomes ``request.user`` (roles apply)."""
+
+    def authenticate(self, request: HttpRequest, token: str):
+        found = token_authenticate(token)
+        if found is not None:
+            request.user = found.user
+        return found
+
+
+class TokenThrottle(AuthRateThrottle):
+    """Requests per token (``BLINDSPOT_API_RATE``, e.g. ``600/m``), read per request so settings apply."""
+
+    def __init__(self):
+        super().__init__(settings.BLINDSPOT_API_RATE)
+
+    def allow_request(self, request: HttpRequest) -> bool:
+        self.rate = settings.BLINDSPOT_API_RATE
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request)
+
+
+def error_handlers(api) -> None:
+    """Every refusal as ``{"detail": message}`` (plus ``errors`` for a form), with its status."""
+
+    def answer(request, status: int, message: str, errors=None, **headers):
+        response = api.create_response(request, {"detail": message, **({"errors": errors} if errors else {})},
+                                       status=status)
+        for name, value in headers.items():
+            response[name.replace("_", "-")] = value
+        return response
+
+    api.add_exception_handler(ApiError, lambda r, e: answer(r, e.status, e.message, e.errors))
+    api.add_exception_handler(AuthenticationError, lambda r, e: answer(r, 401, UNAUTHORIZED,
+                                                                       WWW_Authenticate="Bearer"))
+    api.add_exception_handler(HttpError, lambda r, e: answer(r, e.status_code, str(e)))
+    api.add_exception_handler(Http404, lambda r, e: answer(r, 404, str(e) or "Not found."))
+    api.add_exception_handler(PermissionDenied, lambda r, e: answer(r, 403, str(e) or "Forbidden."))
+    api.add_exception_handler(SchemaError, lambda r, e: answer(r, 422, "The request is not valid.", e.errors))
+
+
+def form_or_error(form: forms.Form) -> forms.Form:
+    """The bound page form, valid, or a 400 naming each field's problems."""
+    if not form.is_valid():
+        errors = {field: [str(m) for m in msgs] for field, msgs in form.errors.items()}
+        shown = "; ".join(f"{'' if f == '__all__' else f + ': '}{' '.join(m)}" for f, m in errors.items())
+        raise ApiError(400, f"Not accepted: {shown}", errors)
+    return form
+
+
+def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: int = 202) -> Status:
+    """Run ``start`` (it queues a job and returns its JSON), once per ``Idempotency-Key``: a
+    request that repeats a key gets the first answer again and starts nothing."""
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key:
+        return Status(status, start())
+    if len(key) > MAX_KEY:
+        raise ApiError(422, f"An Idempotency-Key has at most {MAX_KEY} characters.")
+    try:
+        stored = idempotent_claim(user=request.user, key=key, route=request.path)
+    except IdempotencyConflict as exc:
+        raise ApiError(409, str(exc)) from None
+    if stored is not None:
+        return Status(stored.status, stored.body)
+    try:
+        body = start()
+    except BaseException:
+        idempotent_release(user=request.user, key=key)
+        raise
+    idempotent_record(user=request.user, key=key, status=status, body=body)
+    return Status(status, body)
+
+
+def _when(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _lifecycle(job) -> dict[str, Any]:
+    done, total = jobs.job_live_progress(job)
+    return {"status": job.status, "progress": {"done": done, "total": total}, "error": job.error,
+            "started_at": _when(job.started_at), "finished_at": _when(job.finished_at),
+            "created_at": _when(job.created_at)}
+
+
+def job_json(job: BackgroundJob) -> dict[str, Any]:
+    return {"id": job.pk, "kind": job.kind, "project": job.project.slug if job.project else None,
+            "message": job.message, "result": job.result, **_lifecycle(job),
+            "url": reverse("api:api-job", kwargs={"job_id": job.pk})}
+
+
+def run_json(run: DetectorRun) -> dict[str, Any]:
+    slug = run.project.slug
+    return {"id": run.pk, "label": run.label, "detector": run.detector, "source": run.source,
+            "detector_version": run.detector_version, "model_version": run.model_version, "config": run.config,
+            **_lifecycle(run), "progress": run_progress(run),
+            "url": reverse("api:api-run", kwargs={"slug": slug, "run_id": run.pk})}
+
+
+def export_json(export: Export) -> dict[str, Any]:
+    slug = export.project.slug
+    files = [{**f, "url": reverse("api:api-export-file", kwargs={"slug": slug, "export_id": export.pk,
+                                                                 "name": f["name"]})}
+             for f in export.files]
+    return {"id": export.pk, "kind": export.kind, "version": export.version, "params": export.params,
+            "source_run": export.source_run_id, "publishable": export.publishable,
+            "published": bool(export.report.get("published")), "files": files, **_lifecycle(export),
+            "url": reverse("api:api-export", kwargs={"slug": slug, "export_id": export.pk})}

@@ -176,7 +176,8 @@ def _clashing_ids(project: Project, ids: list[str], skip_existing: bool) -> set[
 def _create_dialogues(project: Project, todo: Sequence[PDialogue], source: str) -> list[Dialogue]:
     """The dialogue rows, in ``todo``'s order, with their primary keys set."""
     rows = Dialogue.objects.bulk_create(
-        [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source)
+        [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source,
+                  message_count=len(d.messages))
          for d in todo],
         batch_size=BATCH,
     )

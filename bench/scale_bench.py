@@ -16,7 +16,7 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
    (bench/scan_check.py); the database's size.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
-        [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold]
+        [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
@@ -49,6 +49,21 @@ def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
         [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-P", "prefork", "-c", "1",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"scale{i}@%h"],
         cwd=ROOT, env=env, start_new_session=True) for i in range(n)]
+
+
+def workers_peak_mb(workers: list[subprocess.Popen]) -> list[float]:
+    """Each worker's highest peak RSS (VmHWM) over its processes: every job it ran so far."""
+    import psutil
+
+    out = []
+    for w in workers:
+        procs = [psutil.Process(w.pid), *psutil.Process(w.pid).children(recursive=True)]
+        peaks = []
+        for proc in procs:
+            with open(f"/proc/{proc.pid}/status") as f:
+                peaks += [int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM")]
+        out.append(max(peaks))
+    return out
 
 
 def wait(obj, what: str, timeout: float = 7200) -> float:
@@ -172,6 +187,7 @@ def main() -> None:
     parser.add_argument("--tagger", default="", help="the tagger version to pre-label with: NAME/VERSION")
     parser.add_argument("--page-requests", type=int, default=10)
     parser.add_argument("--skip-gold", action="store_true", help="no simulated gold (nor reports and releases)")
+    parser.add_argument("--skip-pages", action="store_true", help="stop after the jobs (no finished work, no pages)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     args = parser.parse_args()
     broker = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -200,11 +216,15 @@ def stages(args, db_url: str, broker: str) -> None:
         plan_and_gold(project, run, boss, args)
         if not args.skip_gold:
             reports_and_releases(project, run, boss)
+        peaks = workers_peak_mb(workers)
+        print(f"workers' peak RSS   {', '.join(f'{mb:.0f} MB' for mb in peaks)} over every job above  "
+              f"target <= {TARGET_RSS_MB} MB {'MET' if max(peaks) <= TARGET_RSS_MB else 'MISSED'}")
     finally:
         for w in workers:
             w.terminate()
             w.wait(30)
-    pages(project, users, args)
+    if not args.skip_pages:
+        pages(project, users, args)
 
 if __name__ == "__main__":
     main()

@@ -17,6 +17,7 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
+        [--prelabel-only]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
@@ -196,6 +197,7 @@ def main() -> None:
     parser.add_argument("--tagger", default="", help="the tagger version to pre-label with: NAME/VERSION")
     parser.add_argument("--page-requests", type=int, default=10)
     parser.add_argument("--skip-gold", action="store_true", help="no simulated gold, reports or gold release")
+    parser.add_argument("--prelabel-only", action="store_true", help="import and pre-label only (1 vs N workers)")
     parser.add_argument("--skip-pages", action="store_true", help="stop after the jobs (no finished work, no pages)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     args = parser.parse_args()
@@ -222,6 +224,8 @@ def stages(args, db_url: str, broker: str) -> None:
     workers = start_workers(args.workers, db_url, broker)
     try:
         run = prelabel(project, args)
+        if args.prelabel_only:
+            return
         plan_and_gold(project, run, boss, args)
         reports_and_releases(project, run, boss, args)
         peaks = workers_peak_mb(workers)

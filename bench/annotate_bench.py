@@ -68,12 +68,19 @@ def first_word(text: str) -> tuple[int, int] | None:
 # ----------------------------------------------------------------------------------- loading
 
 def load(n_messages: int):
-    from django.contrib.auth import get_user_model
-    from django.db import connection
+    """The corpus, three annotators and their finished work (k = 2 over every message)."""
+    project, result, _ = load_corpus(n_messages)
+    users = add_annotators(project)
+    load_work(project, users, result.dialogues)
+    return project, users
 
-    from annotator.models import DetectorRun, Prediction, Role
+
+def load_corpus(n_messages: int, slug: str = "annotate-bench"):
+    """``n_messages`` generated messages imported by the import service, their spans as a run that
+    annotators see as suggestions; the project, the import's result and its seconds."""
+    from annotator.models import DetectorRun, Prediction
     from annotator.services.imports import corpus_import
-    from annotator.services.projects import membership_set, project_create
+    from annotator.services.projects import project_create
     from pipeline.synthetic import generate_messages
     from pipeline.types import Dialogue
 
@@ -83,20 +90,41 @@ def load(n_messages: int):
     if extra > 0:  # trim the last dialogue so the corpus has exactly n_messages
         last = dialogues[-1]
         dialogues[-1] = Dialogue(last.id, last.messages[: len(last.messages) - extra], anchor=last.anchor, meta=last.meta)
-    project = project_create(name="Annotate bench", slug="annotate-bench", visibility_mode="randomized", overlap_k=2)
+    project = project_create(name="Annotate bench", slug=slug, visibility_mode="randomized", overlap_k=2)
+    t1 = time.perf_counter()
     result = corpus_import(project=project, dialogues=dialogues, source="bench.jsonl", spans_as="run")
+    import_s = time.perf_counter() - t1
     del dialogues
     run = DetectorRun.objects.get(project=project)
     project.suggestion_runs.add(run)
     print(f"corpus              {result.dialogues:,} dialogues, {n_messages:,} messages, "
-          f"{Prediction.objects.filter(run=run).count():,} predictions ({time.perf_counter() - t0:.1f} s)")
+          f"{Prediction.objects.filter(run=run).count():,} predictions ({time.perf_counter() - t0:.1f} s, "
+          f"import {import_s:.1f} s)")
+    return project, result, import_s
+
+
+def add_annotators(project) -> dict:
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import Role
+    from annotator.services.projects import membership_set
 
     User = get_user_model()
     users = {}
     for name in ["ann1", "ann2", "ann3", "timer", *[f"conc{i:02d}" for i in range(N_CONCURRENT)]]:
         users[name] = User.objects.create_user(name, password=PASSWORD)
         membership_set(project=project, user=users[name], role=Role.ANNOTATOR)
+    return users
 
+
+def load_work(project, users, n_dialogues: int) -> None:
+    """ann1-3's finished work: a plan giving every message to two of them, all submitted,
+    suggestions accepted in the aware condition."""
+    from django.db import connection
+
+    from annotator.models import DetectorRun
+
+    run = DetectorRun.objects.filter(project=project).order_by("pk").first()
     # The plan is computed by the same pure algorithm plan_create uses; 231,240 rows go in with
     # COPY (bulk_create would spend minutes here on a loaded machine).
     t0 = time.perf_counter()
@@ -106,7 +134,7 @@ def load(n_messages: int):
     three = [users[n].pk for n in ("ann1", "ann2", "ann3")]
     items = [algo.Item(dialogue_id=d, position=p, message_id=m)
              for m, d, p in Message.objects.filter(project=project).values_list("pk", "dialogue_id", "position")]
-    made = algo.make_plan(items, three, strategy="dialogues", n_dialogues=result.dialogues, k=2, seed=1,
+    made = algo.make_plan(items, three, strategy="dialogues", n_dialogues=n_dialogues, k=2, seed=1,
                           mode="randomized")
     plan = AssignmentPlan.objects.create(project=project, seed=1, summary={"assignments": len(made.pairs)},
                                          params={"strategy": "dialogues", "k": 2, "bench": True})
@@ -139,7 +167,6 @@ def load(n_messages: int):
         cur.execute("ANALYZE")
     print(f"finished work       {len(made.pairs):,} assignments for 3 annotators (plan computed in {plan_s:.1f} s), "
           f"{n_annotations:,} annotations ({time.perf_counter() - t0:.1f} s)")
-    return project, users
 
 
 def give(project, users, names, n_items, *, seed):
@@ -430,11 +457,11 @@ def main() -> None:
     print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
 
 
-def list_pages(project, users, n_requests: int) -> None:
+def add_reviewers(project, users) -> None:
+    """An admin (``boss``, also the Django admin's superuser) and an adjudicator (``judge``)."""
     from django.contrib.auth import get_user_model
-    from list_pages import load_review_state, time_pages
 
-    from annotator.models import DetectorRun, Role
+    from annotator.models import Role
     from annotator.services.projects import membership_set
 
     User = get_user_model()
@@ -443,6 +470,14 @@ def list_pages(project, users, n_requests: int) -> None:
             users[name] = User.objects.create_user(name, password=PASSWORD, is_staff=name == "boss",
                                                    is_superuser=name == "boss")
             membership_set(project=project, user=users[name], role=role)
+
+
+def list_pages(project, users, n_requests: int) -> None:
+    from list_pages import load_review_state, time_pages
+
+    from annotator.models import DetectorRun
+
+    add_reviewers(project, users)
     load_review_state(project, DetectorRun.objects.filter(project=project).order_by("pk").first())
     print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     time_pages(project, users, n_requests)

@@ -30,9 +30,9 @@ def load_review_state(project, run) -> None:
     p = project.pk
     with connection.cursor() as cur:
         cur.execute(
-            "INSERT INTO annotator_adjudicationdecision (message_id, outcome, risk, model_favoured, notes, details, "
-            "decided_at) SELECT id, CASE WHEN mod(id, 10) = 5 THEN 'adjudicated' ELSE 'unanimous' END, 0, NULL, '', "
-            "'{}', now() FROM annotator_message WHERE project_id = %s AND mod(id, 10) <> 0 ON CONFLICT DO NOTHING", [p])
+            "INSERT INTO annotator_adjudicationdecision (message_id, outcome, risk, model_favoured, notes, reply, "
+            "details, decided_at) SELECT id, CASE WHEN mod(id, 10) = 5 THEN 'adjudicated' ELSE 'unanimous' END, 0, "
+            "NULL, '', '', '{}', now() FROM annotator_message WHERE project_id = %s AND mod(id, 10) <> 0 ON CONFLICT DO NOTHING", [p])
         cur.execute(
             "INSERT INTO annotator_goldspan (message_id, start, \"end\", label, provenance, annotators, model_matched, "
             "decision_id, created_at) SELECT d.message_id, pr.start, pr.\"end\", pr.label, d.outcome, '[]', true, "

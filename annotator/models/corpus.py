@@ -163,6 +163,9 @@ class Dialogue(models.Model):
     anchor = models.TextField(blank=True, help_text="The question or word problem the dialogue is about.")
     meta = JSONField(default=dict, blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="The file it was imported from.")
+    message_count = models.PositiveIntegerField(
+        default=0, help_text="Its messages, kept by the import that writes them: a run is planned from these "
+                             "counters instead of counting the message table in the request.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

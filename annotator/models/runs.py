@@ -73,6 +73,9 @@ class RunChunk(models.Model):
     error = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that finished it.")
+    peak_rss_mb = models.FloatField(
+        null=True, blank=True, help_text="The worker process's peak resident memory when it finished the chunk: "
+                                         "flat across a run when chunks stream.")
 
     class Meta:
         ordering = ["run", "index"]

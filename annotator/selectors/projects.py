@@ -4,7 +4,7 @@ project's pseudonyms for its members."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
 from annotator.models import (
     Assignment,
@@ -41,9 +41,10 @@ def corpus_counts(project: Project, *, use_cache: bool = False) -> dict[str, int
     assignments = Assignment.objects.filter(project=project).aggregate(
         total=Count("pk"), done=Count("pk", filter=Q(status=Assignment.Status.DONE))
     )
-    return {
-        "dialogues": Dialogue.objects.filter(project=project).count(),
-        "messages": Message.objects.filter(project=project).count(),
+    corpus = Dialogue.objects.filter(project=project).aggregate(n=Count("pk"), messages=Sum("message_count"))
+    return {  # messages from the dialogues' counters: a dialogue row per ~30 messages, not the message table
+        "dialogues": corpus["n"],
+        "messages": corpus["messages"] or 0,
         "assignments_total": assignments["total"],
         "assignments_done": assignments["done"],
         "gold_messages": Message.objects.filter(project=project, decision__isnull=False).count(),
@@ -55,10 +56,10 @@ def recent_jobs(project: Project, limit: int = 5):
 
 
 def dialogue_page(project: Project, *, q: str = "", page: int = 1, per_page: int = 50):
-    """A page of the project's dialogues with their message counts; ``q`` matches the dialogue id or
-    any message's text. The text match is an ``EXISTS``, not a join: a join with the messages
-    multiplied every counted message by the messages that matched."""
-    qs = Dialogue.objects.filter(project=project).annotate(n_messages=Count("messages")).order_by("id")
+    """A page of the project's dialogues with their message counts (the dialogues' counters: the page
+    and its count read no message); ``q`` matches the dialogue id or any message's text, an
+    ``EXISTS``, not a join, which would multiply the dialogues by their matching messages."""
+    qs = Dialogue.objects.filter(project=project).annotate(n_messages=F("message_count")).order_by("id")
     if q:
         matching = Message.objects.filter(dialogue=OuterRef("pk"), text__icontains=q)
         qs = qs.filter(Q(external_id__icontains=q) | Exists(matching))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotator import task_names as names
 from annotator.dispatch import enqueue
@@ -176,7 +176,8 @@ def _clashing_ids(project: Project, ids: list[str], skip_existing: bool) -> set[
 def _create_dialogues(project: Project, todo: Sequence[PDialogue], source: str) -> list[Dialogue]:
     """The dialogue rows, in ``todo``'s order, with their primary keys set."""
     rows = Dialogue.objects.bulk_create(
-        [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source)
+        [Dialogue(project=project, external_id=d.id, anchor=d.anchor, meta=dict(d.meta), source=source,
+                  message_count=len(d.messages))
          for d in todo],
         batch_size=BATCH,
     )
@@ -220,10 +221,27 @@ def _existing_ids(project: Project, ids: list[str]) -> set[str]:
 
 def _flush(messages: list[Message]) -> int:
     n = len(messages)
-    if n:
+    if n and connection.vendor == "postgresql":
+        _copy_messages(messages)
+    elif n:
         Message.objects.bulk_create(messages, batch_size=BATCH)
-        messages.clear()
+    messages.clear()
     return n
+
+
+MESSAGE_COLUMNS = ("dialogue_id", "project_id", "position", "speaker_role", "speaker", "text", "ts", "meta")
+
+
+def _copy_messages(messages: list[Message]) -> None:
+    """PostgreSQL's COPY for a batch of messages: the import of a national corpus is mostly these
+    rows, and COPY writes them several times faster than INSERTs. ``meta`` goes through its field,
+    which refuses NaN as every other write does."""
+    meta = Message._meta.get_field("meta")
+    columns = ", ".join(f'"{c}"' for c in MESSAGE_COLUMNS)
+    with connection.cursor() as cur, cur.copy(f"COPY {Message._meta.db_table} ({columns}) FROM STDIN") as copy:
+        for m in messages:
+            copy.write_row((m.dialogue_id, m.project_id, m.position, m.speaker_role, m.speaker, m.text, m.ts,
+                            meta.get_db_prep_value(m.meta, connection)))
 
 
 def _message_ids(rows: list[Dialogue]) -> dict[tuple[int, int], int]:

@@ -9,6 +9,7 @@ either finds it done or overwrites identical rows — never duplicates.
 from __future__ import annotations
 
 import json
+import resource
 import time
 from collections.abc import Mapping
 from functools import lru_cache
@@ -16,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Count, F, Sum, When
+from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 
 from annotator import model_store
@@ -26,7 +27,6 @@ from annotator.dispatch import enqueue
 from annotator.models import (
     DetectorRun,
     Dialogue,
-    Message,
     MessageSegment,
     MessageUncertainty,
     Prediction,
@@ -72,6 +72,7 @@ DEFAULT_ENDPOINT = "default"
 # A chunk writes its progress at most this often while it is detected (every 5 % of its messages):
 # a run of one large chunk moves along instead of jumping from 0 % to 100 %.
 PROGRESS_WRITES_PER_CHUNK = 20
+CHUNK_WRITE_BATCH = 1000  # run chunks written per INSERT when a run is planned
 
 
 def _deployment_keys_in(config: Any, where: str = "") -> list[str]:
@@ -193,28 +194,43 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
     except (ConfigError, ValueError, ImportError) as exc:
         raise RunError(f"{detector}: {exc}") from None
     size = chunk_dialogues or settings.BLINDSPOT_RUN_CHUNK_DIALOGUES
-    dialogue_ids = list(Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
-    if not dialogue_ids:
-        raise RunError("The project has no dialogues yet: import a corpus first.")
-    counts = dict(
-        Message.objects.filter(project=project).values("dialogue_id").annotate(n=Count("pk"))
-        .values_list("dialogue_id", "n")
-    )
     stored = cfg  # no key: those are added when a worker builds the detector
     with transaction.atomic():
         run = DetectorRun.objects.create(
             project=project, detector=detector, config=stored, created_by=user,
             detector_version=str(getattr(probe, "version", "")),
-            progress_total=sum(counts.values()),
         )
-        chunks = [dialogue_ids[i:i + size] for i in range(0, len(dialogue_ids), size)]
-        RunChunk.objects.bulk_create([
-            RunChunk(run=run, index=i, dialogue_ids=ids, message_count=sum(counts.get(d, 0) for d in ids))
-            for i, ids in enumerate(chunks)
-        ])
-        run.total_chunks = len(chunks)
-        run.save(update_fields=["total_chunks"])
+        run.total_chunks, run.progress_total = _chunks_create(run, project, size)
+        if not run.total_chunks:
+            raise RunError("The project has no dialogues yet: import a corpus first.")
+        run.save(update_fields=["total_chunks", "progress_total"])
         audit_record(user=user, action="run.start", obj=run, project=project, detector=detector, config=stored)
+    return run
+
+
+def _chunks_create(run: DetectorRun, project: Project, size: int) -> tuple[int, int]:
+    """The run's chunks of ``size`` dialogues, from the dialogues' maintained message counters
+    (never a count over the message table), streamed and written in batches; returns how many
+    chunks and messages."""
+    rows = Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", "message_count")
+    chunks: list[RunChunk] = []
+    n_chunks = n_messages = 0
+    ids: list[int] = []
+    count = 0
+    for pk, messages in rows.iterator(chunk_size=10_000):
+        ids.append(pk)
+        count += messages
+        if len(ids) == size:
+            chunks.append(RunChunk(run=run, index=n_chunks, dialogue_ids=ids, message_count=count))
+            n_chunks, n_messages, ids, count = n_chunks + 1, n_messages + count, [], 0
+        if len(chunks) >= CHUNK_WRITE_BATCH:
+            RunChunk.objects.bulk_create(chunks)
+            chunks.clear()
+    if ids:
+        chunks.append(RunChunk(run=run, index=n_chunks, dialogue_ids=ids, message_count=count))
+        n_chunks, n_messages = n_chunks + 1, n_messages + count
+    RunChunk.objects.bulk_create(chunks)
+    return n_chunks, n_messages
     return run
 
 
@@ -288,9 +304,12 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
         Prediction.objects.bulk_create(predictions, batch_size=5000)
         MessageSegment.objects.bulk_create(segments, batch_size=5000)
         MessageUncertainty.objects.bulk_create(margins, batch_size=5000)
+        _recount(locked, sum(len(d.messages) for d, _ in pairs))
         locked.status, locked.error, locked.worker = RunChunk.Status.DONE, "", worker[:200]
         locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
-        locked.save(update_fields=["status", "error", "worker", "seconds", "finished_at"])
+        locked.peak_rss_mb = peak_rss_mb()
+        locked.save(update_fields=["status", "error", "worker", "seconds", "finished_at", "peak_rss_mb",
+                                   "message_count"])
         _advance_run(current, str(getattr(detector, "model_version", ""))[:300], usage)
     return "done"
 
@@ -309,6 +328,20 @@ def _detect(detector: Detector, pairs, chunk: RunChunk) -> list:
             jobs.job_progress(chunk.run, _messages_done(chunk.run_id), chunk.run.progress_total)
             written = done
     return detections
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _recount(locked: RunChunk, messages: int) -> None:
+    """A chunk planned from counters that were off (messages written outside an import) is
+    corrected from what it detected, and so is its run's total."""
+    if messages != locked.message_count:
+        DetectorRun.objects.filter(pk=locked.run_id).update(
+            progress_total=F("progress_total") + messages - locked.message_count)
+        locked.message_count = messages
 
 
 def _messages_done(run_id: int) -> int:

@@ -67,6 +67,14 @@ def test_env_example_passes_check_deploy():
     assert "no issues" in result.stdout
 
 
+def test_docker_compose_runs_several_workers():
+    """``docker compose up --scale worker=N`` needs a worker with no fixed name and no host port."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    worker = compose["services"]["worker"]
+    assert "container_name" not in worker and "ports" not in worker
+    assert worker["deploy"]["replicas"] == "${BLINDSPOT_WORKERS:-2}"
+
+
 @pytest.mark.slow
 def test_docker_compose_sets_the_production_variables():
     compose = compose_environment()

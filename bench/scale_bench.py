@@ -1,0 +1,242 @@
+"""A national corpus on one machine (issue 26): every stage of a project at ``--messages``, on
+PostgreSQL, with real Celery workers; prints each figure against its target.
+
+1. import: generated messages (``pipeline.synthetic``) through the import service (their spans
+   become an import run, the annotators' suggestions);
+2. pre-label: a run of ``--detector`` (the tagger, with ``--tagger name/version`` under
+   ``BLINDSPOT_MODELS_DIR``; without one the rules detector, and said so) on ``--workers``
+   workers of one process each: messages/s, and each worker's peak RSS (recorded per chunk);
+3. a sampling plan as a job: flagged by the run + an audit sample, k = 2, three annotators;
+4. gold for 10 % of the dialogues: simulated annotators through the workspace services
+   (``annotator.services.demo``), merged and adjudicated;
+5. the agreement and circularity reports as jobs;
+6. a release from gold and one from the run, as jobs;
+7. every page (``annotate_bench.py --part pages``) once the project has finished work for every
+   message (k = 2: two assignments a message), with the corpus scans any of them does
+   (bench/scan_check.py); the database's size.
+
+    nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
+        [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
+        [--prelabel-only]
+
+Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
+BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+from common import ROOT, drop_database, setup_django
+
+TARGETS_S = {"import": 300, "pre-label": 1200, "plan": 120, "reports": 120, "release": 300}
+TARGET_PAGE_MS, TARGET_RSS_MB = 100, 1536
+
+
+def verdict(stage: str, seconds: float) -> str:
+    return f"{seconds:7.1f} s  target <= {TARGETS_S[stage]} s  {'MET' if seconds <= TARGETS_S[stage] else 'MISSED'}"
+
+
+def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
+    env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": broker, "DEBUG": "0",
+           "SECRET_KEY": "scale-bench-not-secret", "BLINDSPOT_SURROGATE_KEY": "scale-bench-not-secret",
+           "OMP_NUM_THREADS": "1"}
+    return [subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-P", "prefork", "-c", "1",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"scale{i}@%h"],
+        cwd=ROOT, env=env, start_new_session=True) for i in range(n)]
+
+
+def workers_peak_mb(workers: list[subprocess.Popen]) -> list[float]:
+    """Each worker's highest peak RSS (VmHWM) over its processes: every job it ran so far."""
+    import psutil
+
+    out = []
+    for w in workers:
+        procs = [psutil.Process(w.pid), *psutil.Process(w.pid).children(recursive=True)]
+        peaks = []
+        for proc in procs:
+            with open(f"/proc/{proc.pid}/status") as f:
+                peaks += [int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM")]
+        out.append(max(peaks))
+    return out
+
+
+def wait(obj, what: str, timeout: float = 7200) -> float:
+    """Seconds until the job ``obj`` (a run, job or export) is finished; raises if it failed."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        obj.refresh_from_db()
+        if obj.is_finished:
+            if obj.status != "succeeded":
+                raise SystemExit(f"{what} {obj.status}: {obj.error[:500]}")
+            return time.perf_counter() - t0
+        time.sleep(0.5)
+    raise SystemExit(f"{what} did not finish in {timeout:.0f} s")
+
+
+def prelabel(project, args):
+    from annotator.models import RunChunk
+    from annotator.services import runs
+
+    detector, config = args.detector, {}
+    if detector == "tagger":
+        if args.tagger:
+            project.active_tagger = args.tagger
+            project.save(update_fields=["active_tagger"])
+        else:
+            print("pre-label           no --tagger given: the rules detector stands in for the tagger")
+            detector = "rules"
+    t0 = time.perf_counter()
+    run = runs.run_start(project=project, detector=detector, config=config)
+    start_ms = (time.perf_counter() - t0) * 1000
+    runs.run_enqueue(run)
+    seconds = wait(run, "the run")
+    peaks = defaultdict(float)
+    for worker, peak in RunChunk.objects.filter(run=run).values_list("worker", "peak_rss_mb"):
+        peaks[worker] = max(peaks[worker], peak or 0)
+    print(f"pre-label {detector:<9} {run.progress_total:,} messages, {run.total_chunks:,} chunks on {args.workers} "
+          f"worker(s): {run.progress_total / seconds:,.0f} msg/s  {verdict('pre-label', seconds)}")
+    print(f"                    run start (the request) {start_ms:.0f} ms; peak RSS per worker "
+          + ", ".join(f"{w.split('@')[0]} {mb:.0f} MB" for w, mb in sorted(peaks.items()))
+          + f"  target <= {TARGET_RSS_MB} MB {'MET' if max(peaks.values()) <= TARGET_RSS_MB else 'MISSED'}")
+    return run
+
+
+def plan_and_gold(project, run, boss, args) -> None:
+    from annotate_bench import PASSWORD
+    from django.contrib.auth import get_user_model
+
+    from annotator.management.commands.demo_setup import SIMULATED as PROFILES
+    from annotator.models import Role
+    from annotator.services import demo
+    from annotator.services.assignments import plan_start
+    from annotator.services.projects import membership_set
+    from pipeline.synthetic import generate_messages
+
+    sims = []
+    for name in PROFILES:
+        user = get_user_model().objects.create_user(name, password=PASSWORD)
+        membership_set(project=project, user=user, role=Role.ANNOTATOR)
+        sims.append(user)
+    job = plan_start(project=project, by=boss, strategy="flagged_audit", annotators=sims, k=2, seed=1,
+                     runs=[run.pk], audit_rate=0.05)
+    print(f"plan (flagged+audit) {verdict('plan', wait(job, 'the plan job'))}  {job.result}")
+    if args.skip_gold:
+        return
+    t0 = time.perf_counter()
+    truth = {(d.id, m.index): m.spans for d in generate_messages(args.messages, seed=42) for m in d.messages}
+    profiles = {u.pk: PROFILES[u.username] for u in sims}
+    n_dialogues = project.dialogues.count() // 10
+    done = demo.round_simulate(project=project, truth=truth, profiles=profiles, dialogues=n_dialogues)
+    settled = demo.adjudicate_all_but(project=project, user=boss, truth=truth, keep_open=0)
+    print(f"gold (10 % slice)   {n_dialogues:,} dialogues: {done} {settled} ({time.perf_counter() - t0:.0f} s)")
+
+
+def reports_and_releases(project, run, boss, args) -> None:
+    """Each job asked for and waited on alone, so its time is its own; without gold, the run's release only."""
+    from annotator.services.releases import release_start
+    from annotator.services.reports import agreement_request, circularity_request
+
+    # the gold covers the messages the plan chose: releases of every dialogue, gold where there is some
+    jobs = [("release (run)", lambda: release_start(project=project, user=boss, source="run", run=run,
+                                                    complete_only=False))]
+    if not args.skip_gold:
+        jobs[:0] = [
+            ("agreement report", lambda: agreement_request(project=project, user=boss)),
+            ("circularity report", lambda: circularity_request(project=project, user=boss, run=run)),
+            ("release (gold)", lambda: release_start(project=project, user=boss, complete_only=False)),
+        ]
+    for name, request in jobs:
+        t0 = time.perf_counter()
+        job = request()
+        wait(job, name)
+        print(f"{name:<19} {verdict('release' if 'release' in name else 'reports', time.perf_counter() - t0)}")
+
+
+def pages(project, users, args) -> None:
+    from annotate_bench import load_work
+    from django.db import connection
+    from django.test import Client
+    from list_pages import load_review_state, time_pages
+    from list_pages import pages as page_list
+    from scan_check import request_scans
+
+    from annotator.models import Assignment, AssignmentPlan, DetectorRun
+
+    import_run = DetectorRun.objects.filter(project=project).order_by("pk").first()
+    load_work(project, users, project.dialogues.count())
+    load_review_state(project, import_run)
+    print(f"pages at            {project.messages.count():,} messages, "
+          f"{Assignment.objects.filter(project=project).count():,} assignments")
+    out = time_pages(project, users, args.page_requests)
+    worst = max(p95 for _, p95 in out)
+    print(f"worst page p95      {worst:.1f} ms  target <= {TARGET_PAGE_MS} ms "
+          f"{'MET' if worst <= TARGET_PAGE_MS else 'MISSED'}")
+    plan = AssignmentPlan.objects.filter(project=project).order_by("pk").first()
+    clients = {}
+    for name, who, url, headers in page_list(project, plan.pk, import_run.pk):
+        clients.setdefault(who, Client()).force_login(users[who])
+        for scan, sql in request_scans(clients[who], url, headers)[1]:
+            print(f"corpus scan         {name}: {scan}: {sql[:160]}")
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_size_pretty(pg_database_size(current_database()))")
+        print(f"database size       {cur.fetchone()[0]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--detector", default="tagger")
+    parser.add_argument("--tagger", default="", help="the tagger version to pre-label with: NAME/VERSION")
+    parser.add_argument("--page-requests", type=int, default=10)
+    parser.add_argument("--skip-gold", action="store_true", help="no simulated gold, reports or gold release")
+    parser.add_argument("--prelabel-only", action="store_true", help="import and pre-label only (1 vs N workers)")
+    parser.add_argument("--skip-pages", action="store_true", help="stop after the jobs (no finished work, no pages)")
+    parser.add_argument("--keep", action="store_true", help="keep the bench database")
+    args = parser.parse_args()
+    broker = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
+    t_all = time.perf_counter()
+    db_url = setup_django(broker=broker)
+    print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    try:
+        stages(args, db_url, broker)
+    finally:
+        if not args.keep:
+            drop_database(db_url)  # a million messages leave gigabytes
+    print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}; total {time.perf_counter() - t_all:.0f} s")
+
+
+def stages(args, db_url: str, broker: str) -> None:
+    from annotate_bench import add_annotators, add_reviewers, load_corpus
+
+    project, _, import_s = load_corpus(args.messages, slug="scale-bench")
+    print(f"import              {verdict('import', import_s)}")
+    users = add_annotators(project)
+    add_reviewers(project, users)
+    boss = users["boss"]
+    workers = start_workers(args.workers, db_url, broker)
+    try:
+        run = prelabel(project, args)
+        if args.prelabel_only:
+            return
+        plan_and_gold(project, run, boss, args)
+        reports_and_releases(project, run, boss, args)
+        peaks = workers_peak_mb(workers)
+        print(f"workers' peak RSS   {', '.join(f'{mb:.0f} MB' for mb in peaks)} over every job above  "
+              f"target <= {TARGET_RSS_MB} MB {'MET' if max(peaks) <= TARGET_RSS_MB else 'MISSED'}")
+    finally:
+        for w in workers:
+            w.terminate()
+            w.wait(30)
+    if not args.skip_pages:
+        pages(project, users, args)
+
+if __name__ == "__main__":
+    main()

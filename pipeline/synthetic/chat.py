@@ -316,12 +316,14 @@ TUTOR_PRAISE = (
     "{=I'm|I am} {=proud of you|impressed}, {sname}{=!|.}",
     "{=Excellent work!|Great job!|Nice work!} {=Plus one point|That's three in a row|Keep going}.",
     "{=Yes!|Correct!|Right!} {=Good job|Well done}.",
+    "{=Good job|Nice work|Great job|That's right|Yes}, {=buddy|sweetie|bud|my friend|kiddo|champ|hun|honey}{=!|.}",
 )
 TUTOR_ENCOURAGE = (
     "{=That's okay|No worries|It's okay|Don't worry}, {sname}{=, let's try again|. Let's look at it together|, mistakes help us learn}.",
     "{=Not quite|Almost|Close}{=, |! }{sname}{=.|!} {=Check your work|Try again|Look at the second step}.",
     "{sname}, {=take your time|no rush|think about it for a second}.",
     "{=Hmm|Okay}, {=not quite|close}. {=What did you do first?|Can you show me your steps?|Let's check that.}",
+    "{=It's okay|No worries|Almost}, {=buddy|sweetie|hon|my friend|kiddo}. {=Try again|Let's look at it together}.",
 )
 TUTOR_BYE = (
     "{=Great|Nice|Good} {=work|session|job} today, {sname}{=!|.} See you {day}{=!|.}",
@@ -344,11 +346,15 @@ STUDENT_FILLER = (
     "{=can you|can u} {=explain|repeat} {=that|it} {=again|}{=?|}", "{=my|My} {=internet|wifi|computer} is {=slow|lagging}{=| sorry}",
     "{=hold on|wait} my {=brother|sister|dog|mom} {=is talking|is calling me|is being loud}",
     "{=sorry|sory|srry} {=it typed that|typo|wrong one|i pressed enter}", "{=is that right|right?|did i get it}",
+    "{=um|umm|uhh|hmm|mhm|uh huh|ok ok|mm}", "{=um|uh|umm} {=the|its|it's|is it} {=denominator|numerator|perimeter|area|"
+    "slope|quotient|remainder|hypotenuse|integer|variable|mean|median|mode|range|prime}{=?|}",
 )
 TUTOR_FILLER = (
     "{=Okay|Alright|Great|Sure}{=.|!}", "{=Take your time|No rush}.", "{=Are you still there|Can you see my screen}?",
     "{=Let me know when you're ready|Tell me when you're done}.", "{=Good question|That's a great question}!",
     "{=Can you type your answer in the chat|Type your answer when you're ready}.",
+    "{=Um|Uh|Hmm|Mhm|Okay so|Alright so}, {=let's see|let me check|one second}.",
+    "{=Mhm|Okay}, {=sweetie|buddy|my friend}. {=What's the next step|What do we do with the remainder|Is the slope positive}?",
 )
 
 # ---- a parent joins the chat --------------------------------------------------------------

@@ -316,14 +316,12 @@ TUTOR_PRAISE = (
     "{=I'm|I am} {=proud of you|impressed}, {sname}{=!|.}",
     "{=Excellent work!|Great job!|Nice work!} {=Plus one point|That's three in a row|Keep going}.",
     "{=Yes!|Correct!|Right!} {=Good job|Well done}.",
-    "{=Good job|Nice work|Great job|That's right|Yes}, {=buddy|sweetie|bud|my friend|kiddo|champ|hun|honey}{=!|.}",
 )
 TUTOR_ENCOURAGE = (
     "{=That's okay|No worries|It's okay|Don't worry}, {sname}{=, let's try again|. Let's look at it together|, mistakes help us learn}.",
     "{=Not quite|Almost|Close}{=, |! }{sname}{=.|!} {=Check your work|Try again|Look at the second step}.",
     "{sname}, {=take your time|no rush|think about it for a second}.",
     "{=Hmm|Okay}, {=not quite|close}. {=What did you do first?|Can you show me your steps?|Let's check that.}",
-    "{=It's okay|No worries|Almost}, {=buddy|sweetie|hon|my friend|kiddo}. {=Try again|Let's look at it together}.",
 )
 TUTOR_BYE = (
     "{=Great|Nice|Good} {=work|session|job} today, {sname}{=!|.} See you {day}{=!|.}",
@@ -346,15 +344,11 @@ STUDENT_FILLER = (
     "{=can you|can u} {=explain|repeat} {=that|it} {=again|}{=?|}", "{=my|My} {=internet|wifi|computer} is {=slow|lagging}{=| sorry}",
     "{=hold on|wait} my {=brother|sister|dog|mom} {=is talking|is calling me|is being loud}",
     "{=sorry|sory|srry} {=it typed that|typo|wrong one|i pressed enter}", "{=is that right|right?|did i get it}",
-    "{=um|umm|uhh|hmm|mhm|uh huh|ok ok|mm}", "{=um|uh|umm} {=the|its|it's|is it} {=denominator|numerator|perimeter|area|"
-    "slope|quotient|remainder|hypotenuse|integer|variable|mean|median|mode|range|prime}{=?|}",
 )
 TUTOR_FILLER = (
     "{=Okay|Alright|Great|Sure}{=.|!}", "{=Take your time|No rush}.", "{=Are you still there|Can you see my screen}?",
     "{=Let me know when you're ready|Tell me when you're done}.", "{=Good question|That's a great question}!",
     "{=Can you type your answer in the chat|Type your answer when you're ready}.",
-    "{=Um|Uh|Hmm|Mhm|Okay so|Alright so}, {=let's see|let me check|one second}.",
-    "{=Mhm|Okay}, {=sweetie|buddy|my friend}. {=What's the next step|What do we do with the remainder|Is the slope positive}?",
 )
 
 # ---- a parent joins the chat --------------------------------------------------------------
@@ -451,4 +445,22 @@ ALL_BANKS = (
     TUTOR_CONTACT_GIVE, TUTOR_SCHEDULE, STUDENT_SCHEDULE, COURSE_TALK, TUTOR_COURSE, TUTOR_PRAISE,
     TUTOR_ENCOURAGE, TUTOR_BYE, STUDENT_BYE, STUDENT_FILLER, TUTOR_FILLER, PARENT_LINES, TUTOR_TO_PARENT,
     PLACEHOLDER_LINES, STUDENT_ASIDE, TUTOR_MATH_TALK, HOMONYM_LINES, STUDENT_MATH_REPLY,
+)
+
+# ---- hard negatives: what real tutoring chat is full of and a tagger must leave alone ---------
+# slots: ``endear`` (an endearment), ``hesit`` (a filler), ``mword`` (a maths word); none is PII
+HARD_ENDEARMENTS = ("buddy", "sweetie", "bud", "my friend", "kiddo", "champ", "hun", "honey", "dear", "friend")
+HARD_FILLERS = ("um", "umm", "uh", "uhh", "hmm", "mhm", "uh huh", "mm", "ok ok", "okay", "oh", "ah")
+HARD_MATHS_WORDS = ("denominator", "numerator", "perimeter", "area", "slope", "quotient", "remainder",
+                    "hypotenuse", "integer", "variable", "mean", "median", "mode", "range", "prime",
+                    "Pythagorean", "Celsius", "Fahrenheit", "Roman numerals", "PEMDAS")
+TUTOR_HARD = (
+    "{=Good job|Nice work|Great job|That's right|Yes}, {endear}{=!|.}", "{=It's okay|No worries|Almost}, {endear}. "
+    "{=Try again|Let's look at it together}.", "{hesit:cap}, {=let's see|let me check|one second}.",
+    "{=Mhm|Okay}, {endear}. What's the {mword}?", "{=So|Okay so} the {mword} is what?",
+    "{=Remember|Don't forget} {mword}{=.|!}", "{=Thank you|Thanks}, {endear}{=!|.}", "{hesit:cap}. {=Okay|Right}.",
+)
+STUDENT_HARD = (
+    "{hesit}", "{hesit} {=the|its|it's|is it} {mword}{=?|}", "{hesit} {=idk|i think|maybe}", "{mword}{=?|}",
+    "{hesit} {hesit}", "{=is it|its} {mword}{=?| right?|}", "{=thank you|thanks|ty} {=|so much}",
 )

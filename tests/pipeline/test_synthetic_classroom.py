@@ -130,3 +130,18 @@ def test_tutoring_hard_negatives_carry_no_span():
                 hits += 1
                 assert not any(s.start < w.end() and w.start() < s.end for s in m.spans), m.text
     assert hits >= 20
+
+
+def test_hard_negative_turns_are_drawn_apart_and_optional():
+    plain = generate_corpus(30, seed=4, classroom=0.0, hard_negatives=0.0)
+    mixed = generate_corpus(30, seed=4, classroom=0.0)
+    changed = 0
+    for p, m in zip(plain, mixed, strict=True):
+        extra = len(m.messages) - len(p.messages)
+        assert 0 <= extra <= 4
+        changed += extra > 0
+        if not extra:  # a session without hard negatives is the session of generator 1.1
+            assert dialogue_to_row(p) == dialogue_to_row(m)
+    assert 5 <= changed <= 25
+    with pytest.raises(ValueError, match="hard-negative share"):
+        generate_corpus(1, hard_negatives=2.0)

@@ -448,12 +448,15 @@ ALL_BANKS = (
 )
 
 # ---- hard negatives: what real tutoring chat is full of and a tagger must leave alone ---------
-# slots: ``endear`` (an endearment), ``hesit`` (a filler), ``mword`` (a maths word); none is PII
+# slots: ``endear`` (an endearment), ``hesit`` (a filler), ``mword`` (a maths word), ``typo`` (a
+# misspelt everyday word, as real students type them); none is PII
 HARD_ENDEARMENTS = ("buddy", "sweetie", "bud", "my friend", "kiddo", "champ", "hun", "honey", "dear", "friend")
 HARD_FILLERS = ("um", "umm", "uh", "uhh", "hmm", "mhm", "uh huh", "mm", "ok ok", "okay", "oh", "ah")
 HARD_MATHS_WORDS = ("denominator", "numerator", "perimeter", "area", "slope", "quotient", "remainder",
                     "hypotenuse", "integer", "variable", "mean", "median", "mode", "range", "prime",
                     "Pythagorean", "Celsius", "Fahrenheit", "Roman numerals", "PEMDAS")
+HARD_TYPOS = ("hav", "naswer", "anser", "tomorow", "sessiion", "stuf", "becuz", "ovious", "fishis", "vertice",
+              "divison", "nvm", "ez", "wat", "thx", "probly", "awnser", "multipy", "numbr", "equls")
 TUTOR_HARD = (
     "{=Good job|Nice work|Great job|That's right|Yes}, {endear}{=!|.}", "{=It's okay|No worries|Almost}, {endear}. "
     "{=Try again|Let's look at it together}.", "{hesit:cap}, {=let's see|let me check|one second}.",
@@ -463,4 +466,6 @@ TUTOR_HARD = (
 STUDENT_HARD = (
     "{hesit}", "{hesit} {=the|its|it's|is it} {mword}{=?|}", "{hesit} {=idk|i think|maybe}", "{mword}{=?|}",
     "{hesit} {hesit}", "{=is it|its} {mword}{=?| right?|}", "{=thank you|thanks|ty} {=|so much}",
+    "{=ok|yes|thank you|thanks|sorry} {=maam|mam|ma'am|sir|miss}", "{=yes|no|ok} {=maam|mam|sir}{=|!}",
+    "{typo}", "i {=dont|dnt|don't} {=no|know} the {typo}", "{hesit} {typo}{=?|}", "{=wait|so} {typo} {=is|it}",
 )

@@ -343,13 +343,15 @@ def generate_lesson(
 
 
 def hard_negative_turns(rng: random.Random) -> list[Turn]:
-    """Tutor and student turns made of endearments, fillers and maths words: never a span."""
+    """Tutor and student turns made of endearments, fillers, maths words, "maam" and misspelt
+    everyday words: never a span."""
     out: list[Turn] = []
     for _ in range(rng.randint(1, 4)):
         ctx = {
             "endear": [lit(rng.choice(chat.HARD_ENDEARMENTS), "endearment")],
             "hesit": [lit(rng.choice(chat.HARD_FILLERS), "filler")],
             "mword": [lit(rng.choice(chat.HARD_MATHS_WORDS), "maths_word")],
+            "typo": [lit(rng.choice(chat.HARD_TYPOS), "typo")],
         }
         role = rng.choice("TS")
         out.append((role, pick(chat.TUTOR_HARD if role == "T" else chat.STUDENT_HARD, ctx, rng)))

@@ -122,14 +122,19 @@ def test_classroom_word_problem_characters_are_traps_under_strict_and_names_unde
 
 def test_tutoring_hard_negatives_carry_no_span():
     words = re.compile(r"\b(?:buddy|sweetie|kiddo|champ|hun|honey|um|umm|uhh|mhm|denominator|numerator|"
-                       r"perimeter|quotient|remainder|hypotenuse|slope)\b", re.I)
-    hits = 0
+                       r"perimeter|quotient|remainder|hypotenuse|slope|maam|mam|naswer|tomorow|sessiion)\b", re.I)
+    hits, kinds = 0, set()
     for d in generate_corpus(60, seed=8, classroom=0.0):
         for m in d.messages:
             for w in words.finditer(m.text):
                 hits += 1
                 assert not any(s.start < w.end() and w.start() < s.end for s in m.spans), m.text
+            for t in m.meta.get("traps", ()):
+                if t["kind"] in ("endearment", "filler", "maths_word", "typo"):
+                    kinds.add(t["kind"])
+                    assert not any(s.start < t["end"] and t["start"] < s.end for s in m.spans), m.text
     assert hits >= 20
+    assert kinds == {"endearment", "filler", "maths_word", "typo"}
 
 
 def test_hard_negative_turns_are_drawn_apart_and_optional():

@@ -4,6 +4,18 @@ after the generator's classroom lessons and the junk filter, and Presidio tuned 
     nice -n 10 .venv/bin/python bench/classroom_bench.py [--data ../shared/data]
         [--gold 300] [--synthetic 100] [--skip-presidio] [--presidio-only] [--presidio-ablation]
         [--ensemble] [--ensemble-presidio] [--word-problems 200] [--json PATH]
+    nice -n 10 .venv/bin/python bench/classroom_bench.py --day-one MODEL [--policy recall_first|strict]
+        [--split dev|test] [--with-presidio]
+
+``--day-one`` prints only the four day-one figures of issue 23 item 5 for one model and policy:
+classroom name recall (NCTE), word-problem characters flagged (generated tutoring), spans on no
+gold name per 1,000 tutoring-chat messages (bridge; "junk": every flag there that is not a gold
+name, so names the upstream anonymisation missed count too) and numbers removed (all messages),
+each against its target. The held-out set is halved by dialogue (seed ``DAY_ONE_SPLIT_SEED``):
+tune thresholds and generator choices on ``dev`` only, report ``test`` once. The word problems
+are seed 2027 for dev (the figure the issue quotes) and 2028 for test, without hard negatives.
+``--with-presidio`` scores the ensemble instead: the tagger + rules + Presidio tuned (a recall
+member behind Presidio's maths, junk and word-problem filters).
 
 The dev set is the real tutoring and classroom text of ``../shared/data`` with generated names
 where it had placeholders (:mod:`pipeline.devset`). Its dialogues are split by dialogue, seeded:
@@ -70,6 +82,10 @@ DEMO_SEED = 1234
 TAGGER_RUNTIME = {"backend": "torch", "precision": "fp32"}
 SETS = {"classroom": "ncte-", "tutoring": "bridge-"}  # dialogue id prefixes of the two files
 WORD_PROBLEM_SEED = 2027  # generated tutoring dialogues whose word-problem characters are counted
+# day one: the held-out set halved into dev (tune here) and test (report here), and one seed of
+# generated word problems for each (dev's is the seed above, so its figure is the issue's)
+DAY_ONE_SPLIT_SEED = 23
+WORD_PROBLEM_SEEDS = {"dev": WORD_PROBLEM_SEED, "test": WORD_PROBLEM_SEED + 1}
 
 
 def generated(
@@ -78,12 +94,14 @@ def generated(
     classroom: float | None = None,
     seed: int = DEMO_SEED,
     id_prefix: str = "train",
+    hard_negatives: float | None = None,
 ) -> list[Dialogue]:
     """Generated training dialogues as the demo makes them (``classroom=0.0``: the generator
-    before classroom lessons; ``None``: its current classroom share)."""
+    before classroom lessons; ``None``: its current classroom share; ``hard_negatives`` alike)."""
     from pipeline.synthetic import generate_corpus
 
     extra = {} if classroom is None else {"classroom": classroom}
+    extra |= {} if hard_negatives is None else {"hard_negatives": hard_negatives}
     return generate_corpus(n, seed, policy="strict", id_prefix=id_prefix, **extra)
 
 
@@ -273,13 +291,17 @@ def _raw_pass(detector, path: str, dialogues: Sequence[Dialogue]) -> tuple[Predi
     return raw, seconds
 
 
-def tagger_passes(path: str, dialogues: Sequence[Dialogue]) -> tuple[dict[str, Predicted], float]:
-    """One inference pass of the tagger at ``path``; its spans post-filtered as shipped, without
-    the junk filter (the rest of the post-filter kept) and raw. Also the seconds it took."""
+def tagger_passes(
+    path: str, dialogues: Sequence[Dialogue], policy: str | None = None
+) -> tuple[dict[str, Predicted], float]:
+    """One inference pass of the tagger at ``path`` (under ``policy``; ``None``: the default);
+    its spans post-filtered as shipped, without the junk filter (the rest of the post-filter
+    kept) and raw. Also the seconds it took."""
     from pipeline.tagger import postfilter
     from pipeline.tagger.postfilter import anchor_words, filter_spans
 
-    detector = build("tagger", {"model_path": path, "postfilter": False, **TAGGER_RUNTIME})
+    chosen = {} if policy is None else {"policy": policy}
+    detector = build("tagger", {"model_path": path, "postfilter": False, **chosen, **TAGGER_RUNTIME})
     policy = detector.config["policy"]
     raw, seconds = _raw_pass(detector, path, dialogues)
 
@@ -363,7 +385,19 @@ def main(argv: list[str] | None = None) -> int:
         "--train-only", action="store_true", help="train the missing versions, score nothing"
     )
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--day-one", metavar="MODEL",
+                        help="only the four day-one figures of this model: a version directory, or a NAME under "
+                        "--model-dir (its newest usable version; trained first, the demo's recipe on the "
+                        "generator as it is now, when it has none)")
+    parser.add_argument("--policy", choices=("recall_first", "strict"), default="recall_first",
+                        help="the tagger's policy for --day-one")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev",
+                        help="--day-one's half of the held-out set (tune on dev, report test)")
+    parser.add_argument("--with-presidio", action="store_true",
+                        help="--day-one scores the ensemble: the tagger + rules + Presidio tuned")
     args = parser.parse_args(argv)
+    if args.day_one:
+        return day_one(args)
 
     _, held_out = load_split(args.data, args.gold)
     sets = {
@@ -446,6 +480,72 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+    return 0
+
+
+# --- day-one figures (issue 23 item 5) ---------------------------------------------------------
+
+
+def dev_test_split(held_out: Sequence[Dialogue]) -> dict[str, list[Dialogue]]:
+    """The held-out dialogues halved by dialogue, seeded: ``dev`` to tune on, ``test`` to report."""
+    order = sorted(range(len(held_out)), key=lambda i: held_out[i].id)
+    random.Random(DAY_ONE_SPLIT_SEED).shuffle(order)
+    dev = set(order[: len(order) // 2])
+    return {
+        "dev": [d for i, d in enumerate(held_out) if i in dev],
+        "test": [d for i, d in enumerate(held_out) if i not in dev],
+    }
+
+
+def flagged_per_1k(dialogues: Sequence[Dialogue], predicted: Predicted) -> dict:
+    """Every span per 1,000 messages, and the spans on no gold name (the junk of the issue)."""
+    spans = off_gold = messages = 0
+    for d, preds in zip(dialogues, predicted, strict=True):
+        for m, pred in zip(d.messages, preds, strict=True):
+            messages += 1
+            spans += len(pred)
+            off_gold += sum(not any(g.start < p.end and p.start < g.end for g in m.spans) for p in pred)
+    per_1k = 1000 / max(1, messages)
+    return {"messages": messages, "flagged_per_1k": spans * per_1k, "junk_per_1k": off_gold * per_1k}
+
+
+def day_one(args) -> int:
+    """The four day-one figures of one model under one policy on one split, against the targets."""
+    path = args.day_one if Path(args.day_one).is_dir() else ensure_model(
+        args.day_one, generated(args.synthetic), args)
+    _, held_out = load_split(args.data, args.gold)
+    dialogues = dev_test_split(held_out)[args.split]
+    tagger = {"model_path": path, "policy": args.policy, **TAGGER_RUNTIME}
+    detector = build("ensemble", {"tagger": tagger, "presidio": True}) if args.with_presidio else build(
+        "tagger", tagger)
+    pred = run(detector, dialogues)[0] if args.with_presidio else tagger_passes(
+        path, dialogues, args.policy)[0][""]
+    part = {s: [i for i, d in enumerate(dialogues) if d.id.startswith(p)] for s, p in SETS.items()}
+    pick_ = lambda idx: ([dialogues[i] for i in idx], [pred[i] for i in idx])  # noqa: E731
+    recall = dev_scores(*pick_(part["classroom"]))
+    chats = flagged_per_1k(*pick_(part["tutoring"]))
+    numbers = dev_scores(dialogues, pred)
+    stories = generated(args.word_problems, classroom=0.0, seed=WORD_PROBLEM_SEEDS[args.split],
+                        id_prefix="wp", hard_negatives=0.0)
+    chars = characters_flagged(stories, run(detector, stories)[0])
+    rows = [
+        ("classroom name recall", recall["name_recall"], ">=", 0.97, f"{recall['names']} names"),
+        ("word-problem characters flagged", chars["characters_flagged"], "<=", 0.03,
+         f"{chars['characters']} mentions, {args.word_problems} generated tutoring dialogues"),
+        ("junk: spans on no gold name per 1,000 tutoring messages", chats["junk_per_1k"], "<=", 10,
+         f"all spans {chats['flagged_per_1k']:.1f} per 1,000 of {chats['messages']} messages"),
+        ("numbers removed", numbers["numbers_removed"], "<=", 0.001, f"{numbers['number_tokens']} number tokens"),
+    ]
+    print(f"\nday one: {path}, policy {args.policy}{', + rules + Presidio tuned' if args.with_presidio else ''}, "
+          f"split {args.split} ({len(dialogues)} dialogues)")
+    for what, value, op, target, note in rows:
+        ok = value >= target if op == ">=" else value <= target
+        shown = f"{value:.1f}" if target >= 1 else (f"{value:.3f}" if op == ">=" else f"{100 * value:.2f} %")
+        goal = f"{target}" if target >= 1 else (f"{target}" if op == ">=" else f"{100 * target:g} %")
+        print(f"  {what:58} {shown:>9}  (target {op} {goal}: {'PASS' if ok else 'MISS'}; {note})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"recall": recall, "chats": chats, "numbers": numbers,
+                                               "characters": chars}, indent=1, default=float))
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from pipeline.corpus import write_jsonl
 from pipeline.synthetic.generator import (
     CLASSROOM_SHARE,
+    HARD_NEGATIVE_SHARE,
     POLICIES,
     corpus_stats,
     dialogue_to_row,
@@ -19,7 +20,8 @@ from pipeline.synthetic.generator import (
 
 # The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``.
 DEMO_PATH = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "demo_corpus.jsonl"
-DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None, "classroom": 0.0}
+DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None, "classroom": 0.0,
+             "hard_negatives": 0.0}
 TARGET_MAX = 36  # without --max-messages, plans aim at up to this many messages and may overshoot
 
 
@@ -36,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
                              f"{TARGET_MAX} or fewer and a few run longer)")
     parser.add_argument("--classroom", type=float, default=CLASSROOM_SHARE,
                         help=f"share of whole-class lesson transcripts (default {CLASSROOM_SHARE}; 0: tutoring only)")
+    parser.add_argument("--hard-negatives", type=float, default=HARD_NEGATIVE_SHARE,
+                        help=f"share of tutoring sessions with endearment, filler and maths-word turns "
+                             f"(default {HARD_NEGATIVE_SHARE}; 0: none)")
     parser.add_argument("--no-trap-meta", action="store_true", help="omit per-message trap records")
     parser.add_argument("--out", type=Path, help="output JSONL (default: standard output)")
     parser.add_argument("--stats", action="store_true", help="print corpus statistics to stderr")
@@ -53,11 +58,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("need --dialogues >= 1 and 1 <= --min-messages <= --max-messages")
     if not 0 <= args.classroom <= 1:
         parser.error("--classroom is a share between 0 and 1")
+    if not 0 <= args.hard_negatives <= 1:
+        parser.error("--hard-negatives is a share between 0 and 1")
 
     started = time.perf_counter()
     dialogues = generate_corpus(
         args.dialogues, args.seed, policy=args.policy, length=(low, high), max_messages=cap,
-        classroom=args.classroom,
+        classroom=args.classroom, hard_negatives=args.hard_negatives,
     )
     elapsed = time.perf_counter() - started
     rows = (dialogue_to_row(d) for d in dialogues)

@@ -446,3 +446,26 @@ ALL_BANKS = (
     TUTOR_ENCOURAGE, TUTOR_BYE, STUDENT_BYE, STUDENT_FILLER, TUTOR_FILLER, PARENT_LINES, TUTOR_TO_PARENT,
     PLACEHOLDER_LINES, STUDENT_ASIDE, TUTOR_MATH_TALK, HOMONYM_LINES, STUDENT_MATH_REPLY,
 )
+
+# ---- hard negatives: what real tutoring chat is full of and a tagger must leave alone ---------
+# slots: ``endear`` (an endearment), ``hesit`` (a filler), ``mword`` (a maths word), ``typo`` (a
+# misspelt everyday word, as real students type them); none is PII
+HARD_ENDEARMENTS = ("buddy", "sweetie", "bud", "my friend", "kiddo", "champ", "hun", "honey", "dear", "friend")
+HARD_FILLERS = ("um", "umm", "uh", "uhh", "hmm", "mhm", "uh huh", "mm", "ok ok", "okay", "oh", "ah")
+HARD_MATHS_WORDS = ("denominator", "numerator", "perimeter", "area", "slope", "quotient", "remainder",
+                    "hypotenuse", "integer", "variable", "mean", "median", "mode", "range", "prime",
+                    "Pythagorean", "Celsius", "Fahrenheit", "Roman numerals", "PEMDAS")
+HARD_TYPOS = ("hav", "naswer", "anser", "tomorow", "sessiion", "stuf", "becuz", "ovious", "fishis", "vertice",
+              "divison", "nvm", "ez", "wat", "thx", "probly", "awnser", "multipy", "numbr", "equls")
+TUTOR_HARD = (
+    "{=Good job|Nice work|Great job|That's right|Yes}, {endear}{=!|.}", "{=It's okay|No worries|Almost}, {endear}. "
+    "{=Try again|Let's look at it together}.", "{hesit:cap}, {=let's see|let me check|one second}.",
+    "{=Mhm|Okay}, {endear}. What's the {mword}?", "{=So|Okay so} the {mword} is what?",
+    "{=Remember|Don't forget} {mword}{=.|!}", "{=Thank you|Thanks}, {endear}{=!|.}", "{hesit:cap}. {=Okay|Right}.",
+)
+STUDENT_HARD = (
+    "{hesit}", "{hesit} {=the|its|it's|is it} {mword}{=?|}", "{hesit} {=idk|i think|maybe}", "{mword}{=?|}",
+    "{hesit} {hesit}", "{=is it|its} {mword}{=?| right?|}", "{=thank you|thanks|ty} {=|so much}",
+    "{=ok|yes|thank you|thanks|sorry} {=maam|mam|ma'am|sir|miss}", "{=yes|no|ok} {=maam|mam|sir}{=|!}",
+    "{typo}", "i {=dont|dnt|don't} {=no|know} the {typo}", "{hesit} {typo}{=?|}", "{=wait|so} {typo} {=is|it}",
+)

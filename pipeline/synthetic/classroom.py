@@ -40,7 +40,8 @@ ASR_MARKS = ("[inaudible]", "(inaudible)", "[crosstalk]", "[laughter]", "[uninte
 # ---- teacher ---------------------------------------------------------------------------------
 ROLL_CALL = (
     "{st}?", "{st}?", "{st}.", "{stfull}?", "{st}, are you here?", "{st}? {st2}?", "And {st}?",
-    "{st}? Is {st} here today?", "Okay, {st}.", "{st:lower}?",
+    "{st}? Is {st} here today?", "Okay, {st}.", "{st:lower}?", "{st}, {st2}, {st3}?",
+    "{st}. {st2}. {st3}.", "Okay, {st}, {st2}, {st3} and {st4}.", "{st:lower} {st2:lower} {st3:lower}",
 )
 ROLL_ANSWER = (
     "Here.", "Here!", "Present.", "Yeah.", "{filler}", "Here, {teach}.", "{st} is absent.",
@@ -90,6 +91,31 @@ TEACHER_TALK = (
     "Who agrees?", "Thumbs up if you got {n}.", "Everybody.", "What else?", "Why?", "How do you know?",
     "{filler}", "{filler} Okay.", "Mm-hmm, and then?", "{asr}",
 )
+# lists of students, pairs and groups; thanks; the ASR's unpunctuated lower case
+GROUP_LINES = (
+    "Group {=one|two|three|four}: {st}, {st2} and {st3}.", "{st} and {st2}, you're partners.",
+    "{st}, {st2}, {st3}, you're at table {=one|two|three}.", "Partners: {st} with {st2}, {st3} with {st4}.",
+    "{st}, {st2} and {st3}, come up to the board.", "I need {st}, {st2}, and {st3} over here.",
+    "Who's in {st:poss} group? {st2} and {st3}.", "{st} and {st2}, you two work together.",
+    "{st}, {st2}, {st3}, {st4}: you're the red group.", "{st} is with {st2} today.",
+    "Okay, {st} and {st2}, then {st3} and {st4}.", "{st} and {st2}, can you share with {st3}?",
+)
+THANKS = (
+    "Thank you, {st}.", "Thanks, {st}.", "Thank you {st}.", "Thank you so much, {st}.", "Thanks, {st}. {st2}?",
+    "Thank you, {st} and {st2}.", "Okay, thank you, {st}. Next, {st2}.", "Thank you for sharing, {st}.",
+    "Thanks {st:lower}.", "Thank you, {endear}.", "Thank you. {filler}", "Thanks, {endear}. {st}, you're next.",
+)
+ASR_LINES = (
+    "um {st:lower} what did you get", "okay uh {st:lower} go ahead", "yeah {st:lower} and {st2:lower}",
+    "thank you {st:lower} um", "mhm okay {st:lower} {st2:lower} you're next", "{st:lower} can you um",
+    "so {st:lower} said {n} right", "uh huh okay thank you {st:lower}", "okay {endear} um {n}",
+    "um okay so the um {fragword}", "mhm mhm okay", "uh {teach:lower} i got {n}", "{frag} {fragword} um",
+)
+STORIES = (
+    "So {char} has {sum} pencils and gives {b} away.", "{char} ran {a} miles on Monday. How far did {char} run?",
+    "If {char} has {a} cookies and {char2} has {b}, how many do they have?", "{char:poss} garden has {a} rows.",
+    "Read number {n}. {char} buys {a} apples.", "{char} and {char2} share {a} stickers equally.",
+)
 # ---- students --------------------------------------------------------------------------------
 STUDENT_LINES = (
     "{st} took my pencil.", "Me and {st2} got {n}.", "{teach}, can I go to the bathroom?", "{may} I go get a drink?",
@@ -99,7 +125,9 @@ STUDENT_LINES = (
     "{st:lower} has it.", "I don't get it.", "Wait, what page?", "Page {page}?", "Is it exploration {expl}?",
     "{frag} {fragword}.", "It's a {shape}.", "It's prime.", "{asr}", "Yes, {teach}.", "No.", "Me!", "Ooh, me!",
     "{st:poss} answer is wrong.", "{st} and me.", "Can {st} help me?", "We did {a} plus {b}.", "Ahuh, {n}.",
-    "{deidst} did it.", "I went on {route} with my dad.", "{may} I go to the nurse?",
+    "{deidst} did it.", "I went on {route} with my dad.", "{may} I go to the nurse?", "Thank you, {teach}.",
+    "Thanks, {teach}!", "{teach}, {st} and me are partners.", "Me, {st} and {st2}.", "{st} and {st2} are done.",
+    "{char} has {a}.", "Um, {char} gave away {b}?",
 )
 
 
@@ -144,7 +172,8 @@ def _asr_fragment(rng: random.Random) -> tuple[str, str]:
 def _turn_ctx(cast: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """The slots of one turn: which students it names, its numbers and its traps."""
     students: list[P.Person] = cast["students"]
-    a, b = rng.sample(students, 2)
+    a, b, c, d = rng.sample(students, 4)
+    char, char2 = rng.sample(cast["characters"], 2)
     frag, fragword = _asr_fragment(rng)
     x, y = rng.randint(2, 12), rng.randint(2, 12)
     place, place2 = rng.sample(MAP_PLACES, 2)
@@ -153,6 +182,10 @@ def _turn_ctx(cast: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {
         "st": _student_form(a, rng),
         "st2": _student_form(b, rng),
+        "st3": _student_form(c, rng),
+        "st4": _student_form(d, rng),
+        "char": [pii(char, "NAME", "problem_character")],
+        "char2": [pii(char2, "NAME", "problem_character")],
         "stfull": [pii(a.full, "NAME")],
         "stpro": [lit(_pronoun(a))],
         "teach": _teacher_form(cast["teacher"], rng),
@@ -189,7 +222,8 @@ def _turn_ctx(cast: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 BANKS: tuple[tuple[tuple[str, ...], bool, int], ...] = (
     (VOCATIVES, True, 16), (POSSESSIVES, True, 5), (TEACHER_MATHS, True, 16), (TASK_MAP, True, 4),
     (ENDEARMENT_LINES, True, 5), (DEIDENTIFIED_LINES, True, 5), (TEACHER_TALK, True, 10),
-    (STUDENT_LINES, False, 34),
+    (STUDENT_LINES, False, 34), (GROUP_LINES, True, 6), (THANKS, True, 5), (ASR_LINES, True, 4),
+    (STORIES, True, 3),
 )
 
 
@@ -200,7 +234,9 @@ def make_class(pools: P.Pools, rng: random.Random) -> dict[str, Any]:
         p = P.make_person(pools, rng, exclude=taken)
         taken.update((p.first, p.last))
         people.append(p)
-    return {"teacher": people[0], "students": people[1:], "names": frozenset(taken)}
+    # word-problem characters: textbook names nobody in the room has (not PII under ``strict``)
+    characters = rng.sample(sorted(set(pools.problem_names) - taken), 2)
+    return {"teacher": people[0], "students": people[1:], "names": frozenset(taken), "characters": characters}
 
 
 def lesson_turns(pools: P.Pools, rng: random.Random, target: int) -> tuple[list[Turn], dict[str, Any]]:

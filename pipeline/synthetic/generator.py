@@ -22,6 +22,9 @@ SPEAKERS = {"T": "Tutor", "S": "Student", "P": "Parent", "C": "Teacher", "K": "S
 ROLES = {"T": "tutor", "S": "student", "P": "other", "C": "tutor", "K": "student"}
 # share of whole-class lessons among generated dialogues (the rest are one-to-one tutoring)
 CLASSROOM_SHARE = 0.35
+# share of tutoring sessions given hard-negative turns (endearments, fillers, maths words; no span),
+# drawn apart from the session's own generator: with 0 (the demo corpus) sessions are unchanged
+HARD_NEGATIVE_SHARE = 0.5
 
 GRADES = ("4th", "5th", "6th", "7th", "8th", "9th", "10th", "third", "fifth", "sixth", "seventh", "eighth", "ninth")
 ID_CUES = ("student id", "student ID", "student number", "id number", "ID", "lunch number", "lunch pin",
@@ -272,8 +275,10 @@ def generate_dialogue(
     length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth",
     max_messages: int | None = None,
+    hard_negatives: random.Random | None = None,
 ) -> Dialogue:
     """One dialogue with gold spans; ``rng`` drives every choice, ``pools`` supplies the people.
+    ``hard_negatives``, when given, drives 1-4 extra turns of :func:`hard_negative_turns`.
 
     ``length`` is the range the session plan aims at (at least its minimum; a plan can overshoot
     the maximum); ``max_messages`` is a hard cap: small talk goes first, then the tail is cut.
@@ -297,6 +302,9 @@ def generate_dialogue(
         ends = len(opening) + len(closing)
         middle = _fit(middle, plan.blocks, room=max_messages - ends, floor=length[0] - ends)
     turns = opening + [t for block in middle for t in block] + closing
+    if hard_negatives is not None:
+        for turn in hard_negative_turns(hard_negatives):
+            turns.insert(hard_negatives.randint(len(opening), len(turns) - len(closing)), turn)
     if max_messages is not None:
         turns = turns[:max_messages]
     messages = _render_messages(turns, rng, policy)
@@ -332,6 +340,22 @@ def generate_lesson(
     messages = _render_messages(turns, rng, policy, typed=False)
     meta = {"generator": GENERATOR_NAME, "version": GENERATOR_VERSION, "seed": seed, "policy": policy, **meta}
     return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor="", meta=meta)
+
+
+def hard_negative_turns(rng: random.Random) -> list[Turn]:
+    """Tutor and student turns made of endearments, fillers, maths words, "maam" and misspelt
+    everyday words: never a span."""
+    out: list[Turn] = []
+    for _ in range(rng.randint(1, 4)):
+        ctx = {
+            "endear": [lit(rng.choice(chat.HARD_ENDEARMENTS), "endearment")],
+            "hesit": [lit(rng.choice(chat.HARD_FILLERS), "filler")],
+            "mword": [lit(rng.choice(chat.HARD_MATHS_WORDS), "maths_word")],
+            "typo": [lit(rng.choice(chat.HARD_TYPOS), "typo")],
+        }
+        role = rng.choice("TS")
+        out.append((role, pick(chat.TUTOR_HARD if role == "T" else chat.STUDENT_HARD, ctx, rng)))
+    return out
 
 
 @dataclass
@@ -426,30 +450,39 @@ def _tidy(segs: list[Seg]) -> list[Seg]:
 def iter_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
+    hard_negatives: float = HARD_NEGATIVE_SHARE,
 ) -> Iterator[Dialogue]:
     """Dialogue ``i`` depends only on ``(seed, i)``: a bigger corpus extends a smaller one.
 
     A ``classroom`` share of the dialogues are whole-class lessons, the rest tutoring sessions;
     which ones is drawn apart from the dialogue's own generator, so with ``classroom=0`` the
-    corpus is the tutoring corpus of generator 1.0 (the demo corpus is).
+    corpus is the tutoring corpus of generator 1.0 (the demo corpus is, with ``hard_negatives=0``).
+    A ``hard_negatives`` share of the tutoring sessions get hard-negative turns, drawn apart too.
     """
-    if not 0 <= classroom <= 1:
-        raise ValueError(f"classroom share must be between 0 and 1, not {classroom}")
+    for what, share in (("classroom", classroom), ("hard-negative", hard_negatives)):
+        if not 0 <= share <= 1:
+            raise ValueError(f"{what} share must be between 0 and 1, not {share}")
     pools = P.build_pools(seed)
     for i in range(n_dialogues):
         rng = random.Random(seed * 1_000_003 + i)
         lesson = classroom > 0 and random.Random(f"classroom:{seed}:{i}").random() < classroom
-        make = generate_lesson if lesson else generate_dialogue
-        yield make(rng, pools, i, policy=policy, seed=seed, length=length, id_prefix=id_prefix,
-                   max_messages=max_messages)
+        common = {"policy": policy, "seed": seed, "length": length, "id_prefix": id_prefix,
+                  "max_messages": max_messages}
+        if lesson:
+            yield generate_lesson(rng, pools, i, **common)
+            continue
+        hard = random.Random(f"hard-negatives:{seed}:{i}")
+        yield generate_dialogue(rng, pools, i, **common,
+                                hard_negatives=hard if hard.random() < hard_negatives else None)
 
 
 def generate_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
+    hard_negatives: float = HARD_NEGATIVE_SHARE,
 ) -> list[Dialogue]:
     return list(iter_corpus(n_dialogues, seed, policy=policy, length=length, id_prefix=id_prefix,
-                            max_messages=max_messages, classroom=classroom))
+                            max_messages=max_messages, classroom=classroom, hard_negatives=hard_negatives))
 
 
 def generate_messages(n_messages: int, seed: int = 0, **kwargs: Any) -> list[Dialogue]:

@@ -25,6 +25,8 @@ TRAP_KINDS = (
     "placeholder", "grade_level", "name_like_word", "problem_place",
     # classroom transcripts (pipeline.synthetic.classroom)
     "filler", "endearment", "maths_word", "reference", "initial", "asr", "modal_may",
+    # hard-negative turns of tutoring sessions (pipeline.synthetic.generator.hard_negative_turns)
+    "typo",
 )
 
 

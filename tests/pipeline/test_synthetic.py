@@ -72,13 +72,13 @@ def test_generate_dialogue_directly():
 def test_corpus_size_and_lengths(synthetic_corpus):
     assert [d.id for d in synthetic_corpus] == [f"synth-11-{i:05d}" for i in range(N)]
     lengths = [len(d.messages) for d in synthetic_corpus]
-    assert (min(lengths), max(lengths), sum(lengths)) == (18, 45, 3602)
+    assert (min(lengths), max(lengths), sum(lengths)) == (18, 49, 3704)
     assert [m.index for m in synthetic_corpus[0].messages] == list(range(len(synthetic_corpus[0].messages)))
     stats = corpus_stats(synthetic_corpus)
-    assert (stats["dialogues"], stats["messages"], stats["with_anchor"]) == (N, 3602, 49)
+    assert (stats["dialogues"], stats["messages"], stats["with_anchor"]) == (N, 3704, 49)
     assert stats["spans"] == {
         "AGE": 18, "COURSE": 49, "DATE_OF_BIRTH": 14, "EMAIL": 63, "ID_NUMBER": 15, "LOCATION": 52,
-        "NAME": 1034, "OTHER_IDENTIFIER": 12, "PHONE": 39, "SCHOOL": 51, "URL": 13, "USERNAME": 21}
+        "NAME": 1264, "OTHER_IDENTIFIER": 12, "PHONE": 39, "SCHOOL": 51, "URL": 13, "USERNAME": 21}
 
 
 def test_a_fixed_seed_gives_these_dialogues(synthetic_corpus):
@@ -92,12 +92,15 @@ def test_a_fixed_seed_gives_these_dialogues(synthetic_corpus):
     assert len(lesson.messages) == 29 and not lesson.anchor
     assert {m.speaker for m in lesson.messages} == {"Teacher", "Student"}
     assert surfaces(lesson) == [
-        (1, "NAME", "samuel"), (3, "NAME", "Ayinde"), (9, "NAME", "Harrison"), (12, "NAME", "Joseph"),
-        (14, "NAME", "Hodgson"), (15, "NAME", "Ayinde"), (19, "NAME", "Robinson"), (23, "NAME", "Ayinde"),
-        (28, "NAME", "kamala")]
+        (0, "NAME", "Kamala"), (0, "NAME", "Pompeo"), (0, "NAME", "hilda"), (2, "NAME", "hilda"),
+        (4, "NAME", "Joseph"), (5, "NAME", "Popeo"), (7, "NAME", "kamala"), (9, "NAME", "Juan"), (10, "NAME", "Marsh"),
+        (11, "NAME", "Madrid"), (11, "NAME", "Joseph"), (12, "NAME", "Hilda"), (12, "NAME", "Kamala"),
+        (14, "NAME", "Hilda"), (15, "NAME", "Joseph Robinson"), (16, "NAME", "robinson"), (16, "NAME", "ayinde"),
+        (19, "NAME", "Hilda"), (20, "NAME", "Ayinde"), (20, "NAME", "Hodgson"), (20, "NAME", "joseph"),
+        (20, "NAME", "Harrison"), (22, "NAME", "Juan"), (28, "NAME", "Samuel")]
     assert [i for i, d in enumerate(synthetic_corpus[:5]) if d.anchor] == [4]
     session = synthetic_corpus[4]
-    assert session.id == "synth-11-00004" and len(session.messages) == 35
+    assert session.id == "synth-11-00004" and len(session.messages) == 36
     assert session.anchor == ("Erik is 11 years old. Susan is 6 years older than Erik. How old is Susan? "
                               "What is the sum of their ages?")
     assert session.meta["problems"] == ["long_division", "ages_problem", "road_trip"]
@@ -106,15 +109,15 @@ def test_a_fixed_seed_gives_these_dialogues(synthetic_corpus):
         (0, "NAME", "bernadette"), (2, "SCHOOL", "Rutgers"), (3, "NAME", "Bernadette"),
         (5, "ID_NUMBER", "ST-488337"), (14, "NAME", "Mathew"), (14, "NAME", "Marie"),
         (21, "NAME", "Bernadette"), (23, "COURSE", "Precalculus 1"), (23, "NAME", "Hoang"),
-        (33, "NAME", "bernadette")]
+        (34, "NAME", "bernadette")]
 
 
 def test_generate_messages_reaches_the_count():
     dialogues = generate_messages(500, seed=2)
     lengths = [len(d.messages) for d in dialogues]
-    # 18 dialogues: the first 17 hold 490 messages, the 18th crosses 500 and the generator stops.
-    assert lengths == [25, 35, 29, 38, 30, 22, 30, 30, 35, 24, 33, 23, 29, 26, 31, 27, 23, 34]
-    assert sum(lengths[:-1]) == 490 < 500 <= sum(lengths) == 524
+    # 18 dialogues: the first 17 hold 492 messages, the 18th crosses 500 and the generator stops.
+    assert lengths == [25, 35, 29, 38, 30, 22, 31, 30, 36, 24, 33, 23, 29, 26, 31, 27, 23, 34]
+    assert sum(lengths[:-1]) == 492 < 500 <= sum(lengths) == 526
     assert [d.id for d in dialogues] == [f"synth-2-{i:05d}" for i in range(18)]
 
 

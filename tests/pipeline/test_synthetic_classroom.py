@@ -78,3 +78,75 @@ def test_the_cli_takes_a_classroom_share(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--dialogues", "2", "--classroom", "1.5"])
     assert "between 0 and 1" in capsys.readouterr().err
+
+
+def _spanned(m) -> list[str]:
+    return [check_span_text(m.text, s) for s in m.spans]
+
+
+def test_lessons_list_students_in_groups_pairs_and_thanks(synthetic_corpus):
+    found = {"list": 0, "pair": 0, "thanks": 0, "asr": 0}
+    for d in lessons(synthetic_corpus):
+        for m in d.messages:
+            names = _spanned(m)
+            assert all(s.label == "NAME" for s in m.spans)
+            if re.match(r"(?:Group \w+: |Partners: |I need )", m.text) or ", you're at table" in m.text:
+                assert len(names) >= 3, m.text  # every listed student is a span
+                found["list"] += 1
+            if re.fullmatch(r"\S+ and \S+, (?:you're partners|you two work together)\.", m.text):
+                assert len(names) == 2, m.text
+                found["pair"] += 1
+            if re.match(r"Thanks?(?: you)?(?: so much)?,? [A-Za-z]", m.text) and names:
+                assert m.text.find(names[0]) > 0
+                found["thanks"] += 1
+            if m.text.islower() and names and re.match(r"(?:um|okay uh|uh huh|thank you|mhm)\b", m.text):
+                found["asr"] += 1
+    assert all(found.values()), found
+
+
+def test_classroom_word_problem_characters_are_traps_under_strict_and_names_under_recall_first():
+    strict = [d for d in generate_corpus(40, seed=5, classroom=1.0)]
+    recall = [d for d in generate_corpus(40, seed=5, classroom=1.0, policy="recall_first")]
+    chars = 0
+    for s_d, r_d in zip(strict, recall, strict=True):
+        for s_m, r_m in zip(s_d.messages, r_d.messages, strict=True):
+            assert s_m.text == r_m.text
+            for t in s_m.meta.get("traps", ()):
+                if t["kind"] != "problem_character":
+                    continue
+                chars += 1
+                assert not any(s.start < t["end"] and t["start"] < s.end for s in s_m.spans), s_m.text
+                assert any((s.start, s.end, s.label) == (t["start"], t["end"], "NAME") for s in r_m.spans)
+    assert chars >= 5
+
+
+def test_tutoring_hard_negatives_carry_no_span():
+    words = re.compile(r"\b(?:buddy|sweetie|kiddo|champ|hun|honey|um|umm|uhh|mhm|denominator|numerator|"
+                       r"perimeter|quotient|remainder|hypotenuse|slope|maam|mam|naswer|tomorow|sessiion)\b", re.I)
+    hits, kinds = 0, set()
+    for d in generate_corpus(60, seed=8, classroom=0.0):
+        for m in d.messages:
+            for w in words.finditer(m.text):
+                hits += 1
+                assert not any(s.start < w.end() and w.start() < s.end for s in m.spans), m.text
+            for t in m.meta.get("traps", ()):
+                if t["kind"] in ("endearment", "filler", "maths_word", "typo"):
+                    kinds.add(t["kind"])
+                    assert not any(s.start < t["end"] and t["start"] < s.end for s in m.spans), m.text
+    assert hits >= 20
+    assert kinds == {"endearment", "filler", "maths_word", "typo"}
+
+
+def test_hard_negative_turns_are_drawn_apart_and_optional():
+    plain = generate_corpus(30, seed=4, classroom=0.0, hard_negatives=0.0)
+    mixed = generate_corpus(30, seed=4, classroom=0.0)
+    changed = 0
+    for p, m in zip(plain, mixed, strict=True):
+        extra = len(m.messages) - len(p.messages)
+        assert 0 <= extra <= 4
+        changed += extra > 0
+        if not extra:  # a session without hard negatives is the session of generator 1.1
+            assert dialogue_to_row(p) == dialogue_to_row(m)
+    assert 5 <= changed <= 25
+    with pytest.raises(ValueError, match="hard-negative share"):
+        generate_corpus(1, hard_negatives=2.0)

@@ -7,7 +7,8 @@ SHA-256), so a version is listed only once it is complete. A worker materialises
 its own models directory, now a cache, verified against that list before anything loads it
 (:func:`model_materialise`). On local storage the models directory is the store and nothing is
 copied. Run configs are given a path on this machine by :func:`localise_tagger_config` (a run's
-recorded config) and :func:`command_detector_config` (a command line's).
+recorded config) and :func:`command_detector_config` (a command line's: ``--model`` or the default
+version that :func:`model_default_set` records, never the newest).
 
 ``pipeline/`` knows nothing of this: it reads and writes local paths only.
 """
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files import File
 from django.core.files.storage import Storage
 from django.utils import timezone
 
@@ -44,11 +46,14 @@ from pipeline.detectors.ensemble import with_member_configs
 from pipeline.hashing import sha256_file
 from pipeline.tagger import list_models
 from pipeline.tagger.store import (
+    DEFAULT_FILE,
     META_FILE,
     ModelInfo,
     ModelNotFoundError,
     activation_blockers,
+    default_version,
     read_info,
+    set_default,
 )
 
 PUBLISHED = "published.json"  # a version's file list, uploaded last
@@ -266,21 +271,77 @@ def localise_tagger_config(detector: str, config: Mapping[str, Any]) -> dict[str
     return cfg
 
 
-def command_detector_config(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """A command line's detector config (``detect``, ``deidentify``) whose tagger reads this
-    machine's models directory. On an object store the version is fetched into it first: the one
-    ``model_path`` names (``…/name/version``) or, without one, the newest stored version (of
-    ``name``) free of activation blockers — the command line's rule, as ``pipeline.tagger.resolve``
-    applies it on disk. Ensembles need their tagger's ``model_path`` there."""
+def model_default() -> str | None:
+    """The default version (``name/version``) that a command without a project runs: the models
+    root's ``default.json`` (:func:`pipeline.tagger.store.set_default`), read from the model store
+    (where it is published by :func:`model_default_set`) or, on local storage, the models directory."""
+    storage = models_storage()
+    if is_local(storage):
+        return default_version(storage.location)
+    try:
+        with open_file(storage, DEFAULT_FILE) as fh:
+            version = json.loads(fh.read().decode("utf-8")).get("version")
+    except StorageError:
+        return None
+    except (ValueError, AttributeError) as exc:
+        raise StorageError(f"the model store's {DEFAULT_FILE} is damaged ({exc}); set the default again") from None
+    return version if isinstance(version, str) and version else None
+
+
+def model_default_set(version: str, *, by: str) -> ModelInfo:
+    """Make ``name/version`` the default (``ModelNotFoundError`` when it does not exist or has
+    activation blockers): written atomically into this machine's models directory and, on a remote
+    store, published there too, so every machine's commands run the same default."""
+    info = model_info(version)
+    set_default(settings.BLINDSPOT_MODELS_DIR, info, by=by)
+    storage = models_storage()
+    if not is_local(storage):
+        local = Path(settings.BLINDSPOT_MODELS_DIR) / DEFAULT_FILE
+        storage.delete(DEFAULT_FILE)  # else the store may save under another name
+        with open(local, "rb") as fh:
+            storage.save(DEFAULT_FILE, File(fh, name=DEFAULT_FILE))
+    return info
+
+
+def _chosen_version(config: dict[str, Any], model: str | None) -> str:
+    """The version a command's tagger runs: ``model`` (``--model``), the config's ``version``,
+    else the default; a ``StorageError`` saying what to run when there is none or it is blocked."""
+    version = model or config.pop("version", None)
+    if version:
+        return version
+    default = model_default()
+    if default is None:
+        raise StorageError(
+            "no tagger version chosen and no default one: pass --model NAME/VERSION (manage.py "
+            "tagger_versions lists them), or make one the default (manage.py train_tagger --project SLUG "
+            "publishes its version as the default; or tagger_activate VERSION --project SLUG --default)"
+        )
+    try:
+        blockers = activation_blockers(model_info(default))
+    except ModelNotFoundError as exc:
+        raise StorageError(f"the default tagger {default} is missing ({exc}); set another default") from None
+    if blockers:
+        raise StorageError(f"the default tagger {default} is blocked: {'; '.join(blockers)}; set another default")
+    return default
+
+
+def command_detector_config(detector: str, config: Mapping[str, Any], *, model: str | None = None) -> dict[str, Any]:
+    """A command line's detector config (``detect``, ``deidentify``) whose tagger (an ensemble's
+    too) runs the one version the rule picks: ``model`` (``--model NAME/VERSION``) or the config's
+    ``version``, else the default (:func:`model_default`), never "the newest"; fetched into this
+    machine's models directory from an object store first."""
     cfg = dict(config)
+    if detector == "ensemble":
+        if cfg.get("members") is None:  # the default members: their tagger is chosen here
+            cfg["tagger"] = cfg.get("tagger") or {}
+        return with_member_configs(cfg, lambda name, member: command_detector_config(name, member, model=model))
+    if detector == "tagger" and not cfg.get("model_path"):
+        version = _chosen_version(cfg, model)
+        try:
+            model_info(version)
+        except ModelNotFoundError as exc:
+            raise StorageError(f"{exc} (manage.py tagger_versions lists the versions)") from None
+        cfg["model_path"] = str(model_local_dir(version))
     if detector == "tagger":
         cfg.setdefault("model_dir", str(settings.BLINDSPOT_MODELS_DIR))
-        if not is_local(models_storage()) and not cfg.get("model_path"):
-            usable = [i for i in model_infos(cfg.get("name")) if not activation_blockers(i)]
-            if not usable:
-                raise StorageError(
-                    f"no usable tagger version in the model store ({describe(models_storage(), '')}): "
-                    "train one, or publish local versions with publish_models"
-                )
-            cfg["model_path"] = str(max(usable, key=lambda i: i.version).path)
     return localise_tagger_config(detector, cfg)

@@ -385,6 +385,9 @@ STORAGES = {
 BLINDSPOT_TAGGER_BASE = os.environ.get("BLINDSPOT_TAGGER_BASE", "")  # a local HF checkpoint path
 # Export and verify every trained tagger version to ONNX as training's last step ("0": skip it).
 BLINDSPOT_TAGGER_ONNX = os.environ.get("BLINDSPOT_TAGGER_ONNX", "1") != "0"
+# Fields of TrainConfig overriding the automatic student's recipe (STUDENT_DEFAULTS); empty: the
+# measured recipe. Not read from the environment: tests set a tiny one.
+BLINDSPOT_TAGGER_STUDENT: dict = {}
 BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])

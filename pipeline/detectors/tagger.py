@@ -3,9 +3,10 @@
 Config:
 
 - ``model_path`` — one saved version directory (the app passes the project's active version);
-  or ``model_dir`` (registry root, default ``var/models``) with an optional ``name``: the newest
-  version there that ``store.activation_blockers`` lets run (never one whose training stopped
-  early, diverged or failed its export check; an error says so when none is usable);
+  or ``version`` (``name/version``) under ``model_dir`` (registry root, default ``var/models``);
+  with neither, the default recorded in ``model_dir`` (``default.json``, set by ``train_tagger``,
+  ``demo_setup`` or ``tagger_activate --default``), never simply the newest directory; an error
+  says what to do when there is none (``store.resolve``);
 - ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
 - ``batch_size`` — windows per forward pass; ``precision`` — ``auto`` (bf16 on CPUs that have
@@ -44,7 +45,7 @@ class TaggerDetector(BaseDetector):
     defaults: Mapping[str, Any] = {
         "model_path": None,
         "model_dir": "var/models",
-        "name": None,
+        "version": None,
         "policy": "recall_first",
         "batch_size": 64,
         "precision": "auto",
@@ -80,7 +81,7 @@ class TaggerDetector(BaseDetector):
                 self._info = resolve(
                     self.config["model_path"],
                     root=self.config["model_dir"],
-                    name=self.config["name"],
+                    version=self.config["version"],
                 )
             except ModelNotFoundError as exc:
                 raise DetectorError(f"tagger: {exc}") from exc

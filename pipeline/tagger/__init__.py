@@ -2,12 +2,13 @@
 
 Public API::
 
-    from pipeline.tagger import TrainConfig, train_tagger, list_models, latest, load_model
+    from pipeline.tagger import TrainConfig, train_tagger, list_models, resolve, load_model
 
     info = train_tagger(TrainConfig(train_dialogues, dev_dialogues, name="demo", out_dir="var/models"))
     tagger = load_model(info.path)          # a TaggerModel; .tag(dialogues) -> spans
-    latest("var/models", "demo")            # ModelInfo of the newest version, or None
-    resolve(root="var/models", name="demo") # the newest version with no activation_blockers
+    list_models("var/models", "demo")       # every saved version, oldest first (for listings)
+    resolve(root="var/models", version="demo/20260101-000000-1a2b3c4d")  # an explicit version
+    resolve(root="var/models")              # the root's recorded default (default.json), never the newest
 
 The ``tagger`` detector (:mod:`pipeline.detectors.tagger`) adds the policy and the maths-aware
 post-filter. torch and transformers are imported only when a model is trained or loaded.
@@ -22,12 +23,12 @@ from pipeline.tagger.store import (
     ModelNotFoundError,
     activation_blockers,
     data_hash,
-    latest,
+    default_version,
     list_models,
     load_model,
-    newest_usable,
     read_info,
     resolve,
+    set_default,
 )
 from pipeline.tagger.training import train_tagger
 from pipeline.tagger.training.config import TrainConfig, TrainingError
@@ -52,12 +53,12 @@ __all__ = [
     "filter_spans",
     "is_math_number",
     "is_placeholder_span",
-    "latest",
+    "default_version",
     "list_models",
     "load_model",
-    "newest_usable",
     "read_info",
     "resolve",
+    "set_default",
     "split_by_dialogue",
     "train_tagger",
     "trim_edges",

@@ -16,6 +16,7 @@ import json
 import shutil
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from pipeline.tags import LabelMap
 from pipeline.types import Dialogue
 
 META_FILE = "tagger.json"
+DEFAULT_FILE = "default.json"  # in the models root: the version a command without a project runs
 DEFAULT_ROOT = "var/models"
 FORMAT = 1
 
@@ -62,6 +64,9 @@ class ModelInfo:
     training: dict[str, Any] = field(default_factory=dict)  # steps run/planned, why it stopped, ...
     activation: dict[str, Any] = field(default_factory=dict)  # decision, reason, dev comparison
     distilled_from: str = ""  # the teacher's full version, for a distilled student
+    # A teacher's automatic student (training.student.distil_after): its version, whether it may
+    # be used in the teacher's place, and why not.
+    student: dict[str, Any] = field(default_factory=dict)
     # The ids of the dev dialogues, sorted: a student distilled from this version is scored on
     # these, which neither model trained on (training.teacher_dev_split).
     dev_ids: tuple[str, ...] = ()
@@ -236,47 +241,75 @@ def list_models(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> lis
     return sorted(infos, key=lambda i: (i.name, i.version))
 
 
-def latest(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> ModelInfo | None:
-    """The newest version (of ``name``, or of any model) under ``root``, or ``None``, whatever its
-    training said: for listings and benches, never for choosing the model that runs
-    (:func:`resolve` picks only a usable one)."""
-    infos = list_models(root, name)
-    return max(infos, key=lambda i: (i.version, i.name)) if infos else None
+def default_version(root: str | Path = DEFAULT_ROOT) -> str | None:
+    """The ``name/version`` recorded as the default of ``root`` (``<root>/default.json``, written by
+    :func:`set_default`), or ``None``: what a command with no project and no version runs."""
+    path = Path(root) / DEFAULT_FILE
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("version")
+    except FileNotFoundError:
+        return None
+    except (ValueError, AttributeError) as exc:
+        raise ModelNotFoundError(f"{path} is damaged ({exc}); set the default again") from None
+    return version if isinstance(version, str) and version else None
 
 
-def newest_usable(root: str | Path = DEFAULT_ROOT, name: str | None = None) -> ModelInfo | None:
-    """The newest version under ``root`` (of ``name``) with no :func:`activation_blockers`."""
-    usable = [i for i in list_models(root, name) if not activation_blockers(i)]
-    return max(usable, key=lambda i: (i.version, i.name)) if usable else None
+def default_record(info: ModelInfo, *, by: str) -> dict[str, Any]:
+    """What ``default.json`` holds: the version, when and by what it was made the default."""
+    return {"version": info.full_version, "set_at": datetime.now(UTC).isoformat(timespec="seconds"), "by": by}
+
+
+def set_default(root: str | Path, info: ModelInfo, *, by: str) -> dict[str, Any]:
+    """Record ``info`` as the default of ``root``, atomically (a temporary file renamed); refused
+    (``ModelNotFoundError``) for a version with :func:`activation_blockers`."""
+    blockers = activation_blockers(info)
+    if blockers:
+        raise ModelNotFoundError(f"{info.full_version} cannot be the default: {'; '.join(blockers)}")
+    record = default_record(info, by=by)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".{DEFAULT_FILE}.tmp"
+    tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(root / DEFAULT_FILE)
+    return record
+
+
+def version_path(root: str | Path, version: str) -> Path:
+    """The directory of ``name/version`` under ``root``; ``ModelNotFoundError`` for anything else."""
+    parts = version.split("/") if isinstance(version, str) else []
+    if len(parts) != 2 or not all(p and not p.startswith(".") for p in parts):
+        raise ModelNotFoundError(f"{str(version)[:120]!r} is not a model version (name/version)")
+    return Path(root) / parts[0] / parts[1]
 
 
 def resolve(
     model_path: str | Path | None = None,
     *,
     root: str | Path = DEFAULT_ROOT,
-    name: str | None = None,
+    version: str | None = None,
 ) -> ModelInfo:
-    """The model at ``model_path`` (an explicit choice, taken as given); else the newest version
-    under ``root`` (of ``name``) that :func:`activation_blockers` lets run, never a newer one
-    that stopped early, diverged or failed its export check. The app never gets here: its runs
-    pass the project's active version as ``model_path``."""
+    """The one rule for which model runs outside a project (the app passes each run the project's
+    active version as ``model_path``): the version directory ``model_path``, else ``version``
+    (``name/version`` under ``root``) — explicit choices, taken as given — else the default recorded
+    in ``root`` (:func:`default_version`), which must be free of :func:`activation_blockers`.
+    Never "the newest directory": with no default a ``ModelNotFoundError`` says what to do."""
     if model_path:
         return read_info(model_path)
-    infos = list_models(root, name)
-    what = f"model {name!r}" if name else "model"
-    if not infos:
+    if version:
+        return read_info(version_path(root, version))
+    default = default_version(root)
+    if default is None:
         raise ModelNotFoundError(
-            f"no trained tagger {what} under {root}; train one first, or pass model_path "
-            "(a version directory)"
+            f"no tagger version chosen and no default under {root}: pass one (model_path, or version "
+            "name/version; --model on the commands), or make one the default (train_tagger and "
+            "demo_setup publish theirs; manage.py tagger_activate VERSION --default)"
         )
-    info = newest_usable(root, name)
-    if info is None:
-        shown = "; ".join(
-            f"{i.full_version}: {' and '.join(activation_blockers(i))}" for i in infos[-3:]
-        )
+    info = read_info(version_path(root, default))
+    blockers = activation_blockers(info)
+    if blockers:
         raise ModelNotFoundError(
-            f"no usable tagger {what} under {root}: every version is blocked ({shown}). Retrain, "
-            "or pass model_path to run a blocked version on purpose"
+            f"the default tagger {default} is blocked: {' and '.join(blockers)}; make another the "
+            "default, or pass model_path to run it on purpose"
         )
     return info
 

@@ -33,7 +33,7 @@ def model_dir(tmp_path_factory):
         )))
     info = train_tagger(TrainConfig(dialogues, name="tiny", out_dir=root, epochs=6, num_layers=1, seed=1,
                         dev_fraction=0.25, check_precision=False, patience=6,
-                        min_dev_score=0.0))  # the registry-root test resolves only usable versions
+                        min_dev_score=0.0))
     return info.path
 
 
@@ -64,13 +64,36 @@ def test_recognizer_runs_inside_the_analyzer_engine(model_dir):
     assert engine.analyze(text=text, language="en", entities=["EMAIL_ADDRESS"]) == []
 
 
-def test_entity_map_override_and_registry_root(model_dir):
+def test_entity_map_override_and_a_registry_root_with_a_version(model_dir):
     from pathlib import Path
 
-    recognizer = BlindspotTaggerRecognizer(Path(model_dir).parent.parent, model_name="tiny",
+    root = Path(model_dir).parent.parent
+    with pytest.raises(ValueError, match="name the version"):  # a root alone: never "the newest"
+        BlindspotTaggerRecognizer(root)
+    recognizer = BlindspotTaggerRecognizer(root, version=f"tiny/{Path(model_dir).name}",
                                            entity_map={"NAME": "STUDENT_NAME"},
                                            detector_config={"precision": "fp32", "backend": "torch"})
     assert "STUDENT_NAME" in recognizer.supported_entities
     text = "Good job Maria!"
     results = recognizer.analyze(text, ["STUDENT_NAME"])
     assert [(r.entity_type, text[r.start:r.end]) for r in results] == [("STUDENT_NAME", "Maria")]
+
+
+def test_the_readme_snippet_runs_offline_as_printed(model_dir, monkeypatch):
+    """The README's Presidio snippet, with its version swapped for the one trained here: it builds
+    the analyzer over the packaged spaCy model (a bare AnalyzerEngine() would download one)."""
+    import re
+    from pathlib import Path
+
+    import spacy.cli
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [code] = [c for c in re.findall(r"```python\n(.*?)```", readme, re.S) if "BlindspotTaggerRecognizer" in c]
+    version = re.search(r'version="([^"]+)"', code).group(1)
+    root = Path(model_dir).parent.parent
+    code = code.replace('"var/models"', repr(str(root))).replace(version, f"tiny/{Path(model_dir).name}")
+    monkeypatch.setattr(spacy.cli, "download", lambda *a, **k: pytest.fail("the snippet asked for a download"))
+    printed = []
+    exec(compile(code, "README.md", "exec"), {"print": printed.append})
+    [results] = printed
+    assert any(r.entity_type == "PERSON" and r.recognition_metadata.get("blindspot_label") == "NAME" for r in results)

@@ -19,7 +19,6 @@ from pipeline.tagger import (
     align_words,
     filter_spans,
     is_placeholder_span,
-    latest,
     list_models,
     resolve,
     split_by_dialogue,
@@ -339,9 +338,11 @@ def _fake_version(root, name, version, training=GOOD_TRAINING):
     return path
 
 
-def test_registry_lists_versions_and_resolves_the_newest_usable_one(tmp_path):
-    assert list_models(tmp_path) == [] and latest(tmp_path) is None
-    _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
+def test_registry_lists_versions_and_resolves_only_an_explicit_version_or_the_default(tmp_path):
+    from pipeline.tagger import default_version, set_default
+
+    assert list_models(tmp_path) == [] and default_version(tmp_path) is None
+    first = _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
     newest = _fake_version(tmp_path, "demo", "20260102-000000-bbbb")
     _fake_version(tmp_path, "other", "20250101-000000-cccc")
     (tmp_path / "demo" / "broken").mkdir()
@@ -349,20 +350,35 @@ def test_registry_lists_versions_and_resolves_the_newest_usable_one(tmp_path):
         "demo/20260101-000000-aaaa",
         "demo/20260102-000000-bbbb",
     ]
-    assert latest(tmp_path, "demo").path == str(newest)
-    assert resolve(root=tmp_path, name="other").version == "20250101-000000-cccc"
+    # no default recorded: an error that says what to do, never the newest directory
+    with pytest.raises(ModelNotFoundError, match="no default under .*tagger_activate VERSION --default"):
+        resolve(root=tmp_path)
+    assert resolve(root=tmp_path, version="other/20250101-000000-cccc").version == "20250101-000000-cccc"
     assert resolve(newest).labels == ("NAME",)
-    with pytest.raises(ModelNotFoundError, match="train one first, or pass model_path"):
-        resolve(root=tmp_path, name="missing")
-    # a newer version whose training was cut short is listed, and latest() sees it, but it never runs
+    with pytest.raises(ModelNotFoundError, match="no tagger.json"):
+        resolve(root=tmp_path, version="demo/missing")
+    with pytest.raises(ModelNotFoundError, match="is not a model version"):
+        resolve(root=tmp_path, version="../etc")
+    # the default is what runs, whatever is newer; recorded atomically in default.json
+    set_default(tmp_path, resolve(first), by="test")
+    assert default_version(tmp_path) == "demo/20260101-000000-aaaa"
+    assert json.loads((tmp_path / "default.json").read_text())["by"] == "test"
+    assert not list(tmp_path.glob(".*.tmp"))
+    _fake_version(tmp_path, "throwaway", "20990101-000000-ffff")  # newer, in another project
+    assert resolve(root=tmp_path).path == str(first)
+    assert [i.name for i in list_models(tmp_path)].count("throwaway") == 1  # listed, never picked
+    # a version cut short is never made the default; an explicit path is the caller's choice
     cut = _fake_version(tmp_path, "demo", "20260103-000000-dddd",
                         {**GOOD_TRAINING, "steps": 5, "stopped": "time limit", "max_seconds": 30})
-    assert latest(tmp_path, "demo").path == str(cut)
-    assert resolve(root=tmp_path, name="demo").path == str(newest)
-    assert resolve(cut).path == str(cut)  # an explicit path is the caller's choice
-    _fake_version(tmp_path, "bad", "20260101-000000-eeee", {})
-    with pytest.raises(ModelNotFoundError, match="every version is blocked.*no 'training' entry"):
-        resolve(root=tmp_path, name="bad")
+    with pytest.raises(ModelNotFoundError, match="cannot be the default: training stopped early"):
+        set_default(tmp_path, resolve(cut), by="test")
+    assert resolve(cut).path == str(cut) and resolve(root=tmp_path).path == str(first)
+    # a default that became blocked (re-measured, edited) is refused with its reasons
+    bad = _fake_version(tmp_path, "bad", "20260101-000000-eeee")
+    set_default(tmp_path, resolve(bad), by="test")
+    (bad / "tagger.json").write_text(json.dumps({**json.loads((bad / "tagger.json").read_text()), "training": {}}))
+    with pytest.raises(ModelNotFoundError, match="the default tagger bad/20260101-000000-eeee is blocked.*no 'training'"):
+        resolve(root=tmp_path)
 
 
 def _blockers(tmp_path, training, **extra):
@@ -405,9 +421,14 @@ def test_detector_config_and_lazy_loading(tmp_path):
     with pytest.raises(DetectorError):
         det.detect(dialogue(msg("hi")))
     _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
-    det = build("tagger", {"model_dir": str(tmp_path), "name": "demo", "policy": "strict"})
+    det = build("tagger", {"model_dir": str(tmp_path), "version": "demo/20260101-000000-aaaa", "policy": "strict"})
     assert det.model_version == "demo/20260101-000000-aaaa+int8"  # bf16 failed its check
     assert det.thresholds() == {"NAME": 0.5}
+    with pytest.raises(DetectorError, match="no default"):  # a version on disk is not chosen by itself
+        _ = build("tagger", {"model_dir": str(tmp_path)}).info
+    from pipeline.tagger import read_info, set_default
+
+    set_default(tmp_path, read_info(tmp_path / "demo" / "20260101-000000-aaaa"), by="test")
     det = build("tagger", {"model_dir": str(tmp_path), "precision": "fp32"})
     assert det.model_version == "demo/20260101-000000-aaaa"
     assert det.thresholds() == {"NAME": 0.3}
@@ -475,7 +496,7 @@ def test_tiny_training_saves_reloads_and_detects(tmp_path):
     assert set(info.thresholds) == set(DEFAULT_LABELS)
     assert info.precision_checks == {}
     assert "strict" in info.dev_metrics and info.training_seconds > 0
-    assert latest(tmp_path, "tiny").version == info.version
+    assert list_models(tmp_path, "tiny")[-1].version == info.version
 
     model = load_model(info.path, precision="fp32")
     probs = model.predict(dialogues[:2])

@@ -236,10 +236,10 @@ def test_a_student_behind_its_teacher_cannot_become_active():
     assert [activation_blockers(_distilled(d)) for d, _ in cases] == [b for _, b in cases]
 
 
-def test_newest_usable_skips_a_student_behind_its_teacher(student, tmp_path):
+def test_a_student_behind_its_teacher_cannot_be_the_default(student, tmp_path):
     import shutil
 
-    from pipeline.tagger import ModelNotFoundError, newest_usable, resolve
+    from pipeline.tagger import ModelNotFoundError, read_info, resolve, set_default
     from pipeline.tagger.store import update_info
 
     copy = tmp_path / "student" / student.version
@@ -248,9 +248,9 @@ def test_newest_usable_skips_a_student_behind_its_teacher(student, tmp_path):
     teacher_f2 = distillation["check"]["teacher"]["f2"]
     behind = {**distillation["check"], "student": {"f2": teacher_f2 - 0.02, "recall": 1.0}}
     update_info(copy, hyper={**student.hyper, "distillation": {**distillation, "check": behind}})
-    assert newest_usable(tmp_path, "student") is None
     with pytest.raises(ModelNotFoundError, match="the student's dev F2 .* under its teacher's"):
-        resolve(root=tmp_path, name="student")
+        set_default(tmp_path, read_info(copy), by="test")
     level = {**distillation["check"], "student": dict(distillation["check"]["teacher"])}
     update_info(copy, hyper={**student.hyper, "distillation": {**distillation, "check": level}})
-    assert newest_usable(tmp_path, "student").version == student.version
+    set_default(tmp_path, read_info(copy), by="test")
+    assert resolve(root=tmp_path).version == student.version

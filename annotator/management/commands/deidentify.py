@@ -38,6 +38,9 @@ class Command(BaseCommand):
                                  "default: the spans inside the file (gold).")
         parser.add_argument("--config", default="{}", help="Detector config as JSON.")
         add_workers_argument(parser)
+        parser.add_argument("--model", metavar="NAME/VERSION",
+                            help="The tagger version to run (--detector tagger or ensemble, --second-opinion "
+                                 "tagger); default: the default version train_tagger published, never the newest.")
         parser.add_argument("--mode", choices=MODES, default="surrogate")
         parser.add_argument("--scope", choices=SCOPES, default="dialogue",
                             help="Surrogates consistent within each dialogue (default) or across the corpus.")
@@ -51,18 +54,18 @@ class Command(BaseCommand):
                                  "upper bound.")
         parser.add_argument("--second-opinion", default="", metavar="DETECTOR[,DETECTOR]",
                             help="Detectors that also scan the released text, beside the rules detector's "
-                                 "structured identifiers (always): tagger (recall first, the newest usable "
-                                 "model here), presidio (tuned). Their hits nobody marked become review "
+                                 "structured identifiers (always): tagger (recall first, --model or the "
+                                 "default version), presidio (tuned). Their hits nobody marked become review "
                                  "candidates.")
         parser.add_argument("--fail-on-leaks", action="store_true",
                             help="Exit with status 1 if the leak check finds any, or review candidates remain.")
 
     def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
-               workers=None, second_opinion="", **opts):
+               workers=None, second_opinion="", model=None, **opts):
         workers = workers_or_error(workers)
         key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
-        det = self._detector(detector, config, workers)
-        opinion = self._second_opinion(second_opinion)
+        det = self._detector(detector, config, workers, model)
+        opinion = self._second_opinion(second_opinion, model)
         proposer = self._proposer(llm)
         bar = tqdm(unit="dlg", disable=not sys.stderr.isatty())
         t0 = time.perf_counter()
@@ -87,7 +90,7 @@ class Command(BaseCommand):
                      mapping=not no_mapping)
         self._verdict(summary, fail_on_leaks=fail_on_leaks, leaks_file=paths["leaks"].name)
 
-    def _detector(self, detector: str, config: str, workers: int) -> ParallelDetector | None:
+    def _detector(self, detector: str, config: str, workers: int, model: str | None) -> ParallelDetector | None:
         """The detector that finds the spans (None: the spans inside the file), in ``workers`` processes."""
         try:
             cfg = json.loads(config)
@@ -100,7 +103,7 @@ class Command(BaseCommand):
             if settings.OPENAI_BASE_URL:
                 cfg.setdefault("base_url", settings.OPENAI_BASE_URL)
         try:
-            cfg = command_detector_config(detector, cfg)
+            cfg = command_detector_config(detector, cfg, model=model)
             return ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
         except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
             raise CommandError(str(exc)) from None
@@ -150,7 +153,7 @@ class Command(BaseCommand):
             if fail_on_leaks:
                 sys.exit(1)
 
-    def _second_opinion(self, names: str) -> list:
+    def _second_opinion(self, names: str, model: str | None) -> list:
         from pipeline.surrogates.audit import default_second_opinion
 
         configs = {"tagger": {"policy": "recall_first"}, "presidio": {"preset": "tuned"}}
@@ -159,7 +162,7 @@ class Command(BaseCommand):
             if name not in configs:
                 raise CommandError(f"--second-opinion takes {' and '.join(configs)}, not {name!r}.")
             try:
-                detectors.append(registry.build(name, command_detector_config(name, configs[name])))
+                detectors.append(registry.build(name, command_detector_config(name, configs[name], model=model)))
             except (ConfigError, ImportError, ValueError, StorageError, OSError) as exc:
                 raise CommandError(f"--second-opinion {name}: {exc}") from None
         return detectors

@@ -69,8 +69,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--password", default="blindspot-demo", help="Password for every demo user (demo only!).")
         parser.add_argument("--train-tagger", action="store_true",
-                            help="Train a first tagger from generated data when none exists (a few minutes) "
-                                 "and add its predictions to the aware annotators' suggestions.")
+                            help="Train a first tagger from generated data when none exists (a few minutes), distil "
+                                 "its faster student (active where it passes its check), publish the active one as "
+                                 "the default of commands without a project, and add its predictions to the aware "
+                                 "annotators' suggestions.")
 
     def handle(self, password, train_tagger, **opts):
         users = self._users(password)
@@ -103,11 +105,14 @@ class Command(BaseCommand):
                                            # active (activation_blockers), so it only stops a stuck machine.
                                            options={"max_seconds": 900})
                 self.stdout.write(f"Tagger {info.full_version}: {tagger_selectors.dev_summary(info)}.")
+                if info.student:  # the first model is its student where that passes its check
+                    self.stdout.write(f"Tagger {info.full_version}: {tagger_selectors.student_note(info)}.")
             elif not project.active_tagger:  # trained before, never activated: the newest usable one
                 tagger.tagger_activate(project=project, version=tagger_selectors.usable_versions(project)[0].full_version,
                                        user=users["admin"])
             project.refresh_from_db()
             if project.active_tagger:
+                self.stdout.write(tagger.tagger_default_publish(project=project, user=users["admin"]))
                 trained = self._run(project, "tagger", users["admin"])
             else:
                 self.stdout.write(self.style.WARNING(

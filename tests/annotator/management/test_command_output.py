@@ -107,7 +107,7 @@ def _fake_training(dev_dialogues: int):
             full_version="test/20260101-000000-aaaa", training_seconds=3.0, distilled_from="", dev_metrics={},
             data={"train": {"dialogues": 12, "messages": 140, "spans": 30},
                   "dev": {"dialogues": dev_dialogues, "messages": 30, "spans": 6}},
-            training={}, onnx={}, activation={})
+            training={}, onnx={}, activation={}, student={})
 
     return train
 

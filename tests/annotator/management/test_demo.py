@@ -88,3 +88,34 @@ def test_demo_setup_settles_the_release_review_so_the_newest_release_is_publisha
     assert newest.version > 1 and newest.publishable and not export_is_stale(newest)
     assert review_counts(newest)["pending"] == 0
     # (test_readme_commands runs ``build_release --project demo`` after the demo, in a process of its own)
+
+
+@pytest.mark.slow
+def test_demo_setup_train_tagger_makes_the_student_its_first_model_and_the_default(capsys, monkeypatch, settings):
+    """Issue 23: the demo's first tagger is the student distilled after its teacher, where the
+    student passes its check; it is the default of commands without a project and the tagger run
+    the demo adds is the student's. A tiny training (2-layer teacher, 1-layer student, one epoch)
+    and a tolerance every student passes stand in for the real one."""
+    pytest.importorskip("torch")
+    from annotator.services import tagger
+    from pipeline.tagger.training import distillation
+
+    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
+    settings.BLINDSPOT_TAGGER_ONNX = False
+    monkeypatch.setattr(distillation, "DISTILL_TOLERANCE", 1.0)
+    real = tagger.tagger_train
+    monkeypatch.setattr(tagger, "tagger_train", lambda **kw: real(**{**kw, "synthetic": 6, "options": {
+        "epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score": 0.0}}))
+    call_command("demo_setup", train_tagger=True)
+    out = capsys.readouterr().out
+    project = Project.objects.get(slug="demo")
+    from annotator.model_store import model_default
+    from annotator.services.tagger import version_info
+
+    student = version_info(project.active_tagger)
+    assert student.distilled_from and student.hyper["num_layers"] == 1
+    assert "is used in its place (passed its check)" in out
+    assert model_default() == project.active_tagger
+    assert f"{project.active_tagger} is now the default tagger of commands without a project" in out
+    run = DetectorRun.objects.get(project=project, detector="tagger")
+    assert run.status == "succeeded" and run.model_version.startswith(project.active_tagger)

@@ -73,7 +73,7 @@ def test_activate_refuses_an_unknown_version_or_project_or_another_projects_vers
     assert Project.objects.get(pk=versions.pk).active_tagger == ""
 
 
-def test_activate_needs_a_project(versions):
+def test_activate_needs_a_project_or_default(versions):
     with pytest.raises(CommandError, match="--project"):
         run("tagger_activate", GOOD_V)
 
@@ -81,6 +81,8 @@ def test_activate_needs_a_project(versions):
 def test_versions_lists_them_newest_first_with_the_active_one_and_blockers(versions):
     run("tagger_activate", GOOD_V, project="test")
     lines = run("tagger_versions", project="test").splitlines()
+    assert lines[0].startswith("Default of commands without a project: none") and lines[1] == ""
+    lines = lines[2:]
     assert lines[0] == "test: 3 versions, active: test/" + GOOD_V
     header, *rows = lines[1:]
     assert header.split() == ["VERSION", "ACTIVE", "CREATED", "DEV", "CAN", "BECOME", "ACTIVE"]

@@ -84,9 +84,13 @@ def test_a_model_trained_on_one_machine_runs_on_another_with_an_empty_cache(
     for name, data in stored.items():
         assert (local / name).read_bytes() == data, name
 
-    # the command line on a machine with an empty cache fetches the newest usable version itself
+    # the command line on a machine with an empty cache fetches the default version (published to
+    # the store by the machine that set it) itself
+    tagger.tagger_default_publish(project=corpus)
+    assert "default.json" in s3_objects(s3, "pfx/models/")
     settings.BLINDSPOT_MODELS_DIR = tmp_path / "machine-d"
     model_store._verified.clear()
+    assert model_store.model_default() == info.full_version
     from annotator.models import Message
 
     messages = Message.objects.filter(project=corpus).select_related("dialogue").order_by("dialogue_id", "position")

@@ -445,3 +445,32 @@ def test_a_real_warm_retrain_starts_from_the_active_version_and_learns_the_new_g
     assert new_h and entry["data"]["warm_start"]["new_gold_dialogues"] >= len(new_h)
     blockers = tagger_selectors.version_blockers(info)
     assert (entry["decision"] == "activated") == (not blockers and entry["comparison"]["better"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tolerance, candidate", [(1.0, "student"), (-1.0, "teacher")])
+def test_a_full_retrain_distils_its_student_and_offers_it_when_it_passes(gold_project, monkeypatch, settings,
+                                                                         tolerance, candidate):
+    """Retraining distils the student as training does: a 2-layer teacher, then its 1-layer student;
+    the student is the version the activation rule judges when it passed its check against the
+    teacher, else the teacher is, and the teacher records why its student was not used."""
+    from pipeline.tagger import retrain as plan
+    from pipeline.tagger.training import distillation
+
+    monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
+    monkeypatch.setattr(distillation, "DISTILL_TOLERANCE", tolerance)
+    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
+    settings.BLINDSPOT_TAGGER_ONNX = False
+    tiny = {"epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
+    job, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny, full=True)
+    tagger.tagger_retrain_job_run(job)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.error
+    judged = tagger.version_info(job.result["version"])
+    [student, teacher] = tagger_selectors.tagger_versions(gold_project)  # newest first
+    assert student.distilled_from == teacher.full_version and student.hyper["num_layers"] == 1
+    assert teacher.student["version"] == student.full_version
+    assert judged.full_version == (student if candidate == "student" else teacher).full_version
+    assert teacher.student["used"] is (candidate == "student")
+    assert judged.activation["decision"] == "activated"  # nothing active to beat: the same rule
+    assert job.params["trained_version"] == judged.full_version  # a redelivered job trains nothing

@@ -11,7 +11,8 @@ interleaved, it prints side by side:
 
 - whole command: ``manage.py detect`` in a child process with ``--workers`` for both, wall-clock
   msg/s and msg per CPU-second of the child and its workers (start-up, model load, JSON included);
-- warm: in this process, after a warm-up, over the first ``--warm`` messages: wall and per CPU-second;
+- warm: in this process, after a warm-up, over the first ``--warm`` messages, with
+  ``--warm-threads`` inference threads (default 1, a worker's share): wall and per CPU-second;
 - name recall of the tagger on the dev set built from the same real text (``pipeline.devset``).
 
 The machine's load average is printed before and after: on a shared machine wall-clock figures swing
@@ -113,9 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--warm", type=int, default=3000, help="messages of the warm in-process pass")
+    ap.add_argument("--warm-threads", type=int, default=1,
+                    help="inference threads of the warm pass (1: a detect worker's share with 2 workers on 2 cores)")
     ap.add_argument("--no-recall", action="store_true")
     args = ap.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ["OMP_NUM_THREADS"] = str(args.warm_threads)  # this process only: detect sets its workers' own
     tagger = ("tagger", {"model_path": args.model, **json.loads(args.config)})
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as tmp:

@@ -139,6 +139,9 @@ def session_options(threads: int | None = None) -> Any:
     opts.intra_op_num_threads = threads or cpu_threads()
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # idle threads sleep instead of spinning: on shared cores a spinning thread burns CPU that
+    # another worker (or tenant) needs
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return opts
 
 

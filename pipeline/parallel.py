@@ -32,7 +32,7 @@ from pipeline import registry
 from pipeline.errors import DetectorError
 from pipeline.types import Detection, Detector, Dialogue
 
-CHUNK_MESSAGES = 512  # the tagger's own sweep: a chunk is one forward sweep of it
+CHUNK_MESSAGES = 1024  # the tagger's own sweep: a chunk is one forward sweep of it
 IN_FLIGHT_PER_WORKER = 2  # one chunk being detected, one waiting: workers never idle on the parent
 
 

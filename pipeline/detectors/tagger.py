@@ -34,7 +34,7 @@ from pipeline.tagger.model import PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
-CHUNK_MESSAGES = 512  # messages per forward sweep: enough to batch by length, little memory
+CHUNK_MESSAGES = 1024  # messages per forward sweep: enough windows to batch by length with little padding
 
 
 class TaggerDetector(BaseDetector):

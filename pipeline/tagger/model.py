@@ -11,6 +11,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -124,18 +125,29 @@ def default_base_model() -> str:
     return str(get_model_path())
 
 
+PAD_SLACK = 1.1  # a batch closes before a window longer than 1.1x its shortest (+ PAD_ROOM)
+PAD_ROOM = 8  # tokens: short windows still batch together (22 and 30 tokens cost little padding)
+
+
 def length_batches(windows: Sequence[Window], batch_size: int, max_tokens: int = 0) -> list[list[int]]:
     """Indices of ``windows`` grouped by similar length (shortest first).
 
-    ``max_tokens`` (when set) caps ``batch rows x longest row`` so a batch of long windows does
-    not cost more memory than a batch of short ones.
+    A batch closes at ``batch_size`` rows, at ``max_tokens`` (when set: ``batch rows x longest
+    row``, so a batch of long windows costs no more memory than one of short ones), or before a
+    window longer than ``PAD_SLACK x`` the batch's shortest ``+ PAD_ROOM`` tokens: every padded
+    token costs a full forward pass, and on real classroom text fixed 64-row batches padded
+    38% more tokens than the windows hold (bench/detect_speed_bench.py), this rule about 8%.
     """
     order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
     batches: list[list[int]] = []
     cur: list[int] = []
     for i in order:
         longest = len(windows[i])
-        if cur and (len(cur) >= batch_size or (max_tokens and (len(cur) + 1) * longest > max_tokens)):
+        if cur and (
+            len(cur) >= batch_size
+            or (max_tokens and (len(cur) + 1) * longest > max_tokens)
+            or longest > len(windows[cur[0]]) * PAD_SLACK + PAD_ROOM
+        ):
             batches.append(cur)
             cur = []
         cur.append(i)
@@ -145,7 +157,8 @@ def length_batches(windows: Sequence[Window], batch_size: int, max_tokens: int =
 
 
 def collate(torch: Any, windows: Sequence[Window], pad_id: int, *, with_labels: bool) -> dict:
-    """Pad a batch to its longest window (dynamic padding); filled in numpy, one copy each."""
+    """Pad a batch to its longest window (dynamic padding); filled in numpy, one copy each.
+    Torch tensors, or the numpy arrays themselves when ``torch`` is None (ONNX Runtime)."""
     n = max(len(w) for w in windows)
     ids = np.full((len(windows), n), pad_id, dtype=np.int64)
     types = np.zeros((len(windows), n), dtype=np.int64)
@@ -161,6 +174,8 @@ def collate(torch: Any, windows: Sequence[Window], pad_id: int, *, with_labels: 
     batch = {"input_ids": ids, "token_type_ids": types, "attention_mask": mask}
     if labels is not None:
         batch["labels"] = labels
+    if torch is None:
+        return batch
     return {key: torch.from_numpy(value) for key, value in batch.items()}
 
 
@@ -234,8 +249,6 @@ class TaggerModel:
         progress: Callable[[int, int], None] | None = None,
     ) -> list[list[MessageProbs]]:
         """Word tag probabilities for every message of every dialogue."""
-        torch = import_torch()
-        set_threads(torch)
         n_tags = self.label_map.num_tags
         out: list[list[MessageProbs]] = []
         windows: list[Window] = []
@@ -250,15 +263,10 @@ class TaggerModel:
             out.append(msgs)
             windows.extend(dialogue_windows)
             owners.extend([j] * len(dialogue_windows))
-        if hasattr(self.model, "eval"):
-            self.model.eval()
         batches = length_batches(windows, batch_size, max_tokens=batch_size * 96)
-        with torch.inference_mode():
+        with self.inference():
             for b, idx in enumerate(batches):
-                batch = collate(torch, [windows[i] for i in idx], self.pad_id, with_labels=False)
-                if not self.use_token_types:
-                    batch.pop("token_type_ids")
-                probs = self.forward_probs(batch)
+                probs = self.forward_probs(self.collated([windows[i] for i in idx]))
                 for r, i in enumerate(idx):
                     w = windows[i]
                     if not w.positions:
@@ -269,6 +277,21 @@ class TaggerModel:
                 if progress is not None:
                     progress(b + 1, len(batches))
         return out
+
+    def inference(self) -> AbstractContextManager:
+        """Torch's inference mode, with this process's thread share and the model in eval mode."""
+        torch = import_torch()
+        set_threads(torch)
+        if hasattr(self.model, "eval"):
+            self.model.eval()
+        return torch.inference_mode()
+
+    def collated(self, windows: Sequence[Window]) -> dict:
+        """One batch as this backend's forward pass takes it (here: torch tensors)."""
+        batch = collate(import_torch(), windows, self.pad_id, with_labels=False)
+        if not self.use_token_types:
+            batch.pop("token_type_ids")
+        return batch
 
     def forward_probs(self, batch: dict) -> np.ndarray:
         """Tag probabilities ``(rows, tokens, tags)`` of one collated batch (torch backend;

@@ -18,19 +18,22 @@ sits in the registry. What passed is recorded in ``tagger.json`` under ``onnx``.
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pipeline.hashing import sha256_file
-from pipeline.tagger.encoding import WindowConfig
+from pipeline.tagger.encoding import Window, WindowConfig
 from pipeline.tagger.model import (
     TaggerModel,
     TaggerUnavailableError,
+    collate,
     cpu_threads,
     import_torch,
     offline_env,
@@ -82,9 +85,51 @@ class OnnxTaggerModel(TaggerModel):
             raise ValueError("an ONNX model's precision is fixed by its file; load the other one")
         return self
 
+    def inference(self) -> AbstractContextManager:
+        return nullcontext()  # the session holds its threads; no torch here
+
+    def collated(self, windows: Sequence[Window]) -> dict:
+        batch = collate(None, windows, self.pad_id, with_labels=False)
+        return {k: v for k, v in batch.items() if k in self._inputs}
+
     def forward_probs(self, batch: dict) -> np.ndarray:
-        feed = {k: v.numpy() for k, v in batch.items() if k in self._inputs}
+        feed = {k: v if isinstance(v, np.ndarray) else v.numpy() for k, v in batch.items() if k in self._inputs}
         return self.model.run(["probs"], feed)[0]
+
+
+class FastTokenizer:
+    """A saved version's ``tokenizer.json`` through the ``tokenizers`` library alone.
+
+    It answers the calls inference makes of a Hugging Face fast tokenizer (ids and offsets of
+    texts without special tokens, the special tokens around a window, the pad id) with the same
+    ids, without importing transformers, which imports torch: a ``detect`` worker on the ONNX
+    backend starts in a fraction of the CPU time (bench/detect_speed_bench.py).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        from tokenizers import Tokenizer
+
+        path = Path(path)
+        self._tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self._specials = self._tok.encode("", add_special_tokens=True).ids
+        special = json.loads((path / "special_tokens_map.json").read_text(encoding="utf-8"))
+        pad = special.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        self.pad_token_id = self._tok.token_to_id(pad) if pad else None
+
+    def build_inputs_with_special_tokens(self, ids: Sequence[int]) -> list[int]:
+        return [*self._specials[:1], *ids, *self._specials[1:]]
+
+    def __call__(self, text: str | Sequence[str], *, add_special_tokens: bool = True,
+                 return_offsets_mapping: bool = False) -> dict[str, Any]:
+        single = isinstance(text, str)
+        encoded = self._tok.encode_batch([text] if single else list(text), add_special_tokens=add_special_tokens)
+        out: dict[str, Any] = {"input_ids": [e.ids for e in encoded]}
+        if return_offsets_mapping:
+            out["offset_mapping"] = [e.offsets for e in encoded]
+        return {k: v[0] for k, v in out.items()} if single else out
 
 
 def session_options(threads: int | None = None) -> Any:
@@ -94,6 +139,9 @@ def session_options(threads: int | None = None) -> Any:
     opts.intra_op_num_threads = threads or cpu_threads()
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # idle threads sleep instead of spinning: on shared cores a spinning thread burns CPU that
+    # another worker (or tenant) needs
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return opts
 
 
@@ -105,6 +153,13 @@ def _session(file: str | Path, threads: int | None = None) -> Any:
 
 
 def _tokenizer(path: str | Path) -> Any:
+    """The version's fast tokenizer file on its own where it has one and a single-token
+    ``[CLS] … [SEP]`` frame (every BERT-style base; checked against transformers in the tests),
+    else transformers' ``AutoTokenizer``."""
+    if (Path(path) / "tokenizer.json").is_file() and (Path(path) / "special_tokens_map.json").is_file():
+        fast = FastTokenizer(path)
+        if len(fast.build_inputs_with_special_tokens([])) == 2 and fast.pad_token_id is not None:
+            return fast
     offline_env()
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -199,7 +254,8 @@ def _export_fp32(path: Path, info: ModelInfo, out: Path) -> None:
 
 
 def _quantize(src: Path, out: Path) -> None:
-    """Dynamic int8 over the encoder's MatMuls, weights per channel; the head stays in float."""
+    """Dynamic int8 over the encoder's MatMuls and fused attention (its QKV projection, a quarter
+    of each layer's multiply-adds; ``QAttention``), weights per channel; the head stays in float."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -207,7 +263,7 @@ def _quantize(src: Path, out: Path) -> None:
     head = [n.name for n in graph.node if "classifier" in n.name or any("classifier" in i for i in n.input)]
     quantize_dynamic(
         str(src), str(out), per_channel=True, weight_type=QuantType.QInt8,
-        op_types_to_quantize=["MatMul", "Gemm"], nodes_to_exclude=head,
+        op_types_to_quantize=["MatMul", "Gemm", "Attention"], nodes_to_exclude=head,
         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops: no shape info
     )
 
@@ -375,7 +431,7 @@ def _onnx_meta(records: dict[str, Any], export_seconds: float) -> dict[str, Any]
         "opset": OPSET,
         "export_seconds": round(export_seconds, 1),
         "method": "torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert); "
-        "int8: onnxruntime.quantization.quantize_dynamic (QInt8 per channel, head in float)",
+        "int8: onnxruntime.quantization.quantize_dynamic (MatMul + Attention, QInt8 per channel, head in float)",
         "tolerances": {
             "fp32": {"max_abs_diff": FP32_MAX_ABS_DIFF, "argmax_agreement": FP32_MIN_AGREEMENT},
             "int8": {"argmax_agreement": INT8_MIN_AGREEMENT, "f1_drop": INT8_MAX_F1_DROP},

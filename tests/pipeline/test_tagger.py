@@ -552,3 +552,19 @@ def test_addresses_snap_to_their_shape_and_brackets_balance():
     ]
     assert balance_brackets("(643)432-9382", 1, 13) == (0, 13)
     assert balance_brackets("x 643-9382", 2, 10) == (2, 10)
+
+
+def test_length_batches_cover_every_window_once_and_keep_padding_small():
+    from pipeline.tagger.encoding import Window
+    from pipeline.tagger.model import PAD_ROOM, PAD_SLACK, length_batches
+
+    lengths = [22, 200, 25, 30, 190, 24, 60, 64, 256, 23]
+    windows = [Window(input_ids=[1] * n, token_type_ids=[0] * n, words=[], positions=[]) for n in lengths]
+    batches = length_batches(windows, batch_size=64, max_tokens=64 * 96)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        sizes = [lengths[i] for i in b]
+        assert sizes == sorted(sizes)
+        assert max(sizes) <= min(sizes) * PAD_SLACK + PAD_ROOM
+    assert [lengths[i] for i in batches[0]] == [22, 23, 24, 25, 30]  # short windows still share a batch
+    assert len(length_batches(windows, batch_size=2)) >= 5  # the row cap still closes batches

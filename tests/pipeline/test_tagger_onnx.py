@@ -190,3 +190,41 @@ def test_auto_runs_onnx_int8_unless_the_cpu_has_amx_for_bf16(trained, monkeypatc
     monkeypatch.setattr(store, "native_bf16", lambda: True)
     monkeypatch.setattr("pipeline.tagger.backends.amx_bf16", lambda: amx)
     assert choose_backend(info, "auto") == expected
+
+
+def test_the_fast_tokenizer_file_gives_the_same_windows_as_transformers(trained):
+    from transformers import AutoTokenizer
+
+    from pipeline.tagger.encoding import WindowEncoder
+    from pipeline.tagger.onnx_export import FastTokenizer, load_onnx_model
+    from pipeline.text import tokenize
+
+    model = load_onnx_model(trained.path, precision="fp32")
+    assert isinstance(model.tokenizer, FastTokenizer)
+    hf = AutoTokenizer.from_pretrained(str(trained.path))
+    assert model.pad_id == hf.pad_token_id
+    dialogues = _dialogues() + [Dialogue("long", (Message("Mr. Okafor-Smith's e-mail: ana@x.org " * 60, "tutor", "tutor", 0),))]
+    words = [[tokenize(m.text) for m in d.messages] for d in dialogues]
+    ours = model.encoder.encode_many(dialogues, words)
+    theirs = WindowEncoder(hf, model.label_map, model.window).encode_many(dialogues, words)
+    assert [[(w.input_ids, w.token_type_ids, w.words, w.positions) for w in ws] for ws in ours] == [
+        [(w.input_ids, w.token_type_ids, w.words, w.positions) for w in ws] for ws in theirs
+    ]
+
+
+def test_the_onnx_backend_detects_without_importing_torch_or_transformers(trained):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pipeline.detectors\n"
+        "from pipeline.registry import build\n"
+        "from pipeline.types import Dialogue, Message\n"
+        f"det = build('tagger', {{'model_path': {str(trained.path)!r}, 'backend': 'onnx'}})\n"
+        "found = list(det.detect_many([Dialogue('d', (Message('hi Maria, 3/4 of 12', 'tutor', 'tutor', 0),))]))\n"
+        "assert len(found) == 1, found\n"
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from pipeline.parallel import CHUNK_MESSAGES
 from pipeline.synthetic import dialogue_to_row, generate_corpus
 
 KEY = "test-surrogate-key-1234"
@@ -20,7 +21,7 @@ def corpus_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("corpus") / "corpus.jsonl"
     rows = [dialogue_to_row(d) for d in generate_corpus(40, seed=5)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    assert sum(len(r["messages"]) for r in rows) > 2 * 512  # several chunks, so the pool is used
+    assert sum(len(r["messages"]) for r in rows) > CHUNK_MESSAGES  # several chunks, so the pool is used
     return path
 
 

@@ -3,7 +3,8 @@
 Each version directory holds the Hugging Face weights and tokenizer (``save_pretrained``) and
 ``tagger.json``: the label map, window settings, thresholds, training-data hash, dev dialogue
 ids, dev metrics, training time and the quantisation check. A version is ``YYYYmmdd-HHMMSS-<data hash>``, so
-versions sort by time and two models trained on the same data are recognisable.
+versions sort by time and two models trained on the same data are recognisable (a second one saved
+in the same second gets ``-2``; see :func:`write_model`).
 
 Training records under ``training`` whether a version trained fully and sanely;
 :func:`activation_blockers` turns those facts into the reasons it should not become active.
@@ -14,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -195,19 +197,35 @@ def read_info(path: str | Path) -> ModelInfo:
 
 
 def write_model(target: Path, info: ModelInfo, model: Any, tokenizer: Any) -> ModelInfo:
-    """Save into ``target`` atomically (a temporary sibling directory renamed at the end)."""
+    """Save into ``target`` atomically (a private temporary sibling renamed at the end).
+
+    Two trainings on the same data within one second compute the same version; the later one
+    gets the first free ``<version>-N`` instead of failing after all its training (or, worse,
+    overwriting the other), and its returned info says which version it became.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    model.save_pretrained(tmp, safe_serialization=True)
-    tokenizer.save_pretrained(tmp)
-    (tmp / META_FILE).write_text(
-        json.dumps(info.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    tmp.rename(target)
-    return ModelInfo.from_dict(info.to_dict(), target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        for attempt in range(1, 100):
+            version = info.version if attempt == 1 else f"{info.version}-{attempt}"
+            final = target.parent / version
+            chosen = replace(info, version=version)
+            (tmp / META_FILE).write_text(
+                json.dumps(chosen.to_dict(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+            try:
+                tmp.rename(final)  # refused when ``final`` exists and is not empty: try the next name
+            except OSError:
+                if not final.exists():
+                    raise
+                continue
+            return ModelInfo.from_dict(chosen.to_dict(), final)
+        raise OSError(f"no free version name for {info.version} under {target.parent}")
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def update_info(path: str | Path, **fields: Any) -> ModelInfo:

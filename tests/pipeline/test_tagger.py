@@ -568,3 +568,29 @@ def test_length_batches_cover_every_window_once_and_keep_padding_small():
         assert max(sizes) <= min(sizes) * PAD_SLACK + PAD_ROOM
     assert [lengths[i] for i in batches[0]] == [22, 23, 24, 25, 30]  # short windows still share a batch
     assert len(length_batches(windows, batch_size=2)) >= 5  # the row cap still closes batches
+
+
+class _FakeSaved:
+    """Stands in for a Hugging Face model or tokenizer: ``save_pretrained`` writes one file."""
+
+    def __init__(self, file_name):
+        self.file_name = file_name
+
+    def save_pretrained(self, path, **_):
+        (path / self.file_name).write_text("weights")
+
+
+def test_two_saves_of_one_version_keep_both_under_distinct_names(tmp_path):
+    """Two trainings on the same data within one second compute the same version (CI's fast
+    machine did); the second must neither fail after its training nor overwrite the first."""
+    from pipeline.tagger import read_info
+    from pipeline.tagger.store import write_model
+
+    info = read_info(_fake_version(tmp_path / "src", "demo", "20260101-000000-aaaa"))
+    target = tmp_path / "models" / "demo" / info.version
+    first = write_model(target, info, _FakeSaved("model.bin"), _FakeSaved("tok.json"))
+    second = write_model(target, info, _FakeSaved("model.bin"), _FakeSaved("tok.json"))
+    assert first.version == "20260101-000000-aaaa" and second.version == "20260101-000000-aaaa-2"
+    assert read_info(second.path).version == second.version  # tagger.json says the name it got
+    assert sorted(p.name for p in (tmp_path / "models" / "demo").iterdir()) == [first.version, second.version]
+    assert [i.version for i in list_models(tmp_path / "models")] == [first.version, second.version]

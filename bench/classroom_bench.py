@@ -298,7 +298,7 @@ def tagger_passes(
     its spans post-filtered as shipped, without the junk filter (the rest of the post-filter
     kept) and raw. Also the seconds it took."""
     from pipeline.tagger import postfilter
-    from pipeline.tagger.postfilter import anchor_words, filter_spans
+    from pipeline.tagger.postfilter import filter_dialogue
 
     chosen = {} if policy is None else {"policy": policy}
     detector = build("tagger", {"model_path": path, "postfilter": False, **chosen, **TAGGER_RUNTIME})
@@ -306,16 +306,7 @@ def tagger_passes(
     raw, seconds = _raw_pass(detector, path, dialogues)
 
     def filtered() -> Predicted:
-        out = []
-        for d, preds in zip(dialogues, raw, strict=True):
-            vocab = anchor_words(d.anchor)
-            out.append(
-                [
-                    filter_spans(d, k, p, policy=policy, anchor_vocab=vocab)
-                    for k, p in enumerate(preds)
-                ]
-            )
-        return out
+        return [filter_dialogue(d, preds, policy=policy) for d, preds in zip(dialogues, raw, strict=True)]
 
     shipped = filtered()
     with mock.patch.object(postfilter, "is_junk", lambda *a, **k: False):

@@ -134,7 +134,7 @@ class TaggerDetector(BaseDetector):
         return self.batched(dialogues, self._run, max_messages=CHUNK_MESSAGES)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
-        from pipeline.tagger.postfilter import anchor_words, filter_spans
+        from pipeline.tagger.postfilter import filter_dialogue
         from pipeline.tags import decision_margin
 
         model = self.model
@@ -146,15 +146,17 @@ class TaggerDetector(BaseDetector):
         thr = [float(thresholds.get(lab, 0.5)) for lab in model.label_map.labels]
         policy = self.config["policy"]
         for dialogue, dprobs in zip(dialogues, probs, strict=True):
-            vocab = anchor_words(dialogue.anchor)
+            spans = [
+                model.to_spans(m.text, mp, thresholds)
+                for m, mp in zip(dialogue.messages, dprobs, strict=True)
+            ]
+            if self.config["postfilter"]:
+                spans = filter_dialogue(dialogue, spans, policy=policy)
             out = []
-            for k, (message, mp) in enumerate(zip(dialogue.messages, dprobs, strict=True)):
-                spans = model.to_spans(message.text, mp, thresholds)
-                if self.config["postfilter"]:
-                    spans = filter_spans(dialogue, k, spans, policy=policy, anchor_vocab=vocab)
-                spans = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in spans]
+            for message, found, mp in zip(dialogue.messages, spans, dprobs, strict=True):
+                found = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in found]
                 margin = decision_margin(model.entity_probs(mp.probs)[0], thr) if mp.words else None
-                out.append(Detection(dialogue.id, message.index, tuple(sorted(spans)), margin=margin))
+                out.append(Detection(dialogue.id, message.index, tuple(sorted(found)), margin=margin))
             yield out
 
 

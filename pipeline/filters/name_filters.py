@@ -12,7 +12,7 @@ from typing import Any
 from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
 from pipeline.maths import MATH_WORDS
-from pipeline.types import Detection
+from pipeline.types import Detection, Dialogue, Span
 
 __all__ = [
     "crosses_sentence",
@@ -29,6 +29,8 @@ __all__ = [
     "last_sentence_start",
     "looks_like_proper_name",
     "not_a_name",
+    "speaker_words",
+    "story_characters",
 ]
 
 _NUMBERISH = re.compile(r"\d")
@@ -251,7 +253,41 @@ def drop_characters(detection: Detection, text: str, characters: set[str]) -> De
     )
 
 
-@register("name.word_problem_character", "1")
+def speaker_words(dialogue: Dialogue) -> set[str]:
+    """The words of the dialogue's speaker labels ("Maria", "Mr. Lee"): who takes part, so never
+    a word-problem character."""
+    return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
+
+
+@register("name.story_characters", "1")
+def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
+    """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
+    characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
+    as someone taking part (a speaker, spoken to, a participant: :func:`is_present`), lower-cased.
+
+    The decision is the dialogue's, not the mention's: "So Mike has 1 left" and "Mike" alone are
+    the same character, and a name spoken to anywhere ("Roger, come up") is nobody's story."""
+    characters: set[str] = set()
+    present = speaker_words(dialogue)
+    for message, found in zip(dialogue.messages, spans, strict=True):
+        for s in found:
+            if s.label != "NAME":
+                continue
+            chunk = message.text[s.start : s.end].lower()
+            if is_word_problem_character(message.text, s.start, s.end):
+                characters.add(chunk)
+            elif is_present(message.text, s.start, s.end):
+                present.add(chunk)
+    return characters - present
+
+
+# a title before the name ("Ms Krause") and what sets a vocative off before it: the sentence's
+# start, a comma or dash, or a discourse word ("so", "now", "okay")
+_TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
+_SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
+
+
+@register("name.word_problem_character", "2")
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -260,7 +296,9 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     end of its sentence) or introduces themselves with is never a word-problem character.
     """
     before, _, after = _sentence_around(text, start, end)
-    stripped_before = before.rstrip()
+    stripped_before = _TITLE_BEFORE_RE.sub("", before.rstrip()).rstrip()  # "…, Ms Krause?"
+    if after.lstrip()[:1] == "," and _SET_OFF_BEFORE_RE.search(stripped_before):
+        return False  # "okay, so omaja, how many twelfths …"
     if _VOCATIVE_BEFORE_RE.search(stripped_before) and (
         stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "") or stripped_before != ""
     ):
@@ -282,7 +320,7 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
 _PARTICIPANT_AFTER_RE = re.compile(
     r"^\s*(?:just\s+|also\s+)?(?:says|said|thinks|thought|noticed|notices|agrees|agreed|"
     r"disagrees|disagreed|explained|explains|asked|asks|wrote|mentioned|shared|answered|suggested|"
-    r"told|tells|means|meant|is\s+doing|was\s+saying|came\s+up)\b"
+    r"told|tells|means|meant|is\s+doing|(?:is|was)\s+(?:saying|thinking|explaining)|came\s+up)\b"
     r"|^['’]s\s+(?:answer|idea|strategy|group|table|work|model|number\s+model|way|partner|turn|"
     r"paper|board|thinking|question|drawing|picture|explanation)\b",
     re.IGNORECASE,
@@ -294,7 +332,7 @@ _PARTICIPANT_BEFORE_RE = re.compile(
 )
 
 
-@register("name.participant", "1")
+@register("name.participant", "2")
 def is_participant(before: str, after: str) -> bool:
     """The name is someone in the lesson: what they said or made, who agrees with them, or a
     name after a dash that starts a new address ("because it was— Jessica, …")."""
@@ -313,10 +351,13 @@ _PERSONAL_REFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 _STORY_VERB_RE = re.compile(
-    r"^\W*(?:'s\s+\w+\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
+    r"^\W*(?:'s\s+\w+(?:\s+\w+)?\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
     r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
     r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
-    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went)\b",
+    r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went|"
+    r"starts|started|begins|began|finishes|finished|ends|ended|wakes|woke|rides|rode|leaves|"
+    r"arrives|arrived|swims|swam|bikes|biked|jogs|jogged|paints|painted|builds|built|pays|paid|"
+    r"owes|owed|pours|poured|weighs|weighed|practices|practiced|practises|practised)\b",
     re.IGNORECASE,
 )
 

@@ -20,7 +20,10 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   PII, and neither is classroom junk (:mod:`pipeline.filters.junk`): fillers, endearments, maths
   words, page and lesson references, road names, the modal "May", de-identified initials;
 - under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
-  is a problem character and is dropped; under ``recall_first`` it stays (potential PII).
+  is a problem character and is dropped; under ``recall_first`` it stays (potential PII);
+- a name the dialogue's own talk uses as a word-problem character ("Mike has 4 cookies and he
+  eats 3", "How many yards did Jason sprint?") and never as someone taking part is dropped in
+  every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pipeline.filters.maths import (
     is_number_sequence,
     is_reference,
 )
+from pipeline.filters.name_filters import story_characters
 from pipeline.filters.placeholder import is_placeholder_span
 from pipeline.maths import has_pii_cue
 from pipeline.types import Dialogue, Span
@@ -46,6 +50,7 @@ __all__ = [
     "POLICY_FILTERS",
     "TEXTUAL_LABELS",
     "anchor_words",
+    "filter_dialogue",
     "filter_spans",
     "has_age_evidence",
     "is_math_number",
@@ -64,6 +69,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "maths.number",
         "cue.age_evidence",
         "cue.pii",
+        "name.story_characters",
     ),
     "strict": (
         "placeholder.span",
@@ -72,6 +78,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.age_evidence",
         "cue.pii",
         "anchor.words",
+        "name.story_characters",
     ),
 }
 _DIGIT = re.compile(r"\d")
@@ -133,3 +140,25 @@ def filter_spans(
             continue
         kept.append(span)
     return kept
+
+
+def filter_dialogue(
+    dialogue: Dialogue, spans: Sequence[Sequence[Span]], *, policy: str = "recall_first"
+) -> list[list[Span]]:
+    """Every message's ``spans`` through :func:`filter_spans`, then the dialogue's word-problem
+    characters (:func:`pipeline.filters.name_filters.story_characters`) dropped wherever they
+    are named: whether "Mike" is a story's or a student's is known only from the whole dialogue."""
+    vocab = anchor_words(dialogue.anchor)
+    kept = [
+        filter_spans(dialogue, k, found, policy=policy, anchor_vocab=vocab)
+        for k, found in enumerate(spans)
+    ]
+    if "name.story_characters" not in POLICY_FILTERS[policy]:
+        return kept
+    characters = story_characters(dialogue, kept)
+    if not characters:
+        return kept
+    return [
+        [s for s in found if not (s.label == "NAME" and m.text[s.start : s.end].lower() in characters)]
+        for m, found in zip(dialogue.messages, kept, strict=True)
+    ]

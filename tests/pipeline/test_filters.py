@@ -77,3 +77,40 @@ def test_tuned_presidio_ensemble_and_tagger_policies_name_registered_filters():
     for names in (tuned.filters, ensemble.filters, *postfilter.POLICY_FILTERS.values()):
         assert set(names) <= registered
     assert filters.versioned(("maths.number",)) == ("maths.number@1",)
+
+
+def _names(dialogue, *names):
+    """NAME spans on every mention of ``names`` in each message of ``dialogue``."""
+    import re
+
+    from pipeline.types import Span
+
+    return [
+        [Span(m.start(), m.end(), "NAME") for n in names for m in re.finditer(rf"\b{n}\b", msg.text)]
+        for msg in dialogue.messages
+    ]
+
+
+@pytest.mark.parametrize("policy", postfilter.POLICIES)
+def test_a_story_character_is_dropped_in_every_message_and_a_student_never(policy):
+    from pipeline.types import Dialogue, Message
+
+    story = Dialogue("d1", [
+        Message(index=0, speaker="tutor", text="Mike has 4 cookies and he eats 3 cookies."),
+        Message(index=1, speaker="student", text="so 1?"),
+        Message(index=2, speaker="tutor", text="Yes! Mike has 1 left. Great job, Priya."),
+        Message(index=3, speaker="tutor", text="Priya, how many did Mike eat?"),
+    ])
+    kept = postfilter.filter_dialogue(story, _names(story, "Mike", "Priya"), policy=policy)
+    assert [[story.messages[i].text[s.start:s.end] for s in found] for i, found in enumerate(kept)] == [
+        [], [], ["Priya"], ["Priya"]
+    ]
+    # someone the dialogue speaks to is nobody's story, even inside one; a speaker neither
+    lesson = Dialogue("d2", [
+        Message(index=0, speaker="teacher", text="Roger, come up to the board."),
+        Message(index=1, speaker="teacher", text="And Roger has $40 to spend on 8 books."),
+        Message(index=2, speaker="Dana", text="Dana has 3 pencils"),
+    ])
+    kept = postfilter.filter_dialogue(lesson, _names(lesson, "Roger", "Dana"), policy=policy)
+    assert [len(found) for found in kept] == [1, 1, 1]
+    assert "name.story_characters" in postfilter.POLICY_FILTERS[policy]

@@ -31,6 +31,7 @@ from pipeline.filters.name_filters import (
     is_present,
     is_vocative,
     looks_like_proper_name,
+    speaker_words,
 )
 from pipeline.maths import has_pii_cue, in_math_context
 from pipeline.registry import register
@@ -133,7 +134,7 @@ class PresidioDetector(BaseDetector):
         engine = self.engine
         out = []
         characters: set[str] = set()
-        present = _speakers(dialogue)
+        present = speaker_words(dialogue)
         maths_numbers = _maths_numbers(dialogue) if self.applies("presidio.maths") else set()
         prev = ""
         for message in dialogue.messages:
@@ -270,12 +271,6 @@ def _ignored_entities(doc: Any, results: list[Any]) -> list[Any]:
         if e.label_ in MISTAKEN_NAME_ENTITIES
         and not any(r.start < e.end_char and e.start_char < r.end for r in results)
     ]
-
-
-def _speakers(dialogue: Dialogue) -> set[str]:
-    """The words of the dialogue's speaker labels ("Maria", "Mr. Lee"): who takes part, so never
-    a word-problem character."""
-    return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
 def _personal_url(text: str, start: int, end: int) -> bool:

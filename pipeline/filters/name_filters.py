@@ -263,21 +263,27 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
     characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
-    as someone taking part (a speaker, spoken to, a participant: :func:`is_present`), lower-cased.
+    as someone taking part (a speaker, spoken to, a participant: :func:`is_present`), lower-cased;
+    every mention of a flagged name counts, whether the detector flagged that one or not.
 
     The decision is the dialogue's, not the mention's: "So Mike has 1 left" and "Mike" alone are
     the same character, and a name spoken to anywhere ("Roger, come up") is nobody's story."""
+    flagged = {
+        message.text[s.start : s.end].lower()
+        for message, found in zip(dialogue.messages, spans, strict=True)
+        for s in found
+        if s.label == "NAME"
+    }
     characters: set[str] = set()
     present = speaker_words(dialogue)
-    for message, found in zip(dialogue.messages, spans, strict=True):
-        for s in found:
-            if s.label != "NAME":
-                continue
-            chunk = message.text[s.start : s.end].lower()
-            if is_word_problem_character(message.text, s.start, s.end):
-                characters.add(chunk)
-            elif is_present(message.text, s.start, s.end):
-                present.add(chunk)
+    for name in flagged - present:
+        mention = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+        for message in dialogue.messages:  # every mention, flagged or not: "How old will Vicente be?"
+            for m in mention.finditer(message.text):
+                if is_word_problem_character(message.text, m.start(), m.end()):
+                    characters.add(name)
+                elif is_present(message.text, m.start(), m.end()):
+                    present.add(name)
     return characters - present
 
 
@@ -287,7 +293,7 @@ _TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
 _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
 
 
-@register("name.word_problem_character", "2")
+@register("name.word_problem_character", "3")
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -299,20 +305,21 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     stripped_before = _TITLE_BEFORE_RE.sub("", before.rstrip()).rstrip()  # "…, Ms Krause?"
     if after.lstrip()[:1] == "," and _SET_OFF_BEFORE_RE.search(stripped_before):
         return False  # "okay, so omaja, how many twelfths …"
+    sentence = before + " " + after
+    # a quantity with maths words around is not enough: a classroom's own talk has both
+    # ("Mr. Fadipe is working on number seven", "Alexander, 5, 4, 3")
+    quantity = bool(_QUANTITY_RE.search(sentence))
+    story = quantity and (_looks_like_story(after) or bool(_COMPARISON_RE.search(sentence)))
     if _VOCATIVE_BEFORE_RE.search(stripped_before) and (
-        stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "") or stripped_before != ""
+        stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "")
+        or stripped_before != "" and not (story and _praise_then_story(stripped_before, sentence))
     ):
         return False
     if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
         return False  # "I can't hear you, Ivan."
     if is_participant(stripped_before, after) or _spoken_to(before, after):
         return False
-    sentence = before + " " + after
-    # a quantity with maths words around is not enough: a classroom's own talk has both
-    # ("Mr. Fadipe is working on number seven", "Alexander, 5, 4, 3")
-    quantity = bool(_QUANTITY_RE.search(sentence))
-    question = bool(_WP_QUESTION_RE.search(sentence))
-    return question or (quantity and _looks_like_story(after))
+    return story or bool(_WP_QUESTION_RE.search(sentence))
 
 
 # someone in the room: "Jagvi says …", "I agree with Lucía", "Me and Millicent said", "— Jessica,
@@ -351,13 +358,30 @@ _PERSONAL_REFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 _STORY_VERB_RE = re.compile(
-    r"^\W*(?:'s\s+\w+(?:\s+\w+)?\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
+    # "Mike has", "Shannon's bag has", "Nancy and Jesse ate", "Kathy can fill"
+    r"^\W*(?:'s\s+\w+(?:\s+\w+)?\s+|and\s+[^\W\d_]+\s+)?(?:(?:can|could|will|would|must)\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
     r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
     r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
     r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went|"
     r"starts|started|begins|began|finishes|finished|ends|ended|wakes|woke|rides|rode|leaves|"
     r"arrives|arrived|swims|swam|bikes|biked|jogs|jogged|paints|painted|builds|built|pays|paid|"
-    r"owes|owed|pours|poured|weighs|weighed|practices|practiced|practises|practised)\b",
+    r"owes|owed|pours|poured|weighs|weighed|practices|practiced|practises|practised|"
+    r"buy|give|spend|save|eat|drink|walk|run|make|bake|sell|collect|share|pick|earn|drive|"
+    r"travel|fill|plant|finish|ride|swim|paint|build|pay|pour)\b",
+    re.IGNORECASE,
+)
+
+
+def _praise_then_story(before: str, sentence: str) -> bool:
+    """Praise set off by a comma, then a story with digits: "Great, Kathy can fill 3 1/5 bags.",
+    "That's it, Nancy and Jesse ate 7/6 of the pie." ("Alright Daniele read the first one" is
+    someone spoken to.)"""
+    return before.endswith(",") and any(ch.isdigit() for ch in sentence)
+
+
+# a comparison of quantities between people: "Anabel is 5 years older", "twice as tall as"
+_COMPARISON_RE = re.compile(
+    r"\byears?\s+(?:older|younger)\b|\b(?:older|younger|taller|shorter|faster|slower|heavier)\s+than\b",
     re.IGNORECASE,
 )
 

@@ -114,3 +114,17 @@ def test_a_story_character_is_dropped_in_every_message_and_a_student_never(polic
     kept = postfilter.filter_dialogue(lesson, _names(lesson, "Roger", "Dana"), policy=policy)
     assert [len(found) for found in kept] == [1, 1, 1]
     assert "name.story_characters" in postfilter.POLICY_FILTERS[policy]
+
+
+def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
+    from pipeline.types import Dialogue, Message, Span
+
+    born = "Vicente was born on 1/21/2009."
+    d = Dialogue("d3", [
+        Message(index=0, speaker="tutor", text=born),  # flagged, and no story verb of its own
+        Message(index=1, speaker="tutor", text="How old will Vicente be in 2030?"),  # not flagged
+        Message(index=2, speaker="tutor", text="Great, Kathy can fill 3 1/5 bags."),
+    ])
+    spans = [[Span(0, 7, "NAME")], [], [Span(7, 12, "NAME")]]
+    assert postfilter.filter_dialogue(d, spans) == [[], [], []]
+    assert not name_filters.is_word_problem_character("Alright Daniele read the first one, number one.", 8, 15)

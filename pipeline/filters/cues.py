@@ -51,3 +51,18 @@ def has_age_evidence(text: str, start: int, end: int, previous: Sequence[str] = 
         or _AGE_WORDS.search(text)
         or any(asks_age(t) for t in previous if t)
     )
+
+
+ID_LABELS = frozenset({"ID_NUMBER", "OTHER_IDENTIFIER"})
+MIN_ID_CHARACTERS = 4  # three letters or digits tell apart at most 46,656 people
+
+
+@register("cue.short_id", "1")
+def is_short_uncued_id(text: str, start: int, end: int, label: str) -> bool:
+    """An identifier of fewer than four letters and digits with no PII cue before it ("The two
+    measures are 58and40", "the center guide tells you E54") is a reference or a quantity, not
+    someone's id; "my student id is 58" keeps its cue and its span."""
+    if label not in ID_LABELS:
+        return False
+    characters = sum(ch.isalnum() for ch in text[start:end])
+    return characters < MIN_ID_CHARACTERS and not has_pii_cue(text, start, end)

@@ -9,6 +9,7 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   into the material ("page 49", "problem 12"), or an arithmetic run ("40-60-80-100");
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
+- an id of fewer than four letters and digits with no PII cue ("58and40", "E54") is dropped;
 - a span of only numbers is a NAME, SCHOOL or COURSE only as the number of a capitalised name
   right before it, which then joins the span ("IS 384", "MTH 250"); otherwise ("Uh-huh. 58.",
   "there are 83 adults") it is dropped;
@@ -32,7 +33,7 @@ import re
 from collections.abc import Sequence
 
 from pipeline.filters.anchor import anchor_words, is_anchor_name
-from pipeline.filters.cues import has_age_evidence
+from pipeline.filters.cues import has_age_evidence, is_short_uncued_id
 from pipeline.filters.junk import is_junk
 from pipeline.filters.maths import (
     TEXTUAL_LABELS,
@@ -69,6 +70,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "maths.number",
         "cue.age_evidence",
         "cue.pii",
+        "cue.short_id",
         "name.story_characters",
     ),
     "strict": (
@@ -77,6 +79,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "maths.number",
         "cue.age_evidence",
         "cue.pii",
+        "cue.short_id",
         "anchor.words",
         "name.story_characters",
     ),
@@ -115,7 +118,9 @@ def filter_spans(
             text, span.start, span.end, span.label
         ):
             continue
-        if is_math_number(text, span.start, span.end, span.label, previous):
+        if is_math_number(text, span.start, span.end, span.label, previous) or is_short_uncued_id(
+            text, span.start, span.end, span.label
+        ):
             continue
         piece = text[span.start : span.end]
         if span.label in NEVER_NUMERIC and not _LETTER.search(piece):

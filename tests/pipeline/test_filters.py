@@ -128,3 +128,23 @@ def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
     spans = [[Span(0, 7, "NAME")], [], [Span(7, 12, "NAME")]]
     assert postfilter.filter_dialogue(d, spans) == [[], [], []]
     assert not name_filters.is_word_problem_character("Alright Daniele read the first one, number one.", 8, 15)
+
+
+@pytest.mark.parametrize(
+    ("text", "piece", "label", "dropped"),
+    [
+        ("The two measures are 58and40.", "58", "OTHER_IDENTIFIER", True),
+        ("the center guide tells you E54 and E55.", "E54", "ID_NUMBER", True),
+        ("my student id is 58", "58", "ID_NUMBER", False),  # cued: kept
+        ("it's 58213 on the card", "58213", "ID_NUMBER", False),  # long enough to be one
+        ("The two measures are 58and40.", "58", "NAME", False),  # other labels have their rules
+    ],
+)
+def test_a_short_id_without_a_cue_is_dropped(text, piece, label, dropped):
+    from pipeline.types import Dialogue, Message, Span
+
+    start = text.index(piece)
+    d = Dialogue("d", [Message(index=0, speaker="s", text=text)])
+    assert filters.get("cue.short_id")(text, start, start + len(piece), label) is dropped
+    kept = postfilter.filter_spans(d, 0, [Span(start, start + len(piece), label)])
+    assert (kept == []) is (dropped or label == "NAME")  # a bare-number NAME goes by its own rule

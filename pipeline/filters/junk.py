@@ -3,8 +3,8 @@
 Measured on real classroom transcripts, every detector flags some of: fillers ("Mhm", "Ahuh",
 "Mm-hmm"), endearments ("honey", "hon"), maths words ("hexagon", "Acute", "math" as a COURSE),
 references into the material ("page 177", "exploration 3A"), road names of a task map ("I-95"),
-the modal "May" ("May I go"), and initials that a transcript already de-identified ("Ms. H",
-"Mrs. L"). :func:`junk_kind` says which of these a span is; detectors drop such spans and the
+the modal "May" ("May I go"), initials that a transcript already de-identified ("Ms. H",
+"Mrs. L"), and, in lower case, function words ("has", "the") and nouns after a determiner ("a ray"). :func:`junk_kind` says which of these a span is; detectors drop such spans and the
 classroom bench counts them as junk flags, from the same lists.
 """
 
@@ -58,7 +58,18 @@ _MODAL_MAY = re.compile(
     r"may\s+(?:i|we|you|he|she|they|everyone|somebody|someone)\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
-KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial")
+# closed-class English: a span of only these, in lower case, is grammar, not a name ("has", "the");
+# "will" and "may" stay out (names when capitalised, and ASR lower-cases everything)
+FUNCTION_WORDS = frozenset(
+    """a an the this that these those is are was were be been being has have had do does did am
+    i me my mine you your yours he him his she her hers it its we us our they them their what
+    which who whom whose where when why how and or but if so of to in on at by for from with as
+    into onto than then there here not""".split()  # noqa: SIM905
+)
+# a lower-case word after a determiner is a common noun: "a ray", "a spear", "what is a vertice?"
+_DETERMINER_BEFORE = re.compile(r"\b(?:a|an|the|this|that|each|every|another)\s+$", re.IGNORECASE)
+KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
+         "function_word", "common_noun")
 
 
 def _words(piece: str) -> list[str]:
@@ -85,7 +96,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "1")
+@register("junk.span", "2")
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -113,6 +124,11 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         return "route"
     if label != "AGE" and _MODAL_MAY.match(text, start) and not re.search(r"\d", piece):
         return "modal_may"
+    if piece == piece.lower() and _WORD.fullmatch(piece):
+        if piece in FUNCTION_WORDS:
+            return "function_word"
+        if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
+            return "common_noun"
     return None
 
 

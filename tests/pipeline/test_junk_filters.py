@@ -34,6 +34,14 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("May I go to the bathroom?", "May", "DATE_OF_BIRTH", "modal_may"),
         ("Go ask Ms. H for one.", "H", "NAME", "initial"),
         ("Go ask Mrs. L for one.", "Mrs. L", "NAME", "initial"),
+        ("So Mike has ___ left?", "has", "NAME", "function_word"),
+        ("We are missing the ____ .", "the", "USERNAME", None),  # a pattern's label: never junk
+        ("We are missing the ____ .", "the", "NAME", "function_word"),
+        ("So which one is a ray?", "ray", "NAME", "common_noun"),
+        ("What is a vertice?", "vertice", "NAME", "common_noun"),
+        ("Thanks, Ray.", "Ray", "NAME", None),  # capitalised: a name
+        ("uh huh okay thank you will", "will", "NAME", None),  # ASR lower case: maybe a name
+        ("i sat with maya", "maya", "NAME", None),
         ("nah", "nah", "NAME", "filler"),
         ("ya", "ya", "NAME", "filler"),
         ("kinda?", "kinda", "LOCATION", "filler"),

@@ -28,7 +28,8 @@ FILLER_RE = re.compile(
 ENDEARMENTS = frozenset(
     """honey hon hun sweetie sweetheart sweetpea sweety sugar darling dear dearie love lovey babe
     baby bud buddy buddies pal kiddo kiddos kid kids champ friend friends folks guys girls boys
-    mister missy mijo mija papi mami ladies gentlemen everybody everyone class team""".split()  # noqa: SIM905
+    mister missy mijo mija papi mami ladies gentlemen everybody everyone class team maam mam
+    sir""".split()  # noqa: SIM905
 )
 # maths words a classroom uses, lower case; never words that are also common first names
 CLASSROOM_MATHS_WORDS = frozenset(
@@ -66,8 +67,10 @@ FUNCTION_WORDS = frozenset(
     which who whom whose where when why how and or but if so of to in on at by for from with as
     into onto than then there here not""".split()  # noqa: SIM905
 )
-# a lower-case word after a determiner is a common noun: "a ray", "a spear", "what is a vertice?"
-_DETERMINER_BEFORE = re.compile(r"\b(?:a|an|the|this|that|each|every|another)\s+$", re.IGNORECASE)
+# a lower-case word after a determiner is a common noun: "a ray", "what is a vertice?", "your naswer"
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:a|an|the|this|that|each|every|another|your|my|our|their|its)\s+$", re.IGNORECASE
+)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
          "function_word", "common_noun")
 

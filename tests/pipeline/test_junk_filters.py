@@ -39,6 +39,8 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("We are missing the ____ .", "the", "NAME", "function_word"),
         ("So which one is a ray?", "ray", "NAME", "common_noun"),
         ("What is a vertice?", "vertice", "NAME", "common_noun"),
+        ("Please recheck your naswer.", "naswer", "NAME", "common_noun"),
+        ("yes maam", "maam", "NAME", "endearment"),
         ("Thanks, Ray.", "Ray", "NAME", None),  # capitalised: a name
         ("uh huh okay thank you will", "will", "NAME", None),  # ASR lower case: maybe a name
         ("i sat with maya", "maya", "NAME", None),

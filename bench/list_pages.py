@@ -92,7 +92,11 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
 
     dialogues = middle(m.Dialogue.objects.filter(project=project), 50)
     adjudication = middle(m.AdjudicationItem.objects.filter(project=project, status="open"), 50)
-    queue = middle(m.Assignment.objects.filter(project=project, annotator__username="ann1"), 50)
+    mine = m.Assignment.objects.filter(project=project, annotator__username="ann1")
+    queue = middle(mine, 50)
+    # the queue pages by cursor (annotator.selectors.keyset_page): the row before its middle page
+    cursor = "-".join(map(str, mine.order_by("order", "pk").values_list("order", "pk")[(queue - 1) * 50 - 1])) \
+        if queue > 1 else ""
     changelist = middle(m.Assignment.objects.all(), admin.site._registry[m.Assignment].list_per_page)
     s = {"slug": project.slug}
     hx = {"HTTP_HX_REQUEST": "true"}
@@ -118,7 +122,7 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
         ("detector report", "judge", u("reports-detectors"), {}),
         ("circularity report", "judge", u("reports-circularity"), {}),
         ("annotator queue list", "ann1", u("workspace-list"), {}),
-        (f"annotator queue p{queue}", "ann1", u("workspace-list") + f"?page={queue}", hx),
+        (f"annotator queue p{queue}", "ann1", u("workspace-list") + f"?after={cursor}", hx),
         ("admin index", "boss", reverse("admin:index"), {}),
     ]
     for model in (m.Project, m.Membership, m.Dialogue, m.Message, m.DetectorRun, m.Prediction, m.RunChunk,

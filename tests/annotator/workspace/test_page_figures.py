@@ -37,12 +37,12 @@ def test_cached_figures_move_with_every_audited_write(members, ws_project, plann
     planned("blind")
     before = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]
     counts = project_counts(ws_project, use_cache=True)
-    progress = queue_progress(members["annotator"], ws_project, use_cache=True)
+    progress = queue_progress(members["annotator"], ws_project)
     finish_one(members)
     after = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]
     assert after["done"] == before["done"] + 1
     assert project_counts(ws_project, use_cache=True)["assignments_done"] == counts["assignments_done"] + 1
-    assert queue_progress(members["annotator"], ws_project, use_cache=True)["done"] == progress["done"] + 1
+    assert queue_progress(members["annotator"], ws_project)["done"] == progress["done"] + 1
     assert annotator_stats(ws_project, use_cache=True) == annotator_stats(ws_project)
     assert project_counts(ws_project, use_cache=True) == project_counts(ws_project)
 

@@ -27,6 +27,9 @@ def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False) -> t
     return list(rows), paginator.count
 
 
+BIGGEST = 2**31 - 1  # a cursor past the largest key a column holds (queue order: an integer) ends no list
+
+
 def keyset_page(qs, *, after: str = "", before: str = "", per_page: int = 50, key: str = "order") -> dict:
     """One page of ``qs`` in (``key``, pk) order, after or before a cursor ("<key>-<pk>", from a
     previous page), never at an offset: a page deep in a list of corpus size reads its own rows
@@ -56,6 +59,6 @@ def _cursor(text: str) -> tuple[int, int] | None:
     if not text:
         return None
     k, _, pk = text.partition("-")
-    if not (k.isdigit() and pk.isdigit()):
+    if not (k.isdigit() and pk.isdigit()) or max(int(k), int(pk)) > BIGGEST:
         raise Http404("No such page.")
     return int(k), int(pk)

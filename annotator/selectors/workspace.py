@@ -48,14 +48,15 @@ def next_assignment(user, project: Project) -> Assignment | None:
 def queue_progress(user, project: Project, *, order: int | None = None) -> dict:
     """Counts of the annotator's queue (``user`` is a user or a user id), from the counters kept
     with every write (:class:`~annotator.models.QueueCount`: one row, not the queue counted); with
-    ``order``, the item's position among them."""
+    ``order``, the item's queue number, the # the queue list shows (counting the items before it
+    would read the queue up to it on every item opened)."""
     uid = getattr(user, "pk", user)
     row = QueueCount.objects.filter(project=project, annotator_id=uid).first() or QueueCount()
     agg = {"total": row.total, "done": row.done, "skipped": row.skipped}
     agg["left"] = agg["total"] - agg["done"] - agg["skipped"]
     agg["percent"] = round(100 * agg["done"] / agg["total"]) if agg["total"] else 0
     if order is not None:
-        agg["position"] = Assignment.objects.filter(annotator=uid, project=project, order__lt=order).count() + 1
+        agg["position"] = order + 1
     return agg
 
 

@@ -77,8 +77,7 @@ class QueueCount(models.Model):
     @classmethod
     def recount(cls, project_id: int) -> None:
         """Count the project's assignments again (a scan: for a migration or a bulk load only)."""
-        from annotator.models.annotation import Assignment
-
+        Assignment = cls._meta.apps.get_model("annotator", "Assignment")  # noqa: N806 (its module imports this one)
         with transaction.atomic():
             cls.objects.filter(project_id=project_id).delete()
             per: dict[int, dict[str, int]] = {}

@@ -65,7 +65,8 @@ def queue_page(user, project: Project, *, status: str = "", q: str = "", after: 
     """A page of the annotator's own queue in queue order, after or before a cursor
     (:func:`~annotator.selectors.keyset_page`), optionally of one status and matching ``q`` (in the
     dialogue id or the message text). ``total`` is the queue's or the status's size from the
-    counters; None when ``q`` filters (counting the matches would read the whole queue)."""
+    counters; with ``q``, the matches when they fit on one page, else None (counting them all
+    would read the whole queue)."""
     qs = Assignment.objects.filter(annotator=user, project=project)
     if status:
         qs = qs.filter(status=status)
@@ -77,8 +78,11 @@ def queue_page(user, project: Project, *, status: str = "", q: str = "", after: 
               "message__position", "message__text", "message__dialogue__external_id"),
         after=after, before=before, per_page=per_page,
     )
+    if q:
+        out["total"] = None if out["has_next"] or out["has_prev"] else len(out["rows"])
+        return out
     counts = QueueCount.objects.filter(project=project, annotator=user).first() or QueueCount()
-    out["total"] = None if q else getattr(counts, status) if status else counts.total
+    out["total"] = getattr(counts, status) if status else counts.total
     return out
 
 

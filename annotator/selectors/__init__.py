@@ -8,14 +8,18 @@ from django.core.paginator import InvalidPage, Paginator
 from django.http import Http404
 
 
-def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False) -> tuple[list, int]:
-    """One page of an ordered queryset and the total. A page past the end, however large, is a
+def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False,
+            count: int | None = None) -> tuple[list, int]:
+    """One page of an ordered queryset and the total (``count``, when the caller knows it from a
+    kept figure, instead of counting the list). A page past the end, however large, is a
     404 (as Django's ``ListView`` answers), never an offset the database cannot hold (a 500).
 
     ``keys_first`` reads the page's primary keys past the offset first (an index-only scan where an
     index serves the order), then only those rows with their joins: a page deep in a list of
     corpus size then never joins every row before it."""
     paginator = Paginator(qs, per_page)
+    if count is not None:
+        paginator.count = count  # shadows the cached property: no COUNT query
     try:
         rows = paginator.page(max(1, page)).object_list
     except InvalidPage:

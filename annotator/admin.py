@@ -3,10 +3,12 @@
 import json
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ORDER_VAR, PAGE_VAR, ChangeList
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import FieldDoesNotExist
-from django.core.paginator import Paginator
+from django.core.paginator import InvalidPage, Paginator
 from django.db import connection
 from django.http import HttpResponseRedirect
 from django.utils.functional import cached_property
@@ -28,6 +30,8 @@ admin.site.login_form = AdminLoginForm
 
 
 ESTIMATE_ABOVE = 50_000  # rows: a changelist the planner expects to be longer shows its estimate
+DEEPEST_PAGE = 20  # by number, 1,000 rows deep at most; further by cursor (KeysetChangeList)
+CURSOR_VARS = ("after", "before")
 
 
 class KeysFirstPaginator(Paginator):
@@ -37,17 +41,23 @@ class KeysFirstPaginator(Paginator):
     scan), then those rows with their joins, instead of every joined row before them. On
     PostgreSQL a list the planner expects to hold more than ``ESTIMATE_ABOVE`` rows is counted
     from the planner's statistics (kept by ANALYZE), as the admin of any large table does, not by
-    reading every row; shorter lists are counted exactly."""
+    reading every row; shorter lists are counted exactly. Past :data:`DEEPEST_PAGE` a page number
+    is refused: deeper pages are reached by cursor."""
+
+    estimated = False
 
     @cached_property
     def count(self) -> int:
         estimate = planner_rows(self.object_list)
         if estimate is not None and estimate > ESTIMATE_ABOVE:
+            self.estimated = True  # the pager says "about"
             return estimate
         return super().count
 
     def page(self, number):
         number = self.validate_number(number)
+        if number > DEEPEST_PAGE:  # deeper, the list pages by cursor (KeysetChangeList)
+            raise InvalidPage("Pages past the first ones are reached by Older →.")
         bottom = (number - 1) * self.per_page
         top = bottom + self.per_page
         if top + self.orphans >= self.count:
@@ -70,6 +80,59 @@ def planner_rows(qs) -> int | None:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
+class KeysetChangeList(ChangeList):
+    """A changelist newest first (by primary key) pages past its first :data:`DEEPEST_PAGE` pages
+    by cursor: ``?after=<pk>`` (older rows) and ``?before=<pk>`` (newer ones) read the page's rows
+    from the key's index (``pk < k ... LIMIT``), never an ``OFFSET`` that reads every row before
+    them (issue 26). Another order (a column header clicked) keeps the page numbers only."""
+
+    def __init__(self, request, *args, **kwargs):
+        self.cursor = {v: request.GET.get(v, "") for v in CURSOR_VARS}
+        self.keyset = self.newer_url = self.older_url = self.first_url = ""
+        self.deepest_page = DEEPEST_PAGE
+        super().__init__(request, *args, **kwargs)
+
+    def get_filters_params(self, params=None):
+        lookup = super().get_filters_params(params)
+        for v in CURSOR_VARS:
+            lookup.pop(v, None)
+        return lookup
+
+    def _by_key(self) -> bool:
+        return tuple(self.model_admin.ordering or ()) == ("-pk",) and ORDER_VAR not in self.params
+
+    def get_results(self, request):
+        cursor = {v: k for v, k in self.cursor.items() if k}
+        if not cursor or not self._by_key():
+            super().get_results(request)
+            shown = list(self.result_list) if self.multi_page else []
+            if self._by_key() and shown and self.page_num * self.list_per_page < self.result_count:
+                self.older_url = self.get_query_string({"after": shown[-1].pk}, [PAGE_VAR, "before"])
+            return
+        (var, key), = list(cursor.items())[:1]
+        if not key.isdigit() or int(key) > 2**63 - 1:
+            raise IncorrectLookupParameters
+        n = self.list_per_page
+        if var == "after":
+            rows = list(self.queryset.filter(pk__lt=int(key)).order_by("-pk")[:n + 1])
+            older, newer = len(rows) > n, True
+            rows = rows[:n]
+        else:
+            rows = list(self.queryset.filter(pk__gt=int(key)).order_by("pk")[:n + 1])
+            newer, older = len(rows) > n, True
+            rows = rows[:n][::-1]
+        self.paginator = self.model_admin.get_paginator(request, self.queryset, n)
+        self.result_count = self.paginator.count  # the planner's estimate for a long list
+        self.full_result_count, self.show_full_result_count, self.show_admin_actions = None, False, True
+        self.can_show_all, self.multi_page, self.result_list = False, True, rows
+        self.keyset = var
+        self.first_url = self.get_query_string(remove=[PAGE_VAR, *CURSOR_VARS])
+        if rows and newer:
+            self.newer_url = self.get_query_string({"before": rows[0].pk}, [PAGE_VAR, "after"])
+        if rows and older:
+            self.older_url = self.get_query_string({"after": rows[-1].pk}, [PAGE_VAR, "before"])
+
+
 class ScaledAdmin(admin.ModelAdmin):
     """Changelists over tables of corpus size: newest first (the primary key's index serves the
     order), pages read keys first, one count (none beside a filtered one, the planner's estimate
@@ -79,6 +142,9 @@ class ScaledAdmin(admin.ModelAdmin):
     paginator = KeysFirstPaginator
     list_per_page = 50  # as the read-only lists: half the rows to render of Django's default 100
     ordering = ("-pk",)
+
+    def get_changelist(self, request, **kwargs):
+        return KeysetChangeList
 
     def get_list_select_related(self, request):
         if self.list_select_related:

@@ -128,7 +128,7 @@ def load_work(project, users, n_dialogues: int) -> None:
     # The plan is computed by the same pure algorithm plan_create uses; 231,240 rows go in with
     # COPY (bulk_create would spend minutes here on a loaded machine).
     t0 = time.perf_counter()
-    from annotator.models import AssignmentPlan, Message
+    from annotator.models import AssignmentPlan, Message, QueueCount
     from pipeline import assignment as algo
 
     three = [users[n].pk for n in ("ann1", "ann2", "ann3")]
@@ -165,6 +165,7 @@ def load_work(project, users, n_dialogues: int) -> None:
                     "(SELECT 1 FROM annotator_annotation n WHERE n.assignment_id = annotator_assignment.id)",
                     [plan.pk])
         cur.execute("ANALYZE")
+    QueueCount.recount(project.pk)  # COPY went around the counters' writers
     print(f"finished work       {len(made.pairs):,} assignments for 3 annotators (plan computed in {plan_s:.1f} s), "
           f"{n_annotations:,} annotations ({time.perf_counter() - t0:.1f} s)")
 

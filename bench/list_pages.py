@@ -92,8 +92,15 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
 
     dialogues = middle(m.Dialogue.objects.filter(project=project), 50)
     adjudication = middle(m.AdjudicationItem.objects.filter(project=project, status="open"), 50)
-    queue = middle(m.Assignment.objects.filter(project=project, annotator__username="ann1"), 50)
-    changelist = middle(m.Assignment.objects.all(), admin.site._registry[m.Assignment].list_per_page)
+    mine = m.Assignment.objects.filter(project=project, annotator__username="ann1")
+    queue = middle(mine, 50)
+    # the queue pages by cursor (annotator.selectors.keyset_page): the row before its middle page
+    cursor = "-".join(map(str, mine.order_by("order", "pk").values_list("order", "pk")[(queue - 1) * 50 - 1])) \
+        if queue > 1 else ""
+    per_page = admin.site._registry[m.Assignment].list_per_page
+    changelist = middle(m.Assignment.objects.all(), per_page)
+    # past its first pages the admin's list pages by cursor (annotator.admin.KeysetChangeList)
+    older_than = m.Assignment.objects.order_by("-pk").values_list("pk", flat=True)[(changelist - 1) * per_page - 1]
     s = {"slug": project.slug}
     hx = {"HTTP_HX_REQUEST": "true"}
     u = lambda name, **kw: reverse(name, kwargs={**s, **kw})  # noqa: E731
@@ -118,7 +125,7 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
         ("detector report", "judge", u("reports-detectors"), {}),
         ("circularity report", "judge", u("reports-circularity"), {}),
         ("annotator queue list", "ann1", u("workspace-list"), {}),
-        (f"annotator queue p{queue}", "ann1", u("workspace-list") + f"?page={queue}", hx),
+        (f"annotator queue p{queue}", "ann1", u("workspace-list") + f"?after={cursor}", hx),
         ("admin index", "boss", reverse("admin:index"), {}),
     ]
     for model in (m.Project, m.Membership, m.Dialogue, m.Message, m.DetectorRun, m.Prediction, m.RunChunk,
@@ -128,7 +135,7 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
         rows.append((f"admin {model._meta.model_name}", "boss", url, {}))
     url = reverse("admin:annotator_assignment_changelist")
     rows.append(("admin assignment filtered", "boss", f"{url}?project__id__exact={project.pk}&status__exact=done", {}))
-    rows.append((f"admin assignment p{changelist}", "boss", f"{url}?p={changelist}", {}))
+    rows.append((f"admin assignment p{changelist}", "boss", f"{url}?after={older_than}", {}))
     rows.append(("admin message search", "boss",
                  reverse("admin:annotator_message_changelist") + "?q=zzzz-not-there", {}))
     return rows

@@ -56,7 +56,9 @@ class QueueFilterForm(forms.Form):
     status = forms.ChoiceField(required=False, choices=[("", "All"), *Assignment.Status.choices])
     q = forms.CharField(required=False, max_length=200, label="Search",
                         widget=forms.TextInput(attrs={"type": "search", "placeholder": "Dialogue id or text"}))
-    page = forms.IntegerField(required=False, min_value=1)
+    # a page's cursor (annotator.selectors.keyset_page): "<order>-<id>" of the row it follows or precedes
+    after = forms.RegexField(required=False, regex=r"^\d+-\d+$", widget=forms.HiddenInput)
+    before = forms.RegexField(required=False, regex=r"^\d+-\d+$", widget=forms.HiddenInput)
 
 
 class PlanForm(forms.Form):

@@ -6,6 +6,7 @@ from annotator.models.annotation import Annotation, Assignment, AssignmentPlan
 from annotator.models.api import ApiToken, IdempotencyKey
 from annotator.models.audit import AuditEvent
 from annotator.models.corpus import Dialogue, Membership, Message, Project, Role
+from annotator.models.counters import QueueCount
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
 from annotator.models.jobs import BackgroundJob, JobFields, JobStatus, UndeliveredTask
@@ -42,6 +43,7 @@ __all__ = [
     "MessageSegment",
     "MessageUncertainty",
     "Prediction",
+    "QueueCount",
     "Project",
     "ReleaseCandidate",
     "Role",

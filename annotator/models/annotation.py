@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 
+from annotator.models import counters
 from annotator.models.fields import JSONField
 from annotator.models.spans import SpanFields
 
@@ -82,11 +83,32 @@ class Assignment(models.Model):
             models.Index(fields=["annotator", "project", "status", "order"], name="assignment_queue"),
             # an annotator's whole queue in order, any status (the queue list's pages)
             models.Index(fields=["annotator", "project", "order"], name="assignment_queue_order"),
+            # the next unfinished item: without it, a queue all done is read to its end to find none
+            models.Index(fields=["annotator", "project", "order"], name="assignment_open_queue",
+                         condition=models.Q(status__in=["pending", "in_progress"])),
             models.Index(fields=["project", "message"], name="assignment_by_message"),
         ]
 
     def __str__(self) -> str:
         return f"{self.annotator} → {self.message} ({self.condition})"
+
+    def save(self, *args, **kwargs):
+        """Save, and move the annotator's :class:`~annotator.models.counters.QueueCount` in the same
+        transaction when the status, the annotator or the project changed: the stored row is re-read
+        under its lock, so two writers of one item never count the same move twice."""
+        fields = kwargs.get("update_fields")
+        if fields is not None and not _COUNTED & set(fields):
+            return super().save(*args, **kwargs)
+        with transaction.atomic():
+            stored = None
+            if not self._state.adding and self.pk is not None:
+                stored = (Assignment.objects.select_for_update().filter(pk=self.pk)
+                          .values_list("project_id", "annotator_id", "status").first())
+            super().save(*args, **kwargs)
+            counters.moved(self, stored)
+
+
+_COUNTED = {"status", "annotator", "annotator_id", "project", "project_id"}
 
 
 class Annotation(SpanFields):

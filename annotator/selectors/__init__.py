@@ -1,5 +1,6 @@
 """Reads by area (projects, workspace, assignments, adjudication, reports, exports, releases),
-named like services/ and views/; the pagination every list shares lives here."""
+named like services/ and views/; the pagination every list shares lives here (by page number, or
+by cursor for lists of corpus size)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ from django.core.paginator import InvalidPage, Paginator
 from django.http import Http404
 
 
-def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False) -> tuple[list, int]:
-    """One page of an ordered queryset and the total. A page past the end, however large, is a
+def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False,
+            count: int | None = None) -> tuple[list, int]:
+    """One page of an ordered queryset and the total (``count``, when the caller knows it from a
+    kept figure, instead of counting the list). A page past the end, however large, is a
     404 (as Django's ``ListView`` answers), never an offset the database cannot hold (a 500).
 
     ``keys_first`` reads the page's primary keys past the offset first (an index-only scan where an
     index serves the order), then only those rows with their joins: a page deep in a list of
     corpus size then never joins every row before it."""
     paginator = Paginator(qs, per_page)
+    if count is not None:
+        paginator.count = count  # shadows the cached property: no COUNT query
     try:
         rows = paginator.page(max(1, page)).object_list
     except InvalidPage:
@@ -24,3 +29,40 @@ def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False) -> t
         found = qs.filter(pk__in=keys).in_bulk() if keys else {}
         return [found[k] for k in keys if k in found], paginator.count
     return list(rows), paginator.count
+
+
+BIGGEST = 2**31 - 1  # a cursor past the largest key a column holds (queue order: an integer) ends no list
+
+
+def keyset_page(qs, *, after: str = "", before: str = "", per_page: int = 50, key: str = "order") -> dict:
+    """One page of ``qs`` in (``key``, pk) order, after or before a cursor ("<key>-<pk>", from a
+    previous page), never at an offset: a page deep in a list of corpus size reads its own rows
+    from the index (``key >= k`` ... ``LIMIT``), not every row before it (issue 26). The first page
+    has no cursor. Returns the rows, whether there are more either side, and the cursors to them."""
+    cursor = _cursor(after or before)
+    if cursor is not None and before:
+        k, pk = cursor
+        rows = list(qs.filter(**{f"{key}__lte": k}).exclude(**{key: k, "pk__gte": pk})
+                    .order_by(f"-{key}", "-pk")[:per_page + 1])
+        has_prev, has_next = len(rows) > per_page, True
+        rows = rows[:per_page][::-1]
+    else:
+        if cursor is not None:
+            k, pk = cursor
+            qs = qs.filter(**{f"{key}__gte": k}).exclude(**{key: k, "pk__lte": pk})
+        rows = list(qs.order_by(key, "pk")[:per_page + 1])
+        has_prev, has_next = cursor is not None, len(rows) > per_page
+        rows = rows[:per_page]
+    mark = lambda row: f"{getattr(row, key)}-{row.pk}"  # noqa: E731
+    return {"rows": rows, "has_next": has_next and bool(rows), "has_prev": has_prev and bool(rows),
+            "next_key": mark(rows[-1]) if rows else "", "prev_key": mark(rows[0]) if rows else ""}
+
+
+def _cursor(text: str) -> tuple[int, int] | None:
+    """A cursor's (key, pk), or None for none; a malformed one is a 404 like a page past the end."""
+    if not text:
+        return None
+    k, _, pk = text.partition("-")
+    if not (k.isdigit() and pk.isdigit()) or max(int(k), int(pk)) > BIGGEST:
+        raise Http404("No such page.")
+    return int(k), int(pk)

@@ -216,7 +216,8 @@ def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str
                per_page: int = 50):
     """One page of the queue in risk order; ``flag`` ("notes", "uncertain") keeps the items an
     annotator commented on or flagged uncertain, ``q`` the items whose dialogue id or message text
-    contains it. Each row knows whether it has notes or an uncertain flag."""
+    contains it. Each row knows whether it has notes or an uncertain flag. Unfiltered, the total
+    is the queue's count at the project's revision (:func:`queue_counts`), not a count per request."""
     qs = AdjudicationItem.objects.filter(project=project, status=status)
     if flag:
         qs = qs.filter(_noted(flag))
@@ -224,7 +225,10 @@ def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str
         qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
     qs = qs.select_related("message", "message__dialogue").annotate(
         has_notes=_noted("notes"), has_uncertain=_noted("uncertain")).order_by(*_queue_order())
-    return page_of(qs, page, per_page, keys_first=True)  # a page past the end is a 404
+    known = None
+    if not flag and not q and status in (AdjudicationItem.Status.OPEN, AdjudicationItem.Status.SETTLED):
+        known = queue_counts(project, use_cache=True)[status]
+    return page_of(qs, page, per_page, keys_first=True, count=known)  # a page past the end is a 404
 
 
 def next_open_item(project: Project, *, exclude: int | None = None) -> AdjudicationItem | None:

@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
 from annotator.models import (
-    Assignment,
     BackgroundJob,
     DetectorRun,
     Dialogue,
@@ -17,6 +16,7 @@ from annotator.models import (
     MessageSegment,
     Prediction,
     Project,
+    QueueCount,
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import page_of
@@ -38,15 +38,15 @@ def corpus_counts(project: Project, *, use_cache: bool = False) -> dict[str, int
     """Dialogues, messages, assignments (all and done) and messages with gold."""
     if use_cache:
         return cached(project, "corpus_counts", lambda: corpus_counts(project))
-    assignments = Assignment.objects.filter(project=project).aggregate(
-        total=Count("pk"), done=Count("pk", filter=Q(status=Assignment.Status.DONE))
-    )
+    # assignments from the annotators' counters (annotator.models.counters): a row per annotator
+    assignments = QueueCount.objects.filter(project=project).aggregate(
+        total=Sum(F("pending") + F("in_progress") + F("done") + F("skipped")), done=Sum("done"))
     corpus = Dialogue.objects.filter(project=project).aggregate(n=Count("pk"), messages=Sum("message_count"))
     return {  # messages from the dialogues' counters: a dialogue row per ~30 messages, not the message table
         "dialogues": corpus["n"],
         "messages": corpus["messages"] or 0,
-        "assignments_total": assignments["total"],
-        "assignments_done": assignments["done"],
+        "assignments_total": assignments["total"] or 0,
+        "assignments_done": assignments["done"] or 0,
         "gold_messages": Message.objects.filter(project=project, decision__isnull=False).count(),
     }
 

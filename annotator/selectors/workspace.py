@@ -22,9 +22,10 @@ from annotator.models import (
     Message,
     Prediction,
     Project,
+    QueueCount,
 )
 from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_colors
-from annotator.selectors import page_of
+from annotator.selectors import keyset_page
 from annotator.selectors.figures import cached
 from annotator.selectors.keymap import workspace_keymap
 from annotator.selectors.projects import pseudonyms
@@ -44,39 +45,45 @@ def next_assignment(user, project: Project) -> Assignment | None:
     )
 
 
-def queue_progress(user, project: Project, *, order: int | None = None, use_cache: bool = False) -> dict:
-    """Counts of the annotator's queue (``user`` is a user or a user id). With ``use_cache`` (and
-    no ``order``), as counted at the project's revision (:mod:`annotator.selectors.figures`)."""
-    if use_cache and order is None:
-        uid = getattr(user, "pk", user)
-        return cached(project, f"queue_progress:{uid}", lambda: queue_progress(uid, project))
-    agg = Assignment.objects.filter(annotator=user, project=project).aggregate(
-        total=Count("pk"),
-        done=Count("pk", filter=Q(status=Status.DONE)),
-        skipped=Count("pk", filter=Q(status=Status.SKIPPED)),
-        **({"before": Count("pk", filter=Q(order__lt=order))} if order is not None else {}),
-    )
+def queue_progress(user, project: Project, *, order: int | None = None) -> dict:
+    """Counts of the annotator's queue (``user`` is a user or a user id), from the counters kept
+    with every write (:class:`~annotator.models.QueueCount`: one row, not the queue counted); with
+    ``order``, the item's queue number, the # the queue list shows (counting the items before it
+    would read the queue up to it on every item opened)."""
+    uid = getattr(user, "pk", user)
+    row = QueueCount.objects.filter(project=project, annotator_id=uid).first() or QueueCount()
+    agg = {"total": row.total, "done": row.done, "skipped": row.skipped}
     agg["left"] = agg["total"] - agg["done"] - agg["skipped"]
     agg["percent"] = round(100 * agg["done"] / agg["total"]) if agg["total"] else 0
     if order is not None:
-        agg["position"] = agg.pop("before") + 1
+        agg["position"] = order + 1
     return agg
 
 
-def queue_page(user, project: Project, *, status: str = "", q: str = "", page: int = 1, per_page: int = 50):
-    """A page of the annotator's own queue, optionally of one status and matching ``q`` (in the
-    dialogue id or the message text)."""
-    qs = Assignment.objects.filter(annotator=user, project=project).order_by("order")
+def queue_page(user, project: Project, *, status: str = "", q: str = "", after: str = "", before: str = "",
+               per_page: int = 50) -> dict:
+    """A page of the annotator's own queue in queue order, after or before a cursor
+    (:func:`~annotator.selectors.keyset_page`), optionally of one status and matching ``q`` (in the
+    dialogue id or the message text). ``total`` is the queue's or the status's size from the
+    counters; with ``q``, the matches when they fit on one page, else None (counting them all
+    would read the whole queue)."""
+    qs = Assignment.objects.filter(annotator=user, project=project)
     if status:
         qs = qs.filter(status=status)
     if q:
         qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
-    return page_of(
+    out = keyset_page(
         qs.select_related("message", "message__dialogue")
         .only("public_id", "status", "order", "uncertain", "no_pii", "active_seconds",
               "message__position", "message__text", "message__dialogue__external_id"),
-        page, per_page, keys_first=True,
+        after=after, before=before, per_page=per_page,
     )
+    if q:
+        out["total"] = None if out["has_next"] or out["has_prev"] else len(out["rows"])
+        return out
+    counts = QueueCount.objects.filter(project=project, annotator=user).first() or QueueCount()
+    out["total"] = getattr(counts, status) if status else counts.total
+    return out
 
 
 # ----------------------------------------------------------------------------------- one item

@@ -30,6 +30,7 @@ from annotator.models import (
     MessageUncertainty,
     Prediction,
     Project,
+    QueueCount,
     Role,
 )
 from annotator.services import jobs
@@ -227,7 +228,9 @@ def _plan_save(plan: AssignmentPlan, result, *, run_ids: list[int], user_ids: li
             inclusion_probability=result.inclusion.get(pair.item.message_id, 1.0),
             flagged=pair.item.flagged if run_ids else None,
         ))
-    Assignment.objects.bulk_create(rows, batch_size=2000)
+    with transaction.atomic():
+        Assignment.objects.bulk_create(rows, batch_size=2000)
+        QueueCount.add_rows(rows)
     audit_record(user=by, action="assignment.plan", obj=plan, project=project,
                  seed=plan.seed, params=plan.params, assignments=len(rows))
 

@@ -22,7 +22,7 @@ def workspace_panel(context):
     project = context["project"]
     user = context["request"].user
     is_admin = access.role_in(user, project) == Role.ADMIN
-    out = {"project": project, "is_admin": is_admin, "mine": sel.queue_progress(user, project, use_cache=True)}
+    out = {"project": project, "is_admin": is_admin, "mine": sel.queue_progress(user, project)}
     if is_admin:
         out["plan"] = AssignmentPlan.objects.filter(project=project).first()
         out["stats"] = sel.annotator_stats(project, use_cache=True)

@@ -84,14 +84,13 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def queue_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ANNOTATOR)
     form = QueueFilterForm(request.GET or None)
-    status, q, page = "", "", 1
+    filters = {"status": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
-        status, q, page = form.cleaned_data["status"] or "", form.cleaned_data["q"], form.cleaned_data["page"] or 1
-    rows, total = sel.queue_page(request.user, project, status=status, q=q, page=page)
+        filters = {name: form.cleaned_data[name] or "" for name in filters}
     context = {
-        "project": project, "rows": rows, "total": total, "status": status, "q": q, "page": page,
-        "has_next": page * 50 < total, "has_prev": page > 1, "form": form,
-        "progress": sel.queue_progress(request.user, project, use_cache=True),
+        "project": project, "status": filters["status"], "q": filters["q"], "form": form,
+        **sel.queue_page(request.user, project, **filters),
+        "progress": sel.queue_progress(request.user, project),
         "next": sel.next_assignment(request.user, project),
     }
     template = "workspace/_queue_rows.html" if request.htmx else "workspace/queue.html"

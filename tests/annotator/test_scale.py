@@ -20,16 +20,12 @@ SMALL, BIG = 5_000, 20_000
 # page that starts scanning fails, and so does one that stops without leaving this list).
 GOLD = "the gold fingerprint and count (decisions joined to the project's messages; cached per revision)"
 KNOWN_SCANS = {
-    "dashboard (admin)": f"{GOLD}; assignments per annotator; messages waiting for review",
-    "dashboard (annotator)": "the annotator's own assignments counted",
+    "dashboard (admin)": f"{GOLD}; annotator statistics (median time, accept rate); messages waiting for review",
     "run detail": f"{GOLD}; spans by label (cached per finish)",
     "tagger versions": GOLD,
     "plan detail": "the plan's blind/aware statistics over its assignments",
     "exports / releases": GOLD,
     "adjudication queue": f"{GOLD}; messages waiting for review",
-    "annotator queue list": "the annotator's own assignments counted for the pager",
-    "annotator queue p133": "the annotator's own assignments counted for the pager; a deep OFFSET",
-    "admin assignment p400": "a deep OFFSET (keys first, index-only)",
 }
 
 

@@ -33,3 +33,16 @@ def test_the_queue_is_in_risk_then_dialogue_order(study, tie):
     assert not any("JOIN" in q["sql"] and "OFFSET" in q["sql"] for q in queries)
     assert next_open_item(study).pk == joined[0]
     assert next_open_item(study, exclude=joined[0]).pk == joined[1]
+
+
+def test_the_unfiltered_queue_is_counted_once_per_revision_not_per_page(study):
+    """Issue 26: the pager's total of the open (or settled) queue is the cached queue count; a
+    filtered queue is still counted, and both give the same total."""
+    gold_merge_ready(project=study)
+    n = AdjudicationItem.objects.filter(project=study, status="open").count()
+    assert queue_page(study)[1] == n  # counts, caches the figures
+    with CaptureQueriesContext(connection) as queries:
+        assert queue_page(study)[1] == n
+    assert not any("COUNT(" in q["sql"] and "annotator_adjudicationitem" in q["sql"] for q in queries)
+    assert queue_page(study, q="d")[1] == AdjudicationItem.objects.filter(
+        project=study, status="open", message__dialogue__external_id__icontains="d").count()

@@ -1,4 +1,5 @@
-"""Issue 11: a page number past the end of a list is a 404, however large (it was a 500)."""
+"""Issue 11: a page number past the end of a list is a 404, however large (it was a 500); so is a
+cursor past any key of a list that pages by cursor (the annotator's queue, issue 26)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ HUGE = "99999999999999999999"
 
 
 @pytest.mark.parametrize("name, who", [
-    ("workspace-list", "annotator"), ("dialogue-list", "adjudicator"), ("adjudication-queue", "adjudicator"),
+    ("dialogue-list", "adjudicator"), ("adjudication-queue", "adjudicator"),
 ])
 def test_a_page_past_the_end_is_404(client, members, corpus, name, who):
     client.force_login(members[who])
@@ -22,6 +23,15 @@ def test_a_page_past_the_end_is_404(client, members, corpus, name, who):
         response = client.get(url, {"page": page})
         assert response.status_code == (404 if not page.startswith("-") else 200), page
     assert client.get(url, {"page": HUGE}, HTTP_HX_REQUEST="true").status_code == 404
+
+
+def test_a_cursor_past_any_key_is_404(client, members, corpus):
+    client.force_login(members["annotator"])
+    url = reverse("workspace-list", kwargs={"slug": "test"})
+    for cursor in ("after", "before"):
+        assert client.get(url, {cursor: f"{HUGE}-1"}).status_code == 404
+        assert client.get(url, {cursor: f"1-{HUGE}"}, HTTP_HX_REQUEST="true").status_code == 404
+        assert client.get(url, {cursor: "-" + HUGE}).status_code == 200  # not a cursor: the first page
 
 
 def test_a_page_inside_the_list_still_works(client, members, corpus):

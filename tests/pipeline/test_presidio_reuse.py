@@ -46,10 +46,11 @@ def test_a_repeated_text_is_analysed_once_with_the_same_detections(spacy_texts) 
 
 
 def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
-    monkeypatch.setattr(presidio, "CACHE_TEXTS", 3)
+    monkeypatch.setattr(presidio, "CACHE_TEXTS", 2)
+    monkeypatch.setattr(presidio, "CACHE_EMPTY_TEXTS", 1)
     detector = build("presidio", {"preset": "tuned"})
     detector.detect(dialogue("a", *TEXTS))
-    assert len(detector._analysed) == 3
+    assert len(detector._analysed) == 2 and len(detector._empty) == 1
     spacy_texts.clear()
     detector.detect(dialogue("b", TEXTS[0], TEXTS[-1]))  # the oldest went, the latest stayed
     assert spacy_texts == [TEXTS[0]]

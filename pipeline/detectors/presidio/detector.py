@@ -38,10 +38,13 @@ from pipeline.maths import has_pii_cue, in_math_context
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
 
-# Texts whose analysis a detector keeps (about 9 KB each with results, a few bytes without): what
-# Presidio makes of a text depends on the text alone, and a corpus repeats many ("Yeah.", "10").
+# Texts whose analysis a detector keeps: what Presidio makes of a text depends on the text alone,
+# and a corpus repeats many ("Yeah.", "10"). Those with results keep their spaCy tokens (about
+# 9 KB each); those without (about half) keep nothing but the text, so many more fit.
 CACHE_TEXTS = 20_000
+CACHE_EMPTY_TEXTS = 200_000
 Analysis = tuple[tuple[Any, ...], Any]  # Presidio's results, and the spaCy tokens when there are any
+NOTHING: Analysis = ((), None)
 
 
 class PresidioDetector(BaseDetector):
@@ -79,6 +82,7 @@ class PresidioDetector(BaseDetector):
         )
         self._engine: Any = None
         self._analysed: OrderedDict[str, Analysis] = OrderedDict()  # least recently used first
+        self._empty: OrderedDict[str, None] = OrderedDict()  # texts Presidio found nothing in
         self._analysed_lock = threading.Lock()
         self._rules: Any = None
         if self.config["tutoring_rules"] is not False:
@@ -137,17 +141,22 @@ class PresidioDetector(BaseDetector):
         found: dict[str, Analysis] = {}
         with self._analysed_lock:
             for text in texts:
-                if text in self._analysed:
-                    self._analysed.move_to_end(text)
-                    found[text] = self._analysed[text]
+                for kept in (self._empty, self._analysed):
+                    if text in kept:
+                        kept.move_to_end(text)
+                        found[text] = self._analysed[text] if kept is self._analysed else NOTHING
         todo = list(dict.fromkeys(t for t in texts if t not in found))
         if todo:
             found.update(self._analyse_anew(todo))
             with self._analysed_lock:
                 for text in todo:
-                    self._analysed[text] = found[text]
-                while len(self._analysed) > CACHE_TEXTS:
-                    self._analysed.popitem(last=False)
+                    if found[text] is NOTHING:
+                        self._empty[text] = None
+                    else:
+                        self._analysed[text] = found[text]
+                for kept, size in ((self._empty, CACHE_EMPTY_TEXTS), (self._analysed, CACHE_TEXTS)):
+                    while len(kept) > size:
+                        kept.popitem(last=False)
         return [found[t] for t in texts]
 
     def _analyse_anew(self, texts: list[str]) -> dict[str, Analysis]:
@@ -169,7 +178,7 @@ class PresidioDetector(BaseDetector):
             )
             if self.applies("presidio.addressed_names"):
                 results = [*results, *_ignored_entities(nlp_artifacts.tokens, results)]
-            out[text] = (tuple(results), nlp_artifacts.tokens if results else None)
+            out[text] = (tuple(results), nlp_artifacts.tokens) if results else NOTHING
         return out
 
     def _dialogue(self, dialogue: Dialogue, analysed: Iterator[Analysis]) -> list[Detection]:

@@ -7,6 +7,8 @@ name-like entities, the name (placeholders, common words, the anchor, word-probl
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -36,6 +38,14 @@ from pipeline.filters.name_filters import (
 from pipeline.maths import has_pii_cue, in_math_context
 from pipeline.registry import register
 from pipeline.types import Detection, Dialogue, Span
+
+# Texts whose analysis a detector keeps: what Presidio makes of a text depends on the text alone,
+# and a corpus repeats many ("Yeah.", "10"). Those with results keep their spaCy tokens (about
+# 9 KB each); those without (about half) keep nothing but the text, so many more fit.
+CACHE_TEXTS = 20_000
+CACHE_EMPTY_TEXTS = 200_000
+Analysis = tuple[tuple[Any, ...], Any]  # Presidio's results, and the spaCy tokens when there are any
+NOTHING: Analysis = ((), None)
 
 
 class PresidioDetector(BaseDetector):
@@ -72,6 +82,9 @@ class PresidioDetector(BaseDetector):
             for stage in (ENTITY_STAGE, SPAN_STAGE, NAME_STAGE)
         )
         self._engine: Any = None
+        self._analysed: OrderedDict[str, Analysis] = OrderedDict()  # least recently used first
+        self._empty: OrderedDict[str, None] = OrderedDict()  # texts Presidio found nothing in
+        self._analysed_lock = threading.Lock()
         self._rules: Any = None
         if self.config["tutoring_rules"] is not False:
             from pipeline.detectors.rules import RulesDetector
@@ -117,28 +130,45 @@ class PresidioDetector(BaseDetector):
         return self.batched(dialogues, self._run, max_messages=self.config["batch_size"] * 4)
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
-        engine = self.engine
-        texts = [m.text for d in dialogues for m in d.messages]
-        try:
-            artifacts = engine.nlp_engine.process_batch(
-                texts, language="en", batch_size=self.config["batch_size"]
-            )
-            analysed = iter(list(artifacts))
-        except Exception as exc:  # spaCy errors are not typed; report them for the run
-            raise DetectorError(f"presidio: spaCy failed on a batch: {exc}") from exc
+        analysed = iter(self._analyse([m.text for d in dialogues for m in d.messages]))
         for dialogue in dialogues:
             yield self._dialogue(dialogue, analysed)
 
-    def _dialogue(self, dialogue: Dialogue, analysed: Iterator[Any]) -> list[Detection]:
-        """One dialogue's detections from its messages' spaCy artifacts (the next in ``analysed``)."""
+    def _analyse(self, texts: list[str]) -> list[Analysis]:
+        """Presidio's results for each text (with the spaCy entities it drops, where the preset
+        adds them back) and its spaCy tokens, which only results are judged on. Both depend on
+        the text alone, so a text seen lately (in this batch, this corpus or the last release
+        this process built) is not analysed again: spaCy is most of a release's time."""
+        found: dict[str, Analysis] = {}
+        with self._analysed_lock:
+            for text in texts:
+                for kept in (self._empty, self._analysed):
+                    if text in kept:
+                        kept.move_to_end(text)
+                        found[text] = self._analysed[text] if kept is self._analysed else NOTHING
+        todo = list(dict.fromkeys(t for t in texts if t not in found))
+        if todo:
+            found.update(self._analyse_anew(todo))
+            with self._analysed_lock:
+                for text in todo:
+                    if found[text] is NOTHING:
+                        self._empty[text] = None
+                    else:
+                        self._analysed[text] = found[text]
+                for kept, size in ((self._empty, CACHE_EMPTY_TEXTS), (self._analysed, CACHE_TEXTS)):
+                    while len(kept) > size:
+                        kept.popitem(last=False)
+        return [found[t] for t in texts]
+
+    def _analyse_anew(self, texts: list[str]) -> dict[str, Analysis]:
         engine = self.engine
-        out = []
-        characters: set[str] = set()
-        present = speaker_words(dialogue)
-        maths_numbers = _maths_numbers(dialogue) if self.applies("presidio.maths") else set()
-        prev = ""
-        for message in dialogue.messages:
-            text, nlp_artifacts = next(analysed)
+        try:
+            artifacts = list(engine.nlp_engine.process_batch(texts, language="en",
+                                                             batch_size=self.config["batch_size"]))
+        except Exception as exc:  # spaCy errors are not typed; report them for the run
+            raise DetectorError(f"presidio: spaCy failed on a batch: {exc}") from exc
+        out: dict[str, Analysis] = {}
+        for text, (_, nlp_artifacts) in zip(texts, artifacts, strict=True):
             results = engine.analyze(
                 text=text,
                 language="en",
@@ -149,9 +179,20 @@ class PresidioDetector(BaseDetector):
             )
             if self.applies("presidio.addressed_names"):
                 results = [*results, *_ignored_entities(nlp_artifacts.tokens, results)]
-            spans = self._to_spans(
-                text, results, dialogue.anchor, nlp_artifacts.tokens, characters, prev, present
-            )
+            out[text] = (tuple(results), nlp_artifacts.tokens) if results else NOTHING
+        return out
+
+    def _dialogue(self, dialogue: Dialogue, analysed: Iterator[Analysis]) -> list[Detection]:
+        """One dialogue's detections from its messages' analyses (the next in ``analysed``)."""
+        out = []
+        characters: set[str] = set()
+        present = speaker_words(dialogue)
+        maths_numbers = _maths_numbers(dialogue) if self.applies("presidio.maths") else set()
+        prev = ""
+        for message in dialogue.messages:
+            text = message.text
+            results, doc = next(analysed)
+            spans = self._to_spans(text, list(results), dialogue.anchor, doc, characters, prev, present)
             if self._rules is not None:
                 spans = _merge_rules(self._rules.find(text, prev=prev), spans)
             if maths_numbers:

@@ -1,0 +1,68 @@
+"""A text Presidio analysed lately is not analysed again (spaCy is most of a release's second
+opinion), and what the detector says is the same as when every text is analysed afresh; the phone
+recognizer skips texts without a digit with the same results."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.detectors.presidio import detector as presidio
+from pipeline.registry import build
+from pipeline.types import Dialogue, Message
+
+TEXTS = ("Hi Maria, ready?", "Yeah.", "What is 12 + 30?", "Call me at (617) 555-0123.", "Yeah.",
+         "Brianna, please put that away.", "My email is ana@example.org")
+
+
+def dialogue(did: str, *texts: str, anchor: str = "") -> Dialogue:
+    return Dialogue(did, tuple(Message(t, index=i, speaker="Maria") for i, t in enumerate(texts)), anchor=anchor)
+
+
+@pytest.fixture
+def spacy_texts(monkeypatch):
+    """Every text spaCy is given, in order (the engine is shared by the detectors of one config)."""
+    seen: list[str] = []
+    engine = build("presidio", {"preset": "tuned"}).engine
+    process = engine.nlp_engine.process_batch
+
+    def counting(texts, *args, **kwargs):
+        texts = list(texts)
+        seen.extend(texts)
+        return process(texts, *args, **kwargs)
+
+    monkeypatch.setattr(engine.nlp_engine, "process_batch", counting)
+    return seen
+
+
+def test_a_repeated_text_is_analysed_once_with_the_same_detections(spacy_texts) -> None:
+    first = dialogue("a", *TEXTS)
+    again = dialogue("b", *reversed(TEXTS), anchor="Maria buys 3 pens.")  # other neighbours, other anchor
+    reused = build("presidio", {"preset": "tuned"})
+    out = list(reused.detect_many([first, again]))
+    assert sorted(spacy_texts) == sorted(set(TEXTS))
+    fresh = [build("presidio", {"preset": "tuned"}).detect(d) for d in (first, again)]
+    assert out == fresh
+    assert any(det.spans for det in out[1])
+
+
+def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
+    monkeypatch.setattr(presidio, "CACHE_TEXTS", 2)
+    monkeypatch.setattr(presidio, "CACHE_EMPTY_TEXTS", 1)
+    detector = build("presidio", {"preset": "tuned"})
+    detector.detect(dialogue("a", *TEXTS))
+    assert len(detector._analysed) == 2 and len(detector._empty) == 1
+    spacy_texts.clear()
+    detector.detect(dialogue("b", TEXTS[0], TEXTS[-1]))  # the oldest went, the latest stayed
+    assert spacy_texts == [TEXTS[0]]
+
+
+@pytest.mark.parametrize("text", ["no digits at all, just words", "Call (617) 555-0123 today",
+                                  "call ６１７-５５５-０１２３", "+44 20 7946 0958", "twelve", "", "x" * 300])
+def test_the_phone_recognizer_finds_what_it_found_before(text: str) -> None:
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    engine = build("presidio", {"preset": "tuned"}).engine
+    (gated,) = [r for r in engine.registry.recognizers if isinstance(r, PhoneRecognizer)]
+    plain = PhoneRecognizer()
+    assert [(r.start, r.end, r.score) for r in gated.analyze(text=text, entities=["PHONE_NUMBER"])] == \
+        [(r.start, r.end, r.score) for r in plain.analyze(text=text, entities=["PHONE_NUMBER"])]

@@ -389,6 +389,9 @@ BLINDSPOT_TAGGER_ONNX = os.environ.get("BLINDSPOT_TAGGER_ONNX", "1") != "0"
 # measured recipe. Not read from the environment: tests set a tiny one.
 BLINDSPOT_TAGGER_STUDENT: dict = {}
 BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 1024)
+# Dialogues an import reads, checks and writes at a time (one transaction for the whole file): what
+# bounds the import worker's memory, whatever the file's size.
+BLINDSPOT_IMPORT_BATCH_DIALOGUES = env_int("BLINDSPOT_IMPORT_BATCH_DIALOGUES", 1000)
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
 BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 50)

@@ -1,5 +1,9 @@
-"""Import 115,620 generated messages (the size of MathEd-PII) into PostgreSQL; print the rate.
+"""Import 115,620 generated messages (the size of MathEd-PII) into PostgreSQL; print the rate
+and the import's peak RSS.
 
+The file is generated a dialogue at a time (``iter_corpus``), never held, so the process's peak
+RSS after the import is the import's (issue 26: it must not grow with the file; compare two
+sizes). Run with ``DEBUG=0``: Django's debug query log keeps every batch's SQL.
 Target: ≤ 60 s. Usage: .venv/bin/python bench/import_bench.py [--messages N]
 """
 
@@ -23,16 +27,17 @@ def main() -> None:
     from annotator.services.imports import corpus_import_file
     from annotator.services.projects import project_create
     from pipeline.corpus import dialogue_to_obj
-    from pipeline.synthetic import generate_messages
+    from pipeline.synthetic.generator import iter_corpus
 
     t0 = time.perf_counter()
-    dialogues = generate_messages(args.messages, seed=42)
-    n_messages = sum(len(d.messages) for d in dialogues)
+    n_messages = 0
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
-        for d in dialogues:
+        for d in iter_corpus(10**9, 42):
             fh.write(json.dumps(dialogue_to_obj(d), ensure_ascii=False) + "\n")
+            n_messages += len(d.messages)
+            if n_messages >= args.messages:
+                break
         path = Path(fh.name)
-    del dialogues
     gen_s = time.perf_counter() - t0
     size_mb = path.stat().st_size / 1e6
 

@@ -275,9 +275,10 @@ def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, proble
     )
 
 
-def json_lines(text: str, problems: list[CorpusProblem]) -> Iterator[tuple[int, Any]]:
-    """``(line number, parsed value)`` of each non-blank line; malformed lines become problems."""
-    for lineno, line in enumerate(io.StringIO(text), start=1):
+def json_lines(text: str | Iterable[str], problems: list[CorpusProblem]) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of each non-blank line of a text, or of its lines as a
+    streamed file gives them; malformed lines become problems."""
+    for lineno, line in enumerate(io.StringIO(text) if isinstance(text, str) else text, start=1):
         if not line.strip():
             continue
         try:

@@ -9,7 +9,7 @@ and only new ones are added.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,14 +91,20 @@ def corpus_parse(
     PostgreSQL refuse the same files; raises CorpusError with every problem. ``fmt`` is one of
     :data:`pipeline.formats.FORMATS` (Label Studio, doccano, spaCy DocBin too); None guesses it.
     ``default_speaker`` is the speaker of messages the file gives none, set before they are checked."""
-    limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
-    if len(raw) > limit:
-        raise CorpusError(
-            [CorpusProblem(1, f"the file is {len(raw):,} bytes, over the {limit:,}-byte import limit")]
-        )
-    return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt, max_bytes=limit,
-                                max_id_length=Dialogue._meta.get_field("external_id").max_length,
+    _refuse_over_limit(len(raw))
+    return formats.parse_upload(raw, name=name, labels=set(project.labels), report=report, fmt=fmt,
+                                max_bytes=settings.BLINDSPOT_IMPORT_MAX_BYTES, max_id_length=_max_id_length(),
                                 default_speaker=default_speaker)
+
+
+def _refuse_over_limit(size: int) -> None:
+    limit = settings.BLINDSPOT_IMPORT_MAX_BYTES
+    if size > limit:
+        raise CorpusError([CorpusProblem(1, f"the file is {size:,} bytes, over the {limit:,}-byte import limit")])
+
+
+def _max_id_length() -> int:
+    return Dialogue._meta.get_field("external_id").max_length
 
 
 def corpus_import_start(*, project: Project, user, params: dict) -> BackgroundJob:
@@ -115,18 +121,26 @@ def corpus_import_file(
     skip_existing: bool = False, progress: Callable[[int, int], None] | None = None, fmt: str | None = None,
     default_speaker: str | None = None,
 ) -> ImportResult:
-    """Import a file; ``name`` is what the user called it (an upload is stored under another name)."""
+    """Import a file; ``name`` is what the user called it (an upload is stored under another name).
+    The file is read, checked and written ``BLINDSPOT_IMPORT_BATCH_DIALOGUES`` dialogues at a time
+    (:func:`pipeline.formats.stream_upload`) in one transaction, so the worker's memory stays that
+    of a batch whatever the file's size, and a bad line anywhere still leaves nothing written.
+    ``progress`` gets the messages written and their total estimated from the share of the file
+    read (the total is known only at the end)."""
     path = Path(path)
     source = Path(name).name if name else path.name
-    raw = path.read_bytes()
+    size = path.stat().st_size
+    _refuse_over_limit(size)
     report = ParseReport()
-    dialogues = corpus_parse(project=project, raw=raw, name=source, report=report, fmt=fmt,
-                             default_speaker=default_speaker)
-    return corpus_import(
-        project=project, dialogues=dialogues, source=source, user=user,
-        spans_as=spans_as, skip_existing=skip_existing, progress=progress, normalised=report.normalised,
-        derived_ids=report.derived_ids,
-    )
+    with path.open("rb") as fh:
+        batches = formats.stream_upload(
+            fh, batch=settings.BLINDSPOT_IMPORT_BATCH_DIALOGUES, name=source, labels=set(project.labels),
+            report=report, fmt=fmt, max_bytes=settings.BLINDSPOT_IMPORT_MAX_BYTES, max_id_length=_max_id_length(),
+            default_speaker=default_speaker,
+        )
+        estimate = (lambda done: progress(done, max(done, round(done * size / max(fh.tell(), 1))))) if progress else None
+        return _import_batches(project, batches, report, source=source, user=user, spans_as=spans_as,
+                               skip_existing=skip_existing, progress=estimate)
 
 
 def corpus_import(
@@ -139,38 +153,126 @@ def corpus_import(
     ``normalised`` (dialogue id -> messages) is what parsing changed, and ``derived_ids`` the ids
     parsing made for dialogues the file gave none (Label Studio, doccano, DocBin: file name and
     content hash), for the report; the latter counts every such dialogue of the file, skipped or not."""
+    total = sum(len(d.messages) for d in dialogues)
+    size = settings.BLINDSPOT_IMPORT_BATCH_DIALOGUES
+    batches = (dialogues[start:start + size] for start in range(0, len(dialogues), size))
+    report = ParseReport(normalised=dict(normalised or {}), derived_ids=set(derived_ids))
+    return _import_batches(project, batches, report, source=source, user=user, spans_as=spans_as,
+                           skip_existing=skip_existing, progress=progress and (lambda done: progress(done, total)))
+
+
+def _import_batches(
+    project: Project, batches: Iterable[Sequence[PDialogue]], report: ParseReport, *, source: str, user,
+    spans_as: str, skip_existing: bool, progress: Callable[[int], None] | None,
+) -> ImportResult:
+    """Write the batches in one transaction. Ids the project has are found a batch at a time;
+    unless skipped, the first stops the writing and the rest is read on, so that the error lists
+    every such id, and a bad line (the reader's CorpusError) is still what is reported first, as
+    when the whole file was parsed before writing. ``report.normalised`` is emptied as batches go."""
     if spans_as not in SPANS_AS:
         raise ValueError(f"spans_as must be one of {SPANS_AS}")
     t0 = time.perf_counter()
     result = ImportResult()
-    existing = _clashing_ids(project, [d.id for d in dialogues], skip_existing)
-    todo = [d for d in dialogues if d.id not in existing]
-    result.skipped = sorted(existing)
-    result.normalised = sum((normalised or {}).get(d.id, 0) for d in todo)
-    result.derived_ids = sum(1 for d in dialogues if d.id in derived_ids)
-
+    writer = _BatchWriter(project, source, spans_as, user)
     with transaction.atomic():
-        rows = _create_dialogues(project, todo, source)
-        result.dialogues = len(rows)
-        result.messages = _create_messages(project, rows, todo, progress)
-        span_count = sum(len(m.spans) for d in todo for m in d.messages)
-        if span_count and spans_as != "ignore":
-            result.spans = span_count
-            result.run_id = _import_spans(project, rows, todo, source, spans_as, user)
+        for batch in batches:
+            clashing = _clashing_ids(project, [d.id for d in batch])
+            result.skipped.extend(clashing)
+            result.derived_ids += sum(1 for d in batch if d.id in report.derived_ids)
+            result.normalised += sum(n for d in batch if (n := report.normalised.pop(d.id, 0)) and d.id not in clashing)
+            if result.skipped and not skip_existing:
+                continue
+            writer.write([d for d in batch if d.id not in clashing], result)
+            if progress:
+                progress(result.messages)
+        if result.skipped and not skip_existing:
+            raise ExistingDialoguesError(project, set(result.skipped))
+        result.skipped.sort()
+        writer.finish(result)
         audit_record(user=user, action="corpus.import", obj=project, project=project,
                      source=source, spans_as=spans_as, **result.to_dict())
     result.seconds = time.perf_counter() - t0
     return result
 
 
-def _clashing_ids(project: Project, ids: list[str], skip_existing: bool) -> set[str]:
-    """The ids among ``ids`` the project already has; raises unless ``skip_existing``."""
-    existing = set(
-        Dialogue.objects.filter(project=project, external_id__in=ids).values_list("external_id", flat=True)
-    ) if len(ids) < 50_000 else _existing_ids(project, ids)
-    if existing and not skip_existing:
-        raise ExistingDialoguesError(project, existing)
-    return existing
+def _clashing_ids(project: Project, ids: list[str]) -> set[str]:
+    """The ids among ``ids`` (a batch) the project already has."""
+    return set(Dialogue.objects.filter(project=project, external_id__in=ids).values_list("external_id", flat=True))
+
+
+class _BatchWriter:
+    """An import's batches written: dialogues, their messages (COPY on PostgreSQL), then the file's
+    spans, as a run (created at the first span) or as gold. Between batches it keeps the
+    dialogues' primary keys only, for the run's chunk and the gold decisions every message of the
+    import gets once the file has any span."""
+
+    def __init__(self, project: Project, source: str, spans_as: str, user):
+        self.project, self.source, self.spans_as, self.user = project, source, spans_as, user
+        self.run: DetectorRun | None = None
+        self.pks: list[int] = []
+
+    def write(self, todo: Sequence[PDialogue], result: ImportResult) -> None:
+        rows = _create_dialogues(self.project, todo, self.source)
+        result.dialogues += len(rows)
+        result.messages += _create_messages(self.project, rows, todo)
+        spans = sum(len(m.spans) for d in todo for m in d.messages)
+        if self.spans_as == "ignore":
+            return
+        self.pks.extend(row.pk for row in rows)
+        if spans:
+            result.spans += spans
+            _import_spans(self, rows, todo)
+
+    def import_run(self) -> DetectorRun:
+        """The run the file's spans become, named after the source; created at the first span."""
+        if self.run is None:
+            self.run = DetectorRun.objects.create(
+                project=self.project, detector=f"import:{self.source}"[:64], source=DetectorRun.Source.IMPORT,
+                config={"file": self.source}, status=DetectorRun.Status.SUCCEEDED, created_by=self.user,
+                model_version=self.source[:300], total_chunks=1, done_chunks=1,
+            )
+        return self.run
+
+    def finish(self, result: ImportResult) -> None:
+        """The run's totals and its one chunk (what it covered: every message of this import), or
+        the gold decisions; ``result.run_id`` set."""
+        if self.run is not None:
+            self.run.progress_total = self.run.progress_done = result.messages
+            self.run.save(update_fields=["progress_total", "progress_done"])
+            RunChunk.objects.create(run=self.run, index=0, dialogue_ids=self.pks, message_count=result.messages,
+                                    status=RunChunk.Status.DONE, finished_at=self.run.created_at)
+            result.run_id = self.run.pk
+        elif self.spans_as == "gold" and result.spans:
+            size = settings.BLINDSPOT_IMPORT_BATCH_DIALOGUES
+            for start in range(0, len(self.pks), size):
+                AdjudicationDecision.objects.bulk_create(
+                    [AdjudicationDecision(message_id=mid, outcome=AdjudicationDecision.Outcome.IMPORTED,
+                                          decided_by=self.user, notes=f"imported from {self.source}")
+                     for mid in Message.objects.filter(dialogue_id__in=self.pks[start:start + size])
+                     .values_list("pk", flat=True)],
+                    batch_size=BATCH,
+                )
+
+
+def _import_spans(writer: _BatchWriter, rows: list[Dialogue], todo: Sequence[PDialogue]) -> None:
+    """A batch's file-supplied spans: predictions of the import's run, or gold spans (their
+    decisions come at the end, :meth:`_BatchWriter.finish`)."""
+    msg_ids = _message_ids(rows)
+    spans = [(msg_ids[(row.pk, m.index)], s) for row, d in zip(rows, todo, strict=True) for m in d.messages
+             for s in m.spans]
+    if writer.spans_as == "run":
+        run = writer.import_run()
+        Prediction.objects.bulk_create(
+            [Prediction(run=run, message_id=mid, start=s.start, end=s.end, label=s.label, score=s.score,
+                        source_label=s.label) for mid, s in spans],
+            batch_size=BATCH, ignore_conflicts=True,
+        )
+    else:
+        GoldSpan.objects.bulk_create(
+            [GoldSpan(message_id=mid, start=s.start, end=s.end, label=s.label,
+                      provenance=AdjudicationDecision.Outcome.IMPORTED) for mid, s in spans],
+            batch_size=BATCH, ignore_conflicts=True,
+        )
 
 
 def _create_dialogues(project: Project, todo: Sequence[PDialogue], source: str) -> list[Dialogue]:
@@ -189,12 +291,8 @@ def _create_dialogues(project: Project, todo: Sequence[PDialogue], source: str) 
     return rows
 
 
-def _create_messages(
-    project: Project, rows: list[Dialogue], todo: Sequence[PDialogue],
-    progress: Callable[[int, int], None] | None,
-) -> int:
-    """Every message of ``todo`` written in batches, reporting progress; how many were written."""
-    total_messages = sum(len(d.messages) for d in todo)
+def _create_messages(project: Project, rows: list[Dialogue], todo: Sequence[PDialogue]) -> int:
+    """Every message of ``todo`` written in batches; how many were written."""
     messages: list[Message] = []
     done = 0
     for row, d in zip(rows, todo, strict=True):
@@ -205,18 +303,7 @@ def _create_messages(
             ))
         if len(messages) >= BATCH:
             done += _flush(messages)
-            if progress:
-                progress(done, total_messages)
-    done += _flush(messages)
-    if progress:
-        progress(done, total_messages)
-    return done
-
-
-def _existing_ids(project: Project, ids: list[str]) -> set[str]:
-    wanted = set(ids)
-    return {e for e in Dialogue.objects.filter(project=project).values_list("external_id", flat=True).iterator()
-            if e in wanted}
+    return done + _flush(messages)
 
 
 def _flush(messages: list[Message]) -> int:
@@ -253,42 +340,3 @@ def _message_ids(rows: list[Dialogue]) -> dict[tuple[int, int], int]:
         ):
             out[(did, pos)] = pk
     return out
-
-
-def _import_spans(project, rows, todo, source, spans_as, user) -> int | None:
-    """File-supplied spans become a DetectorRun named after the source (or gold, for demo/gold files)."""
-    msg_ids = _message_ids(rows)
-    if spans_as == "run":
-        run = DetectorRun.objects.create(
-            project=project, detector=f"import:{source}"[:64], source=DetectorRun.Source.IMPORT,
-            config={"file": source}, status=DetectorRun.Status.SUCCEEDED, created_by=user,
-            progress_total=len(msg_ids), progress_done=len(msg_ids), model_version=source[:300],
-            total_chunks=1, done_chunks=1,
-        )
-        # what the run covered (the messages of this import), as a detector run's chunks record it
-        RunChunk.objects.create(run=run, index=0, dialogue_ids=[row.pk for row in rows], message_count=len(msg_ids),
-                                status=RunChunk.Status.DONE, finished_at=run.created_at)
-        Prediction.objects.bulk_create(
-            [Prediction(run=run, message_id=msg_ids[(row.pk, m.index)], start=s.start, end=s.end,
-                        label=s.label, score=s.score, source_label=s.label)
-             for row, d in zip(rows, todo, strict=True) for m in d.messages for s in m.spans],
-            batch_size=BATCH, ignore_conflicts=True,
-        )
-        return run.pk
-    decisions = {}
-    gold = []
-    for row, d in zip(rows, todo, strict=True):
-        for m in d.messages:
-            mid = msg_ids[(row.pk, m.index)]
-            decisions[mid] = AdjudicationDecision(
-                message_id=mid, outcome=AdjudicationDecision.Outcome.IMPORTED, decided_by=user,
-                notes=f"imported from {source}",
-            )
-            gold.extend(
-                GoldSpan(message_id=mid, start=s.start, end=s.end, label=s.label,
-                         provenance=AdjudicationDecision.Outcome.IMPORTED)
-                for s in m.spans
-            )
-    AdjudicationDecision.objects.bulk_create(list(decisions.values()), batch_size=BATCH)
-    GoldSpan.objects.bulk_create(gold, batch_size=BATCH, ignore_conflicts=True)
-    return None

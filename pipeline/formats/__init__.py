@@ -6,15 +6,18 @@ JSON, doccano JSONL, spaCy DocBin) and the gold bundle's own (gold JSONL, CoNLL,
 doc number, as :mod:`pipeline.corpus` gives them), a gold bundle writer
 (:class:`~pipeline.formats.bundle.BundleWriter`), a sniffer and an example of the file; a format
 has a reader, a writer or both. :func:`parse_upload` reads by ``fmt``, or by :func:`sniff`, the one
-rule that guesses a format from a file's name and first bytes; see ``docs/formats.md``. A new
-format is a module here and an entry in :data:`CATALOG`.
+rule that guesses a format from a file's name and first bytes; see ``docs/formats.md``.
+:func:`stream_upload` reads an open file in batches of dialogues for an import, through the
+format's ``stream`` where it has one (JSONL), else its reader. A new format is a module here and
+an entry in :data:`CATALOG`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from pipeline.corpus import ParseReport
 from pipeline.formats import conll, doccano, gold, hf, labelstudio, native, spacy_docbin
@@ -23,22 +26,27 @@ from pipeline.formats.bundle import BundleSpec, BundleWriter
 from pipeline.types import Dialogue
 
 Reader = Callable[..., list[Dialogue]]  # (raw, *, name, labels, max_id_length, report, max_bytes)
+Streamer = Callable[..., Iterator[list[Dialogue]]]  # (binary file, *, batch, labels, max_id_length, report,
+#   default_speaker)
 Sniffer = Callable[[str, bytes], bool]  # (lower-cased file name, head without BOM or leading space)
 
 
 @dataclass(frozen=True)
 class Format:
-    """One entry of :data:`CATALOG`. ``example`` is a small file of the format (None: binary)."""
+    """One entry of :data:`CATALOG`. ``example`` is a small file of the format (None: binary);
+    ``stream`` reads a file in batches without holding it (:func:`stream_upload`)."""
 
     name: str
     read: Reader | None = None
     write: Callable[[BundleSpec], BundleWriter] | None = None
     sniff: Sniffer | None = None
     example: bytes | None = None
+    stream: Streamer | None = None
 
 
 CATALOG: dict[str, Format] = {f.name: f for f in (
-    Format("jsonl", native.read_jsonl, sniff=native.sniffs_jsonl, example=native.JSONL_EXAMPLE),
+    Format("jsonl", native.read_jsonl, sniff=native.sniffs_jsonl, example=native.JSONL_EXAMPLE,
+           stream=native.stream_jsonl),
     Format("csv", native.read_csv, sniff=native.sniffs_csv, example=native.CSV_EXAMPLE),
     Format("labelstudio", labelstudio.read, labelstudio.LabelStudioBundleWriter, labelstudio.sniffs,
            labelstudio.EXAMPLE),
@@ -59,7 +67,8 @@ SNIFF_ORDER = ("spacy", "csv", "labelstudio", "doccano", "jsonl")
 import format only when it is neither tool's."""
 SNIFF_DEFAULT = "csv"
 
-__all__ = ["CATALOG", "FORMATS", "GOLD_FORMATS", "Format", "FormatError", "parse_upload", "read_corpus", "sniff"]
+__all__ = ["CATALOG", "FORMATS", "GOLD_FORMATS", "Format", "FormatError", "parse_upload", "read_corpus", "sniff",
+           "stream_upload"]
 
 
 def sniff(name: str, head: bytes) -> str:
@@ -88,6 +97,30 @@ def parse_upload(
     extra = {"default_speaker": default_speaker} if default_speaker else {}
     return entry.read(raw, name=name, labels=labels, max_id_length=max_id_length, report=report,
                       max_bytes=max_bytes, **extra)
+
+
+def stream_upload(
+    fh: IO[bytes], *, batch: int, name: str = "", labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None, fmt: str | None = None, max_bytes: int | None = None,
+    default_speaker: str | None = None,
+) -> Iterator[list[Dialogue]]:
+    """:func:`parse_upload` of an open binary file, in lists of at most ``batch`` dialogues.
+    A format with a ``stream`` (the import format's JSONL) is read as the batches are asked for,
+    holding one batch and the ids seen; the others are parsed whole first. All or nothing either
+    way: after a problem no batch comes, and :class:`~pipeline.corpus.CorpusError` names every
+    problem once the file is read, so a caller that writes the batches in one transaction writes
+    nothing of a bad file."""
+    fmt = fmt or sniff(name, fh.read(65536))
+    fh.seek(0)
+    entry = CATALOG.get(fmt)
+    if entry is not None and entry.stream is not None:
+        yield from entry.stream(fh, batch=batch, labels=labels, max_id_length=max_id_length, report=report,
+                                default_speaker=default_speaker)
+        return
+    dialogues = parse_upload(fh.read(), name=name, labels=labels, max_id_length=max_id_length, report=report,
+                             fmt=fmt, max_bytes=max_bytes, default_speaker=default_speaker)
+    for start in range(0, len(dialogues), batch):
+        yield dialogues[start:start + batch]
 
 
 def read_corpus(path: str | Path, *, labels: set[str] | None = None, fmt: str | None = None) -> list[Dialogue]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import IO, Any
 
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj
 from pipeline.types import Dialogue
@@ -36,6 +36,22 @@ def decode(raw: bytes) -> str:
             [CorpusProblem(line, f"not valid UTF-8 (byte {exc.start}); save the file as UTF-8")]
         ) from None
     return text.removeprefix("\ufeff")
+
+
+def utf8_lines(fh: IO[bytes]) -> Iterator[str]:
+    """The lines of an open binary file decoded one at a time, as :func:`decode` would give them
+    (any BOM dropped; invalid UTF-8 is a :class:`CorpusError` naming its line and byte, and the
+    only problem reported, as :func:`decode` stops at it before any line is read)."""
+    offset = 0
+    for lineno, raw in enumerate(fh, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CorpusError(
+                [CorpusProblem(lineno, f"not valid UTF-8 (byte {offset + exc.start}); save the file as UTF-8")]
+            ) from None
+        offset += len(raw)
+        yield line.removeprefix("\ufeff") if lineno == 1 else line
 
 
 JSON_NAMES = (".jsonl", ".json", ".ndjson")

@@ -1,9 +1,11 @@
 """The import format: JSONL (one dialogue object per line) and CSV (one message per row).
 
 Both readers build their dialogues with :func:`pipeline.corpus.dialogue_from_obj`, collecting every
-problem with its line; :func:`iter_jsonl_dialogues` streams a JSONL file instead (batch
-de-identification, ``manage.py detect``). ``read_jsonl``/``read_csv`` and ``sniffs_*`` are their
-entries in :data:`pipeline.formats.CATALOG`.
+problem with its line. :func:`stream_jsonl` reads a JSONL upload in batches, all or nothing still,
+so that an import's memory does not grow with the file; :func:`iter_jsonl_dialogues` streams one
+and stops at its first problem (batch de-identification, ``manage.py detect``).
+``read_jsonl``/``read_csv``, ``stream_jsonl`` and ``sniffs_*`` are their entries in
+:data:`pipeline.formats.CATALOG`.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj, json_lines
-from pipeline.formats._common import all_or_nothing, decode, json_head
+from pipeline.formats._common import all_or_nothing, decode, json_head, utf8_lines
 from pipeline.types import Dialogue
 
 JSONL_EXAMPLE = (b'{"id": "d1", "messages": [{"speaker": "tutor", "text": "Hi Ana!", '
@@ -44,10 +47,30 @@ def parse_jsonl(
     text: str, *, labels: set[str] | None = None, max_id_length: int | None = None,
     report: ParseReport | None = None, default_speaker: str | None = None,
 ) -> list[Dialogue]:
+    return [d for batch in jsonl_batches(io.StringIO(text), batch=sys.maxsize, labels=labels,
+                                         max_id_length=max_id_length, report=report, default_speaker=default_speaker)
+            for d in batch]
+
+
+def stream_jsonl(fh: IO[bytes], **kwargs: Any) -> Iterator[list[Dialogue]]:
+    """:func:`jsonl_batches` of an open binary file, decoded a line at a time (the
+    :data:`pipeline.formats.CATALOG` entry's ``stream``)."""
+    return jsonl_batches(utf8_lines(fh), **kwargs)
+
+
+def jsonl_batches(
+    lines: Iterable[str], *, batch: int, labels: set[str] | None = None, max_id_length: int | None = None,
+    report: ParseReport | None = None, default_speaker: str | None = None,
+) -> Iterator[list[Dialogue]]:
+    """Checked dialogues in lists of at most ``batch``, read as they are asked for, so that an
+    import holds one batch and the ids seen, never the corpus. All or nothing like every reader:
+    after the first problem no further batch comes and the rest is read only for its problems; at
+    the end :class:`CorpusError` names every one (the caller writes the batches in one
+    transaction, which the error undoes)."""
     problems: list[CorpusProblem] = []
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
-    for lineno, obj in json_lines(text, problems):
+    for lineno, obj in json_lines(lines, problems):
         dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report,
                                      default_speaker=default_speaker)
         if dialogue is None:
@@ -58,12 +81,17 @@ def parse_jsonl(
             )
             continue
         seen[dialogue.id] = lineno
-        dialogues.append(dialogue)
+        if not problems:
+            dialogues.append(dialogue)
+        if len(dialogues) >= batch:
+            yield dialogues
+            dialogues = []
     if problems:
         raise CorpusError(problems)
-    if not dialogues:
+    if not seen:
         raise CorpusError([CorpusProblem(1, "the file contains no dialogues")])
-    return dialogues
+    if dialogues:
+        yield dialogues
 
 
 CSV_REQUIRED = ("dialogue_id", "seq", "speaker", "text")

@@ -359,7 +359,8 @@ _PERSONAL_REFERENCE_RE = re.compile(
 )
 _STORY_VERB_RE = re.compile(
     # "Mike has", "Shannon's bag has", "Nancy and Jesse ate", "Kathy can fill"
-    r"^\W*(?:'s\s+\w+(?:\s+\w+)?\s+|and\s+[^\W\d_]+\s+)?(?:(?:can|could|will|would|must)\s+)?(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
+    r"^\W*(?:'s\s+\w+(?:\s+\w+)?\s+|and\s+[^\W\d_]+\s+)?(?:(?:can|could|will|would|must)\s+)?"
+    r"(?:has|had|have|buys|bought|gives|gave|gets|got|spends|spent|saves|saved|"
     r"eats|ate|drinks|drank|walks|walked|runs|ran|reads|read|makes|made|bakes|baked|sells|sold|"
     r"needs|needed|wants|wanted|collects|collected|shares|shared|picks|picked|earns|earned|"
     r"drives|drove|travels|traveled|travelled|uses|used|fills|filled|plants|planted|went|"
@@ -379,7 +380,7 @@ def _praise_then_story(before: str, sentence: str) -> bool:
     return before.endswith(",") and any(ch.isdigit() for ch in sentence)
 
 
-# a comparison of quantities between people: "Anabel is 5 years older", "twice as tall as"
+# a comparison of quantities between people: "Anabel is 5 years older", "3 cm taller than"
 _COMPARISON_RE = re.compile(
     r"\byears?\s+(?:older|younger)\b|\b(?:older|younger|taller|shorter|faster|slower|heavier)\s+than\b",
     re.IGNORECASE,

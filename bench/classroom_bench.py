@@ -69,6 +69,7 @@ from pipeline.detectors.presidio.presets import TUNED_FILTERS  # noqa: E402
 from pipeline.filters.junk import junk_kind  # noqa: E402
 from pipeline.filters.placeholder import is_placeholder_span  # noqa: E402
 from pipeline.registry import build  # noqa: E402
+from pipeline.text import tokenize  # noqa: E402
 from pipeline.types import Dialogue, Span  # noqa: E402
 
 Predicted = list[list[list[Span]]]
@@ -386,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="--day-one's half of the held-out set (tune on dev, report test)")
     parser.add_argument("--with-presidio", action="store_true",
                         help="--day-one scores the ensemble: the tagger + rules + Presidio tuned")
+    parser.add_argument("--list-junk", metavar="PATH",
+                        help="--day-one writes each junk span (id, offsets, text in context) here, for review; "
+                        "keep it out of the project: it quotes the data")
     args = parser.parse_args(argv)
     if args.day_one:
         return day_one(args)
@@ -500,6 +504,27 @@ def flagged_per_1k(dialogues: Sequence[Dialogue], predicted: Predicted) -> dict:
     return {"messages": messages, "flagged_per_1k": spans * per_1k, "junk_per_1k": off_gold * per_1k}
 
 
+def write_junk(path: Path, chats: Sequence[Dialogue], chats_predicted: Predicted,
+               dialogues: Sequence[Dialogue], predicted: Predicted) -> None:
+    """One JSON line per junk span of the tutoring chats (``kind`` "junk": on no gold name) and
+    per span over a number token anywhere ("number"): where it is, what it covers, its context."""
+
+    def rows(ds: Sequence[Dialogue], ps: Predicted, kind: str, hit: Callable) -> None:
+        for d, preds in zip(ds, ps, strict=True):
+            for m, pred in zip(d.messages, preds, strict=True):
+                for p in (p for p in pred if hit(m, p)):
+                    row = {"kind": kind, "dialogue": d.id, "message": m.index, "start": p.start, "end": p.end,
+                           "label": p.label, "score": round(p.score, 3), "text": m.text[p.start:p.end],
+                           "context": m.text[max(0, p.start - 60):p.end + 60]}
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    with open(path, "w", encoding="utf-8") as out:
+        rows(chats, chats_predicted, "junk",
+             lambda m, p: not any(g.start < p.end and p.start < g.end for g in m.spans))
+        rows(dialogues, predicted, "number", lambda m, p: any(
+            t.is_number and p.start < t.end and t.start < p.end for t in tokenize(m.text)))
+
+
 def day_one(args) -> int:
     """The four day-one figures of one model under one policy on one split, against the targets."""
     path = args.day_one if Path(args.day_one).is_dir() else ensure_model(
@@ -515,6 +540,8 @@ def day_one(args) -> int:
     pick_ = lambda idx: ([dialogues[i] for i in idx], [pred[i] for i in idx])  # noqa: E731
     recall = dev_scores(*pick_(part["classroom"]))
     chats = flagged_per_1k(*pick_(part["tutoring"]))
+    if args.list_junk:
+        write_junk(Path(args.list_junk), *pick_(part["tutoring"]), dialogues, pred)
     numbers = dev_scores(dialogues, pred)
     stories = generated(args.word_problems, classroom=0.0, seed=WORD_PROBLEM_SEEDS[args.split],
                         id_prefix="wp", hard_negatives=0.0)

@@ -55,14 +55,22 @@ def has_age_evidence(text: str, start: int, end: int, previous: Sequence[str] = 
 
 ID_LABELS = frozenset({"ID_NUMBER", "OTHER_IDENTIFIER"})
 MIN_ID_CHARACTERS = 4  # three letters or digits tell apart at most 46,656 people
+# the shortest subscriber numbers in use have seven digits (North America, most of Europe's local
+# numbers); a "phone" of two or three digits is a quantity ("it's 504, not 503")
+MIN_PHONE_DIGITS = 7
 
 
-@register("cue.short_id", "1")
+@register("cue.short_id", "2")  # 2: phones of fewer than seven digits too
 def is_short_uncued_id(text: str, start: int, end: int, label: str) -> bool:
-    """An identifier of fewer than four letters and digits with no PII cue before it ("The two
-    measures are 58and40", "the center guide tells you E54") is a reference or a quantity, not
-    someone's id; "my student id is 58" keeps its cue and its span."""
-    if label not in ID_LABELS:
+    """An identifier of fewer than four letters and digits, or a phone number of fewer than seven
+    digits, with no PII cue before it ("The two measures are 58and40", "the center guide tells
+    you E54", "Because it's 504, not 503") is a reference or a quantity, not someone's id or
+    number; "my student id is 58" keeps its cue and its span."""
+    piece = text[start:end]
+    if label in ID_LABELS:
+        short = sum(ch.isalnum() for ch in piece) < MIN_ID_CHARACTERS
+    elif label == "PHONE":
+        short = sum(ch.isdigit() for ch in piece) < MIN_PHONE_DIGITS
+    else:
         return False
-    characters = sum(ch.isalnum() for ch in text[start:end])
-    return characters < MIN_ID_CHARACTERS and not has_pii_cue(text, start, end)
+    return short and not has_pii_cue(text, start, end)

@@ -10,6 +10,10 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
 - an id of fewer than four letters and digits with no PII cue ("58and40", "E54") is dropped;
+- a name holds no digits: a NAME span with words and numbers keeps its longest stretch between
+  the numbers, unless that is junk ("Okay.  193,700" is a filler and a quantity, "Maria 5" is
+  "Maria");
+- a phone number of fewer than seven digits with no PII cue ("it's 504, not 503") is dropped;
 - a span of only numbers is a NAME, SCHOOL or COURSE only as the number of a capitalised name
   right before it, which then joins the span ("IS 384", "MTH 250"); otherwise ("Uh-huh. 58.",
   "there are 83 adults") it is dropped;
@@ -44,6 +48,7 @@ from pipeline.filters.maths import (
 from pipeline.filters.name_filters import story_characters
 from pipeline.filters.placeholder import is_placeholder_span
 from pipeline.maths import has_pii_cue
+from pipeline.tagger.encoding import trim_edges
 from pipeline.types import Dialogue, Span
 
 __all__ = [
@@ -88,6 +93,7 @@ _DIGIT = re.compile(r"\d")
 NEVER_NUMERIC = frozenset({"NAME", "SCHOOL", "COURSE"})
 _LETTER = re.compile(r"[^\W\d_]")
 _NAME_BEFORE = re.compile(r"(?<![\w.])[A-Z][A-Za-z]*\.?\s+$")
+_DIGIT_WORD = re.compile(r"\S*\d\S*")
 
 
 def named_number_start(text: str, start: int) -> int | None:
@@ -95,6 +101,23 @@ def named_number_start(text: str, start: int) -> int | None:
     lo = max(0, start - 24)
     m = _NAME_BEFORE.search(text[lo:start])
     return lo + m.start() if m else None
+
+
+def name_without_numbers(text: str, span: Span) -> Span | None:
+    """A name holds no digits: the longest stretch of the NAME ``span`` between its digit-bearing
+    words, trimmed; ``None`` when no stretch has a letter or the stretch is junk."""
+    stretches, lo = [], span.start
+    for m in _DIGIT_WORD.finditer(text, span.start, span.end):
+        stretches.append((lo, m.start()))
+        lo = m.end()
+    stretches.append((lo, span.end))
+    trimmed = [t for t in (trim_edges(text, a, b) for a, b in stretches) if t and _LETTER.search(text[t[0]:t[1]])]
+    if not trimmed:
+        return None
+    start, end = max(trimmed, key=lambda t: t[1] - t[0])
+    if is_junk(text, start, end, span.label):
+        return None
+    return Span(start, end, span.label, span.score, span.source)
 
 
 def filter_spans(
@@ -128,6 +151,10 @@ def filter_spans(
             if named is None:
                 continue
             span = Span(named, span.end, span.label, span.score, span.source)
+        elif span.label == "NAME" and _DIGIT.search(piece):
+            span = name_without_numbers(text, span)
+            if span is None:
+                continue
         elif (
             span.label == "AGE"
             and _DIGIT.search(piece)

@@ -138,6 +138,10 @@ def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
         ("my student id is 58", "58", "ID_NUMBER", False),  # cued: kept
         ("it's 58213 on the card", "58213", "ID_NUMBER", False),  # long enough to be one
         ("The two measures are 58and40.", "58", "NAME", False),  # other labels have their rules
+        ("Because it’s 504, not 503.  You have 9", "504", "PHONE", True),
+        ("Oh, it’s 67.  You want to say 70", "67", "PHONE", True),
+        ("call me at 555-0142", "555-0142", "PHONE", False),  # seven digits: a number
+        ("my phone number is 4821", "4821", "PHONE", False),  # cued: kept
     ],
 )
 def test_a_short_id_without_a_cue_is_dropped(text, piece, label, dropped):
@@ -148,3 +152,21 @@ def test_a_short_id_without_a_cue_is_dropped(text, piece, label, dropped):
     assert filters.get("cue.short_id")(text, start, start + len(piece), label) is dropped
     kept = postfilter.filter_spans(d, 0, [Span(start, start + len(piece), label)])
     assert (kept == []) is (dropped or label == "NAME")  # a bare-number NAME goes by its own rule
+
+
+@pytest.mark.parametrize(
+    ("text", "piece", "kept"),
+    [
+        ("Okay.  193,700.  If you have a question", "Okay.  193,700", None),  # a filler and a quantity
+        ("Maria 5 is done", "Maria 5", "Maria"),  # a name holds no digits
+        ("thanks Jo 7 Kevin Brown", "Jo 7 Kevin Brown", "Kevin Brown"),  # the longest stretch
+        ("room 12 Ms. Lopez", "Ms. Lopez", "Ms. Lopez"),  # no digit: untouched
+    ],
+)
+def test_a_name_keeps_no_digits(text, piece, kept):
+    from pipeline.types import Dialogue, Message, Span
+
+    start = text.index(piece)
+    d = Dialogue("d", [Message(index=0, speaker="s", text=text)])
+    out = postfilter.filter_spans(d, 0, [Span(start, start + len(piece), "NAME")])
+    assert [text[s.start:s.end] for s in out] == ([kept] if kept else [])

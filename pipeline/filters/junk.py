@@ -17,7 +17,7 @@ from pipeline.maths import MATH_WORDS
 
 FILLER_RE = re.compile(
     r"m+-?h+m+|m+-?hm+|mm+|a+-?h+u+h+|u+h+-?h+u+h+|u+h+|u+m+|h+m+|h+u+h+|e+r+m*|o+h+|a+h+|"
-    r"o+o+h+|w+h+o+a+|w+o+w+|y+e+a+h*|y+e+p+|n+o+p+e+|o+k+a*y*|a+l+r+i+g+h+t+|u+h+-?o+h+|"
+    r"o+o+h+|w+h+o+a+|w+o+w+|y+e+a+h*|y+e+p+|n+o+p+e+|o+k+a*y*|o+k+e+y+|a+l+r+i+g+h+t+|u+h+-?o+h+|"
     r"h+u+h+-?u+h+|a+-?h+a+|h+a+(?:h+a+)*|y+a+y+|s+h+|"
     # chat replies the small spaCy model reads as names or places ("nah", "ya", "kinda?"):
     # measured on real tutoring chat, never anybody's name
@@ -133,6 +133,25 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
             return "common_noun"
     return None
+
+
+_AT = re.compile(r"@|\s(?:at|\(at\)|\[at\])\s", re.IGNORECASE)
+
+
+@register("junk.malformed_identifier", "1")
+def is_malformed_identifier(text: str, start: int, end: int, label: str) -> bool:
+    """A structured identifier a model guessed that cannot be one: an e-mail address without an
+    "@" (or a spelt-out " at "), a web address without a dot or slash, a user name that is a
+    lower-case function word ("commas" as an e-mail, "the" as a user name). Patterns never find
+    these; a tagger reading an odd word does."""
+    piece = text[start:end].strip()
+    if label == "EMAIL":
+        return not _AT.search(piece)
+    if label == "URL":
+        return "." not in piece and "/" not in piece
+    if label == "USERNAME":
+        return piece in FUNCTION_WORDS
+    return False
 
 
 def is_junk(text: str, start: int, end: int, label: str = "NAME") -> bool:

@@ -24,6 +24,8 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - already-anonymised placeholders (``Student A``, ``[STUDENT]``) and spans inside them are not
   PII, and neither is classroom junk (:mod:`pipeline.filters.junk`): fillers, endearments, maths
   words, page and lesson references, road names, the modal "May", de-identified initials;
+  nor a structured identifier that cannot be one (an e-mail without "@", a URL without a dot or
+  slash, a function word as a user name);
 - under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
   is a problem character and is dropped; under ``recall_first`` it stays (potential PII);
 - a name the dialogue's own talk uses as a word-problem character ("Mike has 4 cookies and he
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 
 from pipeline.filters.anchor import anchor_words, is_anchor_name
 from pipeline.filters.cues import has_age_evidence, is_short_uncued_id
-from pipeline.filters.junk import is_junk
+from pipeline.filters.junk import is_junk, is_malformed_identifier
 from pipeline.filters.maths import (
     TEXTUAL_LABELS,
     is_math_number,
@@ -72,6 +74,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
     "recall_first": (
         "placeholder.span",
         "junk.span",
+        "junk.malformed_identifier",
         "maths.number",
         "cue.age_evidence",
         "cue.pii",
@@ -81,6 +84,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
     "strict": (
         "placeholder.span",
         "junk.span",
+        "junk.malformed_identifier",
         "maths.number",
         "cue.age_evidence",
         "cue.pii",
@@ -137,8 +141,10 @@ def filter_spans(
         anchor_vocab = anchor_words(dialogue.anchor)
     kept = []
     for span in spans:
-        if is_placeholder_span(text, span.start, span.end) or is_junk(
-            text, span.start, span.end, span.label
+        if (
+            is_placeholder_span(text, span.start, span.end)
+            or is_junk(text, span.start, span.end, span.label)
+            or is_malformed_identifier(text, span.start, span.end, span.label)
         ):
             continue
         if is_math_number(text, span.start, span.end, span.label, previous) or is_short_uncued_id(

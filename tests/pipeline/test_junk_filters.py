@@ -45,6 +45,7 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("uh huh okay thank you will", "will", "NAME", None),  # ASR lower case: maybe a name
         ("i sat with maya", "maya", "NAME", None),
         ("nah", "nah", "NAME", "filler"),
+        ("okey", "okey", "NAME", "filler"),
         ("ya", "ya", "NAME", "filler"),
         ("kinda?", "kinda", "LOCATION", "filler"),
         ("yea kinda", "yea kinda", "NAME", "filler"),
@@ -96,3 +97,25 @@ def test_tagger_postfilter_drops_junk_for_both_policies():
         assert [text[s.start : s.end] for s in kept] == ["Michael"]
         assert "junk.span" in postfilter.POLICY_FILTERS[policy]
     assert "junk.span" in filters.names()
+
+
+@pytest.mark.parametrize(
+    ("text", "piece", "label", "malformed"),
+    [
+        ("Where do we put commas in large numbers?", "commas", "EMAIL", True),
+        ("write to ana.perez@school.org", "ana.perez@school.org", "EMAIL", False),
+        ("it's ana dot perez at gmail dot com", "ana dot perez at gmail dot com", "EMAIL", False),
+        ("open the website", "website", "URL", True),
+        ("go to khanacademy.org/math", "khanacademy.org/math", "URL", False),
+        ("We are missing the ____ .", "the", "USERNAME", True),
+        ("my login is sparky22", "sparky22", "USERNAME", False),
+        ("Where do we put commas?", "commas", "NAME", False),  # names have their own rules
+    ],
+)
+def test_a_structured_identifier_that_cannot_be_one_is_dropped(text, piece, label, malformed):
+    start = text.index(piece)
+    assert filters.get("junk.malformed_identifier")(text, start, start + len(piece), label) is malformed
+    d = Dialogue("d", [Message(index=0, speaker="s", text=text)])
+    kept = postfilter.filter_spans(d, 0, [Span(start, start + len(piece), label)])
+    if malformed:
+        assert kept == []

@@ -131,6 +131,37 @@ def test_the_loss_blends_the_teachers_soft_labels_with_the_gold_loss(teacher):
         distiller(1.5)
 
 
+def test_the_hidden_loss_pulls_each_kept_layer_towards_the_teachers_same_layer(teacher):
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from pipeline.tagger.training.distillation import Distiller
+
+    logits = torch.zeros((1, 2, 3))
+    teacher_states = tuple(torch.full((1, 2, 4), float(k)) for k in range(4))  # embeddings + 3 layers
+
+    class FakeTeacher:
+        def eval(self):
+            return self
+
+        def __call__(self, **batch):
+            return SimpleNamespace(logits=logits, hidden_states=teacher_states)
+
+    distiller = Distiller(teacher, SimpleNamespace(model=FakeTeacher()), [0, 2], 0.0, 2.0, hidden=2.0)
+    batch = {"attention_mask": torch.tensor([[1, 0]])}  # the padding token is never compared
+    targets, hard = torch.tensor([[0, -100]]), torch.tensor(0.5)
+    # student layer 0 is teacher layer 0 (state 1), student layer 1 is teacher layer 2 (state 3)
+    same = (teacher_states[0], teacher_states[1], teacher_states[3])
+    assert float(distiller.loss(torch, batch, logits, targets, hard, same)) == pytest.approx(0.5)
+    off = (teacher_states[0], teacher_states[1], teacher_states[3].clone())
+    off[2][0, 0] += 1.0  # one unit away on the real token of the last kept layer
+    off[2][0, 1] += 100.0  # padding: ignored
+    assert float(distiller.loss(torch, batch, logits, targets, hard, off)) == pytest.approx(0.5 + 2.0 * 0.5)
+    assert distiller.facts()["hidden"] == 2.0
+    with pytest.raises(TrainingError, match="distill_hidden"):
+        Distiller(teacher, SimpleNamespace(model=FakeTeacher()), [0], 0.5, 2.0, hidden=-1.0)
+
+
 @pytest.fixture(scope="module")
 def student(teacher, tmp_path_factory):
     from pipeline.tagger import TrainConfig, train_tagger

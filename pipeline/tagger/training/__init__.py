@@ -160,7 +160,7 @@ def _models_to_train(
     tagger, tokenizer, kept = load_student(teacher, window, config.num_layers, config.student_layers)
     distiller = Distiller(
         teacher, load_model(teacher.path, precision="fp32"), kept,
-        config.distill_alpha, config.distill_temperature,
+        config.distill_alpha, config.distill_temperature, config.distill_hidden,
     )
     return teacher.base_model, window, tagger, tokenizer, distiller
 

@@ -65,7 +65,9 @@ class TrainConfig:
     fine-tuning the base: the student starts from the teacher's weights, keeping
     ``student_layers`` of its encoder layers (default: ``num_layers`` of them, spread evenly, so
     2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
-    (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words.
+    (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words,
+    and, with ``distill_hidden`` above 0, that weight x the distance between its kept layers'
+    outputs and the teacher's same layers (TinyBERT's intermediate-layer loss).
     Its window defaults to the teacher's; scheme and labels must be the teacher's.
     Without ``dev_dialogues`` the student's dev is the teacher's (``data.teacher_dev_split``).
     ``tagger.json`` records the teacher's version under ``distilled_from``, and under
@@ -109,6 +111,7 @@ class TrainConfig:
     student_layers: Sequence[int] | None = None
     distill_alpha: float = DISTILL_ALPHA
     distill_temperature: float = DISTILL_TEMPERATURE
+    distill_hidden: float = 0.0
     export_onnx: bool = True
     init_from: str | Path | ModelInfo | None = None
     max_steps: int | None = None

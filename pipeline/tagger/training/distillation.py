@@ -69,31 +69,47 @@ class Distiller:
     """The teacher's soft labels, computed on the fly (eval, no grad) for the student's batch."""
 
     def __init__(
-        self, info: ModelInfo, teacher: TaggerModel, kept: list[int], alpha: float, temperature: float
+        self, info: ModelInfo, teacher: TaggerModel, kept: list[int], alpha: float, temperature: float,
+        hidden: float = 0.0,
     ) -> None:
-        if not 0 <= alpha <= 1 or temperature <= 0:
-            raise TrainingError("distill_alpha must be in [0, 1] and distill_temperature positive")
+        if not 0 <= alpha <= 1 or temperature <= 0 or hidden < 0:
+            raise TrainingError("distill_alpha must be in [0, 1], distill_temperature positive and "
+                                "distill_hidden not negative")
         self.info, self.teacher, self.model, self.kept = info, teacher, teacher.model.eval(), kept
-        self.alpha, self.temperature = alpha, temperature
+        self.alpha, self.temperature, self.hidden = alpha, temperature, hidden
 
-    def loss(self, torch: Any, batch: dict, logits: Any, targets: Any, hard: Any) -> Any:
-        """``alpha * KL(student/T || teacher/T) * T^2 + (1 - alpha) * hard`` over target words."""
+    def loss(self, torch: Any, batch: dict, logits: Any, targets: Any, hard: Any,
+             hidden_states: Any = None) -> Any:
+        """``alpha * KL(student/T || teacher/T) * T^2 + (1 - alpha) * hard`` over target words,
+        plus ``hidden`` x the mean squared distance between each kept layer's output and the
+        teacher's same layer over every real token (TinyBERT's intermediate-layer loss: the
+        student's layers learn to reproduce what the teacher's computed, not only its answers)."""
         with torch.no_grad():
-            teacher_logits = self.model(**batch).logits
+            out = self.model(**batch, output_hidden_states=self.hidden > 0)
         words = targets != IGNORE
         t = self.temperature
         soft = torch.nn.functional.kl_div(
             torch.log_softmax(logits[words] / t, dim=-1),
-            torch.log_softmax(teacher_logits[words] / t, dim=-1),
+            torch.log_softmax(out.logits[words] / t, dim=-1),
             reduction="batchmean", log_target=True,
         )
-        return self.alpha * soft * t * t + (1 - self.alpha) * hard
+        total = self.alpha * soft * t * t + (1 - self.alpha) * hard
+        if self.hidden > 0 and hidden_states is not None:
+            real = batch["attention_mask"].bool()
+            layers = [torch.nn.functional.mse_loss(hidden_states[i + 1][real], out.hidden_states[k + 1][real])
+                      for i, k in enumerate(self.kept)]
+            total = total + self.hidden * torch.stack(layers).mean()
+        return total
+
+    @property
+    def wants_hidden_states(self) -> bool:
+        return self.hidden > 0
 
     def facts(self) -> dict[str, Any]:
         """What ``tagger.json`` records under ``hyper.distillation``."""
         return {
             "teacher": self.info.full_version, "alpha": self.alpha,
-            "temperature": self.temperature,
+            "temperature": self.temperature, **({"hidden": self.hidden} if self.hidden else {}),
             "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
         }
 

@@ -127,12 +127,15 @@ class TrainingLoop:
             if not self.tagger.use_token_types:
                 batch.pop("token_type_ids")
             targets = batch.pop("labels")
-            logits = model(**batch).logits
+            hidden = self.distiller is not None and self.distiller.wants_hidden_states
+            out = model(**batch, output_hidden_states=hidden)
+            logits = out.logits
             loss = torch.nn.functional.cross_entropy(
                 logits.view(-1, logits.shape[-1]), targets.view(-1), weight=self.class_weight
             )
             if self.distiller is not None:
-                loss = self.distiller.loss(torch, batch, logits, targets, loss)
+                loss = self.distiller.loss(torch, batch, logits, targets, loss,
+                                           out.hidden_states if hidden else None)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.params, 1.0)
             self.optimizer.step()

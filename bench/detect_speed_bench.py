@@ -6,7 +6,8 @@
 
 The input is the files of ``--data`` as they are (every dialogue, ids made unique per copy), repeated
 until it holds ``--min-messages`` messages, written to a temporary file (never into the project).
-For the tagger (``model_path`` = ``--model`` plus ``--config``) and ``presidio {"preset": "vanilla"}``,
+For the tagger (``model_path`` = ``--model`` plus ``--config``) and ``presidio {"preset": "vanilla",
+"reuse": false}`` (every text analysed: the input repeats the data, which the reuse would skip),
 interleaved, it prints side by side:
 
 - whole command: ``manage.py detect`` in a child process with ``--workers`` for both, wall-clock
@@ -40,7 +41,9 @@ from pipeline.registry import build  # noqa: E402
 from pipeline.types import Dialogue  # noqa: E402
 
 FILES = ("bridge.jsonl", "ncte_uptake.jsonl")
-PRESIDIO = ("presidio", {"preset": "vanilla"})
+# Presidio analyses every text: its reuse of texts seen lately would count each of the input's four
+# copies once (the input repeats the data 4x), which no real corpus does
+PRESIDIO = ("presidio", {"preset": "vanilla", "reuse": False})
 
 
 def build_input(data: Path, min_messages: int, out: Path) -> int:

@@ -45,6 +45,16 @@ def test_a_repeated_text_is_analysed_once_with_the_same_detections(spacy_texts) 
     assert any(det.spans for det in out[1])
 
 
+def test_without_reuse_every_text_is_analysed_each_time_with_the_same_detections(spacy_texts) -> None:
+    first, again = dialogue("a", *TEXTS), dialogue("b", *TEXTS)
+    detector = build("presidio", {"preset": "tuned", "reuse": False})
+    out = list(detector.detect_many([first]))
+    out += list(detector.detect_many([again]))
+    assert len(spacy_texts) == 2 * len(TEXTS)  # every message of each dialogue went through spaCy
+    assert not detector._analysed and not detector._empty
+    assert [d.spans for d in out[0]] == [d.spans for d in out[1]]
+
+
 def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
     monkeypatch.setattr(presidio, "CACHE_TEXTS", 2)
     monkeypatch.setattr(presidio, "CACHE_EMPTY_TEXTS", 1)

@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True, help="a saved tagger version directory")
     ap.add_argument("--config", default="{}", help="more tagger config, JSON (backend, precision)")
+    ap.add_argument("--presidio-config", default="{}",
+                    help='more Presidio config, JSON: {"fast": false} is Presidio as shipped (parser, every phone matcher)')
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--min-messages", type=int, default=30000)
     ap.add_argument("--workers", type=int, default=2)
@@ -124,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
     os.environ["OMP_NUM_THREADS"] = str(args.warm_threads)  # this process only: detect sets its workers' own
     tagger = ("tagger", {"model_path": args.model, **json.loads(args.config)})
+    presidio = (PRESIDIO[0], {**PRESIDIO[1], **json.loads(args.presidio_config)})
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "input.jsonl"
@@ -131,14 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"input: {n:,} messages; detect --workers {args.workers}; {args.repeat} interleaved pass(es)")
         cmd: dict[str, list[tuple[float, float]]] = {"tagger": [], "presidio": []}
         for _ in range(args.repeat):
-            for name, config in (tagger, PRESIDIO):
+            for name, config in (tagger, presidio):
                 cmd[name].append(whole_command(name, config, corpus, args.workers, Path(tmp) / "out.jsonl"))
         with open(corpus, encoding="utf-8") as fh:
             sample = _first(iter_jsonl_dialogues(fh), args.warm)
     m = sum(len(d.messages) for d in sample)
-    dets = {name: build(name, config) for name, config in (tagger, PRESIDIO)}
+    dets = {name: build(name, config) for name, config in (tagger, presidio)}
     hot = {name: warm(det, sample) for name, det in dets.items()}
-    print(f"tagger: {dets['tagger'].model_version}")
+    print(f"tagger: {dets['tagger'].model_version}; presidio: {presidio[1]}")
     _table(n, m, cmd, hot)
     if not args.no_recall:
         print(f"tagger dev-set name recall: {name_recall(dets['tagger'], Path(args.data)):.4f}")

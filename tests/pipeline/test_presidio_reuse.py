@@ -76,3 +76,15 @@ def test_the_phone_recognizer_finds_what_it_found_before(text: str) -> None:
     plain = PhoneRecognizer()
     assert [(r.start, r.end, r.score) for r in gated.analyze(text=text, entities=["PHONE_NUMBER"])] == \
         [(r.start, r.end, r.score) for r in plain.analyze(text=text, entities=["PHONE_NUMBER"])]
+
+
+def test_presidio_as_shipped_keeps_its_own_phone_recognizer_and_parser() -> None:
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    shipped = build("presidio", {"preset": "vanilla", "fast": False}).engine
+    fast = build("presidio", {"preset": "vanilla"}).engine
+    (own,) = [r for r in shipped.registry.recognizers if isinstance(r, PhoneRecognizer)]
+    (gated,) = [r for r in fast.registry.recognizers if isinstance(r, PhoneRecognizer)]
+    assert "analyze" not in vars(own) and "analyze" in vars(gated)
+    assert "parser" in shipped.nlp_engine.nlp["en"].pipe_names
+    assert "parser" not in fast.nlp_engine.nlp["en"].pipe_names

@@ -34,7 +34,8 @@ def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> An
                 if pipe_name in nlp_engine.nlp["en"].pipe_names:
                     nlp_engine.nlp["en"].disable_pipe(pipe_name)
         engine = analyzer_over(nlp_engine)
-        _phone_needs_digits(engine)
+        if fast:
+            _phone_needs_digits(engine)
         for name in drop_recognizers:
             if any(r.name == name for r in engine.registry.recognizers):
                 engine.registry.remove_recognizer(name)

@@ -4,8 +4,10 @@ Measured on real classroom transcripts, every detector flags some of: fillers ("
 "Mm-hmm"), endearments ("honey", "hon"), maths words ("hexagon", "Acute", "math" as a COURSE),
 references into the material ("page 177", "exploration 3A"), road names of a task map ("I-95"),
 the modal "May" ("May I go"), initials that a transcript already de-identified ("Ms. H",
-"Mrs. L"), and, in lower case, function words ("has", "the") and nouns after a determiner ("a ray"). :func:`junk_kind` says which of these a span is; detectors drop such spans and the
-classroom bench counts them as junk flags, from the same lists.
+"Mrs. L"), and, in lower case, function words ("has", "the"), nouns after a determiner ("a ray")
+and the verb of a request ("please recheck your answer"). :func:`junk_kind` says which of these a
+span is; detectors drop such spans and the classroom bench counts them as junk flags, from the
+same lists.
 """
 
 from __future__ import annotations
@@ -71,8 +73,18 @@ FUNCTION_WORDS = frozenset(
 _DETERMINER_BEFORE = re.compile(
     r"\b(?:a|an|the|this|that|each|every|another|your|my|our|their|its)\s+$", re.IGNORECASE
 )
+# a lower-case word between a request and its object is the verb asked for ("Please recheck your
+# answer", "Kindly recheck it.", "Go ahead and recheck."): a name there is followed by its verb or
+# a comma ("please maya sit down", "please, maya"), not by the object
+_REQUEST_BEFORE = re.compile(
+    r"\b(?:please|pls|plz|kindly|go\s+ahead\s+and|try\s+to|(?:can|could|would)\s+you)\s+$", re.IGNORECASE
+)
+_OBJECT_AFTER = re.compile(
+    r"\s*(?:[.!?]|$|\s(?:your|ur|the|it|this|that|these|those|my|our|them|with|again|once|all|each|every)\b)",
+    re.IGNORECASE,
+)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun")
+         "function_word", "common_noun", "requested_verb")
 
 
 def _words(piece: str) -> list[str]:
@@ -99,7 +111,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "2")
+@register("junk.span", "3")  # 3: "okey", the verb of a request
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -132,6 +144,8 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             return "function_word"
         if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
             return "common_noun"
+        if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
+            return "requested_verb"
     return None
 
 

@@ -46,6 +46,11 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("i sat with maya", "maya", "NAME", None),
         ("nah", "nah", "NAME", "filler"),
         ("okey", "okey", "NAME", "filler"),
+        ("Please recheck your answer.", "recheck", "NAME", "requested_verb"),
+        ("Kindly recheck it.", "recheck", "NAME", "requested_verb"),
+        ("Go ahead and recheck.", "recheck", "NAME", "requested_verb"),
+        ("please maya sit down", "maya", "NAME", None),  # a name: its verb follows
+        ("Please Kayden recheck your answer.", "Kayden", "NAME", None),  # capitalised
         ("ya", "ya", "NAME", "filler"),
         ("kinda?", "kinda", "LOCATION", "filler"),
         ("yea kinda", "yea kinda", "NAME", "filler"),

@@ -22,16 +22,19 @@ from pipeline.parallel import ParallelDetector
 from pipeline.types import Dialogue
 
 
-def _stream(path: Path) -> tuple[Iterator[Dialogue], int]:
-    """The corpus's dialogues and its message count: JSONL streamed (the count from a first
-    look at each line), CSV read whole (its rows may come in any order)."""
+def _stream(path: Path, *, count: bool) -> tuple[Iterator[Dialogue], int | None]:
+    """The corpus's dialogues and, with ``count``, its message count (for the progress bar):
+    JSONL streamed (the count from a first look at each line, a pass over the whole file that a
+    run with no bar to show does not pay), CSV read whole (its rows may come in any order)."""
     with open(path, "rb") as fh:
         head = fh.read(4096)
     if sniff(path.name, head) != "jsonl":
         dialogues = read_corpus(path)
         return iter(dialogues), sum(len(d.messages) for d in dialogues)
-    with open(path, encoding="utf-8-sig") as fh:
-        total = sum(len(obj.get("messages") or []) for obj in _objects(fh))
+    total = None
+    if count:
+        with open(path, encoding="utf-8-sig") as fh:
+            total = sum(len(obj.get("messages") or []) for obj in _objects(fh))
 
     def read() -> Iterator[Dialogue]:
         with open(path, encoding="utf-8-sig") as fh:
@@ -73,7 +76,8 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"--config is not valid JSON: {exc.msg}") from None
         try:
-            dialogues, n_messages = _stream(Path(corpus))
+            show_bar = out != "-" and sys.stderr.isatty()
+            dialogues, n_messages = _stream(Path(corpus), count=show_bar)
             cfg = command_detector_config(detector, cfg, model=model)
             det = ParallelDetector(detector, cfg, workers=workers, plugins=settings.BLINDSPOT_DETECTOR_PLUGINS)
         except FileNotFoundError:
@@ -84,7 +88,7 @@ class Command(BaseCommand):
         fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115
         written = 0
         try:
-            with tqdm(total=n_messages, unit="msg", disable=out == "-" or not sys.stderr.isatty()) as bar:
+            with tqdm(total=n_messages, unit="msg", disable=not show_bar) as bar:
                 for detections in det.detect_many(dialogues):
                     written += write_jsonl(detections_to_rows(detections), fh)
                     bar.update(len(detections))

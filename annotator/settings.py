@@ -395,6 +395,9 @@ BLINDSPOT_IMPORT_BATCH_DIALOGUES = env_int("BLINDSPOT_IMPORT_BATCH_DIALOGUES", 1
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
 BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 50)
+# Dialogues per chunk of a release's second opinion, each chunk a task any worker may take
+# (annotator/services/release_chunks.py); a release of no more dialogues stays one job.
+BLINDSPOT_RELEASE_CHUNK_DIALOGUES = env_int("BLINDSPOT_RELEASE_CHUNK_DIALOGUES", 200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

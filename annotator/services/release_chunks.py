@@ -92,6 +92,7 @@ def chunks_plan(export: Export, spill: AuditSpill, key: str, plan: dict[str, Any
                          dialogue_pks={d: dialogue_pks[d] for d in c.dialogue_ids})
             for i, c in enumerate(spill.chunks)]
     with transaction.atomic():
+        jobs.job_progress(export, plan["progress"]["base"], plan["progress"]["total"])  # the job's part is done
         ReleaseChunk.objects.filter(export=export).delete()
         created = ReleaseChunk.objects.bulk_create(rows, batch_size=500)
         for chunk in created:

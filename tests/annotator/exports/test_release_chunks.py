@@ -229,3 +229,29 @@ def test_real_workers_share_a_releases_chunks_over_redis(celery_worker, project,
     assert release_services.release_build(export_id=alone.pk) == "built"
     alone.refresh_from_db()
     assert_same_release(alone, export)
+
+
+@pytest.mark.django_db
+def test_on_an_object_store_the_chunks_read_their_files_from_it_and_leave_none(s3, project, members, settings, tmp_path,
+                                                                              django_capture_on_commit_callbacks):
+    """No shared disk: the job uploads the chunk files with the release, each chunk reads its own from
+    the store, the last adds the candidates and the manifest; nothing stays staged or in the bucket
+    but the release's files, the same as one job's."""
+    from tests.annotator.helpers import s3_objects
+
+    _import(project, presidio=False)
+    chunked = _build(django_capture_on_commit_callbacks, settings, project, members["admin"], chunk=3)
+    alone = _build(django_capture_on_commit_callbacks, settings, project, members["admin"], chunk=1000)
+    assert ReleaseChunk.objects.filter(export=chunked).count() == 4
+    stored = {v: (s3_objects(s3, f"pfx/exports/test/release-v00{v}/"),
+                  s3_objects(s3, f"pfx/exports/test/private/release-v00{v}/")) for v in (1, 2)}
+    for v in (1, 2):
+        public, private = stored[v]
+        assert set(public) == {f["name"] for f in (chunked if v == 1 else alone).files}
+        assert set(private) == set(PRIVATE)  # no chunk file left
+    for name in PUBLIC:
+        assert stored[1][0][name] == stored[2][0][name], name
+    for name in PRIVATE:
+        assert stored[1][1][name] == stored[2][1][name], name
+    assert _report(chunked) == _report(alone) and _queue(chunked)
+    assert not any(p.is_file() for p in (tmp_path / "staging").rglob("*"))

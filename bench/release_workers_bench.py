@@ -25,10 +25,14 @@ from scale_bench import start_workers, wait
 
 
 def chunk_spread(export) -> str:
+    """How many chunks each worker audited, and its seconds on them."""
     from annotator.models import ReleaseChunk
 
-    spread = Counter(ReleaseChunk.objects.filter(export=export).values_list("worker", flat=True))
-    return ", ".join(f"{name.split('@')[0]}: {n}" for name, n in sorted(spread.items())) or "one job"
+    count, seconds = Counter(), Counter()
+    for worker, s in ReleaseChunk.objects.filter(export=export).values_list("worker", "seconds"):
+        count[worker.split("@")[0]] += 1
+        seconds[worker.split("@")[0]] += s
+    return ", ".join(f"{w}: {count[w]} in {seconds[w]:.1f} s" for w in sorted(count)) or "one job"
 
 
 def main() -> None:
@@ -58,7 +62,7 @@ def main() -> None:
                     w.terminate()
                     w.wait(30)
             print(f"release, {n} worker(s)  {seconds:6.1f} s  {export.manifest['messages']:,} messages, "
-                  f"{export.report['candidates']['pending']:,} candidates; chunks by worker: {chunk_spread(export)}; "
+                  f"{export.report['candidates']['pending']:,} candidates; chunks: {chunk_spread(export)}; "
                   f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     finally:
         drop_database(db_url)

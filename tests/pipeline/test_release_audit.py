@@ -106,3 +106,45 @@ def test_capture_recapture_interval_covers_the_truth_at_about_the_nominal_rate()
         lo, hi = Chapman(sum(a), sum(b), m).interval()
         covered += lo <= 200 <= hi
     assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp_path):
+    """Issue 26: what the audit reads of each released dialogue survives the spill file exactly (roles,
+    timestamps, meta, a U+2028 inside a message), and chunks audited apart then merged give the same
+    counts, capture tally, listing and candidates file as one audit."""
+    from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, read_audit_inputs
+
+    odd = Dialogue("D", (Message(text="line\u2028sep, mail a.b@example.org or call 555-201-7788", speaker="Tutor",
+                                 role="tutor", index=0, ts="2024-01-01T10:00", meta={"k": [1, "x"]}),
+                         msg(1, "and 4815162342 too")), anchor="Anchor 42", meta={"grade": 5})
+    dialogues = [A, B, C, odd] * 3
+    deid = Deidentifier(key=KEY)
+    results = [deid.deidentify(d, [list(m.spans) for m in d.messages]) for d in dialogues]
+
+    whole = ReleaseAudit(dismissed={results[0].candidates[0].key} if results[0].candidates else ())
+    with open(tmp_path / "whole.jsonl", "w", encoding="utf-8") as out:
+        whole.out = out
+        for r in results:
+            whole.check(r)
+
+    spill = AuditSpill(tmp_path / "chunks", 5)
+    for r in results:
+        spill.check(r)
+    spill.close()
+    assert [len(c.dialogue_ids) for c in spill.chunks] == [5, 5, 2]
+    merged = ReleaseAudit(dismissed=whole.dismissed_keys)
+    with open(tmp_path / "merged.jsonl", "w", encoding="utf-8") as out:
+        merged.out = out
+        for i, chunk in enumerate(spill.chunks):
+            part = ReleaseAudit(dismissed=whole.dismissed_keys)
+            pending = []
+            with open(tmp_path / "chunks" / chunk.name, encoding="utf-8") as fh:
+                lines = [line for line in fh.read().split("\n") if line]
+            read = list(read_audit_inputs(lines))
+            assert [r.release for r in read] == [r.release for r in results[5 * i:5 * i + 5]]
+            for r in read:
+                pending.extend(part.check(r))
+            merged.merge(json.loads(json.dumps(part.counts())), pending)
+    assert merged.to_dict() == whole.to_dict() and whole.total
+    assert merged.capture.to_dict() == whole.capture.to_dict()
+    assert (tmp_path / "merged.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()

@@ -148,3 +148,19 @@ def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp
     assert merged.to_dict() == whole.to_dict() and whole.total
     assert merged.capture.to_dict() == whole.capture.to_dict()
     assert (tmp_path / "merged.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+
+
+def test_the_release_does_not_depend_on_the_order_originals_arrive_in():
+    """The first pass hands the engine a set of originals, whose order changes with the hash seed:
+    "Mark", "MARK" and "mark" registered in another order made "Mark" in a word problem a fragment
+    candidate in one process and a replaced name in the next (20k generated messages differed in
+    4 mapping rows and 3 candidates between PYTHONHASHSEED=1 and 2)."""
+    import itertools
+
+    d = Dialogue("X", (msg(0, "hi"), msg(1, "If Mark has 9 cookies and Chandran has 12, how many do they have?")))
+    originals = [("NAME", "MARK"), ("NAME", "Mark"), ("NAME", "mark"), ("NAME", "Mark Green")]
+    outcomes = set()
+    for order in itertools.permutations(originals):
+        r = Deidentifier(key=KEY, forbidden=list(order)).deidentify(d, [[], []])
+        outcomes.add((tuple(m.text for m in r.release.messages), tuple(c.key for c in r.candidates)))
+    assert len(outcomes) == 1, outcomes

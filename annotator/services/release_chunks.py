@@ -142,10 +142,11 @@ def chunk_audit(*, chunk_id: int, finish: Finish, worker: str = "") -> str:
         with transaction.atomic():
             return _chunk_done(chunk, plan, audit, pending, finish, worker=worker, seconds=time.perf_counter() - t0)
     except Exception as exc:
-        if Export.objects.filter(pk=chunk.export_id, status=Export.Status.RUNNING).exists():
+        # only a chunk of the build under way fails it: one of an earlier plan lost its files to the new one
+        if ReleaseChunk.objects.filter(pk=chunk.pk, export__status=Export.Status.RUNNING).exists():
             chunk_fail(chunk, redact(f"{type(exc).__name__}: {exc}"))
             raise
-        return "release finished meanwhile"  # failed by another chunk, or rebuilt
+        return "release finished meanwhile"  # failed by another chunk, or built again
 
 
 def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, pending: list[Candidate],

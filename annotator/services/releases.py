@@ -20,7 +20,9 @@ build also audits itself (:mod:`pipeline.surrogates.audit`): fragments of origin
 identifiers, maths numbers kept, and an independent second opinion on the released text (the rules
 detector always; the project's tagger, recall first, and Presidio tuned where the project asks for
 them and they are available) become the release's review queue
-(:mod:`annotator.services.release_review`). Every release also states its evidence (gold, and how
+(:mod:`annotator.services.release_review`); a release of more dialogues than
+``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` leaves that second opinion to chunks that every worker
+shares (:mod:`annotator.services.release_chunks`), with the same result. Every release also states its evidence (gold, and how
 much of it people reviewed in Blindspot, or an unreviewed run) and its residual risk, estimated
 from the reviewed messages (:mod:`pipeline.metrics.residual`) and by capture–recapture
 (:mod:`pipeline.metrics.capture`). Publishing an unreviewed release, or one with candidates

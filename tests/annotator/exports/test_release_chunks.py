@@ -255,3 +255,20 @@ def test_on_an_object_store_the_chunks_read_their_files_from_it_and_leave_none(s
         assert stored[1][1][name] == stored[2][1][name], name
     assert _report(chunked) == _report(alone) and _queue(chunked)
     assert not any(p.is_file() for p in (tmp_path / "staging").rglob("*"))
+
+
+@pytest.mark.django_db
+def test_a_chunk_of_an_earlier_plan_that_loses_its_files_does_not_fail_the_new_build(
+        project, members, settings, monkeypatch, django_capture_on_commit_callbacks):
+    _import(project, presidio=False)
+    export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
+    old = ReleaseChunk.objects.filter(export=export).order_by("index").first()
+
+    def rebuilt_meanwhile(chunk, plan):  # the build ran again while this chunk was being audited
+        ReleaseChunk.objects.filter(export=export).delete()
+        raise FileNotFoundError(chunk.inputs)
+
+    monkeypatch.setattr(release_chunks, "_audited", rebuilt_meanwhile)
+    assert release_services.release_chunk_audit(chunk_id=old.pk) == "release finished meanwhile"
+    export.refresh_from_db()
+    assert export.status == "running" and not export.error

@@ -193,8 +193,10 @@ def chunks_merge(merged: ReleaseAudit, export: Export) -> dict[str, int]:
 
 
 def chunk_fail(chunk: ReleaseChunk, error: str) -> None:
-    """A chunk failed: it and its release are marked failed with the error (done chunks stay)."""
+    """A chunk failed: it and its release are marked failed with the error (done chunks stay, without
+    their copies of the original words; the chunk files are deleted)."""
     ReleaseChunk.objects.filter(pk=chunk.pk).update(status=ReleaseChunk.Status.FAILED, error=error[:20000])
+    ReleaseChunk.objects.filter(export_id=chunk.export_id).update(candidates=[])
     total = ReleaseChunk.objects.filter(export_id=chunk.export_id).count()
     export_fail(chunk.export, f"The release's second opinion failed on chunk {chunk.index + 1} of {total} "
                               f"(on a worker; build a new version once it is fixed): {error}")

@@ -188,6 +188,7 @@ def test_a_failing_chunk_fails_the_release_with_its_reason(project, members, set
     assert export.status == "failed"
     assert "chunk 2 of 4" in export.error and "ran out of memory" in export.error
     assert ReleaseChunk.objects.get(pk=chunks[1].pk).status == "failed"
+    assert not any(ReleaseChunk.objects.filter(export=export).values_list("candidates", flat=True))
     monkeypatch.setattr(release_chunks, "read_audit_inputs", real)
     assert release_services.release_chunk_audit(chunk_id=chunks[2].pk) == "release failed"
     assert not (private_dir(export) / release_chunks.CHUNKS).exists()  # the chunks' texts are gone

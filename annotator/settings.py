@@ -253,6 +253,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+# The queue tasks are sent to, by web processes and by workers alike (a release's job queues its
+# chunks from a worker); tests give their workers a queue of their own.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
                                    "socket_connect_timeout": 1.0}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -395,6 +398,9 @@ BLINDSPOT_IMPORT_BATCH_DIALOGUES = env_int("BLINDSPOT_IMPORT_BATCH_DIALOGUES", 1
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
 BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 50)
+# Dialogues per chunk of a release's second opinion, each chunk a task any worker may take
+# (annotator/services/release_chunks.py); a release of no more dialogues stays one job.
+BLINDSPOT_RELEASE_CHUNK_DIALOGUES = env_int("BLINDSPOT_RELEASE_CHUNK_DIALOGUES", 200)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

@@ -146,13 +146,16 @@ def upload_tree(
     return names
 
 
-def publish_tree(storage: Storage, root: Path, prefix: str, *, last: Iterable[str] = ()) -> None:
+def publish_tree(storage: Storage, root: Path, prefix: str, *, last: Iterable[str] = (),
+                 replace: bool = True) -> None:
     """Make the files built in ``root`` (see :func:`work_dir`) the stored contents of ``prefix``:
-    nothing to do on local storage; on a remote one, replace what an earlier attempt left there,
-    upload, and drop the staging directory. Safe to repeat."""
+    nothing to do on local storage; on a remote one, replace what an earlier attempt left there
+    (unless ``replace`` is False: then they are added to it), upload, and drop the staging
+    directory. Safe to repeat."""
     if is_local(storage) or not root.is_dir():
         return
-    delete_tree(storage, prefix)
+    if replace:
+        delete_tree(storage, prefix)
     upload_tree(storage, root, prefix, last=last)
     shutil.rmtree(root)
 

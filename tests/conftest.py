@@ -111,7 +111,8 @@ def celery_worker(require_postgres, require_redis, settings, tmp_path):
         env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": require_redis, "DEBUG": "1",
                "BLINDSPOT_UPLOADS_DIR": str(settings.BLINDSPOT_UPLOADS_DIR),
                "BLINDSPOT_EXPORTS_DIR": str(settings.BLINDSPOT_EXPORTS_DIR),
-               "BLINDSPOT_MODELS_DIR": str(settings.BLINDSPOT_MODELS_DIR), **(extra_env or {})}
+               "BLINDSPOT_MODELS_DIR": str(settings.BLINDSPOT_MODELS_DIR),
+               "CELERY_TASK_DEFAULT_QUEUE": queue, **(extra_env or {})}  # what a worker queues stays here
         log = tmp_path / f"worker-{len(started)}.log"
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-Q", queue, "-P", "prefork",

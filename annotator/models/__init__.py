@@ -10,7 +10,7 @@ from annotator.models.counters import QueueCount
 from annotator.models.exports import Export
 from annotator.models.gold import AdjudicationDecision, GoldSpan
 from annotator.models.jobs import BackgroundJob, JobFields, JobStatus, UndeliveredTask
-from annotator.models.releases import CandidateDecision, ReleaseCandidate
+from annotator.models.releases import CandidateDecision, ReleaseCandidate, ReleaseChunk
 from annotator.models.runs import (
     DetectorRun,
     MessageSegment,
@@ -46,6 +46,7 @@ __all__ = [
     "QueueCount",
     "Project",
     "ReleaseCandidate",
+    "ReleaseChunk",
     "Role",
     "RunChunk",
     "UndeliveredTask",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from annotator.models.fields import JSONField
 from annotator.models.spans import SpanFields
 from pipeline.surrogates.candidates import REASONS
 
@@ -80,3 +81,39 @@ class ReleaseCandidate(SpanFields):
 
     def __str__(self) -> str:
         return f"{self.export_id}: {self.message_id} {self.start}-{self.end} {self.reason} ({self.status})"
+
+
+class ReleaseChunk(models.Model):
+    """A slice of a release's dialogues whose second opinion one Celery task runs, so that every
+    worker shares a release's self-audit as it shares a run's detection (like a RunChunk).
+
+    ``inputs`` is the storage key of what the audit reads of its dialogues (written by the
+    release's job, private); ``result`` is what its audit settled (counts and capture tallies) and
+    ``candidates`` its pending candidates in order, original words included, emptied once the
+    release is finished. The release carries the lifecycle; a chunk is pending, done or failed."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    export = models.ForeignKey("annotator.Export", on_delete=models.CASCADE, related_name="audit_chunks")
+    index = models.PositiveIntegerField()
+    inputs = models.CharField(max_length=500)
+    dialogue_pks = JSONField(default=dict, help_text="The chunk's dialogues: their ids -> rows.")
+    message_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    result = JSONField(default=dict, blank=True)
+    candidates = JSONField(default=list, blank=True)
+    seconds = models.FloatField(default=0)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that finished it.")
+
+    class Meta:
+        ordering = ["export", "index"]
+        constraints = [models.UniqueConstraint(fields=["export", "index"], name="release_chunk_unique_index")]
+
+    def __str__(self) -> str:
+        return f"release {self.export_id} chunk {self.index}"

@@ -96,11 +96,12 @@ def private_dir(export: Export) -> Path:
     return storage.work_dir(storage.exports_storage(), private_key(export))
 
 
-def export_publish(export: Export) -> None:
-    """Store the files just built (nothing to do on local storage); safe to repeat."""
+def export_publish(export: Export, *, replace: bool = True) -> None:
+    """Store the files just built (nothing to do on local storage); safe to repeat. ``replace``
+    False adds them to what is stored (the files that finish a release built in chunks)."""
     store = storage.exports_storage()
-    storage.publish_tree(store, export_dir(export), export_key(export), last=["manifest.json"])
-    storage.publish_tree(store, private_dir(export), private_key(export))
+    storage.publish_tree(store, export_dir(export), export_key(export), last=["manifest.json"], replace=replace)
+    storage.publish_tree(store, private_dir(export), private_key(export), replace=replace)
 
 
 def export_discard_staging(export: Export) -> None:
@@ -347,11 +348,13 @@ def gold_manifest(export: Export, counts: BundleCounts, entries: list[dict[str, 
 # ---------------------------------------------------------------------------------- building
 
 
-def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, Any]]) -> str:
+def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, Any] | None]) -> str:
     """Build a queued export of ``kind`` with ``write`` (``gold_export_write`` here, or
     ``releases.release_write``); idempotent, failures recorded on the record. Each kind has its
     entry point (:func:`gold_export_build`, ``releases.release_build``), so this module never
-    imports the release writer that imports it.
+    imports the release writer that imports it. ``write`` returns the record's fields, or None
+    when the build goes on in other tasks (a release's second opinion in chunks), the last of
+    which finishes it (:func:`export_finish`).
 
     Whatever stops the build (an error, Ctrl-C in a command building it here) marks the export
     failed with its error: it is never left "running"."""
@@ -361,24 +364,34 @@ def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, An
     if export.status == Export.Status.SUCCEEDED:
         return "already built"
     jobs.job_start(export, redo_failed=True)  # a redelivered task rebuilds from an empty directory
-    # What gold looks like before it is read: a change from here on makes the export stale.
-    state = gold_state(export.project) if export.uses_gold else {}
+    # What gold looks like before it is read: a change from here on makes the export stale. Kept
+    # on the record at once, for whichever task finishes the build.
+    export.gold_state = gold_state(export.project) if export.uses_gold else {}
+    Export.objects.filter(pk=export.pk).update(gold_state=export.gold_state)
     try:
         fields = write(export, progress=lambda d, t: export_progress(export, d, t))
         export_publish(export)  # into the object store, where one is configured
     except ExportError as exc:
-        _build_failed(export, exc)
+        export_fail(export, exc)
         return "failed"
     except BaseException as exc:
-        _build_failed(export, exc if isinstance(exc, KeyboardInterrupt | SystemExit) else f"{type(exc).__name__}: {exc}")
+        export_fail(export, exc if isinstance(exc, KeyboardInterrupt | SystemExit) else f"{type(exc).__name__}: {exc}")
         raise
-    if jobs.job_finish(export, gold_state=state, **fields):
+    if fields is None:
+        return "continues in chunks"
+    export_finish(export, fields)
+    return "built"
+
+
+def export_finish(export: Export, fields: dict[str, Any]) -> None:
+    """A built export succeeds with its ``fields`` (files, manifest, report); its project's
+    webhooks are told (after commit) and the build is audited."""
+    if jobs.job_finish(export, gold_state=export.gold_state, **fields):
         event = BUILT_EVENTS[export.kind]
         if hooks_listening(export.project_id, event):  # the project's webhooks, after commit
             enqueue(names.WEBHOOKS_FIRE, event.value, export.pk)
     audit_record(user=export.created_by, action=f"export.{export.kind}.built", obj=export,
                  project=export.project, version=export.version, publishable=fields.get("publishable"))
-    return "built"
 
 
 def gold_export_build(*, export_id: int) -> str:
@@ -386,8 +399,10 @@ def gold_export_build(*, export_id: int) -> str:
     return export_build(export_id=export_id, kind=Export.Kind.GOLD, write=gold_export_write)
 
 
-def _build_failed(export: Export, error: BaseException | str) -> None:
+def export_fail(export: Export, error: BaseException | str) -> None:
+    """An unfinished build failed with ``error``: its staged files are dropped, the record says
+    why, and the failure is audited (once: a build already finished is left as it is)."""
     export_discard_staging(export)
-    jobs.job_fail(export, str(error) if isinstance(error, ExportError) else error)
-    audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
-                 project=export.project, error=jobs.error_text(error)[:500])
+    if jobs.job_fail(export, str(error) if isinstance(error, ExportError) else error):
+        audit_record(user=export.created_by, action=f"export.{export.kind}.failed", obj=export,
+                     project=export.project, error=jobs.error_text(error)[:500])

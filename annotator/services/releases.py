@@ -20,7 +20,9 @@ build also audits itself (:mod:`pipeline.surrogates.audit`): fragments of origin
 identifiers, maths numbers kept, and an independent second opinion on the released text (the rules
 detector always; the project's tagger, recall first, and Presidio tuned where the project asks for
 them and they are available) become the release's review queue
-(:mod:`annotator.services.release_review`). Every release also states its evidence (gold, and how
+(:mod:`annotator.services.release_review`); a release of more dialogues than
+``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` leaves that second opinion to chunks that every worker
+shares (:mod:`annotator.services.release_chunks`), with the same result. Every release also states its evidence (gold, and how
 much of it people reviewed in Blindspot, or an unreviewed run) and its residual risk, estimated
 from the reviewed messages (:mod:`pipeline.metrics.residual`) and by capture–recapture
 (:mod:`pipeline.metrics.capture`). Publishing an unreviewed release, or one with candidates
@@ -47,8 +49,14 @@ from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
 from annotator.selectors.dialogues import StreamStats, iter_dialogues
-from annotator.selectors.release_review import confirmed_spans, review_counts, review_verdicts
+from annotator.selectors.release_review import (
+    Verdicts,
+    confirmed_spans,
+    review_counts,
+    review_verdicts,
+)
 from annotator.selectors.releases import release_evidence
+from annotator.services import release_chunks
 from annotator.services.audit import audit_record
 from annotator.services.dialogues import stream_dialogues
 from annotator.services.exports import (
@@ -57,6 +65,8 @@ from annotator.services.exports import (
     export_build,
     export_create,
     export_dir,
+    export_finish,
+    export_publish,
     file_entries,
     fresh_dir,
     private_dir,
@@ -65,12 +75,14 @@ from annotator.services.exports import (
 from annotator.services.release_review import candidates_record
 from annotator.services.runs import RunError, detector_config, shared_detector
 from pipeline.surrogates import MODES, SCOPES
-from pipeline.surrogates.audit import ReleaseAudit, SecondOpinion, default_second_opinion
+from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
 from pipeline.surrogates.batch import (
     collect_spans,
     spilled_spans,  # the spill reader of pass 2
+    write_checks,
     write_release,
     write_reports,
+    write_summary,
 )
 from pipeline.surrogates.engine import Deidentifier
 from pipeline.surrogates.llm import LLMSurrogates
@@ -120,6 +132,19 @@ def _proposer(export: Export):
 
 
 @dataclass
+class Chunked:
+    """A release's second opinion left to chunks: the spill of what it reads, the chunks' folder in
+    storage, the detectors beyond the rules (``[name, recorded config]``) and the names of all, and
+    the review verdicts the build read."""
+
+    spill: AuditSpill
+    key: str
+    specs: list[list[Any]]
+    names: list[str]
+    verdicts: Verdicts
+
+
+@dataclass
 class Released:
     """What the first pass of a release read: which dialogues and messages, and what it left out."""
 
@@ -129,6 +154,7 @@ class Released:
     message_ids: list[int] = field(default_factory=list)
     messages: int = 0
     unreviewed: int = 0
+    chunked: Chunked | None = None  # its second opinion is left to chunks
 
     def counts(self) -> dict[str, int]:
         return {"dialogues": len(self.dialogue_ids), "messages": self.messages,
@@ -165,27 +191,29 @@ def _with_confirmed(dialogue: PDialogue, message_ids: tuple[int, ...], confirmed
     return replace(dialogue, messages=messages)
 
 
-def second_opinion_detectors(export: Export) -> tuple[list, dict[str, str]]:
+def second_opinion_detectors(export: Export) -> tuple[SecondOpinion, list[list[Any]], dict[str, str]]:
     """The detectors that look again at the released text: the rules detector's structured
     identifiers always; the project's active tagger (recall first) and Presidio tuned where the
     project asks for them and they can run here. Never the release's own source (a run of the
-    tagger is not its own second opinion). Returns the detectors, and why each one asked for is not
-    among them."""
+    tagger is not its own second opinion). Returns the second opinion; the ``[name, recorded
+    config]`` of its detectors beyond the rules (what a chunk on another worker rebuilds); and why
+    each one asked for is not among them."""
     project = export.project
     run = export.source_run if export.params.get("source") == "run" else None
     source = run.detector if run is not None else ""
-    detectors = default_second_opinion()
-    wanted, unavailable = [], {}
+    wanted, specs, unavailable = [], [], {}
     if project.second_opinion_tagger and project.active_tagger and source not in ("tagger", "ensemble"):
         wanted.append(("tagger", {"policy": "recall_first"}))
     if project.second_opinion_presidio and source != "presidio":
         wanted.append(("presidio", {"preset": "tuned"}))
     for name, config in wanted:
         try:
-            detectors.append(shared_detector(name, detector_config(project=project, detector=name, config=config)))
+            recorded = detector_config(project=project, detector=name, config=config)
+            shared_detector(name, recorded)
+            specs.append([name, recorded])
         except (RunError, ImportError, OSError, ValueError) as exc:  # not available here: say so, go on
             unavailable[name] = str(exc)[:300]
-    return detectors, unavailable
+    return release_chunks.second_opinion_built(specs), specs, unavailable
 
 
 def _no_dialogue(released: Released) -> ExportError:
@@ -197,8 +225,11 @@ def _no_dialogue(released: Released) -> ExportError:
 
 def release_paths(export: Export) -> dict[str, Path]:
     """Where the release's files go: the release and its reports in the export directory, the
-    mapping table apart (private); the summary is kept on the record only."""
-    root, private = fresh_dir(export_dir(export)), fresh_dir(private_dir(export))
+    mapping table apart (private); the summary is kept on the record only. Both start empty."""
+    return _paths(fresh_dir(export_dir(export)), fresh_dir(private_dir(export)))
+
+
+def _paths(root: Path, private: Path) -> dict[str, Path]:
     return {"release": root / "release.jsonl", "leaks": root / "leaks.json", "utility": root / "utility.json",
             "summary": private / "summary.json", "mapping": private / "mapping.jsonl",
             "candidates": private / "candidates.jsonl", "leaks_private": private / "leaks.private.json"}
@@ -206,7 +237,8 @@ def release_paths(export: Export) -> dict[str, Path]:
 
 def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple[dict, dict, Released]:
     """Both passes of the streaming de-identifier over the database: spans, then the release; the
-    summary, the leak report and what was released."""
+    summary, the leak report and what was released. A release of more dialogues than a chunk
+    holds leaves its second opinion to chunks (``released.chunked``; its summary waits for them)."""
     released = Released()
 
     def progress(stage: str, n: int) -> None:
@@ -223,54 +255,109 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
         deid = Deidentifier(key=key, mode=export.params.get("mode", "surrogate"),
                             scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
                             forbidden=found.originals, confirmed=verdicts.confirmed)
-        detectors, unavailable = second_opinion_detectors(export)
-        audit = ReleaseAudit(second_opinion=SecondOpinion(detectors),
-                             dismissed=verdicts.dismissed, confirmed=verdicts.confirmed)
+        second, specs, unavailable = second_opinion_detectors(export)
+        audit = ReleaseAudit(second_opinion=second, dismissed=verdicts.dismissed, confirmed=verdicts.confirmed)
+        if found.dialogues > release_chunks.chunk_size():
+            released.chunked = Chunked(*release_chunks.audit_spill(export), specs, second.names, verdicts)
         again = (s.dialogue for s in iter_dialogues(export.project, _source(export),
                                                     dialogue_ids=released.dialogue_ids))
         checker, utility = write_release(again, spilled_spans(spill), deid, paths, originals=found.originals,
-                                         progress=progress, audit=audit)
-    summary = write_reports(paths, found, deid, checker, utility, source="database",
-                            release_s=time.perf_counter() - t1, tally=None, audit=audit,
-                            extra_summary={"source": export.params.get("source"), "run": export.params.get("run")})
+                                         progress=progress,
+                                         audit=released.chunked.spill if released.chunked else audit)
+    reports = {"source": "database", "release_s": time.perf_counter() - t1, "mapping": True, "tally": None,
+               "extra_summary": {"source": export.params.get("source"), "run": export.params.get("run")}}
+    if released.chunked:
+        summary = write_checks(paths, found, deid, checker, utility, audited=True, **reports)
+        summary["utility"] = utility.to_dict()
+    else:
+        summary = write_reports(paths, found, deid, checker, utility, audit=audit, **reports)
     paths["summary"].unlink(missing_ok=True)
     summary["second_opinion_unavailable"] = unavailable
     return summary, checker.report.to_dict(public=True), released
 
 
-def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Build the release files; returns the record's fields (files, manifest, report, publishable)."""
-    project = export.project
+def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any] | None:
+    """Build the release files; returns the record's fields (files, manifest, report, publishable),
+    or None when its second opinion goes on in chunks (the last of them finishes the release)."""
     key = surrogate_key(export.params.get("mode", "surrogate"))
     paths = release_paths(export)
-    total = 2 * max(Dialogue.objects.filter(project=project).count(), 1)
+    dialogues = max(Dialogue.objects.filter(project=export.project).count(), 1)
+    total = (3 if dialogues > release_chunks.chunk_size() else 2) * dialogues  # chunks: a third for them
     step = (lambda done: progress(min(done, total), total)) if progress else (lambda done: None)
     summary, leaks, released = _deidentify(export, paths, key, step)
+    facts = _release_facts(export, paths, summary, leaks, released)
+    if released.chunked is not None:
+        chunked = released.chunked
+        plan = {**facts, "second_opinion": chunked.specs, "second_opinion_names": chunked.names,
+                "dismissed": sorted(chunked.verdicts.dismissed), "confirmed": sorted(chunked.verdicts.confirmed),
+                "progress": {"base": 2 * dialogues, "total": total}}
+        release_chunks.chunks_plan(export, chunked.spill, chunked.key, plan, released.dialogue_pks)
+        return None
     recorded = candidates_record(export, paths["candidates"], released.dialogue_pks)
+    return _release_record(export, paths, facts, recorded, total)
+
+
+def _release_facts(export: Export, paths: dict[str, Path], summary: dict, leaks: dict,
+                   released: Released) -> dict[str, Any]:
+    """What a release's record holds besides its self-audit, taken where its files were written:
+    the reports, the files' hashes, the mapping table's size, the evidence, the counts."""
+    with open(paths["mapping"], encoding="utf-8") as fh:
+        rows = sum(1 for _ in fh)
+    review = release_evidence(project=export.project, source=export.params.get("source", "gold"),
+                              run_id=export.params.get("run"), message_ids=released.message_ids)
+    return {"summary": summary, "leaks": leaks, "utility": summary.pop("utility"),
+            "entries": file_entries(paths["release"].parent, ["release.jsonl", "leaks.json", "utility.json"]),
+            "mapping": {"name": "mapping.jsonl", "size": paths["mapping"].stat().st_size, "rows": rows},
+            "review": review, "counts": released.counts()}
+
+
+def _release_record(export: Export, paths: dict[str, Path], facts: dict[str, Any], recorded: dict[str, int],
+                    total: int) -> dict[str, Any]:
+    """The record's fields from the facts and the self-audit's queue; writes ``manifest.json``."""
+    summary, leaks, utility, review = facts["summary"], facts["leaks"], facts["utility"], facts["review"]
     candidates = {**summary["candidates"], **recorded}
     candidates.pop("listed", None)  # the queue has them (and the private file); the record keeps counts
     candidates.pop("listed_truncated", None)
     root = paths["release"].parent
-    entries = file_entries(root, ["release.jsonl", "leaks.json", "utility.json"])
-    utility = summary.pop("utility")
-    review = release_evidence(project=project, source=export.params.get("source", "gold"),
-                              run_id=export.params.get("run"), message_ids=released.message_ids)
-    manifest = release_manifest(export, summary, leaks, utility, review, released, entries, candidates)
+    manifest = release_manifest(export, summary, leaks, utility, review, facts["counts"], facts["entries"],
+                                candidates)
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
-    with open(paths["mapping"], encoding="utf-8") as fh:
-        rows = sum(1 for _ in fh)
-    mapping = {"name": "mapping.jsonl", "size": paths["mapping"].stat().st_size, "rows": rows}
     summary.pop("candidates")
-    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": mapping, "candidates": candidates,
-              "capture_recapture": summary["capture_recapture"],
+    report = {"summary": summary, "leaks": leaks, "utility": utility, "mapping": facts["mapping"],
+              "candidates": candidates, "capture_recapture": summary["capture_recapture"],
               "second_opinion_unavailable": summary.pop("second_opinion_unavailable"), **review}
-    return {"files": entries + file_entries(root, ["manifest.json"]), "manifest": manifest,
+    return {"files": facts["entries"] + file_entries(root, ["manifest.json"]), "manifest": manifest,
             "report": report, "publishable": bool(leaks["publishable"]),
             "progress_done": total, "progress_total": total}
 
 
+def _release_finish(export: Export, plan: dict[str, Any], merged: ReleaseAudit) -> None:
+    """The last chunk's step (its transaction, the release's row locked): the chunks' audits merged
+    in dialogue order into ``merged`` and its candidates file, the summary completed with them, the
+    review queue, the manifest; the files it wrote added to the store; the release succeeds."""
+    paths = _paths(export_dir(export), private_dir(export))  # the job's files stay: no fresh folders
+    for folder in (paths["release"].parent, paths["candidates"].parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    with open(paths["candidates"], "w", encoding="utf-8") as out:
+        merged.out = out
+        dialogue_pks = release_chunks.chunks_merge(merged, export)
+    summary = write_summary(paths, plan["summary"], plan["utility"], tally=None, audit=merged)
+    paths["summary"].unlink(missing_ok=True)
+    summary.pop("utility")
+    recorded = candidates_record(export, paths["candidates"], dialogue_pks)
+    fields = _release_record(export, paths, {**plan, "summary": summary}, recorded, plan["progress"]["total"])
+    export_publish(export, replace=False)
+    export_finish(export, fields)
+
+
+def release_chunk_audit(*, chunk_id: int, worker: str = "") -> str:
+    """One chunk of a release's second opinion (:mod:`annotator.services.release_chunks`); the
+    last one finishes the release here."""
+    return release_chunks.chunk_audit(chunk_id=chunk_id, finish=_release_finish, worker=worker)
+
+
 def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, review: dict,
-                     released: Released, entries: list[dict[str, Any]], candidates: dict[str, Any]) -> dict[str, Any]:
+                     counts: dict[str, int], entries: list[dict[str, Any]], candidates: dict[str, Any]) -> dict[str, Any]:
     """``manifest.json`` of a release: its source, strategy, counts, leak check, evidence, hashes."""
     run = export.source_run
     return {
@@ -284,7 +371,7 @@ def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, 
                    "detector_version": run.detector_version if run else None,
                    "model_version": run.model_version if run else None},
         "strategy": summary["strategy"],
-        **released.counts(),
+        **counts,
         "spans": summary["spans"],
         "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],

@@ -125,6 +125,19 @@ class CaptureTally:
         self.second.update(s.label for s in second)
         self.both.update(match_count(first, second))
 
+    def counts(self) -> dict[str, Any]:
+        """The tally so far as plain JSON (what :meth:`merge` adds to another tally)."""
+        return {"first": dict(self.first), "second": dict(self.second), "both": dict(self.both),
+                "messages": self.messages}
+
+    def merge(self, counts: dict[str, Any]) -> None:
+        """Add a tally of other messages (:meth:`counts`): tallies of slices of a corpus, merged,
+        are the tally of the whole."""
+        self.first.update(counts["first"])
+        self.second.update(counts["second"])
+        self.both.update(counts["both"])
+        self.messages += counts["messages"]
+
     def to_dict(self) -> dict[str, Any]:
         labels = sorted(set(self.first) | set(self.second))
         overall = Chapman(sum(self.first.values()), sum(self.second.values()), sum(self.both.values()))

@@ -42,7 +42,7 @@ from pipeline.formats import read_corpus
 from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
-from pipeline.surrogates.audit import ReleaseAudit, SecondOpinion
+from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.stream import iter_spans
@@ -201,11 +201,12 @@ def write_release(
     with_spans: bool = True,
     mapping: bool = True,
     progress: Progress | None = None,
-    audit: ReleaseAudit | None = None,
+    audit: ReleaseAudit | AuditSpill | None = None,
 ) -> tuple[LeakChecker, UtilityReport]:
     """Pass 2: de-identify each dialogue with its spans, write the release (and the mapping table),
     leak-check and count it for the utility report; with ``audit``, audit each released dialogue
-    (its candidates go to ``paths["candidates"]`` when there is one)."""
+    (its candidates go to ``paths["candidates"]`` when there is one), or with a spill, write what
+    its audit needs, for the audit to run elsewhere."""
     # sorted: the first spelling registered ("Will" or "will") decides how an original is
     # checked, and a set's order changes with the interpreter's hash seed
     checker = LeakChecker(sorted(originals))
@@ -213,7 +214,7 @@ def write_release(
     paths["release"].parent.mkdir(parents=True, exist_ok=True)
     map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115
     cand_fh = None
-    if audit is not None and "candidates" in paths:
+    if isinstance(audit, ReleaseAudit) and "candidates" in paths:
         cand_fh = audit.out = open(paths["candidates"], "w", encoding="utf-8")  # noqa: SIM115
     try:
         with open(paths["release"], "w", encoding="utf-8") as rel:
@@ -233,6 +234,8 @@ def write_release(
         for fh in (map_fh, cand_fh):
             if fh is not None:
                 fh.close()
+        if isinstance(audit, AuditSpill):
+            audit.close()
     return checker, utility
 
 
@@ -254,9 +257,29 @@ def write_reports(
 
     The leak report on the release's side holds positions only; the strings found go to
     ``paths["leaks_private"]`` when there is one."""
+    summary = write_checks(paths, found, deid, checker, utility, source=source, release_s=release_s,
+                           mapping=mapping, tally=tally, extra_summary=extra_summary, audited=audit is not None)
+    return write_summary(paths, summary, utility.to_dict(), tally=tally, audit=audit)
+
+
+def write_checks(
+    paths: dict[str, Path],
+    found: SpanPass,
+    deid: Deidentifier,
+    checker: LeakChecker,
+    utility: UtilityReport,
+    *,
+    source: str,
+    release_s: float,
+    mapping: bool,
+    tally: ResidualTally | None,
+    extra_summary: dict[str, Any] | None,
+    audited: bool,
+) -> dict[str, Any]:
+    """The first half of :func:`write_reports`, all that does not wait for the self-audit: write
+    the leak and utility reports; return the summary with its audit's places still empty
+    (``publishable`` says the leak check's verdict only), for :func:`write_summary` to fill."""
     leaks = checker.report.to_dict(public=True)
-    candidates = audit.to_dict() if audit is not None else {"pending": 0, "by_reason": {}, "dismissed": 0,
-                                                            "audited": False}
     summary = {
         "strategy": deid.describe(),
         "source": source,
@@ -264,16 +287,16 @@ def write_reports(
         "messages": found.messages,
         "spans": found.spans,
         "originals": len(found.originals),
-        "publishable": leaks["publishable"] and not candidates["pending"],
+        "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],
-        "candidates": candidates,
-        "capture_recapture": capture_summary(tally, audit),
+        "candidates": None,
+        "capture_recapture": None,
         "fallbacks": dict(deid.fallbacks),
         "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
         "seconds": {"spans": round(found.seconds, 3), "release": round(release_s, 3)},
         "files": {k: p.name for k, p in paths.items() if k not in PRIVATE_FILES},
         "private_files": {k: p.name for k, p in paths.items()
-                          if k in PRIVATE_FILES and (k != "mapping" or mapping) and (k != "candidates" or audit)},
+                          if k in PRIVATE_FILES and (k != "mapping" or mapping) and (k != "candidates" or audited)},
         **(extra_summary or {}),
     }
     paths["leaks"].write_text(json.dumps(leaks, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -281,8 +304,21 @@ def write_reports(
         paths["leaks_private"].write_text(json.dumps(checker.report.to_dict(), indent=2, ensure_ascii=False),
                                           encoding="utf-8")
     paths["utility"].write_text(json.dumps(utility.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+    return summary
+
+
+def write_summary(paths: dict[str, Path], summary: dict[str, Any], utility: dict[str, Any], *,
+                  tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
+    """The second half of :func:`write_reports`: the summary of :func:`write_checks` completed with
+    the self-audit (``audit``: the release's whole, or merged from chunks) and written; returned
+    with the utility report."""
+    candidates = audit.to_dict() if audit is not None else {"pending": 0, "by_reason": {}, "dismissed": 0,
+                                                            "audited": False}
+    summary["publishable"] = summary["publishable"] and not candidates["pending"]
+    summary["candidates"] = candidates
+    summary["capture_recapture"] = capture_summary(tally, audit)
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
-    summary["utility"] = utility.to_dict()
+    summary["utility"] = utility
     return summary
 
 

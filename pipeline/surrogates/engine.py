@@ -229,8 +229,10 @@ class Deidentifier:
         }
 
     def add_forbidden(self, originals: Iterable[tuple[str, str]]) -> None:
-        """Register ``(label, text)`` originals of the whole corpus (a first pass over it)."""
-        for label, text in originals:
+        """Register ``(label, text)`` originals of the whole corpus (a first pass over it). Sorted:
+        the first spelling of a name part registered ("Mark" or "mark") decides whether another is
+        a fragment, and the first pass hands a set, whose order changes with the hash seed."""
+        for label, text in sorted(originals):
             self._register(label, text)
             self._label_votes.setdefault(normalize(text), Counter())[label] += 1
 

@@ -106,3 +106,61 @@ def test_capture_recapture_interval_covers_the_truth_at_about_the_nominal_rate()
         lo, hi = Chapman(sum(a), sum(b), m).interval()
         covered += lo <= 200 <= hi
     assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp_path):
+    """Issue 26: what the audit reads of each released dialogue survives the spill file exactly (roles,
+    timestamps, meta, a U+2028 inside a message), and chunks audited apart then merged give the same
+    counts, capture tally, listing and candidates file as one audit."""
+    from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, read_audit_inputs
+
+    odd = Dialogue("D", (Message(text="line\u2028sep, mail a.b@example.org or call 555-201-7788", speaker="Tutor",
+                                 role="tutor", index=0, ts="2024-01-01T10:00", meta={"k": [1, "x"]}),
+                         msg(1, "and 4815162342 too")), anchor="Anchor 42", meta={"grade": 5})
+    dialogues = [A, B, C, odd] * 3
+    deid = Deidentifier(key=KEY)
+    results = [deid.deidentify(d, [list(m.spans) for m in d.messages]) for d in dialogues]
+
+    whole = ReleaseAudit(dismissed={results[0].candidates[0].key} if results[0].candidates else ())
+    with open(tmp_path / "whole.jsonl", "w", encoding="utf-8") as out:
+        whole.out = out
+        for r in results:
+            whole.check(r)
+
+    spill = AuditSpill(tmp_path / "chunks", 5)
+    for r in results:
+        spill.check(r)
+    spill.close()
+    assert [len(c.dialogue_ids) for c in spill.chunks] == [5, 5, 2]
+    merged = ReleaseAudit(dismissed=whole.dismissed_keys)
+    with open(tmp_path / "merged.jsonl", "w", encoding="utf-8") as out:
+        merged.out = out
+        for i, chunk in enumerate(spill.chunks):
+            part = ReleaseAudit(dismissed=whole.dismissed_keys)
+            pending = []
+            with open(tmp_path / "chunks" / chunk.name, encoding="utf-8") as fh:
+                lines = [line for line in fh.read().split("\n") if line]
+            read = list(read_audit_inputs(lines))
+            assert [r.release for r in read] == [r.release for r in results[5 * i:5 * i + 5]]
+            for r in read:
+                pending.extend(part.check(r))
+            merged.merge(json.loads(json.dumps(part.counts())), pending)
+    assert merged.to_dict() == whole.to_dict() and whole.total
+    assert merged.capture.to_dict() == whole.capture.to_dict()
+    assert (tmp_path / "merged.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+
+
+def test_the_release_does_not_depend_on_the_order_originals_arrive_in():
+    """The first pass hands the engine a set of originals, whose order changes with the hash seed:
+    "Mark", "MARK" and "mark" registered in another order made "Mark" in a word problem a fragment
+    candidate in one process and a replaced name in the next (20k generated messages differed in
+    4 mapping rows and 3 candidates between PYTHONHASHSEED=1 and 2)."""
+    import itertools
+
+    d = Dialogue("X", (msg(0, "hi"), msg(1, "If Mark has 9 cookies and Chandran has 12, how many do they have?")))
+    originals = [("NAME", "MARK"), ("NAME", "Mark"), ("NAME", "mark"), ("NAME", "Mark Green")]
+    outcomes = set()
+    for order in itertools.permutations(originals):
+        r = Deidentifier(key=KEY, forbidden=list(order)).deidentify(d, [[], []])
+        outcomes.add((tuple(m.text for m in r.release.messages), tuple(c.key for c in r.candidates)))
+    assert len(outcomes) == 1, outcomes

@@ -1,0 +1,211 @@
+"""A release's second opinion in chunks of dialogues, spread over the Celery workers (issue 26).
+
+The self-audit's second opinion (Presidio, the tagger, the rules on every released message) is
+most of a release's work, and each dialogue's audit needs nothing of the others'. So a release of
+more than ``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` dialogues is built in three steps, the way a run's
+detection is:
+
+1. its job (:func:`annotator.services.releases.release_write`) reads and de-identifies every
+   dialogue as ever, writes the release, the mapping table, the leak and utility reports, and,
+   instead of auditing each dialogue, what the audit reads of it to one file per chunk
+   (:class:`~pipeline.surrogates.audit.AuditSpill`), beside the chunks' plan (``plan.json``: the
+   reports so far, the review verdicts and the second opinion the release uses). The files go
+   where the mapping table goes (the release's private folder in the ``exports`` storage, so on
+   an object store any worker reads them); then :func:`chunks_plan` creates one
+   :class:`~annotator.models.ReleaseChunk` per file and queues one task for each;
+2. each chunk's task (:func:`chunk_audit`), on any worker, audits its dialogues and stores what
+   that audit settled on its row (counts, capture tallies, its pending candidates in order);
+3. the task that finishes the last chunk, under the release's row lock, merges the chunks' audits
+   in dialogue order (:meth:`~pipeline.surrogates.audit.ReleaseAudit.merge`: the same counts,
+   candidates, capture–recapture as one audit of the whole) and finishes the release with them
+   (the ``finish`` it is given: ``releases``' own).
+
+A chunk that runs twice (a redelivered task) finds itself done, or stores the same result again:
+nothing is counted twice. A chunk that fails fails the release with its error. A release whose job
+runs again (a redelivered build) plans anew: the earlier plan's rows are deleted, so its tasks
+find nothing to do. Smaller releases stay one job (nothing to share), as does the command line
+(``manage.py deidentify`` audits in process).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotator import storage
+from annotator import task_names as names
+from annotator.dispatch import enqueue
+from annotator.models import Export, ReleaseChunk
+from annotator.services import jobs
+from annotator.services.exports import export_fail, export_publish, private_dir, private_key
+from annotator.services.runs import redact, shared_detector
+from pipeline.surrogates.audit import (
+    AuditSpill,
+    ReleaseAudit,
+    SecondOpinion,
+    default_second_opinion,
+    read_audit_inputs,
+)
+from pipeline.surrogates.candidates import Candidate
+
+PLAN = "plan.json"
+CHUNKS = "chunks"
+Finish = Callable[[Export, dict[str, Any], ReleaseAudit], None]
+
+
+def chunk_size() -> int:
+    return max(1, settings.BLINDSPOT_RELEASE_CHUNK_DIALOGUES)
+
+
+def audit_spill(export: Export) -> tuple[AuditSpill, str]:
+    """Where this build's chunk files go: a folder of the release's private folder named afresh
+    for each build (a task of an earlier build never reads this one's files); and its key."""
+    key = storage.storage_key(private_key(export), CHUNKS, uuid.uuid4().hex[:12])
+    return AuditSpill(storage.work_dir(storage.exports_storage(), key), chunk_size()), key
+
+
+def second_opinion_built(specs: list[list[Any]]) -> SecondOpinion:
+    """The second opinion a release planned: the rules' structured identifiers and the detectors
+    of ``specs`` (``[name, recorded config]``), built once per worker process."""
+    return SecondOpinion(default_second_opinion() + [shared_detector(name, config) for name, config in specs])
+
+
+def chunks_plan(export: Export, spill: AuditSpill, key: str, plan: dict[str, Any],
+                dialogue_pks: dict[str, int]) -> int:
+    """Write the plan beside the chunk files, store them (on an object store: upload what the job
+    built, so that any worker finds it), replace this release's chunks with one per file and
+    queue them after commit. Returns how many."""
+    (spill.folder / PLAN).write_text(json.dumps(plan, ensure_ascii=False), encoding="utf-8")
+    export_publish(export)
+    rows = [ReleaseChunk(export=export, index=i, inputs=posixpath.join(key, c.name), message_count=c.messages,
+                         dialogue_pks={d: dialogue_pks[d] for d in c.dialogue_ids})
+            for i, c in enumerate(spill.chunks)]
+    with transaction.atomic():
+        jobs.job_progress(export, plan["progress"]["base"], plan["progress"]["total"])  # the job's part is done
+        ReleaseChunk.objects.filter(export=export).delete()
+        created = ReleaseChunk.objects.bulk_create(rows, batch_size=500)
+        for chunk in created:
+            enqueue(names.EXPORTS_RELEASE_CHUNK, chunk.pk)
+    return len(created)
+
+
+def _read(key: str) -> str:
+    with storage.open_file(storage.exports_storage(), key) as fh:
+        return fh.read().decode("utf-8")
+
+
+def _plan(chunk: ReleaseChunk) -> dict[str, Any]:
+    return json.loads(_read(posixpath.join(posixpath.dirname(chunk.inputs), PLAN)))
+
+
+def _audited(chunk: ReleaseChunk, plan: dict[str, Any]) -> tuple[ReleaseAudit, list[Candidate]]:
+    """The chunk's dialogues audited with the release's second opinion and verdicts; a worker
+    whose detectors are not the ones the release planned (another version) refuses to audit."""
+    second = second_opinion_built(plan["second_opinion"])
+    if second.names != plan["second_opinion_names"]:
+        raise RuntimeError(f"this worker's second opinion is {', '.join(second.names)}, the release planned "
+                           f"{', '.join(plan['second_opinion_names'])}: install the same versions on every worker")
+    audit = ReleaseAudit(second_opinion=second, dismissed=plan["dismissed"], confirmed=plan["confirmed"])
+    pending: list[Candidate] = []
+    lines = (line for line in _read(chunk.inputs).split("\n") if line)  # not splitlines: U+2028 is text
+    for result in read_audit_inputs(lines):
+        pending.extend(audit.check(result))
+    return audit, pending
+
+
+def chunk_audit(*, chunk_id: int, finish: Finish, worker: str = "") -> str:
+    """Audit one chunk and store what it settled; the last chunk done finishes the release with
+    ``finish``. Returns what happened (for logs and tests)."""
+    chunk = ReleaseChunk.objects.select_related("export__project").filter(pk=chunk_id).first()
+    if chunk is None:
+        return "gone"  # the release was built again: another plan replaced this chunk
+    if chunk.status == ReleaseChunk.Status.DONE:
+        return "already done"
+    if chunk.export.status != Export.Status.RUNNING:
+        return f"release {chunk.export.status}"
+    ReleaseChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    t0 = time.perf_counter()
+    try:
+        plan = _plan(chunk)
+        audit, pending = _audited(chunk, plan)
+        with transaction.atomic():
+            return _chunk_done(chunk, plan, audit, pending, finish, worker=worker, seconds=time.perf_counter() - t0)
+    except Exception as exc:
+        # only a chunk of the build under way fails it: one of an earlier plan lost its files to the new one
+        if ReleaseChunk.objects.filter(pk=chunk.pk, export__status=Export.Status.RUNNING).exists():
+            chunk_fail(chunk, redact(f"{type(exc).__name__}: {exc}"))
+            raise
+        return "release finished meanwhile"  # failed by another chunk, or built again
+
+
+def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, pending: list[Candidate],
+                finish: Finish, *, worker: str, seconds: float) -> str:
+    """Inside the transaction: store the chunk's audit under its row lock and the release's, move
+    the release's progress, and finish it when this was the last chunk."""
+    locked = ReleaseChunk.objects.select_for_update().filter(pk=chunk.pk).first()
+    export = Export.objects.select_for_update(of=("self",)).select_related("project", "source_run").get(
+        pk=chunk.export_id)
+    if locked is None:
+        return "gone"
+    if locked.status == ReleaseChunk.Status.DONE:
+        return "already done"
+    if export.status != Export.Status.RUNNING:
+        return f"release {export.status}"
+    locked.status, locked.error, locked.worker = ReleaseChunk.Status.DONE, "", worker[:200]
+    locked.result, locked.candidates = {"counts": audit.counts()}, [c.to_dict() for c in pending]
+    locked.seconds, locked.finished_at = seconds, timezone.now()
+    locked.save(update_fields=["status", "error", "worker", "result", "candidates", "seconds", "finished_at"])
+    chunks = ReleaseChunk.objects.filter(export=export)
+    done = chunks.filter(status=ReleaseChunk.Status.DONE)
+    audited = sum(len(pks) for pks in done.values_list("dialogue_pks", flat=True))
+    jobs.job_progress(export, plan["progress"]["base"] + audited, plan["progress"]["total"])
+    if done.count() < chunks.count():
+        return "done"
+    finish(export, plan, ReleaseAudit(second_opinion=audit.second_opinion, dismissed=plan["dismissed"],
+                                      confirmed=plan["confirmed"]))
+    transaction.on_commit(lambda: chunk_files_drop(export))
+    return "done, release finished"
+
+
+def chunks_merge(merged: ReleaseAudit, export: Export) -> dict[str, int]:
+    """Add every chunk's audit to ``merged`` in dialogue order (its candidates go to
+    ``merged.out``), then empty the chunks' copies of the original words; returns the released
+    dialogues' ids -> rows."""
+    dialogue_pks: dict[str, int] = {}
+    rows = (ReleaseChunk.objects.filter(export=export).order_by("index")
+            .values_list("result", "candidates", "dialogue_pks"))
+    for result, candidates, pks in rows.iterator(chunk_size=50):
+        merged.merge(result["counts"], (Candidate.from_dict(c) for c in candidates))
+        dialogue_pks.update(pks)
+    ReleaseChunk.objects.filter(export=export).update(candidates=[])
+    return dialogue_pks
+
+
+def chunk_fail(chunk: ReleaseChunk, error: str) -> None:
+    """A chunk failed: it and its release are marked failed with the error (done chunks stay, without
+    their copies of the original words; the chunk files are deleted)."""
+    ReleaseChunk.objects.filter(pk=chunk.pk).update(status=ReleaseChunk.Status.FAILED, error=error[:20000])
+    ReleaseChunk.objects.filter(export_id=chunk.export_id).update(candidates=[])
+    total = ReleaseChunk.objects.filter(export_id=chunk.export_id).count()
+    export_fail(chunk.export, f"The release's second opinion failed on chunk {chunk.index + 1} of {total} "
+                              f"(on a worker; build a new version once it is fixed): {error}")
+    chunk_files_drop(chunk.export)
+
+
+def chunk_files_drop(export: Export) -> None:
+    """Delete the chunk files of every build of ``export`` (they hold original texts), from the
+    store and from this machine."""
+    store = storage.exports_storage()
+    storage.delete_tree(store, storage.storage_key(private_key(export), CHUNKS))
+    shutil.rmtree(Path(private_dir(export)) / CHUNKS, ignore_errors=True)

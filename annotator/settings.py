@@ -397,7 +397,12 @@ BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 
 BLINDSPOT_IMPORT_BATCH_DIALOGUES = env_int("BLINDSPOT_IMPORT_BATCH_DIALOGUES", 1000)
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
-BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 50)
+# A run's chunk (one task any worker may take) closes at whichever comes first: this many messages
+# (the tagger's own sweep, pipeline.parallel.CHUNK_MESSAGES) or this many dialogues. Sized by
+# messages, a corpus of short exchanges (two messages a dialogue) no longer makes chunks of 100
+# messages whose fixed cost (task, locks, writes) outweighs the detection (issue 23 item 3).
+BLINDSPOT_RUN_CHUNK_MESSAGES = env_int("BLINDSPOT_RUN_CHUNK_MESSAGES", 1024)
+BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 1000)
 # Dialogues per chunk of a release's second opinion, each chunk a task any worker may take
 # (annotator/services/release_chunks.py); a release of no more dialogues stays one job.
 BLINDSPOT_RELEASE_CHUNK_DIALOGUES = env_int("BLINDSPOT_RELEASE_CHUNK_DIALOGUES", 200)

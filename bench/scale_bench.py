@@ -17,7 +17,7 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
-        [--prelabel-only]
+        [--prelabel-only [--against-presidio [--presidio-config JSON]]] [--corpus FILE]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
@@ -26,6 +26,7 @@ BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +68,18 @@ def workers_peak_mb(workers: list[subprocess.Popen]) -> list[float]:
     return out
 
 
+def workers_cpu(workers: list[subprocess.Popen]) -> float:
+    """CPU seconds the workers' processes (each worker and its pool children) used so far."""
+    import psutil
+
+    total = 0.0
+    for w in workers:
+        for proc in [psutil.Process(w.pid), *psutil.Process(w.pid).children(recursive=True)]:
+            times = proc.cpu_times()
+            total += times.user + times.system
+    return total
+
+
 def wait(obj, what: str, timeout: float = 7200) -> float:
     """Seconds until the job ``obj`` (a run, job or export) is finished; raises if it failed."""
     t0 = time.perf_counter()
@@ -80,11 +93,13 @@ def wait(obj, what: str, timeout: float = 7200) -> float:
     raise SystemExit(f"{what} did not finish in {timeout:.0f} s")
 
 
-def prelabel(project, args):
+def prelabel(project, args, workers, detector=None, config=None):
+    """A project run of ``detector`` (default ``--detector``) over the whole corpus: the run and
+    (msg/s, msg per CPU-second of the workers)."""
     from annotator.models import RunChunk
     from annotator.services import runs
 
-    detector, config = args.detector, {}
+    detector, config = detector or args.detector, config or {}
     if detector == "tagger":
         if args.tagger:
             project.active_tagger = args.tagger
@@ -95,8 +110,10 @@ def prelabel(project, args):
     t0 = time.perf_counter()
     run = runs.run_start(project=project, detector=detector, config=config)
     start_ms = (time.perf_counter() - t0) * 1000
+    cpu0 = workers_cpu(workers)
     runs.run_enqueue(run)
     seconds = wait(run, "the run")
+    cpu = workers_cpu(workers) - cpu0
     peaks = defaultdict(float)
     for worker, peak in RunChunk.objects.filter(run=run).values_list("worker", "peak_rss_mb"):
         peaks[worker] = max(peaks[worker], peak or 0)
@@ -105,7 +122,18 @@ def prelabel(project, args):
     print(f"                    run start (the request) {start_ms:.0f} ms; peak RSS per worker "
           + ", ".join(f"{w.split('@')[0]} {mb:.0f} MB" for w, mb in sorted(peaks.items()))
           + f"  target <= {TARGET_RSS_MB} MB {'MET' if max(peaks.values()) <= TARGET_RSS_MB else 'MISSED'}")
-    return run
+    per_cpu = run.progress_total / cpu if cpu else 0.0
+    print(f"                    workers' CPU {cpu:.1f} s: {per_cpu:,.0f} msg per CPU-second")
+    return run, (run.progress_total / seconds, per_cpu)
+
+
+def against_presidio(project, args, workers, tagger_rates) -> None:
+    """Presidio vanilla as a project run on the same corpus and workers, and the tagger's speed as
+    a multiple of it (issue 23 item 3: >= 4x, wall and per CPU-second)."""
+    config = {"preset": "vanilla", "reuse": False, **json.loads(args.presidio_config)}
+    _, presidio_rates = prelabel(project, args, workers, detector="presidio", config=config)
+    print(f"tagger / presidio   {tagger_rates[0] / presidio_rates[0]:.2f}x msg/s, "
+          f"{tagger_rates[1] / presidio_rates[1]:.2f}x msg per CPU-second (presidio {config})")
 
 
 def plan_and_gold(project, run, boss, args) -> None:
@@ -200,6 +228,11 @@ def main() -> None:
     parser.add_argument("--prelabel-only", action="store_true", help="import and pre-label only (1 vs N workers)")
     parser.add_argument("--skip-pages", action="store_true", help="stop after the jobs (no finished work, no pages)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
+    parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")
+    parser.add_argument("--against-presidio", action="store_true",
+                        help="with --prelabel-only: then Presidio vanilla as a project run on the same corpus and workers")
+    parser.add_argument("--presidio-config", default="{}",
+                        help='more Presidio config, JSON: {"fast": false} is Presidio as shipped')
     args = parser.parse_args()
     broker = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
     t_all = time.perf_counter()
@@ -213,18 +246,37 @@ def main() -> None:
     print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}; total {time.perf_counter() - t_all:.0f} s")
 
 
+def load_file(path: str):
+    """The corpus file ``path`` (import format) through the file import service: the project, the
+    import's result and its seconds (``--corpus``: real text instead of generated)."""
+    from annotator.services.imports import corpus_import_file
+    from annotator.services.projects import project_create
+
+    project = project_create(name="Scale bench", slug="scale-bench", visibility_mode="randomized", overlap_k=2)
+    t0 = time.perf_counter()
+    result = corpus_import_file(project=project, path=path)
+    seconds = time.perf_counter() - t0
+    print(f"corpus              {result.dialogues:,} dialogues, {result.messages:,} messages from {path}")
+    return project, result, seconds
+
+
 def stages(args, db_url: str, broker: str) -> None:
     from annotate_bench import add_annotators, add_reviewers, load_corpus
 
-    project, _, import_s = load_corpus(args.messages, slug="scale-bench")
+    if args.corpus:
+        project, _, import_s = load_file(args.corpus)
+    else:
+        project, _, import_s = load_corpus(args.messages, slug="scale-bench")
     print(f"import              {verdict('import', import_s)}")
     users = add_annotators(project)
     add_reviewers(project, users)
     boss = users["boss"]
     workers = start_workers(args.workers, db_url, broker)
     try:
-        run = prelabel(project, args)
+        run, rates = prelabel(project, args, workers)
         if args.prelabel_only:
+            if args.against_presidio:
+                against_presidio(project, args, workers, rates)
             return
         plan_and_gold(project, run, boss, args)
         reports_and_releases(project, run, boss, args)

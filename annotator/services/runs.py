@@ -69,9 +69,12 @@ class ChunkError(RuntimeError):
 # the deployment's key attached would send both the key and the corpus to whoever chose the URL.
 DEPLOYMENT_KEYS = frozenset({"base_url", "api_key", "model_path", "model_dir"})
 DEFAULT_ENDPOINT = "default"
-# A chunk writes its progress at most this often while it is detected (every 5 % of its messages):
-# a run of one large chunk moves along instead of jumping from 0 % to 100 %.
+# A chunk writes its progress while it is detected at most every 5 % of its messages and every
+# PROGRESS_SECONDS: a run of one slow chunk (an LLM's) moves along instead of jumping from 0 % to
+# 100 %, and a fast detector, whose chunk takes a second, does not pay a write (and a count over
+# the run's chunks) for every few dialogues.
 PROGRESS_WRITES_PER_CHUNK = 20
+PROGRESS_SECONDS = 2.0
 CHUNK_WRITE_BATCH = 1000  # run chunks written per INSERT when a run is planned
 
 
@@ -184,8 +187,10 @@ def shared_detector(name: str, config: Mapping[str, Any]) -> Detector:
 
 
 def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | None = None,
-              user=None, chunk_dialogues: int | None = None) -> DetectorRun:
-    """Create a queued run and its chunks; the caller enqueues them (``run_enqueue``)."""
+              user=None, chunk_dialogues: int | None = None, chunk_messages: int | None = None) -> DetectorRun:
+    """Create a queued run and its chunks; the caller enqueues them (``run_enqueue``). A chunk
+    closes at ``chunk_messages`` messages or ``chunk_dialogues`` dialogues, whichever comes first
+    (``BLINDSPOT_RUN_CHUNK_MESSAGES`` and ``BLINDSPOT_RUN_CHUNK_DIALOGUES`` by default)."""
     if detector not in registry.available():
         raise RunError(f"Unknown detector {detector!r}; choose one of {', '.join(registry.available())}.")
     cfg = detector_config(project=project, detector=detector, config=config or {})
@@ -194,13 +199,14 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
     except (ConfigError, ValueError, ImportError) as exc:
         raise RunError(f"{detector}: {exc}") from None
     size = chunk_dialogues or settings.BLINDSPOT_RUN_CHUNK_DIALOGUES
+    messages = chunk_messages or settings.BLINDSPOT_RUN_CHUNK_MESSAGES
     stored = cfg  # no key: those are added when a worker builds the detector
     with transaction.atomic():
         run = DetectorRun.objects.create(
             project=project, detector=detector, config=stored, created_by=user,
             detector_version=str(getattr(probe, "version", "")),
         )
-        run.total_chunks, run.progress_total = _chunks_create(run, project, size)
+        run.total_chunks, run.progress_total = _chunks_create(run, project, size, messages)
         if not run.total_chunks:
             raise RunError("The project has no dialogues yet: import a corpus first.")
         run.save(update_fields=["total_chunks", "progress_total"])
@@ -208,10 +214,10 @@ def run_start(*, project: Project, detector: str, config: Mapping[str, Any] | No
     return run
 
 
-def _chunks_create(run: DetectorRun, project: Project, size: int) -> tuple[int, int]:
-    """The run's chunks of ``size`` dialogues, from the dialogues' maintained message counters
-    (never a count over the message table), streamed and written in batches; returns how many
-    chunks and messages."""
+def _chunks_create(run: DetectorRun, project: Project, size: int, max_messages: int) -> tuple[int, int]:
+    """The run's chunks of consecutive dialogues, each closed once it holds ``size`` dialogues or
+    ``max_messages`` messages, from the dialogues' maintained message counters (never a count over
+    the message table), streamed and written in batches; returns how many chunks and messages."""
     rows = Dialogue.objects.filter(project=project).order_by("pk").values_list("pk", "message_count")
     chunks: list[RunChunk] = []
     n_chunks = n_messages = 0
@@ -220,7 +226,7 @@ def _chunks_create(run: DetectorRun, project: Project, size: int) -> tuple[int, 
     for pk, messages in rows.iterator(chunk_size=10_000):
         ids.append(pk)
         count += messages
-        if len(ids) == size:
+        if len(ids) >= size or count >= max_messages:
             chunks.append(RunChunk(run=run, index=n_chunks, dialogue_ids=ids, message_count=count))
             n_chunks, n_messages, ids, count = n_chunks + 1, n_messages + count, [], 0
         if len(chunks) >= CHUNK_WRITE_BATCH:
@@ -315,18 +321,19 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
 
 
 def _detect(detector: Detector, pairs, chunk: RunChunk) -> list:
-    """The chunk's detections, dialogue by dialogue as the detector yields them; every
-    1/``PROGRESS_WRITES_PER_CHUNK`` of its messages the chunk's count and the run's progress are
-    written (two small UPDATEs), so the run page moves while a chunk is under way."""
+    """The chunk's detections, dialogue by dialogue as the detector yields them; after each
+    1/``PROGRESS_WRITES_PER_CHUNK`` of its messages, and ``PROGRESS_SECONDS`` since the last
+    write, the chunk's count and the run's progress are written (two small UPDATEs), so the run
+    page moves while a slow chunk is under way."""
     step = max(1, chunk.message_count // PROGRESS_WRITES_PER_CHUNK)
-    detections, done, written = [], 0, 0
+    detections, done, written, last = [], 0, 0, time.monotonic()
     for (dialogue, _), dets in zip(pairs, detector.detect_many([d for d, _ in pairs]), strict=True):
         detections.append(dets)
         done += len(dialogue.messages)
-        if done - written >= step and done < chunk.message_count:
+        if done - written >= step and done < chunk.message_count and time.monotonic() - last >= PROGRESS_SECONDS:
             RunChunk.objects.filter(pk=chunk.pk, status=RunChunk.Status.PENDING).update(messages_done=done)
             jobs.job_progress(chunk.run, _messages_done(chunk.run_id), chunk.run.progress_total)
-            written = done
+            written, last = done, time.monotonic()
     return detections
 
 

@@ -172,6 +172,7 @@ def test_a_run_s_progress_advances_within_a_chunk(corpus, monkeypatch):
     from annotator.models import DetectorRun
     from annotator.services import runs
 
+    monkeypatch.setattr(runs, "PROGRESS_SECONDS", 0)  # the Slow detector below is instant
     run = runs.run_start(project=corpus, detector="rules", chunk_dialogues=10)  # one chunk: d1 (4), d2 (2)
     seen: list[int] = []
 
@@ -190,6 +191,28 @@ def test_a_run_s_progress_advances_within_a_chunk(corpus, monkeypatch):
     run.refresh_from_db()
     assert seen == [4, 4]  # after d1, before the chunk finished: 4 of 6; the last is written at the end
     assert (run.status, run.progress_done, run.progress_total) == ("succeeded", 6, 6)
+
+
+def test_a_fast_chunk_writes_no_progress_before_it_is_done(corpus, monkeypatch):
+    """A chunk detected within PROGRESS_SECONDS writes its progress once, at the end: no UPDATE and
+    count over the run's chunks for every few dialogues of a detector that takes a second."""
+    from annotator.models import DetectorRun
+    from annotator.services import runs
+
+    run = runs.run_start(project=corpus, detector="rules", chunk_dialogues=10)
+    seen: list[int] = []
+
+    class Fast:
+        def detect_many(self, dialogues):
+            for _ in dialogues:
+                yield []
+                seen.append(DetectorRun.objects.get(pk=run.pk).progress_done)
+
+    monkeypatch.setattr(runs, "detector_for", lambda r: Fast())
+    assert runs.chunk_process(chunk_id=run.chunks.get().pk) == "done"
+    run.refresh_from_db()
+    assert seen == [0, 0]
+    assert (run.status, run.progress_done) == ("succeeded", 6)
 
 
 # ---- k. search in the annotator's queue and the adjudication queue ---------------------------

@@ -36,6 +36,23 @@ def test_rules_run_end_to_end_in_process(project, django_capture_on_commit_callb
 
 
 @pytest.mark.django_db
+def test_chunks_close_at_a_message_budget_or_a_dialogue_cap(project, settings):
+    """Short exchanges (two messages a dialogue) are chunked by messages, not in 100-message
+    handfuls of dialogues whose fixed cost outweighs the detection; a dialogue is never split."""
+    _corpus(project, n=12)  # 24 messages, 2 a dialogue
+    run = runs.run_start(project=project, detector="rules", config={}, chunk_messages=5)
+    sizes = list(run.chunks.order_by("index").values_list("message_count", flat=True))
+    assert sizes == [6, 6, 6, 6]  # closed once a chunk holds >= 5 messages
+    assert [len(ids) for ids in run.chunks.order_by("index").values_list("dialogue_ids", flat=True)] == [3] * 4
+    settings.BLINDSPOT_RUN_CHUNK_MESSAGES = 10_000  # the dialogue cap comes first
+    run = runs.run_start(project=project, detector="rules", config={}, chunk_dialogues=5)
+    assert list(run.chunks.order_by("index").values_list("message_count", flat=True)) == [10, 10, 4]
+    settings.BLINDSPOT_RUN_CHUNK_MESSAGES = 8  # the settings decide without arguments
+    run = runs.run_start(project=project, detector="rules", config={})
+    assert (run.total_chunks, run.progress_total) == (3, 24)
+
+
+@pytest.mark.django_db
 def test_rerunning_a_chunk_replaces_never_duplicates(project):
     _corpus(project, n=4)
     run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from pipeline.filters import register
+from pipeline.filters.vocabulary import english_words, given_names, one_edit
 from pipeline.maths import MATH_WORDS
 
 FILLER_RE = re.compile(
@@ -83,8 +84,13 @@ _OBJECT_AFTER = re.compile(
     r"\s*(?:[.!?]|$|\s(?:your|ur|the|it|this|that|these|those|my|our|them|with|again|once|all|each|every)\b)",
     re.IGNORECASE,
 )
+# maths terms that are also names: a common noun after a possessive ("Marqui's ray", "Ana's sum");
+# never "mark", "will", "bill" or "penny", which a possessive owns as people too ("Ana's Will")
+MATHS_TERMS_LIKE_NAMES = frozenset({"ray", "sum", "digit"})
+_POSSESSIVE_BEFORE = re.compile(r"[^\W\d_](?:['’]s|s['’])\s+$")
+MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun", "requested_verb")
+         "function_word", "common_noun", "requested_verb", "misspelling")
 
 
 def _words(piece: str) -> list[str]:
@@ -111,7 +117,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "3")  # 3: "okey", the verb of a request
+@register("junk.span", "4")  # 4: misspelt common words, a maths term after a possessive
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -139,6 +145,11 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         return "route"
     if label != "AGE" and _MODAL_MAY.match(text, start) and not re.search(r"\d", piece):
         return "modal_may"
+    if piece.lower() in MATHS_TERMS_LIKE_NAMES and (
+        _POSSESSIVE_BEFORE.search(text[max(0, start - 24) : start])
+        or _DETERMINER_BEFORE.search(text[max(0, start - 12) : start])
+    ):
+        return "common_noun"
     if piece == piece.lower() and _WORD.fullmatch(piece):
         if piece in FUNCTION_WORDS:
             return "function_word"
@@ -146,7 +157,24 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             return "common_noun"
         if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
             return "requested_verb"
+        if label in ("NAME", "LOCATION") and is_misspelt_word(piece):
+            return "misspelling"
     return None
+
+
+def is_misspelt_word(word: str) -> bool:
+    """A lower-case word one typing slip from a common English word and from no given name:
+    "tomorow", "ovious", "deffort", "fishis". A name written in lower case is a name first:
+    anything one edit from any of Faker's ~20,000 first names stays ("jeremah", "aiden"), and so
+    does a word shorter than :data:`MIN_MISSPELT` letters. A correctly spelt word is left to the
+    other rules: the shipped lexicon also files rarer given names as words."""
+    if len(word) < MIN_MISSPELT or not word.isalpha() or not word.islower():
+        return False
+    names, english = given_names(), english_words()
+    if not names or not english or word in names or word in english:
+        return False
+    near = one_edit(word)
+    return not (near & names) and any(len(w) >= MIN_MISSPELT - 1 and w in english for w in near)
 
 
 _AT = re.compile(r"@|\s(?:at|\(at\)|\[at\])\s", re.IGNORECASE)

@@ -41,7 +41,7 @@ CLASSROOM_MATHS_WORDS = frozenset(
     multiplier dividends addends minuend subtrahend estimate exploration explorations lesson
     lessons unit chapter worksheet journal manipulatives manipulative cubes tiles
     number model models numberline tenths hundredths expanded standard form notation
-    pythagoras euclid archimedes fibonacci""".split()  # noqa: SIM905
+    pythagoras euclid archimedes fibonacci pi""".split()  # noqa: SIM905
 )
 NAME_LIKE_MATHS_WORDS = frozenset({"penny", "mark", "will", "ray", "bill", "sum", "digit"})
 MATHS_WORDS = (MATH_WORDS | CLASSROOM_MATHS_WORDS) - NAME_LIKE_MATHS_WORDS
@@ -68,7 +68,7 @@ FUNCTION_WORDS = frozenset(
     """a an the this that these those is are was were be been being has have had do does did am
     i me my mine you your yours he him his she her hers it its we us our they them their what
     which who whom whose where when why how and or but if so of to in on at by for from with as
-    into onto than then there here not""".split()  # noqa: SIM905
+    into onto than then there here not no""".split()  # noqa: SIM905
 )
 # a lower-case word after a determiner is a common noun: "a ray", "what is a vertice?", "your naswer"
 _DETERMINER_BEFORE = re.compile(
@@ -89,6 +89,9 @@ _OBJECT_AFTER = re.compile(
 MATHS_TERMS_LIKE_NAMES = frozenset({"ray", "sum", "digit"})
 _POSSESSIVE_BEFORE = re.compile(r"[^\W\d_](?:['’]s|s['’])\s+$")
 MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
+# an imperative opens its sentence: "Good try! recheck the answer." (a lower-case name there is
+# a given name, or followed by a comma)
+_SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
          "function_word", "common_noun", "requested_verb", "misspelling")
 
@@ -117,7 +120,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "4")  # 4: misspelt common words, a maths term after a possessive
+@register("junk.span", "4")  # 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -150,16 +153,32 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         or _DETERMINER_BEFORE.search(text[max(0, start - 12) : start])
     ):
         return "common_noun"
+    if is_glued_function_words(piece):
+        return "function_word"
     if piece == piece.lower() and _WORD.fullmatch(piece):
         if piece in FUNCTION_WORDS:
             return "function_word"
         if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
             return "common_noun"
-        if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
+        if _OBJECT_AFTER.match(text, end) and (
+            _REQUEST_BEFORE.search(text[max(0, start - 24) : start])
+            or _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start])
+            and piece not in given_names()
+        ):
             return "requested_verb"
         if label in ("NAME", "LOCATION") and is_misspelt_word(piece):
             return "misspelling"
     return None
+
+
+def is_glued_function_words(piece: str) -> bool:
+    """Two function words typed without the space, either case: "Whatis 60-4?", "thatis", "Thisis".
+    Both parts have two letters or more ("Ian", "Isa" and "Ana" are not "i an", "is a", "an a"),
+    and no given name qualifies ("Asher", "Hasan")."""
+    word = piece.lower()
+    if len(word) < 5 or not word.isalpha() or word in given_names():
+        return False
+    return any(word[:i] in FUNCTION_WORDS and word[i:] in FUNCTION_WORDS for i in range(2, len(word) - 1))
 
 
 def is_misspelt_word(word: str) -> bool:

@@ -260,7 +260,7 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
     return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
-@register("name.story_characters", "1")
+@register("name.story_characters", "2")  # 2: word_problem_character v4
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
     characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
@@ -294,7 +294,7 @@ _TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
 _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
 
 
-@register("name.word_problem_character", "3")
+@register("name.word_problem_character", "4")  # 4: worksheet characters, "was asked to"
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?

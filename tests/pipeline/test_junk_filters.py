@@ -61,6 +61,11 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("Look at Dmitri's ray.", "ray", "NAME", "common_noun"),
         ("Which angle is made by Fatima's Ray?", "Ray", "NAME", "common_noun"),
         ("Is the Sum even?", "Sum", "NAME", "common_noun"),
+        ("Nice work! redo the last step.", "redo", "NAME", "requested_verb"),
+        ("Whatis 7 times 8?", "Whatis", "NAME", "function_word"),
+        ("ok thatis done", "thatis", "NAME", "function_word"),
+        ("no sir", "no", "NAME", "function_word"),
+        ("Is it pi or 3.14?", "pi", "NAME", "maths_word"),
     ],
 )
 def test_junk_is_recognised(text, piece, label, expected):
@@ -94,6 +99,9 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("Dificult", "Dificult"),  # capitalised: a spelling rule is for lower case only
         ("Thanks, Ray.", "Ray"),
         ("Ana's Mark came too.", "Mark"),  # a possessive owns people too
+        ("Nice work! lucia the next one is yours.", "lucia"),  # a given name opens it
+        ("Asher is here", "Asher"),  # "as her", but a given name
+        ("Ian and Isa, come here.", "Isa"),  # "is a": one part is one letter
     ],
 )
 def test_real_names_and_dates_are_not_junk(text, piece):

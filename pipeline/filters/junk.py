@@ -89,9 +89,10 @@ _OBJECT_AFTER = re.compile(
 MATHS_TERMS_LIKE_NAMES = frozenset({"ray", "sum", "digit"})
 _POSSESSIVE_BEFORE = re.compile(r"[^\W\d_](?:['’]s|s['’])\s+$")
 MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
-# an imperative opens its sentence: "Good try! recheck the answer." (a lower-case name there is
-# a given name, or followed by a comma)
+# an imperative opens its sentence with its object after it: "Good try! recheck the answer."
+# a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
+_DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
          "function_word", "common_noun", "requested_verb", "misspelling")
 
@@ -160,9 +161,11 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             return "function_word"
         if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
             return "common_noun"
-        if _OBJECT_AFTER.match(text, end) and (
-            _REQUEST_BEFORE.search(text[max(0, start - 24) : start])
-            or _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start])
+        if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
+            return "requested_verb"
+        if (
+            _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start])
+            and _DETERMINER_AFTER.match(text, end)
             and piece not in given_names()
         ):
             return "requested_verb"
@@ -174,11 +177,18 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
 def is_glued_function_words(piece: str) -> bool:
     """Two function words typed without the space, either case: "Whatis 60-4?", "thatis", "Thisis".
     Both parts have two letters or more ("Ian", "Isa" and "Ana" are not "i an", "is a", "an a"),
-    and no given name qualifies ("Asher", "Hasan")."""
+    and no given name or a slip from one qualifies ("Asher", "Hasan", "Sheby")."""
     word = piece.lower()
-    if len(word) < 5 or not word.isalpha() or word in given_names():
+    if len(word) < 5 or not word.isalpha():
         return False
-    return any(word[:i] in FUNCTION_WORDS and word[i:] in FUNCTION_WORDS for i in range(2, len(word) - 1))
+    glued = any(word[:i] in FUNCTION_WORDS and word[i:] in FUNCTION_WORDS for i in range(2, len(word) - 1))
+    return glued and not _near_given_name(word)
+
+
+def _near_given_name(word: str) -> bool:
+    """``word`` is a given name or one typing slip from one ("sheby" for "Shelby")."""
+    names = given_names()
+    return word in names or bool(one_edit(word) & names)
 
 
 def is_misspelt_word(word: str) -> bool:

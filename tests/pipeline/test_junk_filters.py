@@ -100,7 +100,9 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("Thanks, Ray.", "Ray"),
         ("Ana's Mark came too.", "Mark"),  # a possessive owns people too
         ("Nice work! lucia the next one is yours.", "lucia"),  # a given name opens it
+        ("Who was right?  xiaolin?", "xiaolin"),  # a call, not an imperative: no object
         ("Asher is here", "Asher"),  # "as her", but a given name
+        ("Good, Sheby.", "Sheby"),  # "she by", but one slip from a given name
         ("Ian and Isa, come here.", "Isa"),  # "is a": one part is one letter
     ],
 )

@@ -11,7 +11,8 @@ after the generator's classroom lessons and the junk filter, and Presidio tuned 
 classroom name recall (NCTE), word-problem characters flagged (generated tutoring), spans on no
 gold name per 1,000 tutoring-chat messages (bridge; "junk": every flag there that is not a gold
 name, so names the upstream anonymisation missed count too) and numbers removed (all messages),
-each against its target. The held-out set is halved by dialogue (seed ``DAY_ONE_SPLIT_SEED``):
+each against its target; on dev also junk less the spans a reviewer marked as real names left in
+(:data:`REVIEWED_REAL_NAMES_DEV`). The held-out set is halved by dialogue (seed ``DAY_ONE_SPLIT_SEED``):
 tune thresholds and generator choices on ``dev`` only, report ``test`` once. The word problems
 are seed 2027 for dev (the figure the issue quotes) and 2028 for test, without hard negatives.
 ``--with-presidio`` scores the ensemble instead: the tagger + rules + Presidio tuned (a recall
@@ -87,6 +88,21 @@ WORD_PROBLEM_SEED = 2027  # generated tutoring dialogues whose word-problem char
 # generated word problems for each (dev's is the seed above, so its figure is the issue's)
 DAY_ONE_SPLIT_SEED = 23
 WORD_PROBLEM_SEEDS = {"dev": WORD_PROBLEM_SEED, "test": WORD_PROBLEM_SEED + 1}
+# Junk spans on the dev half's tutoring chats that a reviewer read (2026-12-04, every junk span of
+# the demo's teacher and student) as real first names the upstream anonymisation left in: someone
+# spoken to ("…, are you there?") or named by the student. Flagging them is right (they are PII),
+# so --day-one also reports junk without them. Keyed by dialogue id, message index and the first
+# 12 hex digits of the flagged text's SHA-256, so the project holds no name. Dev only: the test
+# half is reported once and never reviewed.
+REVIEWED_REAL_NAMES_DEV = frozenset({
+    ("bridge-train-2898695_31", 1, "ebec404b6897"),
+    ("bridge-train-2898695_31", 2, "ebec404b6897"),
+    ("bridge-test-2927541_87", 1, "80d161545383"),
+    ("bridge-validation-4247410_101", 3, "3bf8fd1a8fc4"),
+    ("bridge-validation-4247410_101", 3, "66ca2a82dab2"),
+    ("bridge-validation-4247410_101", 3, "ff4132d91881"),
+    ("bridge-validation-4247410_101", 3, "a81aaf89fdf9"),
+})
 
 
 def generated(
@@ -492,16 +508,25 @@ def dev_test_split(held_out: Sequence[Dialogue]) -> dict[str, list[Dialogue]]:
     }
 
 
+def reviewed_key(dialogue_id: str, index: int, text: str) -> tuple[str, int, str]:
+    return dialogue_id, index, hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def flagged_per_1k(dialogues: Sequence[Dialogue], predicted: Predicted) -> dict:
-    """Every span per 1,000 messages, and the spans on no gold name (the junk of the issue)."""
-    spans = off_gold = messages = 0
+    """Every span per 1,000 messages, the spans on no gold name (the junk of the issue), and how
+    many of those a reviewer marked as real names left in (:data:`REVIEWED_REAL_NAMES_DEV`)."""
+    spans = off_gold = real = messages = 0
     for d, preds in zip(dialogues, predicted, strict=True):
         for m, pred in zip(d.messages, preds, strict=True):
             messages += 1
             spans += len(pred)
-            off_gold += sum(not any(g.start < p.end and p.start < g.end for g in m.spans) for p in pred)
+            for p in pred:
+                if not any(g.start < p.end and p.start < g.end for g in m.spans):
+                    off_gold += 1
+                    real += reviewed_key(d.id, m.index, m.text[p.start : p.end]) in REVIEWED_REAL_NAMES_DEV
     per_1k = 1000 / max(1, messages)
-    return {"messages": messages, "flagged_per_1k": spans * per_1k, "junk_per_1k": off_gold * per_1k}
+    return {"messages": messages, "flagged_per_1k": spans * per_1k, "junk_per_1k": off_gold * per_1k,
+            "junk": off_gold, "reviewed_real_names": real, "junk_not_real_per_1k": (off_gold - real) * per_1k}
 
 
 def write_junk(path: Path, chats: Sequence[Dialogue], chats_predicted: Predicted,
@@ -554,6 +579,11 @@ def day_one(args) -> int:
          f"all spans {chats['flagged_per_1k']:.1f} per 1,000 of {chats['messages']} messages"),
         ("numbers removed", numbers["numbers_removed"], "<=", 0.001, f"{numbers['number_tokens']} number tokens"),
     ]
+    if args.split == "dev":  # only dev is reviewed
+        rows.insert(3, (
+            "  … less the spans reviewed as real names left in (dev only)", chats["junk_not_real_per_1k"], "<=", 10,
+            f"{chats['reviewed_real_names']} of {chats['junk']} junk spans are real names the upstream "
+            "anonymisation left in; flagging them is right"))
     print(f"\nday one: {path}, policy {args.policy}{', + rules + Presidio tuned' if args.with_presidio else ''}, "
           f"split {args.split} ({len(dialogues)} dialogues)")
     for what, value, op, target, note in rows:

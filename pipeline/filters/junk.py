@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from pipeline.filters import register
+from pipeline.filters.vocabulary import english_words, given_names, one_edit
 from pipeline.maths import MATH_WORDS
 
 FILLER_RE = re.compile(
@@ -40,7 +41,7 @@ CLASSROOM_MATHS_WORDS = frozenset(
     multiplier dividends addends minuend subtrahend estimate exploration explorations lesson
     lessons unit chapter worksheet journal manipulatives manipulative cubes tiles
     number model models numberline tenths hundredths expanded standard form notation
-    pythagoras euclid archimedes fibonacci""".split()  # noqa: SIM905
+    pythagoras euclid archimedes fibonacci pi""".split()  # noqa: SIM905
 )
 NAME_LIKE_MATHS_WORDS = frozenset({"penny", "mark", "will", "ray", "bill", "sum", "digit"})
 MATHS_WORDS = (MATH_WORDS | CLASSROOM_MATHS_WORDS) - NAME_LIKE_MATHS_WORDS
@@ -67,7 +68,7 @@ FUNCTION_WORDS = frozenset(
     """a an the this that these those is are was were be been being has have had do does did am
     i me my mine you your yours he him his she her hers it its we us our they them their what
     which who whom whose where when why how and or but if so of to in on at by for from with as
-    into onto than then there here not""".split()  # noqa: SIM905
+    into onto than then there here not no""".split()  # noqa: SIM905
 )
 # a lower-case word after a determiner is a common noun: "a ray", "what is a vertice?", "your naswer"
 _DETERMINER_BEFORE = re.compile(
@@ -83,8 +84,17 @@ _OBJECT_AFTER = re.compile(
     r"\s*(?:[.!?]|$|\s(?:your|ur|the|it|this|that|these|those|my|our|them|with|again|once|all|each|every)\b)",
     re.IGNORECASE,
 )
+# maths terms that are also names: a common noun after a possessive ("Marqui's ray", "Ana's sum");
+# never "mark", "will", "bill" or "penny", which a possessive owns as people too ("Ana's Will")
+MATHS_TERMS_LIKE_NAMES = frozenset({"ray", "sum", "digit"})
+_POSSESSIVE_BEFORE = re.compile(r"[^\W\d_](?:['’]s|s['’])\s+$")
+MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
+# an imperative opens its sentence with its object after it: "Good try! recheck the answer."
+# a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
+_SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
+_DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun", "requested_verb")
+         "function_word", "common_noun", "requested_verb", "misspelling")
 
 
 def _words(piece: str) -> list[str]:
@@ -111,7 +121,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "3")  # 3: "okey", the verb of a request
+@register("junk.span", "4")  # 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -139,6 +149,13 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         return "route"
     if label != "AGE" and _MODAL_MAY.match(text, start) and not re.search(r"\d", piece):
         return "modal_may"
+    if piece.lower() in MATHS_TERMS_LIKE_NAMES and (
+        _POSSESSIVE_BEFORE.search(text[max(0, start - 24) : start])
+        or _DETERMINER_BEFORE.search(text[max(0, start - 12) : start])
+    ):
+        return "common_noun"
+    if is_glued_function_words(piece):
+        return "function_word"
     if piece == piece.lower() and _WORD.fullmatch(piece):
         if piece in FUNCTION_WORDS:
             return "function_word"
@@ -146,7 +163,47 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             return "common_noun"
         if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
             return "requested_verb"
+        if (
+            _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start])
+            and _DETERMINER_AFTER.match(text, end)
+            and piece not in given_names()
+        ):
+            return "requested_verb"
+        if label in ("NAME", "LOCATION") and is_misspelt_word(piece):
+            return "misspelling"
     return None
+
+
+def is_glued_function_words(piece: str) -> bool:
+    """Two function words typed without the space, either case: "Whatis 60-4?", "thatis", "Thisis".
+    Both parts have two letters or more ("Ian", "Isa" and "Ana" are not "i an", "is a", "an a"),
+    and no given name or a slip from one qualifies ("Asher", "Hasan", "Sheby")."""
+    word = piece.lower()
+    if len(word) < 5 or not word.isalpha():
+        return False
+    glued = any(word[:i] in FUNCTION_WORDS and word[i:] in FUNCTION_WORDS for i in range(2, len(word) - 1))
+    return glued and not _near_given_name(word)
+
+
+def _near_given_name(word: str) -> bool:
+    """``word`` is a given name or one typing slip from one ("sheby" for "Shelby")."""
+    names = given_names()
+    return word in names or bool(one_edit(word) & names)
+
+
+def is_misspelt_word(word: str) -> bool:
+    """A lower-case word one typing slip from a common English word and from no given name:
+    "tomorow", "ovious", "deffort", "fishis". A name written in lower case is a name first:
+    anything one edit from any of Faker's ~20,000 first names stays ("jeremah", "aiden"), and so
+    does a word shorter than :data:`MIN_MISSPELT` letters. A correctly spelt word is left to the
+    other rules: the shipped lexicon also files rarer given names as words."""
+    if len(word) < MIN_MISSPELT or not word.isalpha() or not word.islower():
+        return False
+    names, english = given_names(), english_words()
+    if not names or not english or word in names or word in english:
+        return False
+    near = one_edit(word)
+    return not (near & names) and any(len(w) >= MIN_MISSPELT - 1 and w in english for w in near)
 
 
 _AT = re.compile(r"@|\s(?:at|\(at\)|\[at\])\s", re.IGNORECASE)

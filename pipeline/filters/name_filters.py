@@ -11,6 +11,7 @@ from typing import Any
 
 from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
+from pipeline.filters.worksheet import is_worksheet_character
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection, Dialogue, Span
 
@@ -26,6 +27,7 @@ __all__ = [
     "is_present",
     "is_vocative",
     "is_word_problem_character",
+    "is_worksheet_character",
     "last_sentence_start",
     "looks_like_proper_name",
     "not_a_name",
@@ -259,7 +261,7 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
     return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
-@register("name.story_characters", "1")
+@register("name.story_characters", "2")  # 2: word_problem_character v4
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
     characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
@@ -293,7 +295,7 @@ _TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
 _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
 
 
-@register("name.word_problem_character", "3")
+@register("name.word_problem_character", "4")  # 4: worksheet characters, "was asked to"
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -317,6 +319,8 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
         return False
     if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
         return False  # "I can't hear you, Ivan."
+    if is_worksheet_character(before, text[start:end], after):
+        return True  # before the participant check: "Jason's answer" is a worksheet's here
     if is_participant(stripped_before, after) or _spoken_to(before, after):
         return False
     return story or bool(_WP_QUESTION_RE.search(sentence))
@@ -368,7 +372,9 @@ _STORY_VERB_RE = re.compile(
     r"arrives|arrived|swims|swam|bikes|biked|jogs|jogged|paints|painted|builds|built|pays|paid|"
     r"owes|owed|pours|poured|weighs|weighed|practices|practiced|practises|practised|"
     r"buy|give|spend|save|eat|drink|walk|run|make|bake|sell|collect|share|pick|earn|drive|"
-    r"travel|fill|plant|finish|ride|swim|paint|build|pay|pour)\b",
+    r"travel|fill|plant|finish|ride|swim|paint|build|pay|pour|"
+    # a worksheet's own statement: "Pablo was asked to divide the shapes into 8 equal parts"
+    r"(?:is|was)\s+asked\s+to)\b",
     re.IGNORECASE,
 )
 

@@ -29,8 +29,9 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
   is a problem character and is dropped; under ``recall_first`` it stays (potential PII);
 - a name the dialogue's own talk uses as a word-problem character ("Mike has 4 cookies and he
-  eats 3", "How many yards did Jason sprint?") and never as someone taking part is dropped in
-  every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's).
+  eats 3", "How many yards did Jason sprint?") or as the character of a quoted worksheet question
+  ("Which equation shows that Jason's answer is incorrect?") and never as someone taking part is
+  dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's).
 """
 
 from __future__ import annotations

@@ -131,6 +131,45 @@ def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
 
 
 @pytest.mark.parametrize(
+    ("text", "name", "character"),
+    [
+        ("Which graph shows that Renata's claim is wrong?", "Renata", True),
+        ("Which expression is not shown by Doloress model?", "Doloress", True),
+        ("What strategy does Oskar use here?", "Oskar", True),
+        ("We sort the cards according to Wendell's rules.", "Wendell", True),
+        ("Linnea's pattern could be that every term doubles.", "Linnea", True),
+        ("Here Ignatius's answer is not correct.", "Ignatius", True),
+        ("Beatriz was asked to cut 6 ribbons into equal parts.", "Beatriz", True),
+        ("Who can add on to Delia's idea?", "Delia", False),  # the class, about a student
+        ("Renata, which graph shows the answer?", "Renata", False),  # spoken to
+        ("What did Oskar use?", "Oskar", False),  # no worksheet's opening
+        ("Which way did Oskar go, Ana?", "Oskar", False),  # "Which way": no noun asked for
+        ("this is Hunter's number model", "Hunter", False),
+        ("Beatriz was asked to leave early.", "Beatriz", False),  # no quantity: no story
+    ],
+)
+def test_a_worksheet_question_s_character_is_no_participant(text, name, character):
+    start = text.index(name)
+    assert name_filters.is_word_problem_character(text, start, start + len(name)) is character
+
+
+@pytest.mark.parametrize("policy", postfilter.POLICIES)
+def test_a_worksheet_character_someone_speaks_to_is_kept(policy):
+    from pipeline.types import Dialogue, Message
+
+    quiz = Dialogue("d4", [
+        Message(index=0, speaker="tutor", text="Which equation shows that Cosmo's answer is incorrect?"),
+        Message(index=1, speaker="student", text="the second one"),
+    ])
+    assert postfilter.filter_dialogue(quiz, _names(quiz, "Cosmo"), policy=policy) == [[], []]
+    talk = Dialogue("d5", [
+        Message(index=0, speaker="tutor", text="Cosmo, are you there?"),
+        Message(index=1, speaker="tutor", text="Which equation shows that Cosmo's answer is incorrect?"),
+    ])
+    assert [len(found) for found in postfilter.filter_dialogue(talk, _names(talk, "Cosmo"), policy=policy)] == [1, 1]
+
+
+@pytest.mark.parametrize(
     ("text", "piece", "label", "dropped"),
     [
         ("The two measures are 58and40.", "58", "OTHER_IDENTIFIER", True),

@@ -55,6 +55,17 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("kinda?", "kinda", "LOCATION", "filler"),
         ("yea kinda", "yea kinda", "NAME", "filler"),
         ("Have you heard of Pythagoras?", "Pythagoras", "LOCATION", "maths_word"),
+        ("that was really dificult", "dificult", "NAME", "misspelling"),
+        ("sorry i forgott", "forgott", "NAME", "misspelling"),
+        ("that is so awsome!", "awsome", "LOCATION", "misspelling"),
+        ("Look at Dmitri's ray.", "ray", "NAME", "common_noun"),
+        ("Which angle is made by Fatima's Ray?", "Ray", "NAME", "common_noun"),
+        ("Is the Sum even?", "Sum", "NAME", "common_noun"),
+        ("Nice work! redo the last step.", "redo", "NAME", "requested_verb"),
+        ("Whatis 7 times 8?", "Whatis", "NAME", "function_word"),
+        ("ok thatis done", "thatis", "NAME", "function_word"),
+        ("no sir", "no", "NAME", "function_word"),
+        ("Is it pi or 3.14?", "pi", "NAME", "maths_word"),
     ],
 )
 def test_junk_is_recognised(text, piece, label, expected):
@@ -77,11 +88,37 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("Ask Mr. Nah.", "Nah"),  # after a title, a surname
         ("Thanks, Yael.", "Yael"),
         ("Kindra, sit down.", "Kindra"),
+        # lower-case names stay names, spelt right or not: a given name, one slip from one, or
+        # a word too short to judge
+        ("thank you maya", "maya"),
+        ("hi jeremiha", "jeremiha"),  # one edit from a given name
+        ("goodbye ysabel", "ysabel"),
+        ("i sat with joaquin", "joaquin"),
+        ("ok brittanny", "brittanny"),
+        ("hi minji", "minji"),
+        ("Dificult", "Dificult"),  # capitalised: a spelling rule is for lower case only
+        ("Thanks, Ray.", "Ray"),
+        ("Ana's Mark came too.", "Mark"),  # a possessive owns people too
+        ("Nice work! lucia the next one is yours.", "lucia"),  # a given name opens it
+        ("Who was right?  xiaolin?", "xiaolin"),  # a call, not an imperative: no object
+        ("Asher is here", "Asher"),  # "as her", but a given name
+        ("Good, Sheby.", "Sheby"),  # "she by", but one slip from a given name
+        ("Ian and Isa, come here.", "Isa"),  # "is a": one part is one letter
     ],
 )
 def test_real_names_and_dates_are_not_junk(text, piece):
     label = "DATE_OF_BIRTH" if piece[-1].isdigit() else "NAME"
     assert kind(text, piece, label) is None
+
+
+def test_misspelt_words_need_both_word_lists(monkeypatch):
+    from pipeline.filters import junk
+
+    assert junk.is_misspelt_word("dificult")
+    assert not junk.is_misspelt_word("difficult")  # spelt right: left to the other rules
+    assert not junk.is_misspelt_word("dificult".upper())
+    monkeypatch.setattr(junk, "given_names", lambda: frozenset())
+    assert not junk.is_misspelt_word("dificult")  # no names to protect: the rule stays off
 
 
 def test_structured_identifiers_are_never_junk():

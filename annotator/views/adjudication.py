@@ -41,16 +41,20 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 @require_GET
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    if "page" in request.GET:  # a bookmark from when the queue paged by number: its first page
+        kept = request.GET.copy()
+        for name in ("page", "after", "before"):
+            kept.pop(name, None)
+        url = reverse("adjudication-queue", kwargs={"slug": slug})
+        return redirect(f"{url}?{kept.urlencode()}" if kept else url)
     form = QueueFilterForm(request.GET or None)
-    status, flag, q, page = AdjudicationItem.Status.OPEN, "", "", 1
+    filters = {"status": AdjudicationItem.Status.OPEN, "flag": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
-        d = form.cleaned_data
-        status, flag, q, page = d["status"] or status, d["flag"], d["q"], d["page"] or 1
+        filters = {name: form.cleaned_data[name] or default for name, default in filters.items()}
     if not request.htmx:
         _sweep(project)
-    rows, total = sel.queue_page(project, status=status, flag=flag, q=q, page=page)
-    context = {"project": project, "rows": rows, "total": total, "status": status, "flag": flag, "q": q, "page": page,
-               "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
+    context = {"project": project, **filters, **sel.queue_page(project, **filters),
+               "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
     return render(request, template, context)

@@ -75,40 +75,46 @@ BIGINT = 2**63 - 1  # the largest value a column of the order holds; a cursor pa
 
 
 def ordered_keyset_page(qs, order: tuple[str, ...], *, after: str = "", before: str = "",
-                        per_page: int = 50) -> dict:
+                        per_page: int = 50, rows=None) -> dict:
     """One page of ``qs`` in ``order`` (integer fields, each ascending or "-" descending, the last
-    one unique), after or before a cursor (their values "-"-joined, from a previous page), never
+    one its primary key), after or before a cursor (their values "-"-joined, from a previous page), never
     at an offset: :func:`keyset_page` for an order of several columns in mixed directions.
 
-    A row comparison cannot follow mixed directions through one index, so the rows past the cursor
+    A row comparison cannot follow mixed directions through one index, so the keys past the cursor
     are read as the ranges that follow it in turn: the same values up to the last column and a
     greater last one, then the same values up to the one before and a greater one there, ... and
     last a greater first column; each range is an index range in order (equalities, then one
     inequality) under ``LIMIT``, and the ranges stop as soon as the page is full. An index on
-    ``order`` therefore serves every page, however deep, reading only its own rows (issue 26)."""
+    ``order`` therefore serves every page, however deep, reading only its own rows (issue 26).
+    Only the order's columns are read so (no join for the planner to weigh against the index);
+    the page's rows are then loaded by primary key from ``rows`` (default ``qs``), with whatever
+    joins and annotations it carries."""
     cursor = order_cursor(after or before, len(order))
     backwards = cursor is not None and bool(before)
     names = [f.lstrip("-") for f in order]
     walk = [_flip(f) for f in order] if backwards else list(order)
+    keys_of = qs.values_list(*names)
     limit = per_page + 1
     if cursor is None:
-        rows = list(qs.order_by(*walk)[:limit])
+        keys = list(keys_of.order_by(*walk)[:limit])
     else:
-        rows = []
+        keys = []
         for i in reversed(range(len(order))):
             same = dict(zip(names[:i], cursor[:i], strict=True))
             past = Q(**{f"{names[i]}__{'lt' if walk[i].startswith('-') else 'gt'}": cursor[i]})
-            rows += qs.filter(past, **same).order_by(*walk)[:limit - len(rows)]
-            if len(rows) >= limit:
+            keys += keys_of.filter(past, **same).order_by(*walk)[:limit - len(keys)]
+            if len(keys) >= limit:
                 break
-    more = len(rows) > per_page
-    rows = rows[:per_page]
+    more = len(keys) > per_page
+    keys = keys[:per_page]
     if backwards:
-        rows.reverse()
+        keys.reverse()
     has_prev, has_next = (more, True) if backwards else (cursor is not None, more)
-    mark = lambda row: "-".join(str(getattr(row, name)) for name in names)  # noqa: E731
-    return {"rows": rows, "has_next": has_next and bool(rows), "has_prev": has_prev and bool(rows),
-            "next_key": mark(rows[-1]) if rows else "", "prev_key": mark(rows[0]) if rows else ""}
+    found = (qs if rows is None else rows).order_by().in_bulk([k[-1] for k in keys]) if keys else {}
+    mark = lambda key: "-".join(map(str, key))  # noqa: E731
+    return {"rows": [found[k[-1]] for k in keys if k[-1] in found], "has_next": has_next and bool(keys),
+            "has_prev": has_prev and bool(keys), "next_key": mark(keys[-1]) if keys else "",
+            "prev_key": mark(keys[0]) if keys else ""}
 
 
 def _flip(field: str) -> str:

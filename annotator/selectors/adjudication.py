@@ -219,9 +219,9 @@ def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str
     if q:
         qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
     out = ordered_keyset_page(
-        qs.select_related("message", "message__dialogue").annotate(
+        qs, AdjudicationItem.QUEUE_ORDER, after=after, before=before, per_page=per_page,
+        rows=AdjudicationItem.objects.select_related("message", "message__dialogue").annotate(
             has_notes=_noted("notes"), has_uncertain=_noted("uncertain")),
-        AdjudicationItem.QUEUE_ORDER, after=after, before=before, per_page=per_page,
     )
     if not flag and not q and status in (AdjudicationItem.Status.OPEN, AdjudicationItem.Status.SETTLED):
         out["total"] = queue_counts(project, use_cache=True)[status]

@@ -181,3 +181,59 @@ def test_malformed_and_old_page_links(client, members, mixed):
     old = client.get(_url(mixed, status="settled", flag="notes", page="7"))  # a bookmark of a numbered page
     assert old.status_code == 302 and old["Location"] == _url(mixed, status="settled", flag="notes")
     assert client.get(_url(mixed, page="1"))["Location"] == _url(mixed)
+
+
+# ----------------------------------------------------------------------------------- at scale
+
+KEYS = 'SELECT "annotator_adjudicationitem"."risk" AS "risk", '  # the keys' queries (values_list)
+DEEP = 6_000  # open items; the old OFFSET read every key before a deep page (more than scan_check's 5,000)
+
+
+def _item_nodes(plan: dict):
+    if plan.get("Relation Name") == "annotator_adjudicationitem":
+        yield plan
+    for child in plan.get("Plans", []):
+        yield from _item_nodes(child)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_deep_page_reads_its_own_rows_from_the_index(require_postgres, model_project, members, client):
+    """Issue 26: at 6,000 open items (ties in risk and weight over 60 dialogues), the page after
+    the 5,000th item reads about a page of items, through ``adjudication_queue_order``, where the
+    ``OFFSET`` read the 5,000 before it (EXPLAIN ANALYZE of every query the request sends)."""
+    import json
+
+    project = model_project
+    dialogues = Dialogue.objects.bulk_create(
+        Dialogue(project=project, external_id=f"big{n:03}", message_count=100) for n in range(DEEP // 100))
+    messages = Message.objects.bulk_create(
+        Message(project=project, dialogue=d, position=p, speaker="s", text=f"{d.external_id} #{p}")
+        for d in dialogues for p in range(100))
+    AdjudicationItem.objects.bulk_create(
+        AdjudicationItem.for_message(m, risk=i % 4, risk_weight=(i // 7) % 5) for i, m in enumerate(messages))
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE annotator_adjudicationitem, annotator_message, annotator_dialogue")
+    ordered = AdjudicationItem.objects.filter(project=project, status="open").order_by(*AdjudicationItem.QUEUE_ORDER)
+    cursor = _key(ordered[4_999])
+    client.force_login(members["adjudicator"])
+    client.get(_url(project), HTTP_HX_REQUEST="true")  # the queue's counts, kept per revision (KNOWN_SCANS)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(_url(project, after=cursor), HTTP_HX_REQUEST="true")
+    assert page.status_code == 200
+    assert f"?after={_key(ordered[5_049])}&amp;status=open" in page.content.decode()
+    visited, indexes = 0, set()
+    with connection.cursor() as cur:
+        for q in queries.captured_queries:
+            if "annotator_adjudicationitem" not in q["sql"] or not q["sql"].startswith("SELECT"):
+                continue
+            cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q["sql"])
+            (plan,) = cur.fetchone()
+            plan = json.loads(plan) if isinstance(plan, str) else plan
+            for node in _item_nodes(plan[0]["Plan"]):
+                if q["sql"].startswith(KEYS):  # the keys past the cursor (then their rows by primary key)
+                    indexes.add(node.get("Index Name"))
+                visited += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * node.get(
+                    "Actual Loops", 1)
+    assert indexes == {"adjudication_queue_order"}, indexes
+    assert visited <= 2 * 51, visited  # a page's keys and one more, then the page's rows; the OFFSET read 5,000

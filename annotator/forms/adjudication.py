@@ -54,3 +54,4 @@ class QueueFilterForm(forms.Form):
     # "risk-weight-dialogue-position-id" of the row it follows or precedes, read strictly there
     after = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
     before = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+    page = forms.IntegerField(min_value=1, required=False)  # before cursors: a bookmark's page 1 still opens

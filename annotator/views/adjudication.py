@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -41,16 +41,12 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 @require_GET
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
-    if "page" in request.GET:  # a bookmark from when the queue paged by number: its first page
-        kept = request.GET.copy()
-        for name in ("page", "after", "before"):
-            kept.pop(name, None)
-        url = reverse("adjudication-queue", kwargs={"slug": slug})
-        return redirect(f"{url}?{kept.urlencode()}" if kept else url)
     form = QueueFilterForm(request.GET or None)
     filters = {"status": AdjudicationItem.Status.OPEN, "flag": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
         filters = {name: form.cleaned_data[name] or default for name, default in filters.items()}
+        if (form.cleaned_data["page"] or 1) > 1:  # numbered pages are gone (cursors): only the first is left
+            raise Http404("No such page.")
     if not request.htmx:
         _sweep(project)
     context = {"project": project, **filters, **sel.queue_page(project, **filters),

@@ -178,9 +178,9 @@ def test_malformed_and_old_page_links(client, members, mixed):
     assert client.get(_url(mixed, before="1-2-3-4-5-6"), HTTP_HX_REQUEST="true").status_code == 404
     past = client.get(_url(mixed, after="0-0-9223372036854775807-0-0", status="open"))
     assert past.status_code == 200 and "Back to its first page" in past.content.decode()
-    old = client.get(_url(mixed, status="settled", flag="notes", page="7"))  # a bookmark of a numbered page
-    assert old.status_code == 302 and old["Location"] == _url(mixed, status="settled", flag="notes")
-    assert client.get(_url(mixed, page="1"))["Location"] == _url(mixed)
+    old = client.get(_url(mixed, status="open", q="d3", page="1"))  # a bookmark of the first numbered page
+    assert old.status_code == 200 and "Message 0 of the third dialogue" in old.content.decode()
+    assert client.get(_url(mixed, page="2")).status_code == 404  # no numbered page past it
 
 
 # ----------------------------------------------------------------------------------- at scale

@@ -3,7 +3,8 @@
 Adjudicators and admins only (annotators get 403, outsiders 404, through ``access.project_for``).
 Annotators appear as Annotator 1, 2, 3, each with their note (comment, "uncertain"); the model's
 predictions only when the project shows them to adjudicators. The queue filters by notes
-(``?flag=notes`` / ``?flag=uncertain``), the htmx pager keeping the filter.
+(``?flag=notes`` / ``?flag=uncertain``) and pages by cursor (``?after=`` / ``?before=``, a
+malformed one a 404), the htmx pager keeping the filter.
 """
 
 from __future__ import annotations

@@ -39,9 +39,9 @@ def load_review_state(project, run) -> None:
             "d.id, now() FROM annotator_adjudicationdecision d JOIN annotator_prediction pr "
             "ON pr.message_id = d.message_id AND pr.run_id = %s ON CONFLICT DO NOTHING", [run.pk])
         cur.execute(
-            "INSERT INTO annotator_adjudicationitem (project_id, message_id, status, risk, risk_weight, risk_details, "
-            "version, decision_id, created_at, settled_at) "
-            "SELECT m.project_id, m.id, CASE WHEN mod(m.id, 10) = 0 THEN 'open' ELSE 'settled' END, mod(m.id, 4), "
+            "INSERT INTO annotator_adjudicationitem (project_id, message_id, dialogue_id, position, status, risk, "
+            "risk_weight, risk_details, version, decision_id, created_at, settled_at) "
+            "SELECT m.project_id, m.id, m.dialogue_id, m.position, CASE WHEN mod(m.id, 10) = 0 THEN 'open' ELSE 'settled' END, mod(m.id, 4), "
             "mod(m.id, 97), '{}', 0, d.id, now(), CASE WHEN mod(m.id, 10) = 0 THEN NULL ELSE now() END "
             "FROM annotator_message m LEFT JOIN annotator_adjudicationdecision d ON d.message_id = m.id "
             "WHERE m.project_id = %s AND mod(m.id, 5) = 0 ON CONFLICT DO NOTHING", [p])
@@ -91,7 +91,12 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
         return max(1, qs.count() // per_page // 2)
 
     dialogues = middle(m.Dialogue.objects.filter(project=project), 50)
-    adjudication = middle(m.AdjudicationItem.objects.filter(project=project, status="open"), 50)
+    open_items = m.AdjudicationItem.objects.filter(project=project, status="open")
+    adjudication = middle(open_items, 50)
+    # the adjudication queue pages by cursor too (annotator.selectors.ordered_keyset_page)
+    order = [f.lstrip("-") for f in m.AdjudicationItem.QUEUE_ORDER]
+    judged = "-".join(map(str, open_items.order_by(*m.AdjudicationItem.QUEUE_ORDER).values_list(*order)[
+        (adjudication - 1) * 50 - 1])) if adjudication > 1 else ""
     mine = m.Assignment.objects.filter(project=project, annotator__username="ann1")
     queue = middle(mine, 50)
     # the queue pages by cursor (annotator.selectors.keyset_page): the row before its middle page
@@ -120,7 +125,7 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
         ("plan detail", "boss", u("workspace-plan", plan_id=plan_id), {}),
         ("exports / releases", "boss", u("export-list"), {}),
         ("adjudication queue", "judge", u("adjudication-queue"), {}),
-        (f"adjudication rows p{adjudication}", "judge", u("adjudication-queue") + f"?page={adjudication}", hx),
+        (f"adjudication rows p{adjudication}", "judge", u("adjudication-queue") + f"?after={judged}", hx),
         ("agreement report", "judge", u("reports-agreement"), {}),
         ("detector report", "judge", u("reports-detectors"), {}),
         ("circularity report", "judge", u("reports-circularity"), {}),

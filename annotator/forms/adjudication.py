@@ -50,4 +50,8 @@ class QueueFilterForm(forms.Form):
     flag = forms.ChoiceField(choices=[("", "All"), ("notes", "Has notes"), ("uncertain", "Uncertain")],
                              required=False)
     q = forms.CharField(required=False, max_length=200)
-    page = forms.IntegerField(min_value=1, required=False)
+    # a page's cursor (annotator.selectors.ordered_keyset_page): the queue order's values
+    # "risk-weight-dialogue-position-id" of the row it follows or precedes, read strictly there
+    after = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+    before = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+    page = forms.IntegerField(min_value=1, required=False)  # before cursors: a bookmark's page 1 still opens

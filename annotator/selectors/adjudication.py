@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotator.models import (
     AdjudicationDecision,
@@ -26,7 +26,7 @@ from annotator.models import (
     Project,
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
-from annotator.selectors import page_of
+from annotator.selectors import ordered_keyset_page
 from annotator.selectors.figures import cached
 from annotator.selectors.projects import pseudonyms
 from pipeline.types import Span
@@ -190,16 +190,6 @@ def merge_health(project: Project, *, use_cache: bool = False) -> dict:
     return {"unmerged": unmerged, "last_failure": failure}
 
 
-def _queue_order() -> tuple:
-    """Risk first, then dialogue order. The message's dialogue and position are read per item
-    (by primary key) rather than joined: the index ``adjudication_queue`` then hands the items
-    over in risk order and only the items up to the page are looked at, instead of every message
-    of the corpus being read to join them all."""
-    message = Message.objects.filter(pk=OuterRef("message_id"))
-    return ("-risk", "-risk_weight", Subquery(message.values("dialogue_id")[:1]),
-            Subquery(message.values("position")[:1]))
-
-
 NOTE_FILTERS = {
     "notes": Q(comment__gt=""),  # an annotator wrote a comment
     "uncertain": Q(uncertain=True),  # an annotator flagged the item uncertain
@@ -212,30 +202,40 @@ def _noted(flag: str) -> Exists:
     return Exists(Assignment.objects.filter(NOTE_FILTERS[flag], message_id=OuterRef("message_id"), status=DONE))
 
 
-def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str = "", page: int = 1,
-               per_page: int = 50):
-    """One page of the queue in risk order; ``flag`` ("notes", "uncertain") keeps the items an
-    annotator commented on or flagged uncertain, ``q`` the items whose dialogue id or message text
-    contains it. Each row knows whether it has notes or an uncertain flag. Unfiltered, the total
-    is the queue's count at the project's revision (:func:`queue_counts`), not a count per request."""
+def queue_page(project: Project, *, status: str = "open", flag: str = "", q: str = "", after: str = "",
+               before: str = "", per_page: int = 50) -> dict:
+    """One page of the queue in risk order (:data:`AdjudicationItem.QUEUE_ORDER`: risk, weight,
+    then the message's dialogue and position, carried by the item), after or before a cursor
+    (:func:`~annotator.selectors.ordered_keyset_page`: the index ``adjudication_queue_order``
+    serves any page, however deep, from its own rows). ``flag`` ("notes", "uncertain") keeps the
+    items an annotator commented on or flagged uncertain, ``q`` the items whose dialogue id or
+    message text contains it. Each row knows whether it has notes or an uncertain flag.
+    Unfiltered, ``total`` is the queue's count at the project's revision (:func:`queue_counts`);
+    filtered, the matches when they fit on one page, else None (counting them would read the
+    whole queue, as the annotator's queue does)."""
     qs = AdjudicationItem.objects.filter(project=project, status=status)
     if flag:
         qs = qs.filter(_noted(flag))
     if q:
         qs = qs.filter(Q(message__dialogue__external_id__icontains=q) | Q(message__text__icontains=q))
-    qs = qs.select_related("message", "message__dialogue").annotate(
-        has_notes=_noted("notes"), has_uncertain=_noted("uncertain")).order_by(*_queue_order())
-    known = None
+    out = ordered_keyset_page(
+        qs, AdjudicationItem.QUEUE_ORDER, after=after, before=before, per_page=per_page,
+        rows=AdjudicationItem.objects.select_related("message", "message__dialogue").annotate(
+            has_notes=_noted("notes"), has_uncertain=_noted("uncertain")),
+    )
     if not flag and not q and status in (AdjudicationItem.Status.OPEN, AdjudicationItem.Status.SETTLED):
-        known = queue_counts(project, use_cache=True)[status]
-    return page_of(qs, page, per_page, keys_first=True, count=known)  # a page past the end is a 404
+        out["total"] = queue_counts(project, use_cache=True)[status]
+    else:
+        out["total"] = None if out["has_next"] or out["has_prev"] else len(out["rows"])
+    return out
 
 
 def next_open_item(project: Project, *, exclude: int | None = None) -> AdjudicationItem | None:
+    """The riskiest open item, in the queue's order (the item page's "Save gold and next")."""
     qs = AdjudicationItem.objects.filter(project=project, status=AdjudicationItem.Status.OPEN)
     if exclude is not None:
         qs = qs.exclude(pk=exclude)
-    return qs.order_by(*_queue_order()).first()
+    return qs.order_by(*AdjudicationItem.QUEUE_ORDER).first()
 
 
 def _window(message: Message, size: int) -> list[Message]:

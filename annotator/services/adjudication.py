@@ -151,8 +151,8 @@ def _merge_batch(project, rule, evidence: list[sel.ItemEvidence], user) -> tuple
         risk = assess_risk(ev.spans)
         cands = merge_candidates(ev.spans, rule)
         if cands is None or ev.uncertain:  # a disagreement, or an annotator asked for a person
-            items.append((AdjudicationItem(project=project, message=ev.message, risk=risk.level,
-                                           risk_weight=risk.weight, risk_details=risk.to_dict()), ev))
+            items.append((AdjudicationItem.for_message(ev.message, risk=risk.level,
+                                                        risk_weight=risk.weight, risk_details=risk.to_dict()), ev))
             continue
         outcome = Outcome.MAJORITY if any(c.provenance == MAJORITY for c in cands) else Outcome.UNANIMOUS
         if outcome == Outcome.UNANIMOUS and risk.level:  # majority rule settled a disagreement
@@ -230,7 +230,7 @@ def _requeue(project, message, item, decision, ev, user) -> str:
     a decided one keeps its decision and gold until the adjudicator revises it."""
     risk = assess_risk(ev.spans)
     if item is None:
-        item = AdjudicationItem(project=project, message=message, decision=decision, version=0)
+        item = AdjudicationItem.for_message(message, decision=decision, version=0)
     was_settled = item.status == AdjudicationItem.Status.SETTLED
     item.status, item.settled_at = AdjudicationItem.Status.OPEN, None
     item.risk, item.risk_weight, item.risk_details = risk.level, risk.weight, risk.to_dict()

@@ -3,14 +3,15 @@
 Adjudicators and admins only (annotators get 403, outsiders 404, through ``access.project_for``).
 Annotators appear as Annotator 1, 2, 3, each with their note (comment, "uncertain"); the model's
 predictions only when the project shows them to adjudicators. The queue filters by notes
-(``?flag=notes`` / ``?flag=uncertain``), the htmx pager keeping the filter.
+(``?flag=notes`` / ``?flag=uncertain``) and pages by cursor (``?after=`` / ``?before=``, a
+malformed one a 404), the htmx pager keeping the filter.
 """
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -42,15 +43,15 @@ def _item_for(request: HttpRequest, slug: str, item_id: int) -> AdjudicationItem
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     form = QueueFilterForm(request.GET or None)
-    status, flag, q, page = AdjudicationItem.Status.OPEN, "", "", 1
+    filters = {"status": AdjudicationItem.Status.OPEN, "flag": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
-        d = form.cleaned_data
-        status, flag, q, page = d["status"] or status, d["flag"], d["q"], d["page"] or 1
+        filters = {name: form.cleaned_data[name] or default for name, default in filters.items()}
+        if (form.cleaned_data["page"] or 1) > 1:  # numbered pages are gone (cursors): only the first is left
+            raise Http404("No such page.")
     if not request.htmx:
         _sweep(project)
-    rows, total = sel.queue_page(project, status=status, flag=flag, q=q, page=page)
-    context = {"project": project, "rows": rows, "total": total, "status": status, "flag": flag, "q": q, "page": page,
-               "has_next": page * 50 < total, "has_prev": page > 1, "counts": sel.queue_counts(project, use_cache=True),
+    context = {"project": project, **filters, **sel.queue_page(project, **filters),
+               "counts": sel.queue_counts(project, use_cache=True),
                "is_admin": access.role_in(request.user, project) == Role.ADMIN}
     template = "adjudication/_queue_rows.html" if request.htmx else "adjudication/queue.html"
     return render(request, template, context)

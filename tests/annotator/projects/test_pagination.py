@@ -1,5 +1,6 @@
 """Issue 11: a page number past the end of a list is a 404, however large (it was a 500); so is a
-cursor past any key of a list that pages by cursor (the annotator's queue, issue 26)."""
+cursor past any key of a list that pages by cursor (the annotator's queue, issue 26), and any
+malformed cursor of the adjudication queue (which has only its first numbered page left)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ def test_a_page_inside_the_list_still_works(client, members, corpus):
     client.force_login(members["adjudicator"])
     response = client.get(reverse("dialogue-list", kwargs={"slug": "test"}), {"page": "1"})
     assert response.status_code == 200 and "d1" in response.content.decode()
+
+
+def test_a_malformed_adjudication_cursor_is_404(client, members, corpus):
+    client.force_login(members["adjudicator"])
+    url = reverse("adjudication-queue", kwargs={"slug": "test"})
+    assert client.get(url, {"after": "0-0-1-0-1"}).status_code == 200  # a cursor: the rows after it (none)
+    for cursor in ("after", "before"):
+        for text in (f"{HUGE}-1-1-1-1", "1-1", "-" + HUGE, "1-1-1-1-x"):
+            assert client.get(url, {cursor: text}).status_code == 404, text
+            assert client.get(url, {cursor: text}, HTTP_HX_REQUEST="true").status_code == 404, text

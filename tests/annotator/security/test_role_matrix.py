@@ -254,7 +254,8 @@ def world(ws_project, members, planned, settings, make_user):
     project = ws_project
     plan = planned("aware")
     assignment = Assignment.objects.filter(annotator=members["annotator"], project=project).first()
-    adj_item = AdjudicationItem.objects.create(project=project, message=msg(project, "d2", 1), risk=1)
+    adj_item = AdjudicationItem.for_message(msg(project, "d2", 1), risk=1)
+    adj_item.save()
     import_job = BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.IMPORT,
                                               status=BackgroundJob.Status.SUCCEEDED)
     BackgroundJob.objects.create(project=project, kind=BackgroundJob.Kind.AGREEMENT,

@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotator import model_store
 from annotator import task_names as names
 from annotator.adapters import dialogues_from_db
+from annotator.bulk import delete_for_messages, insert_rows
 from annotator.dispatch import enqueue
 from annotator.models import (
     DetectorRun,
@@ -304,12 +305,11 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
             return "already done"
         if current.status == DetectorRun.Status.CANCELLED:
             return "run cancelled"
-        Prediction.objects.filter(run=run, message_id__in=message_ids).delete()
-        MessageSegment.objects.filter(run=run, message_id__in=message_ids).delete()
-        MessageUncertainty.objects.filter(run=run, message_id__in=message_ids).delete()
-        Prediction.objects.bulk_create(predictions, batch_size=5000)
-        MessageSegment.objects.bulk_create(segments, batch_size=5000)
-        MessageUncertainty.objects.bulk_create(margins, batch_size=5000)
+        for model, columns, rows in ((Prediction, PREDICTION_COLUMNS, predictions),
+                                     (MessageSegment, SEGMENT_COLUMNS, segments),
+                                     (MessageUncertainty, MARGIN_COLUMNS, margins)):
+            delete_for_messages(model, run_id=run.pk, message_ids=message_ids)
+            insert_rows(model, columns, rows)
         _recount(locked, sum(len(d.messages) for d, _ in pairs))
         locked.status, locked.error, locked.worker = RunChunk.Status.DONE, "", worker[:200]
         locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
@@ -359,9 +359,15 @@ def _messages_done(run_id: int) -> int:
     return done["n"] or 0
 
 
+PREDICTION_COLUMNS = ("run_id", "message_id", "start", "end", "label", "score", "source_label")
+SEGMENT_COLUMNS = ("run_id", "message_id", "segment", "score")
+MARGIN_COLUMNS = ("run_id", "message_id", "margin")
+
+
 def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list, list[int]]:
-    """Unsaved predictions, segments and uncertainty margins for one chunk's detections, and the
-    message ids they replace; spans past their message's end are dropped."""
+    """Rows (tuples of ``PREDICTION_COLUMNS``, ``SEGMENT_COLUMNS`` and ``MARGIN_COLUMNS``) of
+    predictions, segments and uncertainty margins for one chunk's detections, and the message ids
+    they replace; spans past their message's end are dropped."""
     predictions, segments, margins = [], [], []
     message_ids: list[int] = []
     for (dialogue, pks), dets in zip(pairs, detections, strict=True):
@@ -371,15 +377,12 @@ def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list, 
             text_len = len(dialogue.messages[det.index].text)
             for s in det.spans:
                 if s.end <= text_len:
-                    predictions.append(Prediction(
-                        run=run, message_id=message_id, start=s.start, end=s.end, label=s.label,
-                        score=float(s.score), source_label=(s.source or s.label)[:80],
-                    ))
+                    predictions.append((run.pk, message_id, s.start, s.end, s.label, float(s.score),
+                                        (s.source or s.label)[:80]))
             if det.segment is not None:
-                segments.append(MessageSegment(run=run, message_id=message_id, segment=det.segment,
-                                               score=det.segment_score))
+                segments.append((run.pk, message_id, det.segment, det.segment_score))
             if det.margin is not None:
-                margins.append(MessageUncertainty(run=run, message_id=message_id, margin=max(0.0, det.margin)))
+                margins.append((run.pk, message_id, max(0.0, det.margin)))
     return predictions, segments, margins, message_ids
 
 

@@ -177,7 +177,7 @@ ANNOTATOR_FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("annotator.models",)),
     ("infrastructure", ("annotator.access", "annotator.adapters", "annotator.rendering", "annotator.charts",
                         "annotator.celery", "annotator.dispatch", "annotator.storage", "annotator.model_store",
-                        "annotator.outbound")),
+                        "annotator.outbound", "annotator.bulk")),
     ("selectors", ("annotator.selectors",)),
     ("services", ("annotator.services",)),
     ("forms and tasks", ("annotator.forms", "annotator.tasks")),

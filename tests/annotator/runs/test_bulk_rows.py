@@ -43,3 +43,31 @@ def test_rows_written_and_replaced_for_the_run_s_messages_only(two_runs):
     assert MessageSegment.objects.filter(run=run).count() == MessageUncertainty.objects.filter(run=run).count() == len(ids) - 2
     insert_rows(MessageUncertainty, MARGIN_COLUMNS, [(run.pk, m, 0.0) for m in chunk])
     assert MessageUncertainty.objects.filter(run=run, margin=0.0).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_first_attempt_deletes_nothing_a_retry_replaces(project):
+    """A chunk's rows are written only with its DONE, so its first attempt has nothing to replace
+    and skips the deletes (on a fast-growing run they scanned the run's rows: O(n^2) in chunks);
+    a retried chunk (attempts > 1) still replaces, never duplicates."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    import tests.slow_detector  # noqa: F401  (registers slow_test)
+    from annotator.models import RunChunk
+    from annotator.services import runs
+    from tests.annotator.runs.test_runs import _corpus
+
+    _corpus(project, n=3)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0})
+    chunk = run.chunks.get()
+    with CaptureQueriesContext(connection) as first:
+        assert runs.chunk_process(chunk_id=chunk.pk) == "done"
+    assert not [q for q in first.captured_queries if q["sql"].lstrip().upper().startswith("DELETE")]
+    n = Prediction.objects.filter(run=run).count()
+    assert n
+    RunChunk.objects.filter(pk=chunk.pk).update(status="pending")  # as if redelivered
+    with CaptureQueriesContext(connection) as retry:
+        assert runs.chunk_process(chunk_id=chunk.pk) == "done"
+    assert [q for q in retry.captured_queries if q["sql"].lstrip().upper().startswith("DELETE")]
+    assert Prediction.objects.filter(run=run).count() == n

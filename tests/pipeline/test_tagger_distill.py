@@ -9,7 +9,7 @@ import pytest
 from pipeline.tagger.store import ModelInfo
 from pipeline.tagger.training.config import TeacherDevError, TrainingError
 from pipeline.tagger.training.data import split_by_dialogue, teacher_dev_split
-from pipeline.tagger.training.distillation import spread_layers
+from pipeline.tagger.training.distillation import spread_layers, student_thresholds
 from pipeline.types import Dialogue, Message, Span
 
 
@@ -224,6 +224,41 @@ def test_a_student_is_checked_against_its_teacher_on_the_teachers_dev(teacher, s
     assert check["student"] == {k: saved.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
     assert check["tolerance"] == 0.01
     assert check["passed"] is (not teacher_shortfalls(check))
+
+
+def test_a_student_keeps_the_lower_of_its_own_and_its_teachers_thresholds():
+    # Its own tuned on 10 dev dialogues landed above the teacher's for NAME (a seed of the demo's
+    # student: 0.45 against 0.1), below for SCHOOL; AGE has no teacher threshold.
+    own = {"NAME": 0.45, "SCHOOL": 0.2, "AGE": 0.3, "EMAIL": 0.3}
+    teacher = {"NAME": 0.1, "SCHOOL": 0.4, "EMAIL": 0.3}
+    kept, record = student_thresholds(own, teacher)
+    assert kept == {"NAME": 0.1, "SCHOOL": 0.2, "AGE": 0.3, "EMAIL": 0.3}
+    assert record == {"rule": "lower", "own": own, "lowered": {"NAME": {"own": 0.45, "kept": 0.1}}}
+    assert student_thresholds(own, teacher, "own") == (own, {"rule": "own", "own": own, "lowered": {}})
+    with pytest.raises(TrainingError, match="distill_thresholds"):
+        student_thresholds(own, teacher, "teacher")
+
+
+def test_a_student_is_checked_at_the_thresholds_it_keeps(teacher, student):
+    from pipeline.tagger import read_info
+
+    saved = read_info(student.path)
+    chosen = saved.hyper["distillation"]["thresholds"]
+    assert chosen["rule"] == "lower"
+    assert saved.thresholds == {lab: min(t, teacher.thresholds[lab]) for lab, t in chosen["own"].items()}
+    assert set(chosen["lowered"]) == {lab for lab, t in chosen["own"].items() if teacher.thresholds[lab] < t}
+    # The check and the recorded dev scores are those of the thresholds it ships with.
+    check = saved.hyper["distillation"]["check"]
+    assert check["student"] == {k: saved.dev_metrics["recall_first"][k] for k in ("f2", "recall")}
+
+
+def test_a_student_threshold_rule_is_checked_before_training(teacher, tmp_path):
+    from pipeline.tagger import TrainConfig, train_tagger
+
+    with pytest.raises(TrainingError, match="distill_thresholds must be"):
+        train_tagger(TrainConfig(_dialogues(), name="s", out_dir=tmp_path, teacher=teacher, num_layers=1,
+                                 distill_thresholds="teacher", **TINY))
+    assert not any(tmp_path.iterdir())
 
 
 def test_dev_dialogues_from_the_caller_are_recorded_as_theirs(teacher, tmp_path):

@@ -4,7 +4,7 @@ ones, and checked against its teacher on dialogues neither trained on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,30 @@ class Distiller:
             "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
         }
 
+
+
+THRESHOLD_RULES = ("lower", "own")
+
+
+def student_thresholds(
+    own: Mapping[str, float], teacher: Mapping[str, float], rule: str = "lower"
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The recall-first thresholds a student keeps, and the record of how they were chosen.
+
+    ``"lower"`` (the default): per label, the lower of its own (tuned on its dev dialogues: the
+    teacher's 10 in the app, about 100 name words, where one word moves the optimum by several
+    grid steps) and its teacher's. A student learns to imitate its teacher, so where its own
+    tuning lands higher it would drop words its teacher flags; it never goes above its own
+    recall-first point either. ``"own"`` keeps its own. A label the teacher has no threshold for
+    keeps the student's. The check against the teacher is scored at the thresholds returned.
+    """
+    if rule not in THRESHOLD_RULES:
+        raise TrainingError(f"distill_thresholds must be one of {', '.join(THRESHOLD_RULES)}, not {rule!r}")
+    kept = {lab: float(t) for lab, t in own.items()}
+    if rule == "lower":
+        kept = {lab: min(t, float(teacher.get(lab, t))) for lab, t in kept.items()}
+    lowered = {lab: {"own": float(own[lab]), "kept": kept[lab]} for lab in kept if kept[lab] < float(own[lab])}
+    return kept, {"rule": rule, "own": {lab: float(t) for lab, t in own.items()}, "lowered": lowered}
 
 
 def teacher_check(

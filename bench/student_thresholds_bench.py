@@ -17,7 +17,8 @@ thresholds), ``gold100`` (tuned on all 100 dialogues' gold), ``imitate`` (tuned 
 dialogues with the teacher's predicted spans as the target), ``flat`` (the lowest threshold within
 0.01 F2 of the best on dev), ``rate`` (per label, the threshold at which the student flags as many
 words of the 100 dialogues as the teacher does at its own), ``min`` (per label, the lower of the
-student's own and the teacher's).
+student's own and the teacher's), ``min_imitate`` (the lower of ``own`` and ``imitate``), ``min3``
+(the lowest of ``own``, ``teacher`` and ``imitate``).
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             "rate": rate_rule(e_all, t_ent, labels, tinfo.thresholds, sinfo.thresholds),
             "min": {lab: min(sinfo.thresholds[lab], tinfo.thresholds[lab]) for lab in labels},
         }
+        rules["min_imitate"] = {lab: min(rules["own"][lab], rules["imitate"][lab]) for lab in labels}
+        rules["min3"] = {lab: min(rules["min"][lab], rules["imitate"][lab]) for lab in labels}
         for rule, thr in rules.items():
             sc = span_score(smodel, dev, s_dev, thr)
             passed = (sc["f2"] >= tcheck["f2"] - DISTILL_TOLERANCE - 1e-9

@@ -37,6 +37,7 @@ from pipeline.tagger.training.config import TrainConfig, TrainingError
 from pipeline.tagger.training.data import check_inputs, counts
 from pipeline.tagger.training.distillation import (
     Distiller,
+    imitation_thresholds,
     load_student,
     student_thresholds,
     teacher_check,
@@ -80,7 +81,13 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
     )
     chosen = None
     if distiller is not None:
-        thresholds, chosen = student_thresholds(thresholds, distiller.info.thresholds, config.distill_thresholds)
+        imitation = None
+        if config.distill_thresholds == "imitate" and dev:
+            say("tuning thresholds to the teacher's spans")
+            imitation, _ = imitation_thresholds(tagger, distiller.teacher, distiller.info.thresholds,
+                                                [*dev, *train], labels, config.f_beta)
+        thresholds, chosen = student_thresholds(thresholds, distiller.info.thresholds, config.distill_thresholds,
+                                                imitation)
         if chosen["lowered"] and dev_metrics.get("recall_first"):
             say("scoring dev at the thresholds the student keeps")
             chosen["own_scores"] = {k: dev_metrics["recall_first"][k] for k in (f"f{config.f_beta:g}", "recall")}

@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.tagger import load_model, read_info
     from pipeline.tagger.scoring import tune_thresholds
     from pipeline.tagger.training.config import DISTILL_TOLERANCE
+    from pipeline.tagger.training.distillation import imitation_thresholds, student_thresholds
 
     real = build_devset(Path(args.data), limit=args.dev_limit or None)
     tinfo = read_info(args.teacher)
@@ -181,7 +182,6 @@ def main(argv: list[str] | None = None) -> int:
     tcheck = span_score(tmodel, dev, t_dev, tinfo.thresholds)
     print(f"teacher {tinfo.full_version}: dev F2 {tcheck['f2']:.4f} recall {tcheck['recall']:.4f}; "
           f"real-text name recall {teacher_real:.4f} ({len(real)} dialogues)", flush=True)
-    teacher_targets = raw_spans(tmodel, every, t_every, tinfo.thresholds)
     _, _, t_ent = flat_words(tmodel, every, t_every)
 
     rows = []
@@ -193,17 +193,17 @@ def main(argv: list[str] | None = None) -> int:
         sdet, sreal = detector_probs(sinfo.path, real)
         w_dev, g_dev, e_dev = flat_words(smodel, dev, s_dev)
         w_all, g_all, e_all = flat_words(smodel, every, s_every)
-        _, imit, _ = flat_words(smodel, every, s_every, teacher_targets)
         rules = {
             "own": dict(sinfo.thresholds),
             "teacher": dict(tinfo.thresholds),
             "gold100": tune_thresholds(w_all, g_all, e_all, labels, beta=2.0)[0],
-            "imitate": tune_thresholds(w_all, imit, e_all, labels, beta=2.0)[0],
+            "imitate": imitation_thresholds(smodel, tmodel, tinfo.thresholds, every, labels, 2.0)[0],
             "flat": flat_rule(w_dev, g_dev, e_dev, labels),
             "rate": rate_rule(e_all, t_ent, labels, tinfo.thresholds, sinfo.thresholds),
             "min": {lab: min(sinfo.thresholds[lab], tinfo.thresholds[lab]) for lab in labels},
         }
-        rules["min_imitate"] = {lab: min(rules["own"][lab], rules["imitate"][lab]) for lab in labels}
+        # what training now keeps (distill_thresholds="imitate"), by the training code itself
+        rules["min_imitate"] = student_thresholds(rules["own"], tinfo.thresholds, "imitate", rules["imitate"])[0]
         rules["min3"] = {lab: min(rules["min"][lab], rules["imitate"][lab]) for lab in labels}
         for rule, thr in rules.items():
             sc = span_score(smodel, dev, s_dev, thr)

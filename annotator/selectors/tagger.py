@@ -137,7 +137,9 @@ def threshold_note(info) -> str:
     if not lowered:
         return ""
     moved = ", ".join(f"{lab} {v['own']:g} → {v['kept']:g}" for lab, v in sorted(lowered.items()))
-    return f"thresholds lowered to its teacher's where its own tuned on dev were higher: {moved}"
+    why = ("its teacher's own" if chosen.get("rule") == "lower"
+           else "those at which it best reproduces its teacher's spans")
+    return f"thresholds lowered to {why} where its own tuned on dev were higher: {moved}"
 
 
 def student_note(info) -> str:

@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             names, _ = name_recall(student.path, dev)
             row = {"seed": seed, "seconds": round(time.perf_counter() - t0), "passed": check["passed"],
                    "teacher": check["teacher"], "student": check["student"], "name_recall": round(names, 4),
-                   "name_gap": round(teacher_names - names, 4)}
+                   "name_gap": round(teacher_names - names, 4), "stopped": (student.training or {}).get("stopped"),
+                   "name_threshold": student.thresholds.get("NAME")}
             rows.append(row)
             print(json.dumps(row), flush=True)
     passed = sum(r["passed"] for r in rows)

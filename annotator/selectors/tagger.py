@@ -128,6 +128,20 @@ def distillation_summary(info) -> str:
             f"(student vs teacher, tolerance {check['tolerance']:g})")
 
 
+def threshold_note(info) -> str:
+    """One line for people on a student's thresholds where it took its teacher's lower ones
+    (``hyper.distillation.thresholds``, :func:`pipeline.tagger.training.distillation.student_thresholds`);
+    empty for any other version."""
+    chosen = ((info.hyper or {}).get("distillation") or {}).get("thresholds") or {}
+    lowered = chosen.get("lowered") or {}
+    if not lowered:
+        return ""
+    moved = ", ".join(f"{lab} {v['own']:g} → {v['kept']:g}" for lab, v in sorted(lowered.items()))
+    why = ("its teacher's own" if chosen.get("rule") == "lower"
+           else "those at which it best reproduces its teacher's spans")
+    return f"thresholds lowered to {why} where its own tuned on dev were higher: {moved}"
+
+
 def student_note(info) -> str:
     """One line for people on a teacher's automatic student (``info.student``): the student used
     in its place, or "student not used: <why>"; empty when training distilled none."""

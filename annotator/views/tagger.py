@@ -30,6 +30,7 @@ def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = No
     for row in rows:
         row["summary"] = tagger_selectors.dev_summary(row["info"])
         row["distillation"] = tagger_selectors.distillation_summary(row["info"])
+        row["thresholds"] = tagger_selectors.threshold_note(row["info"])
         row["student"] = tagger_selectors.student_note(row["info"])
         row["distillable"] = not tagger_selectors.distil_refusal(row["info"], row["blockers"])
     curve = tagger_selectors.learning_curve(project, infos)

@@ -10,6 +10,7 @@ from annotator.selectors.tagger import (
     dev_summary,
     distillation_summary,
     tagger_versions,
+    threshold_note,
     version_blockers,
 )
 from annotator.services.tagger import (
@@ -139,6 +140,8 @@ class Command(BaseCommand):
         proj.refresh_from_db(fields=["active_tagger"])
         if info.distilled_from:
             self.stdout.write(f"Distilled from {info.distilled_from}: {distillation_summary(info)}.")
+            if threshold_note(info):
+                self.stdout.write(f"Its {threshold_note(info)}.")
         trained = f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; {dev_summary(info)}"
         blockers = version_blockers(info)
         if blockers:
@@ -147,7 +150,10 @@ class Command(BaseCommand):
             self.stdout.write(f"{trained}.")
         student = info.student or {}
         if student.get("version"):
-            self.stdout.write(f"Distilled its student {student['version']}: {distillation_summary(version_info(student['version']))}.")
+            student_info = version_info(student["version"])
+            self.stdout.write(f"Distilled its student {student['version']}: {distillation_summary(student_info)}.")
+            if threshold_note(student_info):
+                self.stdout.write(f"Its {threshold_note(student_info)}.")
         if student and not student.get("used"):
             self.stdout.write(self.style.WARNING(f"Student not used: {student['reason']}."))
         if proj.active_tagger in (info.full_version, student.get("version")):

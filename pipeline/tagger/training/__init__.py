@@ -37,12 +37,14 @@ from pipeline.tagger.training.config import TrainConfig, TrainingError
 from pipeline.tagger.training.data import check_inputs, counts
 from pipeline.tagger.training.distillation import (
     Distiller,
+    imitation_thresholds,
     load_student,
+    student_thresholds,
     teacher_check,
     teacher_info,
 )
 from pipeline.tagger.training.loop import TrainingLoop, seed_everything
-from pipeline.tagger.training.tuning import tune_on_dev
+from pipeline.tagger.training.tuning import evaluate_model, tune_on_dev
 from pipeline.tagger.training.warm_start import load_parent, parent_info
 from pipeline.tags import LabelMap
 from pipeline.types import DEFAULT_LABELS, Dialogue
@@ -77,6 +79,19 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
         tagger, dev, labels, config.f_beta, config.check_precision,
         {"history": loop.history, "best_epoch": loop.best_epoch, "stopped": loop.stopped}, say,
     )
+    chosen = None
+    if distiller is not None:
+        imitation = None
+        if config.distill_thresholds == "imitate" and dev:
+            say("tuning thresholds to the teacher's spans")
+            imitation, _ = imitation_thresholds(tagger, distiller.teacher, distiller.info.thresholds,
+                                                [*dev, *train], labels, config.f_beta)
+        thresholds, chosen = student_thresholds(thresholds, distiller.info.thresholds, config.distill_thresholds,
+                                                imitation)
+        if chosen["lowered"] and dev_metrics.get("recall_first"):
+            say("scoring dev at the thresholds the student keeps")
+            chosen["own_scores"] = {k: dev_metrics["recall_first"][k] for k in (f"f{config.f_beta:g}", "recall")}
+            dev_metrics["recall_first"] = evaluate_model(tagger, dev, beta=config.f_beta, thresholds=thresholds)[0]
     check = (
         teacher_check(distiller.teacher, dev, labels, config.f_beta, dev_metrics, say,
                       teacher_dev=None if config.dev_dialogues is not None else len(distiller.info.dev_ids))
@@ -89,7 +104,7 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
         training=loop.facts(dev_metrics, config.f_beta, config.min_dev_score),
         hyper={
             **config.hyper(),
-            **({"distillation": {**distiller.facts(), "check": check}} if distiller else {}),
+            **({"distillation": {**distiller.facts(), "thresholds": chosen, "check": check}} if distiller else {}),
         },
     )
     if distiller:

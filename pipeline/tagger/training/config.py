@@ -68,6 +68,10 @@ class TrainConfig:
     (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words,
     and, with ``distill_hidden`` above 0, that weight x the distance between its kept layers'
     outputs and the teacher's same layers (TinyBERT's intermediate-layer loss).
+    Its recall-first thresholds are, per label, the lower of those tuned on its dev and those at
+    which it best reproduces its teacher's spans on its data (``distill_thresholds="imitate"``;
+    ``"lower"``: the teacher's own thresholds; ``"own"`` keeps its own:
+    ``distillation.student_thresholds``).
     Its window defaults to the teacher's; scheme and labels must be the teacher's.
     Without ``dev_dialogues`` the student's dev is the teacher's (``data.teacher_dev_split``).
     ``tagger.json`` records the teacher's version under ``distilled_from``, and under
@@ -112,6 +116,7 @@ class TrainConfig:
     distill_alpha: float = DISTILL_ALPHA
     distill_temperature: float = DISTILL_TEMPERATURE
     distill_hidden: float = 0.0
+    distill_thresholds: str = "imitate"
     export_onnx: bool = True
     init_from: str | Path | ModelInfo | None = None
     max_steps: int | None = None

@@ -91,6 +91,8 @@ def check_inputs(config: TrainConfig, teacher: ModelInfo | None) -> tuple[list[D
         raise TrainingError("epochs and batch_size must be at least 1 and lr positive")
     if (config.max_steps is not None and config.max_steps < 0) or (config.eval_every or 0) < 0:
         raise TrainingError("max_steps and eval_every must not be negative")
+    if config.distill_thresholds not in ("imitate", "lower", "own"):  # distillation.THRESHOLD_RULES
+        raise TrainingError(f"distill_thresholds must be 'imitate', 'lower' or 'own', not {config.distill_thresholds!r}")
     if not 0 < config.empty_window_share <= 1:
         raise TrainingError(f"empty_window_share {config.empty_window_share} must be in (0, 1]")
     train = [d for d in config.train_dialogues if d.messages]

@@ -4,12 +4,13 @@ ones, and checked against its teacher on dialogues neither trained on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pipeline.tagger.encoding import IGNORE, WindowConfig
 from pipeline.tagger.model import TaggerModel, import_torch
+from pipeline.tagger.scoring import tune_thresholds
 from pipeline.tagger.store import ModelInfo, load_model, read_info, teacher_shortfalls
 from pipeline.tagger.training.config import DISTILL_TOLERANCE, TrainingError
 from pipeline.tagger.training.tuning import tune_on_dev
@@ -113,6 +114,60 @@ class Distiller:
             "teacher_layers": self.info.hyper.get("num_layers"), "kept_layers": self.kept,
         }
 
+
+
+THRESHOLD_RULES = ("imitate", "lower", "own")
+IMITATION_MESSAGES = 5000  # messages of its data a student's imitation thresholds are tuned on, at most
+
+
+def imitation_thresholds(
+    student: TaggerModel, teacher: TaggerModel, teacher_thresholds: Mapping[str, float],
+    dialogues: Sequence[Dialogue], labels: tuple[str, ...], f_beta: float,
+) -> tuple[dict[str, float], dict[str, dict]]:
+    """Per label, the threshold at which ``student`` best reproduces its teacher's spans (the
+    teacher's output at its own thresholds taken as the target, F-``f_beta`` at word level, as
+    :func:`~pipeline.tagger.scoring.tune_thresholds` tunes on gold) on ``dialogues``: the
+    student's whole data, up to ``IMITATION_MESSAGES`` messages in order, so the thresholds rest
+    on thousands of the teacher's decisions rather than the hundred gold words of a small dev."""
+    picked, n = [], 0
+    for d in dialogues:
+        if n >= IMITATION_MESSAGES:
+            break
+        picked.append(d)
+        n += len(d.messages)
+    words, targets, ent = [], [], []
+    t_probs, s_probs = teacher.predict(picked), student.predict(picked)
+    for d, tp, sp in zip(picked, t_probs, s_probs, strict=True):
+        for m, tm, sm in zip(d.messages, tp, sp, strict=True):
+            words.append(sm.words)
+            targets.append([s for s in teacher.to_spans(m.text, tm, dict(teacher_thresholds)) if s.label in labels])
+            ent.append(student.entity_probs(sm.probs)[0])
+    return tune_thresholds(words, targets, ent, labels, beta=f_beta)
+
+
+def student_thresholds(
+    own: Mapping[str, float], teacher: Mapping[str, float], rule: str = "imitate",
+    imitation: Mapping[str, float] | None = None,
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """The recall-first thresholds a student keeps, and the record of how they were chosen.
+
+    Its own (tuned on its dev dialogues: the teacher's 10 in the app, about 100 name words, where
+    one word moves the optimum by several grid steps) are kept, or lowered per label:
+    ``"imitate"`` (the default) to the threshold at which it best reproduces its teacher's spans
+    on its data (``imitation``, from :func:`imitation_thresholds`) where that is lower; ``"lower"``
+    to the teacher's own threshold where that is lower; ``"own"`` keeps its own. Never above its
+    own recall-first point. A label missing from the other table keeps the student's. The check
+    against the teacher is scored at the thresholds returned.
+    """
+    if rule not in THRESHOLD_RULES:
+        raise TrainingError(f"distill_thresholds must be one of {', '.join(THRESHOLD_RULES)}, not {rule!r}")
+    other = {"imitate": imitation or {}, "lower": teacher, "own": {}}[rule]
+    kept = {lab: min(float(t), float(other.get(lab, t))) for lab, t in own.items()}
+    lowered = {lab: {"own": float(own[lab]), "kept": kept[lab]} for lab in kept if kept[lab] < float(own[lab])}
+    record: dict[str, Any] = {"rule": rule, "own": {lab: float(t) for lab, t in own.items()}, "lowered": lowered}
+    if rule == "imitate":
+        record["imitation"] = {lab: float(t) for lab, t in (imitation or {}).items()}
+    return kept, record
 
 
 def teacher_check(

@@ -125,3 +125,18 @@ def test_a_teacher_trained_before_data_options_were_recorded_takes_its_training_
                                  result={"version": teacher.full_version})
     assert tagger.teacher_data_options(corpus, older) == {"use_gold": False, "jsonl": None, "synthetic": 3,
                                                           "seed": 1234}
+
+
+def test_the_page_says_which_thresholds_a_student_lowered():
+    from types import SimpleNamespace
+
+    def student(chosen):
+        return SimpleNamespace(hyper={"distillation": {"thresholds": chosen}})
+
+    lowered = {"NAME": {"own": 0.45, "kept": 0.2}}
+    assert tagger_selectors.threshold_note(student({"rule": "imitate", "lowered": lowered})) == (
+        "thresholds lowered to those at which it best reproduces its teacher's spans where its own tuned "
+        "on dev were higher: NAME 0.45 → 0.2")
+    assert "to its teacher's own where" in tagger_selectors.threshold_note(student({"rule": "lower", "lowered": lowered}))
+    assert tagger_selectors.threshold_note(student({"rule": "imitate", "lowered": {}})) == ""
+    assert tagger_selectors.threshold_note(SimpleNamespace(hyper={})) == ""  # not a student

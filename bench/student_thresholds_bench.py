@@ -40,26 +40,15 @@ from bench.tagger_bench import dev_scores  # noqa: E402
 def detector_probs(path: str, dialogues):
     """The detector's model (as the bench runs it) and its probabilities, chunked as it chunks."""
     from pipeline.detectors.tagger import CHUNK_MESSAGES
+    from pipeline.parallel import chunked
     from pipeline.registry import build
 
     det = build("tagger", {"model_path": path, "policy": "recall_first"})
     model = det.model
     probs: list = []
-    for batch in _chunks(dialogues, CHUNK_MESSAGES):
+    for batch in chunked(dialogues, CHUNK_MESSAGES):
         probs.extend(model.predict(batch, batch_size=det.config["batch_size"]))
     return model, probs
-
-
-def _chunks(dialogues, max_messages):
-    batch, size = [], 0
-    for d in dialogues:
-        batch.append(d)
-        size += len(d.messages)
-        if size >= max_messages:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
 
 
 def real_recall(model, dialogues, probs, thresholds) -> float:

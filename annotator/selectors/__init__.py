@@ -63,12 +63,7 @@ def keyset_page(qs, *, after: str = "", before: str = "", per_page: int = 50, ke
 
 def _cursor(text: str) -> tuple[int, int] | None:
     """A cursor's (key, pk), or None for none; a malformed one is a 404 like a page past the end."""
-    if not text:
-        return None
-    k, _, pk = text.partition("-")
-    if not (k.isdigit() and pk.isdigit()) or max(int(k), int(pk)) > BIGGEST:
-        raise Http404("No such page.")
-    return int(k), int(pk)
+    return order_cursor(text, 2, biggest=BIGGEST)
 
 
 BIGINT = 2**63 - 1  # the largest value a column of the order holds; a cursor past it is malformed
@@ -121,14 +116,14 @@ def _flip(field: str) -> str:
     return field[1:] if field.startswith("-") else f"-{field}"
 
 
-def order_cursor(text: str, size: int) -> tuple[int, ...] | None:
+def order_cursor(text: str, size: int, *, biggest: int = BIGINT) -> tuple[int, ...] | None:
     """A cursor's ``size`` values, or None for none; a malformed one (another count, anything but
-    ASCII digits, a value no column holds) is a 404 like a page past the end."""
+    ASCII digits, a value over ``biggest``, which no column holds) is a 404 like a page past the end."""
     if not text:
         return None
     if not re.fullmatch(r"[0-9]{1,19}(?:-[0-9]{1,19})*", text):
         raise Http404("No such page.")
     values = tuple(int(v) for v in text.split("-"))
-    if len(values) != size or max(values) > BIGINT:
+    if len(values) != size or max(values) > biggest:
         raise Http404("No such page.")
     return values

@@ -140,8 +140,7 @@ class Command(BaseCommand):
         proj.refresh_from_db(fields=["active_tagger"])
         if info.distilled_from:
             self.stdout.write(f"Distilled from {info.distilled_from}: {distillation_summary(info)}.")
-            if threshold_note(info):
-                self.stdout.write(f"Its {threshold_note(info)}.")
+            self._threshold_note(info)
         trained = f"Trained {info.full_version} in {info.training_seconds:.0f}s on {_data(info)}; {dev_summary(info)}"
         blockers = version_blockers(info)
         if blockers:
@@ -152,14 +151,18 @@ class Command(BaseCommand):
         if student.get("version"):
             student_info = version_info(student["version"])
             self.stdout.write(f"Distilled its student {student['version']}: {distillation_summary(student_info)}.")
-            if threshold_note(student_info):
-                self.stdout.write(f"Its {threshold_note(student_info)}.")
+            self._threshold_note(student_info)
         if student and not student.get("used"):
             self.stdout.write(self.style.WARNING(f"Student not used: {student['reason']}."))
         if proj.active_tagger in (info.full_version, student.get("version")):
             self.stdout.write(self.style.SUCCESS(f"{proj.active_tagger} is now the active tagger of {proj.slug}."))
         else:
             self.stdout.write(self.style.WARNING(f"{proj.slug} keeps {proj.active_tagger or 'no active tagger'}."))
+
+    def _threshold_note(self, info) -> None:
+        note = threshold_note(info)
+        if note:
+            self.stdout.write(f"Its {note}.")
 
     def _warn_if_dev_is_tiny(self, info) -> None:
         n = (info.data.get("dev") or {}).get("dialogues")

@@ -18,6 +18,8 @@ DEFAULT_NUM_LAYERS = 3  # encoder layers kept: the throughput target met, names 
 STUDENT_DEFAULTS: dict[str, int] = {"num_layers": 2, "epochs": 5, "patience": 2}
 DISTILL_ALPHA = 0.5  # weight of the teacher's soft labels against the gold ones
 DISTILL_TEMPERATURE = 2.0
+# How a student's recall-first thresholds are chosen (distillation.student_thresholds).
+THRESHOLD_RULES = ("imitate", "lower", "own")
 # Dev F-beta and recall a student may lose against its teacher on the same dev dialogues and still
 # become active: issue 14's bar (every quality figure within 0.01 of the teacher's).
 DISTILL_TOLERANCE = 0.01

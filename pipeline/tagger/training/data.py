@@ -11,7 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.tagger.store import ModelInfo
-from pipeline.tagger.training.config import TeacherDevError, TrainConfig, TrainingError
+from pipeline.tagger.training.config import (
+    THRESHOLD_RULES,
+    TeacherDevError,
+    TrainConfig,
+    TrainingError,
+)
 from pipeline.types import Dialogue
 
 
@@ -91,8 +96,9 @@ def check_inputs(config: TrainConfig, teacher: ModelInfo | None) -> tuple[list[D
         raise TrainingError("epochs and batch_size must be at least 1 and lr positive")
     if (config.max_steps is not None and config.max_steps < 0) or (config.eval_every or 0) < 0:
         raise TrainingError("max_steps and eval_every must not be negative")
-    if config.distill_thresholds not in ("imitate", "lower", "own"):  # distillation.THRESHOLD_RULES
-        raise TrainingError(f"distill_thresholds must be 'imitate', 'lower' or 'own', not {config.distill_thresholds!r}")
+    if config.distill_thresholds not in THRESHOLD_RULES:
+        raise TrainingError(f"distill_thresholds must be one of {', '.join(THRESHOLD_RULES)}, "
+                            f"not {config.distill_thresholds!r}")
     if not 0 < config.empty_window_share <= 1:
         raise TrainingError(f"empty_window_share {config.empty_window_share} must be in (0, 1]")
     train = [d for d in config.train_dialogues if d.messages]

@@ -12,7 +12,7 @@ from pipeline.tagger.encoding import IGNORE, WindowConfig
 from pipeline.tagger.model import TaggerModel, import_torch
 from pipeline.tagger.scoring import tune_thresholds
 from pipeline.tagger.store import ModelInfo, load_model, read_info, teacher_shortfalls
-from pipeline.tagger.training.config import DISTILL_TOLERANCE, TrainingError
+from pipeline.tagger.training.config import DISTILL_TOLERANCE, THRESHOLD_RULES, TrainingError
 from pipeline.tagger.training.tuning import tune_on_dev
 from pipeline.tags import LabelMap
 from pipeline.types import Dialogue
@@ -116,7 +116,6 @@ class Distiller:
 
 
 
-THRESHOLD_RULES = ("imitate", "lower", "own")
 IMITATION_MESSAGES = 5000  # messages of its data a student's imitation thresholds are tuned on, at most
 
 
@@ -129,12 +128,9 @@ def imitation_thresholds(
     :func:`~pipeline.tagger.scoring.tune_thresholds` tunes on gold) on ``dialogues``: the
     student's whole data, up to ``IMITATION_MESSAGES`` messages in order, so the thresholds rest
     on thousands of the teacher's decisions rather than the hundred gold words of a small dev."""
-    picked, n = [], 0
-    for d in dialogues:
-        if n >= IMITATION_MESSAGES:
-            break
-        picked.append(d)
-        n += len(d.messages)
+    from pipeline.parallel import chunked
+
+    picked = next(chunked(dialogues, IMITATION_MESSAGES), [])
     words, targets, ent = [], [], []
     t_probs, s_probs = teacher.predict(picked), student.predict(picked)
     for d, tp, sp in zip(picked, t_probs, s_probs, strict=True):

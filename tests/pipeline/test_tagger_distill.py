@@ -87,6 +87,38 @@ def test_explicit_student_layers_take_those_teacher_weights(teacher, tmp_path):
     assert student.model.classifier.weight.equal(original.classifier.weight)  # the head too
 
 
+def test_a_narrower_student_keeps_the_feed_forward_units_that_weigh_most(teacher, tmp_path):
+    import torch
+
+    from pipeline.registry import build
+    from pipeline.tagger import TrainConfig, load_model, read_info, train_tagger
+    from pipeline.tagger.training.distillation import load_student
+
+    original = load_model(teacher.path, precision="fp32").model.bert.encoder.layer[1]
+    full = original.intermediate.dense.out_features
+    student, _, _ = load_student(teacher, load_model(teacher.path).window, 1, [1], feed_forward=full // 4)
+    layer = student.model.bert.encoder.layer[0]
+    assert layer.intermediate.dense.weight.shape == (full // 4, original.intermediate.dense.in_features)
+    assert layer.output.dense.weight.shape == (original.output.dense.out_features, full // 4)
+    weight = original.intermediate.dense.weight.norm(dim=1) * original.output.dense.weight.norm(dim=0)
+    kept = torch.topk(weight, full // 4).indices.sort().values
+    assert layer.intermediate.dense.weight.equal(original.intermediate.dense.weight[kept])
+    assert layer.intermediate.dense.bias.equal(original.intermediate.dense.bias[kept])
+    assert layer.output.dense.weight.equal(original.output.dense.weight[:, kept])
+    assert layer.output.dense.bias.equal(original.output.dense.bias)
+    assert weight[kept].min() == weight.sort().values[-(full // 4)]  # the heaviest quarter
+
+    saved = train_tagger(TrainConfig(_dialogues(), name="narrow", out_dir=tmp_path, teacher=teacher.path,
+                                     num_layers=1, student_feed_forward=full // 4, **TINY))
+    assert read_info(saved.path).hyper["feed_forward"] == full // 4
+    assert load_model(saved.path).model.bert.encoder.layer[0].intermediate.dense.out_features == full // 4
+    assert saved.onnx["fp32"]["verified"]  # the narrower graph exports and matches torch
+    det = build("tagger", {"model_path": saved.path, "precision": "fp32", "backend": "onnx"})
+    det.detect(_dialogues()[0])
+    with pytest.raises(TrainingError, match="feed-forward units"):
+        load_student(teacher, load_model(teacher.path).window, 1, [1], feed_forward=full + 1)
+
+
 @pytest.mark.parametrize(("overrides", "shown"), [({"labels": ("NAME",)}, "['NAME']"), ({"scheme": "io"}, "io")])
 def test_a_teacher_with_other_tags_is_refused(teacher, tmp_path, overrides, shown):
     from pipeline.tagger import TrainConfig, train_tagger

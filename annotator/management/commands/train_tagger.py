@@ -78,6 +78,10 @@ class Command(BaseCommand):
         parser.add_argument("--layers", type=int, choices=range(1, 13), metavar="N",
                             help="Keep the encoder's first N layers (default 3; 4 is a little more accurate, ~1.4x slower); "
                                  f"with --distill-from, N of the teacher's layers spread evenly (default {STUDENT_DEFAULTS['num_layers']}).")
+        parser.add_argument("--feed-forward", type=int, metavar="N",
+                            help="With --distill-from: keep N of each layer's feed-forward units, those that weigh "
+                                 "most (default {}; the teacher's own width keeps them all).".format(
+                                     STUDENT_DEFAULTS.get("student_feed_forward", "all")))
         parser.add_argument("--distill-from", metavar="NAME/VERSION|PATH",
                             help="Distil this trained version into a smaller student: its weights less some layers, "
                                  "trained on its soft labels as well as the gold ones, and checked against it on "
@@ -114,8 +118,11 @@ class Command(BaseCommand):
             self.stdout.write(f"Tagger {proj.active_tagger or tagger_versions(proj)[0].full_version} exists; not training.")
             return
         distill_from = opts.get("distill_from")
+        if opts.get("feed_forward") is not None and not distill_from:
+            raise CommandError("--feed-forward narrows a student: give --distill-from NAME/VERSION too.")
         options = {k: v for k, v in {"epochs": epochs, "max_seconds": max_seconds, "f_beta": f_beta,
-                                     "num_layers": layers, "min_dev_score": min_dev_score}.items() if v is not None}
+                                     "num_layers": layers, "min_dev_score": min_dev_score,
+                                     "student_feed_forward": opts.get("feed_forward")}.items() if v is not None}
         progress = TrainingProgress(self.stdout)
         train = {"project": proj, "use_gold": not no_gold, "jsonl": jsonl, "synthetic": synthetic,
                  "dev_jsonl": dev_jsonl, "options": options, "progress": progress}

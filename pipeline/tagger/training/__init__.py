@@ -172,7 +172,9 @@ def _models_to_train(
         tagger, tokenizer = _load_base(base, label_map, window, config.num_layers)
         return base, window, tagger, tokenizer, None
     window = config.window or WindowConfig.from_dict(teacher.window)
-    tagger, tokenizer, kept = load_student(teacher, window, config.num_layers, config.student_layers)
+    tagger, tokenizer, kept = load_student(
+        teacher, window, config.num_layers, config.student_layers, config.student_feed_forward
+    )
     distiller = Distiller(
         teacher, load_model(teacher.path, precision="fp32"), kept,
         config.distill_alpha, config.distill_temperature, config.distill_hidden,
@@ -216,6 +218,7 @@ def _model_info(
             "steps": steps,
             "threads": torch.get_num_threads(),
             "num_layers": int(tagger.model.config.num_hidden_layers),
+            "feed_forward": int(tagger.model.config.intermediate_size),
             "cpu_seconds": round(time.process_time() - cpu_started, 1),
         },
         software={"torch": torch.__version__, "transformers": transformers.__version__},

@@ -66,7 +66,9 @@ class TrainConfig:
     ``teacher`` (a saved version directory or its ModelInfo) distils that model instead of
     fine-tuning the base: the student starts from the teacher's weights, keeping
     ``student_layers`` of its encoder layers (default: ``num_layers`` of them, spread evenly, so
-    2 of 3 keeps layers 0 and 2), and learns from ``distill_alpha`` x the teacher's soft labels
+    2 of 3 keeps layers 0 and 2) and, with ``student_feed_forward``, that many of each kept
+    layer's feed-forward units (those that weigh most: ``distillation.prune_feed_forward``), and
+    learns from ``distill_alpha`` x the teacher's soft labels
     (KL divergence at ``distill_temperature``) plus the rest x the gold loss, on the same words,
     and, with ``distill_hidden`` above 0, that weight x the distance between its kept layers'
     outputs and the teacher's same layers (TinyBERT's intermediate-layer loss).
@@ -115,6 +117,7 @@ class TrainConfig:
     progress: Progress | None = None
     teacher: str | Path | ModelInfo | None = None
     student_layers: Sequence[int] | None = None
+    student_feed_forward: int | None = None
     distill_alpha: float = DISTILL_ALPHA
     distill_temperature: float = DISTILL_TEMPERATURE
     distill_hidden: float = 0.0

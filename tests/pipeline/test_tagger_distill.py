@@ -115,8 +115,10 @@ def test_a_narrower_student_keeps_the_feed_forward_units_that_weigh_most(teacher
     assert saved.onnx["fp32"]["verified"]  # the narrower graph exports and matches torch
     det = build("tagger", {"model_path": saved.path, "precision": "fp32", "backend": "onnx"})
     det.detect(_dialogues()[0])
-    with pytest.raises(TrainingError, match="feed-forward units"):
-        load_student(teacher, load_model(teacher.path).window, 1, [1], feed_forward=full + 1)
+    with pytest.raises(TrainingError, match="at least 1 feed-forward unit"):
+        load_student(teacher, load_model(teacher.path).window, 1, [1], feed_forward=0)
+    wide, _, _ = load_student(teacher, load_model(teacher.path).window, 1, [1], feed_forward=full + 1)
+    assert wide.model.bert.encoder.layer[0].intermediate.dense.weight.equal(original.intermediate.dense.weight)
 
 
 @pytest.mark.parametrize(("overrides", "shown"), [({"labels": ("NAME",)}, "['NAME']"), ({"scheme": "io"}, "io")])

@@ -91,7 +91,7 @@ def load_student(
         raise TrainingError(f"student layers {keep}: distinct increasing indices below {n}")
     encoder.layer = torch.nn.ModuleList(encoder.layer[i] for i in keep)
     model.config.num_hidden_layers = len(keep)
-    if feed_forward:
+    if feed_forward is not None:
         prune_feed_forward(torch, model, feed_forward)
     student = TaggerModel(
         model, tagger.tokenizer, teacher.label_map, window, use_token_types=teacher.use_token_types

@@ -44,6 +44,14 @@ def test_distill_from_takes_the_student_recipe_and_a_directory(teacher, monkeypa
     with pytest.raises(CommandError, match="stop here"):
         call_command("train_tagger", project="test", synthetic=1, distill_from=teacher.path, epochs=1)
     assert seen["epochs"] == 1  # what is given wins
+    with pytest.raises(CommandError, match="stop here"):
+        call_command("train_tagger", project="test", synthetic=1, distill_from=teacher.path, feed_forward=768)
+    assert seen["student_feed_forward"] == 768
+
+
+def test_feed_forward_without_a_teacher_is_a_clear_error(corpus):
+    with pytest.raises(CommandError, match="--feed-forward narrows a student: give --distill-from"):
+        call_command("train_tagger", project="test", synthetic=1, feed_forward=768)
 
 
 def test_an_unknown_teacher_is_a_clear_error(corpus):

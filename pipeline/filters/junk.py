@@ -74,6 +74,9 @@ FUNCTION_WORDS = frozenset(
 _DETERMINER_BEFORE = re.compile(
     r"\b(?:a|an|the|this|that|each|every|another|your|my|our|their|its)\s+$", re.IGNORECASE
 )
+# ... except after the two that also open a clause in lower-case speech ("i think that maya is
+# right", "so that jose can see", ASR's "its" for "it's"), where a given name is the subject
+_CLAUSE_OPENER_BEFORE = re.compile(r"\b(?:that|its)\s+$", re.IGNORECASE)
 # a lower-case word between a request and its object is the verb asked for ("Please recheck your
 # answer", "Kindly recheck it.", "Go ahead and recheck."): a name there is followed by its verb or
 # a comma ("please maya sit down", "please, maya"), not by the object
@@ -121,7 +124,7 @@ def is_maths_word(piece: str) -> bool:
     return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
 
 
-@register("junk.span", "4")  # 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
+@register("junk.span", "5")  # 5: a given name after "that"/"its"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -159,7 +162,10 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
     if piece == piece.lower() and _WORD.fullmatch(piece):
         if piece in FUNCTION_WORDS:
             return "function_word"
-        if _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]):
+        before = text[max(0, start - 12) : start]
+        if _DETERMINER_BEFORE.search(before) and not (
+            _CLAUSE_OPENER_BEFORE.search(before) and piece in given_names()
+        ):
             return "common_noun"
         if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
             return "requested_verb"

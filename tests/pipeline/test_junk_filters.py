@@ -40,6 +40,8 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("So which one is a ray?", "ray", "NAME", "common_noun"),
         ("What is a vertice?", "vertice", "NAME", "common_noun"),
         ("Please recheck your naswer.", "naswer", "NAME", "common_noun"),
+        ("i like that vertice", "vertice", "NAME", "common_noun"),  # no given name: still a noun
+        ("the mark is wrong", "mark", "NAME", "common_noun"),  # after "the", a name-like word too
         ("yes maam", "maam", "NAME", "endearment"),
         ("Thanks, Ray.", "Ray", "NAME", None),  # capitalised: a name
         ("uh huh okay thank you will", "will", "NAME", None),  # ASR lower case: maybe a name
@@ -104,6 +106,11 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("Asher is here", "Asher"),  # "as her", but a given name
         ("Good, Sheby.", "Sheby"),  # "she by", but one slip from a given name
         ("Ian and Isa, come here.", "Isa"),  # "is a": one part is one letter
+        # "that" and "its" also open a clause in lower-case speech ("so that", ASR's "its" for
+        # "it's"): a given name after them is the clause's subject, not a common noun
+        ("i think that maya is right", "maya"),
+        ("so that jose can see it", "jose"),
+        ("ok its emma's turn", "emma"),
     ],
 )
 def test_real_names_and_dates_are_not_junk(text, piece):

@@ -25,7 +25,9 @@ FILLER_RE = re.compile(
     # chat replies the small spaCy model reads as names or places ("nah", "ya", "kinda?"):
     # measured on real tutoring chat, never anybody's name
     r"n+a+h+|y+a+h*|y+u+p+|k+i+n+d+a+|s+o+r+t+a+|g+o+n+n+a+|w+a+n+n+a+|g+o+t+t+a+|i+d+k+|"
-    r"l+o+l+|b+r+u+h+",
+    r"l+o+l+|b+r+u+h+|"
+    # chat abbreviations ("ty" stays out: Ty is a name)
+    r"t+h+x+|t+h+a+n+x+|f+y+i+|e+z+|n+p+|y+e+y+|b+r+b+|o+m+g+|i+k+r+|b+t+w+",
     re.IGNORECASE,
 )
 ENDEARMENTS = frozenset(
@@ -81,7 +83,8 @@ _CLAUSE_OPENER_BEFORE = re.compile(r"\b(?:that|its)\s+$", re.IGNORECASE)
 # answer", "Kindly recheck it.", "Go ahead and recheck."): a name there is followed by its verb or
 # a comma ("please maya sit down", "please, maya"), not by the object
 _REQUEST_BEFORE = re.compile(
-    r"\b(?:please|pls|plz|kindly|go\s+ahead\s+and|try\s+to|(?:can|could|would)\s+you)\s+$", re.IGNORECASE
+    r"\b(?:please|pls|plz|kindly|go\s+ahead\s+and|(?:try|need|have|remember)\s+to|(?:can|could|would)\s+you)\s+$",
+    re.IGNORECASE,
 )
 _OBJECT_AFTER = re.compile(
     r"\s*(?:[.!?]|$|\s(?:your|ur|the|it|this|that|these|those|my|our|them|with|again|once|all|each|every)\b)",
@@ -91,13 +94,20 @@ _OBJECT_AFTER = re.compile(
 # never "mark", "will", "bill" or "penny", which a possessive owns as people too ("Ana's Will")
 MATHS_TERMS_LIKE_NAMES = frozenset({"ray", "sum", "digit"})
 _POSSESSIVE_BEFORE = re.compile(r"[^\W\d_](?:['’]s|s['’])\s+$")
+# the capitals that name a figure: "angle ABC", "the measure of VST", "triangle XYZ", "segment QR"
+_FIGURE_BEFORE = re.compile(
+    r"\b(?:angles?|triangles?|segments?|lines?|rays?|sides?|vertex|vertices|points?|polygons?|"
+    r"quadrilaterals?|rectangles?|squares?|arcs?|planes?|measure\s+of)\s+$|[∠△]\s*$",
+    re.IGNORECASE,
+)
+_FIGURE_LABEL = re.compile(r"[A-Z]{2,4}")
 MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
 # an imperative opens its sentence with its object after it: "Good try! recheck the answer."
 # a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun", "requested_verb", "misspelling")
+         "function_word", "common_noun", "requested_verb", "misspelling", "figure_label")
 
 
 def _words(piece: str) -> list[str]:
@@ -119,12 +129,19 @@ def is_endearment(piece: str) -> bool:
 
 
 def is_maths_word(piece: str) -> bool:
-    """Every word is maths vocabulary: "hexagon", "Acute", "cubic units", "math"."""
+    """Every word is maths vocabulary or its plural: "hexagon", "Acute", "cubic units", "math",
+    "Parallelograms"."""
     words = _words(piece)
-    return bool(words) and not re.search(r"\d", piece) and all(w in MATHS_WORDS for w in words)
+    return bool(words) and not re.search(r"\d", piece) and all(map(_maths_word_or_plural, words))
 
 
-@register("junk.span", "5")  # 5: a given name after "that"/"its"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
+def _maths_word_or_plural(word: str) -> bool:
+    return word in MATHS_WORDS or any(
+        word.endswith(ending) and word[: -len(ending)] in MATHS_WORDS for ending in ("s", "es")
+    )
+
+
+@register("junk.span", "5")  # 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -148,6 +165,8 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         return "maths_word"
     if REFERENCE_RE.fullmatch(piece):
         return "reference"
+    if _FIGURE_LABEL.fullmatch(piece) and _FIGURE_BEFORE.search(text[max(0, start - 16) : start]):
+        return "figure_label"
     if ROUTE_RE.fullmatch(piece):
         return "route"
     if label != "AGE" and _MODAL_MAY.match(text, start) and not re.search(r"\d", piece):

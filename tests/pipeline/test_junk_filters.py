@@ -68,6 +68,20 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("ok thatis done", "thatis", "NAME", "function_word"),
         ("no sir", "no", "NAME", "function_word"),
         ("Is it pi or 3.14?", "pi", "NAME", "maths_word"),
+        # chat abbreviations, a maths word's plural, the letters that name a figure, a verb asked
+        # for after "need to"
+        ("thx", "thx", "NAME", "filler"),
+        ("FYI the bell rang", "FYI", "NAME", "filler"),
+        ("that was ez", "ez", "NAME", "filler"),
+        ("np!", "np", "NAME", "filler"),
+        ("Parallelograms and rhombuses", "Parallelograms", "COURSE", "maths_word"),
+        ("Rhombuses have four sides.", "Rhombuses", "NAME", "maths_word"),
+        ("Find the measure of VST.", "VST", "NAME", "figure_label"),
+        ("What is angle ABC?", "ABC", "NAME", "figure_label"),
+        ("Triangle XYZ is isosceles.", "XYZ", "NAME", "figure_label"),
+        ("the segment QR", "QR", "NAME", "figure_label"),
+        ("You need to recheck your answer.", "recheck", "NAME", "requested_verb"),
+        ("remember to simplfy it", "simplfy", "NAME", "requested_verb"),
     ],
 )
 def test_junk_is_recognised(text, piece, label, expected):
@@ -111,6 +125,10 @@ def test_junk_is_recognised(text, piece, label, expected):
         ("i think that maya is right", "maya"),
         ("so that jose can see it", "jose"),
         ("ok its emma's turn", "emma"),
+        ("Ty, your turn.", "Ty"),  # a name, whatever chat means by "ty"
+        ("Thanks, Rhys.", "Rhys"),  # a plural's "s" is not enough to make a maths word
+        ("Ask ABC Tutoring.", "ABC"),  # capitals that name no figure
+        ("I sat with AJ.", "AJ"),
     ],
 )
 def test_real_names_and_dates_are_not_junk(text, piece):

@@ -23,7 +23,7 @@ CORPUS_TABLES = frozenset({
 MAX_ROWS = 5000  # a page shows at most a few hundred rows; ten times that is already a scan
 # a query read through a server-side cursor (``.iterator()``, a form's choices on PostgreSQL) is
 # captured as the cursor's declaration: the SELECT after it is what runs
-DECLARE = re.compile(r'^\s*DECLARE\s+"[^"]*"\s+NO SCROLL CURSOR\s+WITH(?:OUT)? HOLD\s+FOR\s+', re.IGNORECASE)
+DECLARE = re.compile(r'^\s*DECLARE\s+"[^"]*"\s+NO SCROLL CURSOR\s+(?:WITH(?:OUT)? HOLD\s+)?FOR\s+', re.IGNORECASE)
 
 
 def _nodes(plan: dict) -> Iterator[dict]:

@@ -17,7 +17,7 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
-        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse]
+        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse [--pages-only]]
         [--prelabel-only [--against-presidio [--presidio-config JSON]]] [--corpus FILE]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
@@ -29,7 +29,7 @@ then later ones with ``--reuse`` (implies ``--keep``): the database is not recre
 whose result is already there is not done again (the import and the run when the project holds
 messages and a finished run; the plan when the run's sampling plan exists; the gold when any item
 is finished; the pages' finished work when its plan exists), so a crash in a later stage does not
-cost the build again. ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
+cost the build again; ``--pages-only`` then times the pages alone (no job, no worker). ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
 min of Presidio CPU on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
 of 10 % of them, and prints the seconds per submitted item (to compare the per-item cost at two
 corpus sizes). Pass the same ``--messages`` with ``--reuse`` (the gold's true spans are generated
@@ -274,6 +274,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="reuse the kept bench database: skip the stages whose results are there (implies --keep)")
     parser.add_argument("--skip-releases", action="store_true", help="no release from gold nor from the run")
+    parser.add_argument("--pages-only", action="store_true",
+                        help="with --reuse: no jobs (plan, gold, reports, releases), the pages only")
     parser.add_argument("--gold-dialogues", type=int, default=0,
                         help="simulate gold for this many dialogues instead of 10 %% of them")
     parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")
@@ -340,6 +342,9 @@ def stages(args, db_url: str, broker: str) -> None:
         users = add_annotators(project)
         add_reviewers(project, users)
     boss = users["boss"]
+    if args.pages_only and run is not None:
+        pages(project, users, args)
+        return
     workers = start_workers(args.workers, db_url, broker)
     try:
         if run is None:

@@ -17,6 +17,7 @@ from django.contrib import messages
 from django.db import DatabaseError
 
 from annotator.dispatch import redispatch_undelivered, undelivered_in_request
+from annotator.selectors.figures import one_revision
 
 logger = logging.getLogger(__name__)
 
@@ -75,3 +76,18 @@ class BrokerAwayMiddleware:
             redispatch_undelivered()
         except DatabaseError:  # the page itself will say what is wrong with the database
             logger.exception("Could not sweep undelivered tasks")
+
+
+class OneRevisionMiddleware:
+    """A GET or HEAD request reads each project's revision once, however many cached figures its
+    page shows (:func:`annotator.selectors.figures.one_revision`); other methods write, and read
+    it afresh after their writes."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method not in ("GET", "HEAD"):
+            return self.get_response(request)
+        with one_revision():
+            return self.get_response(request)

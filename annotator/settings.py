@@ -93,6 +93,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # a job queued while the broker is away: say so, and send it again when it is back
     "annotator.middleware.BrokerAwayMiddleware",
+    # a page's cached figures share one read of the project's revision
+    "annotator.middleware.OneRevisionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]

@@ -17,10 +17,23 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
+        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse [--pages-only]]
         [--prelabel-only [--against-presidio [--presidio-config JSON]]] [--corpus FILE]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
 BENCH_REDIS_URL (default redis://127.0.0.1:6379/15) for the workers.
+
+At a million messages on a small machine, measure in parts on one kept database: a first command
+with ``--keep`` (e.g. ``--prelabel-only --keep``: the import and the run, about 8 min on two cores),
+then later ones with ``--reuse`` (implies ``--keep``): the database is not recreated, and a stage
+whose result is already there is not done again (the import and the run when the project holds
+messages and a finished run; the plan when the run's sampling plan exists; the gold when any item
+is finished; the pages' finished work when its plan exists), so a crash in a later stage does not
+cost the build again; ``--pages-only`` then times the pages alone (no job, no worker). ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
+min of Presidio CPU on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
+of 10 % of them, and prints the seconds per submitted item (to compare the per-item cost at two
+corpus sizes). Pass the same ``--messages`` with ``--reuse`` (the gold's true spans are generated
+again from it).
 """
 
 from __future__ import annotations
@@ -44,6 +57,12 @@ def verdict(stage: str, seconds: float) -> str:
 
 
 def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
+    """``n`` workers of one process each, after dropping the tasks an earlier bench left queued on
+    ``broker`` (they name rows of another database: a page's scoring job, a merge)."""
+    import redis
+
+    queue = "celery"
+    redis.Redis.from_url(broker).delete(queue, *(f"{queue}\x06\x16{p}" for p in (3, 6, 9)))
     env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": broker, "DEBUG": "0",
            "SECRET_KEY": "scale-bench-not-secret", "BLINDSPOT_SURROGATE_KEY": "scale-bench-not-secret",
            "OMP_NUM_THREADS": "1"}
@@ -141,29 +160,47 @@ def plan_and_gold(project, run, boss, args) -> None:
     from django.contrib.auth import get_user_model
 
     from annotator.management.commands.demo_setup import SIMULATED as PROFILES
-    from annotator.models import Role
+    from annotator.models import Assignment, BackgroundJob, Role
     from annotator.services import demo
     from annotator.services.assignments import plan_start
     from annotator.services.projects import membership_set
     from pipeline.synthetic import generate_messages
 
+    User = get_user_model()
     sims = []
     for name in PROFILES:
-        user = get_user_model().objects.create_user(name, password=PASSWORD)
-        membership_set(project=project, user=user, role=Role.ANNOTATOR)
+        user = User.objects.filter(username=name).first()
+        if user is None:
+            user = User.objects.create_user(name, password=PASSWORD)
+            membership_set(project=project, user=user, role=Role.ANNOTATOR)
         sims.append(user)
-    job = plan_start(project=project, by=boss, strategy="flagged_audit", annotators=sims, k=2, seed=1,
-                     runs=[run.pk], audit_rate=0.05)
-    print(f"plan (flagged+audit) {verdict('plan', wait(job, 'the plan job'))}  {job.result}")
+    done_plan = project.jobs.filter(kind=BackgroundJob.Kind.PLAN, status=BackgroundJob.Status.SUCCEEDED,
+                                    params__strategy="flagged_audit").first()
+    if done_plan is not None:
+        print(f"plan (flagged+audit) reused: job {done_plan.pk}  {done_plan.result}")
+    else:
+        job = plan_start(project=project, by=boss, strategy="flagged_audit", annotators=sims, k=2, seed=1,
+                         runs=[run.pk], audit_rate=0.05)
+        print(f"plan (flagged+audit) {verdict('plan', wait(job, 'the plan job'))}  {job.result}", flush=True)
     if args.skip_gold:
+        return
+    if Assignment.objects.filter(project=project, status=Assignment.Status.DONE).exists():
+        print("gold                reused: the project has finished items")
         return
     t0 = time.perf_counter()
     truth = {(d.id, m.index): m.spans for d in generate_messages(args.messages, seed=42) for m in d.messages}
     profiles = {u.pk: PROFILES[u.username] for u in sims}
-    n_dialogues = project.dialogues.count() // 10
+    n_dialogues = args.gold_dialogues or project.dialogues.count() // 10
+    t1 = time.perf_counter()
     done = demo.round_simulate(project=project, truth=truth, profiles=profiles, dialogues=n_dialogues)
+    t2 = time.perf_counter()
     settled = demo.adjudicate_all_but(project=project, user=boss, truth=truth, keep_open=0)
-    print(f"gold (10 % slice)   {n_dialogues:,} dialogues: {done} {settled} ({time.perf_counter() - t0:.0f} s)")
+    t3 = time.perf_counter()
+    per_item = (t2 - t1) / done["submitted"] * 1000 if done["submitted"] else 0.0
+    print(f"gold ({'10 % slice' if not args.gold_dialogues else f'{n_dialogues} dialogues'})   "
+          f"{n_dialogues:,} dialogues: {done} {settled} ({t3 - t0:.0f} s: truth {t1 - t0:.0f} s, "
+          f"items {t2 - t1:.1f} s = {per_item:.0f} ms per submitted item, merge and adjudication {t3 - t2:.1f} s)",
+          flush=True)
 
 
 def reports_and_releases(project, run, boss, args) -> None:
@@ -172,19 +209,22 @@ def reports_and_releases(project, run, boss, args) -> None:
     from annotator.services.reports import agreement_request, circularity_request
 
     # the gold covers the messages the plan chose: releases of every dialogue, gold where there is some
-    jobs = [("release (run)", lambda: release_start(project=project, user=boss, source="run", run=run,
-                                                    complete_only=False))]
+    jobs = [] if args.skip_releases else [
+        ("release (run)", lambda: release_start(project=project, user=boss, source="run", run=run,
+                                                complete_only=False))]
     if not args.skip_gold:
         jobs[:0] = [
             ("agreement report", lambda: agreement_request(project=project, user=boss)),
             ("circularity report", lambda: circularity_request(project=project, user=boss, run=run)),
-            ("release (gold)", lambda: release_start(project=project, user=boss, complete_only=False)),
+            *([] if args.skip_releases else [
+                ("release (gold)", lambda: release_start(project=project, user=boss, complete_only=False))]),
         ]
     for name, request in jobs:
         t0 = time.perf_counter()
         job = request()
         wait(job, name)
-        print(f"{name:<19} {verdict('release' if 'release' in name else 'reports', time.perf_counter() - t0)}")
+        print(f"{name:<19} {verdict('release' if 'release' in name else 'reports', time.perf_counter() - t0)}",
+              flush=True)
 
 
 def pages(project, users, args) -> None:
@@ -198,7 +238,10 @@ def pages(project, users, args) -> None:
     from annotator.models import Assignment, AssignmentPlan, DetectorRun
 
     import_run = DetectorRun.objects.filter(project=project).order_by("pk").first()
-    load_work(project, users, project.dialogues.count())
+    if AssignmentPlan.objects.filter(project=project, params__bench=True).exists():
+        print("finished work       reused: the bench's plan is there")
+    else:
+        load_work(project, users, project.dialogues.count())
     load_review_state(project, import_run)
     print(f"pages at            {project.messages.count():,} messages, "
           f"{Assignment.objects.filter(project=project).count():,} assignments")
@@ -228,6 +271,13 @@ def main() -> None:
     parser.add_argument("--prelabel-only", action="store_true", help="import and pre-label only (1 vs N workers)")
     parser.add_argument("--skip-pages", action="store_true", help="stop after the jobs (no finished work, no pages)")
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse the kept bench database: skip the stages whose results are there (implies --keep)")
+    parser.add_argument("--skip-releases", action="store_true", help="no release from gold nor from the run")
+    parser.add_argument("--pages-only", action="store_true",
+                        help="with --reuse: no jobs (plan, gold, reports, releases), the pages only")
+    parser.add_argument("--gold-dialogues", type=int, default=0,
+                        help="simulate gold for this many dialogues instead of 10 %% of them")
     parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")
     parser.add_argument("--against-presidio", action="store_true",
                         help="with --prelabel-only: then Presidio vanilla as a project run on the same corpus and workers")
@@ -236,12 +286,12 @@ def main() -> None:
     args = parser.parse_args()
     broker = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
     t_all = time.perf_counter()
-    db_url = setup_django(broker=broker)
+    db_url = setup_django(fresh=not args.reuse, broker=broker)
     print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     try:
         stages(args, db_url, broker)
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             drop_database(db_url)  # a million messages leave gigabytes
     print(f"load average        {' '.join(f'{x:.1f}' for x in os.getloadavg())}; total {time.perf_counter() - t_all:.0f} s")
 
@@ -260,23 +310,48 @@ def load_file(path: str):
     return project, result, seconds
 
 
+def reused(args):
+    """With ``--reuse``: the kept bench database's project, users and finished pre-label run
+    (each None where it is not there)."""
+    from django.contrib.auth import get_user_model
+
+    from annotator.models import DetectorRun, Project
+
+    project = Project.objects.filter(slug="scale-bench").first() if args.reuse else None
+    if project is None or not project.messages.exists():
+        return None, None, None
+    users = {u.username: u for u in get_user_model().objects.all()}
+    import_run = DetectorRun.objects.filter(project=project).order_by("pk").first()
+    run = (DetectorRun.objects.filter(project=project, status=DetectorRun.Status.SUCCEEDED)
+           .exclude(pk=import_run.pk).order_by("pk").first())
+    print(f"reusing             {project.dialogues.count():,} dialogues, {project.messages.count():,} messages"
+          + (f"; run {run.pk} ({run.detector}, {run.progress_total:,} messages)" if run else "; no finished run"))
+    return project, users, run
+
+
 def stages(args, db_url: str, broker: str) -> None:
     from annotate_bench import add_annotators, add_reviewers, load_corpus
 
-    if args.corpus:
-        project, _, import_s = load_file(args.corpus)
-    else:
-        project, _, import_s = load_corpus(args.messages, slug="scale-bench")
-    print(f"import              {verdict('import', import_s)}")
-    users = add_annotators(project)
-    add_reviewers(project, users)
+    project, users, run = reused(args)
+    if project is None:
+        if args.corpus:
+            project, _, import_s = load_file(args.corpus)
+        else:
+            project, _, import_s = load_corpus(args.messages, slug="scale-bench")
+        print(f"import              {verdict('import', import_s)}", flush=True)
+        users = add_annotators(project)
+        add_reviewers(project, users)
     boss = users["boss"]
+    if args.pages_only and run is not None:
+        pages(project, users, args)
+        return
     workers = start_workers(args.workers, db_url, broker)
     try:
-        run, rates = prelabel(project, args, workers)
-        if args.prelabel_only:
-            if args.against_presidio:
+        if run is None:
+            run, rates = prelabel(project, args, workers)
+            if args.prelabel_only and args.against_presidio:
                 against_presidio(project, args, workers, rates)
+        if args.prelabel_only:
             return
         plan_and_gold(project, run, boss, args)
         reports_and_releases(project, run, boss, args)
@@ -289,6 +364,7 @@ def stages(args, db_url: str, broker: str) -> None:
             w.wait(30)
     if not args.skip_pages:
         pages(project, users, args)
+
 
 if __name__ == "__main__":
     main()

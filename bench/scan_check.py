@@ -12,6 +12,7 @@ under ``LIMIT 50`` visits 50 rows, whatever the planner first estimated; a deep 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 CORPUS_TABLES = frozenset({
@@ -20,6 +21,9 @@ CORPUS_TABLES = frozenset({
     "annotator_adjudicationdecision", "annotator_adjudicationitem",
 })
 MAX_ROWS = 5000  # a page shows at most a few hundred rows; ten times that is already a scan
+# a query read through a server-side cursor (``.iterator()``, a form's choices on PostgreSQL) is
+# captured as the cursor's declaration: the SELECT after it is what runs
+DECLARE = re.compile(r'^\s*DECLARE\s+"[^"]*"\s+NO SCROLL CURSOR\s+(?:WITH(?:OUT)? HOLD\s+)?FOR\s+', re.IGNORECASE)
 
 
 def _nodes(plan: dict) -> Iterator[dict]:
@@ -49,7 +53,7 @@ def query_scans(captured: list[dict]) -> list[tuple[str, str]]:
     out = []
     with connection.cursor() as cur:
         for q in captured:
-            sql = q["sql"]
+            sql = DECLARE.sub("", q["sql"])
             if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
                 continue
             cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql)

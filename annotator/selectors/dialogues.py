@@ -172,11 +172,20 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
             )
 
 
+def gold_dialogue_ids(project: Project) -> list[int]:
+    """The dialogues with a message in gold, in import order, read from the decisions: what the
+    gold's readers walk instead of every dialogue of the corpus (a report on a 200-dialogue gold
+    set read all 33,355 dialogues of a million messages, issue 26)."""
+    return sorted(set(AdjudicationDecision.objects.filter(message__project=project)
+                      .values_list("message__dialogue_id", flat=True).distinct()))
+
+
 def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
     """The current gold set keyed (dialogue id, message index): every message with a decision,
     spans or not."""
     return {(s.dialogue.id, m.index): m.spans
-            for s in iter_dialogues(project, "gold", reviewed_only=True) for m in s.dialogue.messages}
+            for s in iter_dialogues(project, "gold", reviewed_only=True, dialogue_ids=gold_dialogue_ids(project))
+            for m in s.dialogue.messages}
 
 
 def gold_texts_and_spans(project: Project) -> tuple[dict[Key, str], dict[Key, list[Span]], dict[int, Key]]:
@@ -185,7 +194,7 @@ def gold_texts_and_spans(project: Project) -> tuple[dict[Key, str], dict[Key, li
     texts: dict[Key, str] = {}
     gold: dict[Key, list[Span]] = {}
     keys: dict[int, Key] = {}
-    for s in iter_dialogues(project, "gold", reviewed_only=True):
+    for s in iter_dialogues(project, "gold", reviewed_only=True, dialogue_ids=gold_dialogue_ids(project)):
         for m, pk in zip(s.dialogue.messages, s.message_ids, strict=True):
             key = (s.dialogue.id, m.index)
             keys[pk], texts[key] = key, m.text

@@ -11,6 +11,7 @@ from typing import Any
 
 from annotator import model_store
 from annotator.models import AdjudicationDecision, BackgroundJob, JobStatus, Project
+from annotator.selectors.exports import gold_state_cached
 from pipeline.tagger import activation_blockers
 from pipeline.tagger.retrain import learning_point
 from pipeline.tagger.store import metric_name
@@ -38,6 +39,13 @@ def usable_versions(project: Project) -> list:
 def gold_size(project: Project) -> int:
     """Messages of ``project`` with a gold decision: what ``retrain_every`` counts."""
     return AdjudicationDecision.objects.filter(message__project=project).count()
+
+
+def gold_size_cached(project: Project) -> int:
+    """:func:`gold_size` for the Tagger page: the decisions of the gold fingerprint, cached per
+    project revision (the count joins every decision to the project's messages: about 60 ms per
+    request at 100k messages, ten times that at a million)."""
+    return gold_state_cached(project)["decisions"]
 
 
 def open_retrain(project: Project) -> BackgroundJob | None:

@@ -40,7 +40,7 @@ def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = No
         "versions": rows, "curve": charts.learning_curve(curve) if curve else None,
         "open_retrain": tagger_selectors.open_retrain(project),
         "open_distillation": tagger_selectors.open_distillation(project),
-        "gold_messages": tagger_selectors.gold_size(project),
+        "gold_messages": tagger_selectors.gold_size_cached(project),
     })
 
 

@@ -22,7 +22,6 @@ GOLD = "the gold fingerprint and count (decisions joined to the project's messag
 KNOWN_SCANS = {
     "dashboard (admin)": f"{GOLD}; annotator statistics (median time, accept rate); messages waiting for review",
     "run detail": f"{GOLD}; spans by label (cached per finish)",
-    "tagger versions": GOLD,
     "plan detail": "the plan's blind/aware statistics over its assignments",
     "exports / releases": GOLD,
     "adjudication queue": f"{GOLD}; messages waiting for review",

@@ -253,3 +253,27 @@ def test_a_run_is_scored_against_gold_once(study, members):
     page = evaluate_run(run, n_boot=20)
     report = next(r for r in detectors_against_gold(project=study, n_boot=20) if r["run"] == run.pk)
     assert page is not None and page == report["evaluation"]
+
+
+def test_scoring_reads_the_gold_s_dialogues_not_the_corpus(study, members, monkeypatch):
+    """Issue 26: the detectors' scores and the run page read the gold set through the dialogues
+    that hold gold, not every dialogue of the project (a 200-dialogue gold set at a million
+    messages read all 33,355 dialogues); the gold they read is the same."""
+    from annotator.models import Dialogue
+    from annotator.selectors import dialogues as dsel
+
+    gold_merge_ready(project=study, user=members["admin"])
+    gold_dialogues = set(Dialogue.objects.filter(project=study, messages__decision__isnull=False).values_list("pk", flat=True))
+    assert gold_dialogues and gold_dialogues != set(Dialogue.objects.filter(project=study).values_list("pk", flat=True))
+    everything = {(s.dialogue.id, m.index): (m.text, m.spans)
+                  for s in dsel.iter_dialogues(study, "gold", reviewed_only=True) for m in s.dialogue.messages}
+    read = []
+    real = dsel.dialogues_from_db
+    monkeypatch.setattr(dsel, "dialogues_from_db", lambda pks: read.extend(pks) or real(pks))
+    texts, gold, _keys = dsel.gold_texts_and_spans(study)
+    assert set(read) == gold_dialogues
+    assert texts == {k: t for k, (t, _) in everything.items()}
+    assert gold == {k: list(s) for k, (_, s) in everything.items() if s}
+    read.clear()
+    assert dsel.gold_by_key(study) == {k: s for k, (_, s) in everything.items()}
+    assert set(read) == gold_dialogues

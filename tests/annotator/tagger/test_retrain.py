@@ -474,3 +474,30 @@ def test_a_full_retrain_distils_its_student_and_offers_it_when_it_passes(gold_pr
     assert teacher.student["used"] is (candidate == "student")
     assert judged.activation["decision"] == "activated"  # nothing active to beat: the same rule
     assert job.params["trained_version"] == judged.full_version  # a redelivered job trains nothing
+
+
+def test_tagger_page_counts_gold_once_per_revision(client, members, gold_project):
+    """The gold size on the Tagger page joins every decision to the project's messages (a corpus
+    scan at a million messages, issue 26): cached per project revision, counted again after gold grows."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.models import AdjudicationDecision
+    from annotator.services.imports import corpus_import
+    from pipeline.synthetic import generate_corpus
+
+    n = AdjudicationDecision.objects.filter(message__project=gold_project).count()
+    assert n > 0
+    client.force_login(members["admin"])
+    assert f"The gold set has {n} messages" in client.get("/p/test/tagger/").content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/p/test/tagger/").content.decode()
+    assert f"The gold set has {n} messages" in page
+    counts = [q["sql"] for q in queries.captured_queries
+              if "COUNT(" in q["sql"] and "annotator_adjudicationdecision" in q["sql"]]
+    assert not counts, counts
+    corpus_import(project=gold_project, dialogues=generate_corpus(2, 3, max_messages=4, id_prefix="more"),
+                  source="more.jsonl", spans_as="gold")
+    grown = AdjudicationDecision.objects.filter(message__project=gold_project).count()
+    assert grown > n
+    assert f"The gold set has {grown} messages" in client.get("/p/test/tagger/").content.decode()

@@ -258,3 +258,69 @@ def test_the_admin_pages_past_its_first_pages_by_cursor_both_ways(client, member
     assert [a.pk for a in cl.result_list] == list(done[1:4])
     page = client.get(url).content.decode()
     assert "Older →" in page
+
+
+REVISION_SQL = '"n_dialogues"'  # the revision's query (annotator.selectors.figures.project_revision)
+
+
+def test_a_page_reads_the_project_revision_once_however_many_figures_it_shows(client, members, study):
+    """The adjudication queue shows three cached figures (its counts, the items ready to merge, the
+    gold fingerprint); each read the revision, which counts the project's dialogues (15 ms at a
+    million messages, issue 26). A GET reads it once; a write in a later request still shows."""
+    from annotator.services.adjudication import gold_merge_ready
+
+    client.force_login(members["adjudicator"])
+    url = reverse("adjudication-queue", kwargs={"slug": study.slug})
+    client.get(url)  # the figures, cached at this revision
+    for _ in range(2):  # cached or not, one read of the revision
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        assert sum(REVISION_SQL in q["sql"] for q in queries.captured_queries) == 1
+        gold_merge_ready(project=study, user=members["admin"])  # a write: a new revision, figures recomputed
+    with figures.one_revision():
+        first = figures.project_revision(study)
+        audit_record(user=members["admin"], action="test.write", project=study)
+        assert figures.project_revision(study) == first  # inside one GET: the revision it started with
+    assert figures.project_revision(study) != first
+
+
+@pytest.fixture
+def bench_modules():
+    import sys
+
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    yield
+    sys.path.remove(str(ROOT / "bench"))
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_the_plan_form_finds_scored_runs_from_the_index(require_postgres, model_project, members, client,
+                                                        bench_modules):
+    """The plan form marks runs with margins "scored (least sure)". An EXISTS over the margins let
+    PostgreSQL scan them for each run without any: a tagger run holds one per message (a million at
+    a million messages, issue 26: 50 ms per request). With 6,000 margins of one run, the page's
+    queries (a form's choices come through a server-side cursor) read none of them past the first."""
+    from scan_check import request_scans
+
+    from annotator.models import DetectorRun, Dialogue, Message, MessageUncertainty
+
+    project = model_project
+    dialogues = Dialogue.objects.bulk_create(
+        Dialogue(project=project, external_id=f"big{n:03}", message_count=100) for n in range(60))
+    messages = Message.objects.bulk_create(
+        Message(project=project, dialogue=d, position=p, speaker="s", text=f"{d.external_id} #{p}")
+        for d in dialogues for p in range(100))
+    tagger = DetectorRun.objects.create(project=project, detector="tagger", status="succeeded")
+    MessageUncertainty.objects.bulk_create(
+        MessageUncertainty(run=tagger, message=m, margin=(i % 97) / 100) for i, m in enumerate(messages))
+    with connection.cursor() as cur:
+        cur.execute("ANALYZE annotator_messageuncertainty, annotator_detectorrun")
+    client.force_login(members["admin"])
+    status, scans = request_scans(client, reverse("workspace-admin", kwargs={"slug": project.slug}))
+    assert status == 200
+    assert not scans, scans
+    page = client.get(reverse("workspace-admin", kwargs={"slug": project.slug})).content.decode()
+    assert page.count("scored (least sure)") == 1  # the tagger run, not the import

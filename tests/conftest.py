@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -134,14 +135,16 @@ def celery_worker(require_postgres, require_redis, settings, tmp_path):
     redis.Redis.from_url(require_redis).delete(queue, f"{queue}\x06\x163", f"{queue}\x06\x166", f"{queue}\x06\x169")
 
 
-def wait_for(predicate, timeout: float = 60, interval: float = 0.2, what: str = "condition"):
+def wait_for(predicate, timeout: float = 60, interval: float = 0.2, what: str | Callable[[], str] = "condition"):
+    """Poll ``predicate`` until it is truthy; ``what`` (or what it returns, read at the timeout: a
+    worker's log then, not when the wait began) says what was awaited."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout}s waiting for {what() if callable(what) else what}")
 
 
 # ---- users and projects ---------------------------------------------------------------------

@@ -218,7 +218,7 @@ def test_worker_killed_mid_merge_is_swept_into_gold(celery_worker, study):
         return (AdjudicationDecision.objects.filter(message__project=study).count()
                 + AdjudicationItem.objects.filter(project=study).count())
 
-    wait_for(lambda: settled() >= 2, timeout=90, what=f"two merged batches\n{slow.output()[-3000:]}")
+    wait_for(lambda: settled() >= 2, timeout=90, what=lambda: f"two merged batches\n{slow.output()[-3000:]}")
     os.killpg(slow.proc.pid, signal.SIGKILL)
     slow.proc.wait(10)
     assert 2 <= settled() < READY
@@ -226,6 +226,6 @@ def test_worker_killed_mid_merge_is_swept_into_gold(celery_worker, study):
 
     fresh = celery_worker()  # the killed job is not redelivered within the visibility timeout
     gold_merge_sweep_job.delay()
-    wait_for(lambda: settled() == READY, timeout=90, what=f"the sweep\n{fresh.output()[-3000:]}")
+    wait_for(lambda: settled() == READY, timeout=90, what=lambda: f"the sweep\n{fresh.output()[-3000:]}")
     _settled_once(study)
     assert sel.merge_health(study)["unmerged"] == 0

@@ -212,7 +212,7 @@ def test_real_workers_share_a_releases_chunks_over_redis(celery_worker, project,
     env = {"BLINDSPOT_SURROGATE_KEY": KEY, "BLINDSPOT_RELEASE_CHUNK_DIALOGUES": "1"}
     workers = [celery_worker(concurrency=1, extra_env=env) for _ in range(2)]
     for w in workers:
-        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=f"a worker to start\n{w.output()[-3000:]}")
+        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=lambda w=w: f"a worker to start\n{w.output()[-3000:]}")
     export = release_services.release_start(project=project, user=members["admin"])
     try:
         wait_for(lambda: Export.objects.get(pk=export.pk).is_finished, timeout=120, what="the release")

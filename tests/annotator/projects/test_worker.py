@@ -19,7 +19,7 @@ def test_worker_imports_an_uploaded_corpus(celery_worker, project, corpus_bytes,
     job = BackgroundJob.objects.create(project=project, kind="import", params={"path": str(path), "name": "u.jsonl"})
     worker = celery_worker()
     app.send_task(name, args=[job.pk])
-    wait_for(lambda: BackgroundJob.objects.get(pk=job.pk).is_finished, timeout=90, what=f"the import job\n{worker.output()}")
+    wait_for(lambda: BackgroundJob.objects.get(pk=job.pk).is_finished, timeout=90, what=lambda: f"the import job\n{worker.output()}")
     job.refresh_from_db()
     assert job.status == "succeeded", job.error + worker.output()
     assert Message.objects.filter(project=project).count() == 6

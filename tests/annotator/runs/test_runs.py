@@ -139,7 +139,7 @@ def test_real_worker_processes_a_run(celery_worker, project):
                          chunk_dialogues=2)
     runs.run_enqueue(run)
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=90,
-             what=f"the run to finish\n{worker.output()[-3000:]}")
+             what=lambda: f"the run to finish\n{worker.output()[-3000:]}")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
     assert Prediction.objects.filter(run=run).count() == 12
@@ -154,14 +154,14 @@ def test_worker_killed_mid_run_completes_after_restart_without_duplicates(celery
                          chunk_dialogues=1)
     runs.run_enqueue(run)
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).done_chunks >= 3, timeout=90,
-             what=f"three chunks\n{first.output()[-3000:]}")
+             what=lambda: f"three chunks\n{first.output()[-3000:]}")
     os.killpg(first.proc.pid, signal.SIGKILL)
     first.proc.wait(10)
     run.refresh_from_db()
     assert run.status == "running" and run.done_chunks < run.total_chunks
     second = celery_worker(concurrency=1, extra_env=WORKER_ENV)
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
-             what=f"the run to finish after restart\n{second.output()[-3000:]}")
+             what=lambda: f"the run to finish after restart\n{second.output()[-3000:]}")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
     assert run.progress_done == run.progress_total == 32
@@ -242,12 +242,12 @@ def test_two_workers_share_a_runs_chunks_and_predict_what_one_process_does(celer
     _corpus(project, n=16)
     workers = [celery_worker(concurrency=1, extra_env=WORKER_ENV) for _ in range(2)]
     for w in workers:
-        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=f"a worker to start\n{w.output()[-3000:]}")
+        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=lambda w=w: f"a worker to start\n{w.output()[-3000:]}")
     config = {"seconds_per_dialogue": 0.3}
     run = runs.run_start(project=project, detector="slow_test", config=config, chunk_dialogues=1)
     assert runs.run_enqueue(run) == 16
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
-             what=f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
+             what=lambda: f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
     names = [w.rsplit("@", 1)[0] for w in run.chunks.values_list("worker", flat=True)]

@@ -146,12 +146,12 @@ def test_a_real_worker_calls_the_deployments_endpoint_and_logs_no_key(celery_wor
             setattr(settings, name, value)
         settings.BLINDSPOT_LLM_ENDPOINTS = {}
         worker = celery_worker(concurrency=1, extra_env=endpoint)
-        wait_for(lambda: " ready." in worker.output(), timeout=90, what=f"a worker to start\n{worker.output()[-3000:]}")
+        wait_for(lambda: " ready." in worker.output(), timeout=90, what=lambda: f"a worker to start\n{worker.output()[-3000:]}")
         run = runs.run_start(project=project, detector="llm", config={"max_retries": 0})
         DetectorRun.objects.filter(pk=run.pk).update(config={**run.config, "base_url": listener.base_url})
         runs.run_enqueue(run)
         wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=120,
-                 what=f"the run to finish\n{worker.output()[-3000:]}")
+                 what=lambda: f"the run to finish\n{worker.output()[-3000:]}")
     run.refresh_from_db()
     assert listener.requests == [] and official.headers[0]["authorization"] == f"Bearer {KEY}"
     assert run.status == "failed" and "Incorrect API key provided: [redacted]" in run.error

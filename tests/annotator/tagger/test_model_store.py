@@ -157,11 +157,11 @@ def test_two_real_workers_with_empty_caches_run_a_tagger_from_the_store(s3, sett
                                                        "BLINDSPOT_STAGING_DIR": str(cache / "staging")})
                for cache in caches]
     for w in workers:
-        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=f"a worker to start\n{w.output()[-3000:]}")
+        wait_for(lambda w=w: " ready." in w.output(), timeout=90, what=lambda w=w: f"a worker to start\n{w.output()[-3000:]}")
     run = runs.run_start(project=corpus, detector="tagger", chunk_dialogues=1)
     assert runs.run_enqueue(run) == run.total_chunks == 10
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=240,
-             what=f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
+             what=lambda: f"the run to finish\n{workers[0].output()[-2000:]}\n{workers[1].output()[-2000:]}")
     run.refresh_from_db()
     assert run.status == "succeeded", run.error
     names = {w.rsplit("@", 1)[0] for w in run.chunks.values_list("worker", flat=True)}

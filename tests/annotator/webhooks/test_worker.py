@@ -22,7 +22,7 @@ def test_a_worker_retries_after_the_backoff_and_delivers_once(celery_worker, rec
     assert webhooks.webhooks_fire(event=WebhookEvent.RUN_FINISHED, object_id=run.pk) == 1  # sent at commit
     delivery = hook.deliveries.get()
     wait_for(lambda: hook.deliveries.get().status == "delivered", timeout=90,
-             what=f"the delivery\n{worker.output()}")
+             what=lambda: f"the delivery\n{worker.output()}")
     delivery.refresh_from_db()
     assert (delivery.attempts, delivery.last_status_code) == (2, 200)
     assert len(receiver.got) == 2

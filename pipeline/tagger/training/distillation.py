@@ -50,6 +50,8 @@ def prune_feed_forward(torch: Any, model: Any, width: int) -> None:
     feed-forward, so half its units is about a third less work a layer. The units kept are
     re-learnt by the distillation that follows (the student's recall is checked against its
     teacher's either way)."""
+    from transformers.pytorch_utils import prune_linear_layer  # what BERT's own head pruning uses
+
     encoder = getattr(model, model.base_model_prefix).encoder
     full = int(model.config.intermediate_size)
     if width < 1:
@@ -61,17 +63,9 @@ def prune_feed_forward(torch: Any, model: Any, width: int) -> None:
             grow, shrink = layer.intermediate.dense, layer.output.dense
             weight = grow.weight.norm(dim=1) * shrink.weight.norm(dim=0)
             keep = torch.topk(weight, width).indices.sort().values
-            layer.intermediate.dense = _linear(torch, grow.weight[keep], grow.bias[keep])
-            layer.output.dense = _linear(torch, shrink.weight[:, keep], shrink.bias)
+            layer.intermediate.dense = prune_linear_layer(grow, keep, dim=0)
+            layer.output.dense = prune_linear_layer(shrink, keep, dim=1)
     model.config.intermediate_size = width
-
-
-def _linear(torch: Any, weight: Any, bias: Any) -> Any:
-    out, inp = weight.shape
-    linear = torch.nn.Linear(inp, out)
-    linear.weight.copy_(weight)
-    linear.bias.copy_(bias)
-    return linear
 
 
 def load_student(

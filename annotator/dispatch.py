@@ -44,6 +44,11 @@ def _app():
     return app
 
 
+def has_broker() -> bool:
+    """True when tasks go to a broker and run on workers (not eagerly, in this process)."""
+    return not _app().conf.task_always_eager
+
+
 def in_thread() -> bool:
     """True when queued jobs run on this process's worker thread (no broker, not in tests)."""
     return bool(_app().conf.task_always_eager and getattr(settings, "BLINDSPOT_EAGER_IN_THREAD", False)

@@ -4,8 +4,9 @@
 messages, the rest in the adjudication queue, exports, jobs, audit events), in SQL, because the
 real merge would take as long as the bench; :func:`time_pages` then asks for every list page and
 the Django admin's changelists as the role that uses them, ``n`` times each, and prints p50 / p95
-against the 200 ms target (issue 14 item 4). The first request of each page is a warm-up whose
-query count is printed (the N + 1 check) and not timed.
+against the 200 ms target (issue 14 item 4). The first request of each page comes right after a
+write to the project: it is timed apart as ``cold``, and its query count is printed (the N + 1
+check).
 """
 
 from __future__ import annotations
@@ -146,8 +147,19 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
     return rows
 
 
+def _touch(project) -> None:
+    """What any write does to the project's figures: an audit event moves its revision
+    (:mod:`annotator.selectors.figures`), as an annotator's submit does every few seconds."""
+    from annotator.models import AuditEvent
+
+    AuditEvent.objects.create(project=project, action="bench.touch", object_type="Project",
+                              object_id=str(project.pk), details={})
+
+
 def time_pages(project, users: dict, n: int) -> list[tuple[str, float]]:
-    """Ask for each page ``n`` times (after one untimed warm-up); print and return p95 per page."""
+    """Ask for each page ``n`` times after a first request made right after a write to the project
+    (``cold``: the figures cached per revision are computed again, as they are on a project where
+    annotators are submitting); print and return p95 per page (of the warm requests)."""
     from django.db import connection, reset_queries
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -161,13 +173,16 @@ def time_pages(project, users: dict, n: int) -> list[tuple[str, float]]:
     for who in ("boss", "judge", "ann1"):
         clients[who] = Client()
         clients[who].force_login(users[who])
-    print(f"\n{'page':<28} {'who':<6} {'queries':>7} {'p50 ms':>8} {'p95 ms':>8}  target {TARGET_MS} ms")
+    print(f"\n{'page':<28} {'who':<6} {'queries':>7} {'cold ms':>8} {'p50 ms':>8} {'p95 ms':>8}  target {TARGET_MS} ms")
     out = []
     for name, who, url, headers in pages(project, plan.pk, run.pk):
         client = clients[who]
         reset_queries()  # the bench runs with DEBUG on: the log holds earlier queries
+        _touch(project)
+        t0 = time.perf_counter()
         with CaptureQueriesContext(connection) as queries:
             r = client.get(url, **headers)
+        cold = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         wait_idle()  # work the page queued (scoring a run) runs on, not during the next timings
         if (waited := time.perf_counter() - t0) > 0.5:
@@ -181,7 +196,7 @@ def time_pages(project, users: dict, n: int) -> list[tuple[str, float]]:
             client.get(url, **headers)
             ms.append((time.perf_counter() - t0) * 1000)
         p95 = _pct(ms, 95)
-        print(f"{name:<28} {who:<6} {len(queries):>7} {_pct(ms, 50):8.1f} {p95:8.1f}  "
+        print(f"{name:<28} {who:<6} {len(queries):>7} {cold:8.1f} {_pct(ms, 50):8.1f} {p95:8.1f}  "
               f"{'PASS' if p95 <= TARGET_MS else 'MISS'}", flush=True)
         out.append((name, p95))
     missed = [name for name, p95 in out if p95 > TARGET_MS]

@@ -27,7 +27,7 @@ from annotator.models import (
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import ordered_keyset_page
-from annotator.selectors.figures import cached
+from annotator.selectors.figures import cached, figure
 from annotator.selectors.projects import pseudonyms
 from pipeline.types import Span
 
@@ -152,21 +152,23 @@ def evidence_for(project: Project, messages: list[Message]) -> list[ItemEvidence
 # ----------------------------------------------------------------------------------- the queue
 
 
+@figure
 def ready_to_merge_count(project: Project, *, use_cache: bool = False) -> int:
     """How many messages :func:`messages_ready_to_merge` holds. With ``use_cache`` (pages; the
     merge itself always asks the database), as counted at the project's revision
     (:mod:`annotator.selectors.figures`): a submit, a merge and a merge failure each record an
     audit event, so each recounts."""
     if use_cache:
-        return cached(project, "ready_to_merge", lambda: ready_to_merge_count(project))
+        return cached(project, ready_to_merge_count)
     return messages_ready_to_merge(project).count()
 
 
+@figure
 def queue_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
     """Open, leak, settled and gold counts and the items ready to merge; with ``use_cache`` as
     counted at the project's revision."""
     if use_cache:
-        return cached(project, "queue_counts", lambda: queue_counts(project))
+        return cached(project, queue_counts)
     agg = AdjudicationItem.objects.filter(project=project).aggregate(
         open=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN)),
         leaks=Count("pk", filter=Q(status=AdjudicationItem.Status.OPEN, risk=3)),

@@ -16,7 +16,7 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
 from annotator.models import Assignment, AssignmentPlan, Project
-from annotator.selectors.figures import cached
+from annotator.selectors.figures import cached, figure
 from pipeline import assignment as algo
 
 Key = tuple[str, int]
@@ -91,6 +91,14 @@ def plan_condition_unit(params: Mapping) -> str | None:
     return params.get("condition_unit") or algo.UNIT_ITEM
 
 
+@figure
+def plan_exposure(project: Project, *, plan_id: int | None = None) -> dict[str, int]:
+    """:func:`condition_exposure` of the plan with id ``plan_id`` (None: every assignment), as
+    a :func:`~annotator.selectors.figures.figure` a worker computes from ids."""
+    plan = AssignmentPlan.objects.get(pk=plan_id, project=project) if plan_id is not None else None
+    return condition_exposure(project, plan=plan)
+
+
 def condition_exposure(project: Project, *, plan: AssignmentPlan | None = None,
                        use_cache: bool = False) -> dict[str, int]:
     """Cross-condition exposure measured on the stored assignments (see
@@ -102,8 +110,7 @@ def condition_exposure(project: Project, *, plan: AssignmentPlan | None = None,
     groups summed (the same figures as the pure function, without loading every assignment).
     With ``use_cache``, as computed at the project's revision (:mod:`annotator.selectors.figures`)."""
     if use_cache:
-        return cached(project, f"exposure:{plan.pk if plan is not None else 'all'}",
-                      lambda: condition_exposure(project, plan=plan))
+        return cached(project, plan_exposure, plan_id=plan.pk if plan is not None else None)
     blind, aware = Q(condition=algo.BLIND), Q(condition=algo.AWARE)
     clusters = (Assignment.objects.filter(project=project, condition__in=(algo.BLIND, algo.AWARE))
                 .values("annotator_id", "message__dialogue_id")

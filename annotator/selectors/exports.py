@@ -30,9 +30,10 @@ from annotator.models import (
     Export,
     Project,
 )
-from annotator.selectors.figures import cached
+from annotator.selectors.figures import cached, figure
 
 
+@figure
 def gold_state(project: Project, *, upto: int | None = None) -> dict:
     """A fingerprint of the project's gold decisions up to decision id ``upto`` (default: all)."""
     decisions = AdjudicationDecision.objects.filter(message__project=project)
@@ -54,7 +55,7 @@ def _differs(now: dict, then: dict) -> bool:
 def gold_state_cached(project: Project, *, upto: int | None = None) -> dict:
     """:func:`gold_state` for pages, cached per project revision (every change to gold records an
     audit event; :mod:`annotator.selectors.figures`). Builds record the uncached one."""
-    return cached(project, f"gold_state:{upto}", lambda: gold_state(project, upto=upto))
+    return cached(project, gold_state, upto=upto)
 
 
 def export_is_stale(export: Export) -> bool:

@@ -20,7 +20,7 @@ from annotator.models import (
 )
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import page_of
-from annotator.selectors.figures import cached
+from annotator.selectors.figures import cached, figure
 
 
 def project_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
@@ -34,10 +34,11 @@ def project_counts(project: Project, *, use_cache: bool = False) -> dict[str, in
     return {**corpus_counts(project, use_cache=use_cache), **runs}
 
 
+@figure
 def corpus_counts(project: Project, *, use_cache: bool = False) -> dict[str, int]:
     """Dialogues, messages, assignments (all and done) and messages with gold."""
     if use_cache:
-        return cached(project, "corpus_counts", lambda: corpus_counts(project))
+        return cached(project, corpus_counts)
     # assignments from the annotators' counters (annotator.models.counters): a row per annotator
     assignments = QueueCount.objects.filter(project=project).aggregate(
         total=Sum(F("pending") + F("in_progress") + F("done") + F("skipped")), done=Sum("done"))

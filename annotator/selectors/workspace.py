@@ -26,7 +26,7 @@ from annotator.models import (
 )
 from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_colors
 from annotator.selectors import keyset_page
-from annotator.selectors.figures import cached
+from annotator.selectors.figures import cached, figure
 from annotator.selectors.keymap import workspace_keymap
 from annotator.selectors.projects import pseudonyms
 
@@ -235,6 +235,7 @@ class Median(Aggregate):
     output_field = FloatField()
 
 
+@figure
 def annotator_stats(project: Project, *, use_cache: bool = False) -> list[dict]:
     """Per annotator: items, done, skipped, median active seconds per done item, and in the aware
     condition the share of decided suggestions accepted without edit.
@@ -243,7 +244,7 @@ def annotator_stats(project: Project, *, use_cache: bool = False) -> list[dict]:
     queries; on PostgreSQL the median is an aggregate of the first, elsewhere it is computed here
     from the done items' seconds (a third query)."""
     if use_cache:
-        return cached(project, "annotator_stats", lambda: annotator_stats(project))
+        return cached(project, annotator_stats)
     in_db = connection.vendor == "postgresql"
     rows: dict[int, dict] = {}
     for r in (

@@ -1,4 +1,4 @@
-"""Celery tasks of projects (corpus imports): ids in, one service call."""
+"""Celery tasks of projects (corpus imports, the figures pages show): ids in, one call."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from django.db import transaction
 from annotator import storage
 from annotator import task_names as names
 from annotator.models import BackgroundJob
+from annotator.selectors import figures
 from annotator.services import jobs
 from annotator.services.imports import corpus_import_file
 from pipeline.corpus import CorpusError
@@ -35,3 +36,10 @@ def corpus_import_job(job_id: int) -> None:
     except Exception as exc:  # recorded for the user; the upload is kept for a retry
         jobs.job_fail(job, exc)
         raise
+
+
+@shared_task(name=names.PROJECTS_FIGURE_REFRESH, ignore_result=True)
+def figure_refresh(project_id: int, path: str, params: dict) -> None:
+    """A page's figure at the project's current revision; the page showed the previous value
+    meanwhile. Idempotent: a second delivery finds it computed and does nothing."""
+    figures.refresh(project_id=project_id, path=path, params=params)

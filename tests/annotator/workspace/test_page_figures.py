@@ -61,6 +61,63 @@ def test_the_cache_is_keyed_by_the_revision_not_by_time(members, ws_project, pla
     assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == total
 
 
+@pytest.fixture
+def with_workers(monkeypatch):
+    """A broker, as in production: the figure jobs cached() queues are collected, not run."""
+    queued = []
+    monkeypatch.setattr(figures, "has_broker", lambda: True)
+    monkeypatch.setattr(figures, "enqueue", lambda name, *args: queued.append((name, *args)))
+    return queued
+
+
+def test_with_workers_a_page_shows_the_newest_figure_while_a_worker_computes_the_next(
+        members, ws_project, planned, with_workers):
+    from annotator import task_names
+    from annotator.tasks.projects import figure_refresh
+
+    planned("blind")
+    first = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"]
+    assert with_workers == []  # never computed before: computed in the request
+    finish_one(members)
+    with CaptureQueriesContext(connection) as queries:
+        stale = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"]
+    assert stale == first
+    assert not any("annotator_assignment" in q["sql"] for q in queries.captured_queries)
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == first
+    assert len(with_workers) == 1  # one job, however many pages ask meanwhile
+    name, *args = with_workers[0]
+    assert name == task_names.PROJECTS_FIGURE_REFRESH
+    figure_refresh(*args)
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == first + 1
+    figure_refresh(*args)  # a second delivery: nothing to do
+    assert figures.refresh(project_id=args[0], path=args[1], params=args[2]) is False
+
+
+def test_a_figure_job_takes_only_registered_figures(ws_project):
+    with pytest.raises(ValueError, match="not a registered project figure"):
+        figures.refresh(project_id=ws_project.pk, path="os.system", params={"command": "true"})
+    with pytest.raises(ValueError, match="not a registered project figure"):
+        figures.refresh(project_id=ws_project.pk, path="annotator.selectors.exports.export_is_stale", params={})
+
+
+def test_a_figure_with_parameters_is_computed_again_from_its_ids(members, ws_project, planned, with_workers):
+    from annotator.models import AssignmentPlan
+    from annotator.selectors.exports import gold_state_cached
+
+    planned("blind")
+    plan = AssignmentPlan.objects.filter(project=ws_project).first()
+    exposure = condition_exposure(ws_project, plan=plan, use_cache=True)
+    gold = gold_state_cached(ws_project)
+    audit_record(user=members["admin"], action="test.write", project=ws_project)
+    assert condition_exposure(ws_project, plan=plan, use_cache=True) == exposure
+    assert gold_state_cached(ws_project) == gold
+    for _, *args in with_workers:
+        assert figures.refresh(project_id=args[0], path=args[1], params=args[2]) is True
+    assert {a[1] for _, *a in with_workers} == {"annotator.selectors.assignments.plan_exposure",
+                                                 "annotator.selectors.exports.gold_state"}
+    assert condition_exposure(ws_project, plan=plan, use_cache=True) == condition_exposure(ws_project, plan=plan)
+
+
 def test_revisions_of_two_projects_are_apart(members, ws_project, planned, make_user):
     from annotator.services.projects import project_create
 

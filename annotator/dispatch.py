@@ -29,7 +29,10 @@ from django.db import connections, models, transaction
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
+from annotator import task_names as names
+
 logger = logging.getLogger(__name__)
+BATCH_PRIORITY = 9  # the lowest of Redis's priority steps (0, 3, 6, 9)
 # what a publish to an unreachable broker raises (kombu wraps the transport's own errors)
 BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, OSError)
 
@@ -89,7 +92,7 @@ def send(name: str, *args) -> Future | None:
     app = _app()
     if not app.conf.task_always_eager:
         try:
-            app.send_task(name, args=list(args))
+            _publish(app, name, args)
         except BROKER_ERRORS as exc:
             _undelivered(name, args, exc)
         return None
@@ -97,6 +100,14 @@ def send(name: str, *args) -> Future | None:
         return worker().submit(_run_in_process, name, args)
     app.tasks[name].delay(*args)  # eager: runs here, now, with Celery's eager settings
     return None
+
+
+def _publish(app, name: str, args) -> None:
+    """Hand one task to the broker; the chunks of a fan-out go at the lowest priority
+    (:data:`annotator.task_names.BATCH`), so a merge, a report or a page's figure queued behind a
+    million-message run's thousand chunks runs next, not after them (Redis keeps one list per
+    priority and workers take the highest first; 0, the default, is the highest)."""
+    app.send_task(name, args=list(args), priority=BATCH_PRIORITY if name in names.BATCH else None)
 
 
 def _undelivered(name: str, args: tuple, exc: BaseException) -> None:
@@ -132,7 +143,7 @@ def redispatch_undelivered(limit: int = 200) -> dict[str, int]:
         rows = list(UndeliveredTask.objects.select_for_update(skip_locked=True).order_by("pk")[:limit])
         for row in rows:
             try:
-                app.send_task(row.name, args=list(row.args))
+                _publish(app, row.name, row.args)
             except BROKER_ERRORS as exc:
                 UndeliveredTask.objects.filter(pk__in=[r.pk for r in rows[sent:]]).update(
                     attempts=models.F("attempts") + 1, error=_described(exc))

@@ -30,6 +30,10 @@ WEBHOOKS_DELIVER = "annotator.webhooks.deliver"
 WEBHOOKS_FIRE = "annotator.webhooks.fire"
 WORKSPACE_PLAN_BUILD = "annotator.workspace.plan_build"
 
+# The fan-outs: one task per chunk of a run or a release, a thousand at a million messages. They
+# are sent at the lowest priority (annotator.dispatch), so everything else queued meanwhile runs first.
+BATCH = frozenset({RUNS_CHUNK_PROCESS, EXPORTS_RELEASE_CHUNK})
+
 # old name -> the name it is registered under now
 ALIASES = {
     "annotator.export_build": EXPORTS_BUILD,

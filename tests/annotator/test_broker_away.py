@@ -85,6 +85,7 @@ def test_undelivered_tasks_are_sent_again_once_each_when_the_broker_is_back(requ
     assert dispatch.redispatch_undelivered() == {"sent": 0, "left": 5}  # still away: nothing lost
 
     queue = f"test-redispatch-{threading.get_ident()}"
+    lists = [queue, *(f"{queue}\x06\x16{step}" for step in (3, 6, 9))]  # Redis's list per priority step
     app.conf.task_default_queue = queue
     try:
         broker_at(require_redis)
@@ -93,8 +94,10 @@ def test_undelivered_tasks_are_sent_again_once_each_when_the_broker_is_back(requ
             t.start()
         for t in sweeps:
             t.join(30)
-        assert redis.Redis.from_url(require_redis).llen(queue) == 5  # five tasks, each once
+        client = redis.Redis.from_url(require_redis)
+        assert sum(client.llen(name) for name in lists) == 5  # five tasks, each once
+        assert client.llen(lists[-1]) == 5  # a run's chunks wait at the lowest priority
         assert not UndeliveredTask.objects.exists()
     finally:
         app.conf.task_default_queue = "celery"
-        redis.Redis.from_url(require_redis).delete(queue)
+        redis.Redis.from_url(require_redis).delete(*lists)

@@ -262,3 +262,31 @@ def test_two_workers_share_a_runs_chunks_and_predict_what_one_process_does(celer
     assert len(_spans(run)) == 32 and len(set(_spans(run))) == 32
     assert _spans(run) == _spans(alone)
     assert run.progress_done == run.progress_total == 32
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+def test_a_page_s_figure_overtakes_the_chunks_of_a_queued_run(celery_worker, project):
+    """A run's chunks go at the lowest priority: work queued after them (here a page's figure;
+    merges and reports alike) runs next, not after the whole run."""
+    from django.core.cache import cache
+
+    from annotator import task_names
+    from annotator.dispatch import enqueue
+    from annotator.selectors import figures
+    from annotator.selectors.projects import corpus_counts
+
+    _corpus(project, n=16)
+    run = runs.run_start(project=project, detector="slow_test", config={"seconds_per_dialogue": 0.4},
+                         chunk_dialogues=1)
+    runs.run_enqueue(run)
+    enqueue(task_names.PROJECTS_FIGURE_REFRESH, project.pk, "annotator.selectors.projects.corpus_counts", {})
+    worker = celery_worker(concurrency=1, extra_env={"BLINDSPOT_DETECTOR_PLUGINS": "tests.slow_detector"})
+    kept = figures._key(figures._name(corpus_counts, {}), figures.project_revision(project))
+    wait_for(lambda: cache.get(kept) is not None or DetectorRun.objects.get(pk=run.pk).is_finished, timeout=60,
+             what=lambda: f"the figure or the run\n{worker.output()[-3000:]}")
+    done = DetectorRun.objects.get(pk=run.pk).done_chunks
+    assert cache.get(kept) is not None and done <= 1, f"the figure waited for {done} of the run's 16 chunks"
+    wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=90,
+             what=lambda: f"the run to finish\n{worker.output()[-3000:]}")
+    assert DetectorRun.objects.get(pk=run.pk).status == "succeeded"

@@ -40,6 +40,7 @@ from pipeline.metrics.coefficients import (  # re-exported: the report's formula
     kappa_from_confusion,
     match_spans,
     percentile_ci,
+    resampled_sums,
     token_labels,
 )
 from pipeline.text import tokenize
@@ -275,7 +276,7 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
     k = t.k
     d, g = counts.shape[:2]
     point = counts.sum(axis=0)  # (G, K, K)
-    boot = (w @ counts.reshape(d, -1)).reshape(-1, g, k, k)
+    boot = resampled_sums(w, counts.reshape(d, -1)).reshape(-1, g, k, k)
     n = point.sum(axis=(-2, -1))  # tokens compared (kappa) or pairable values (alpha)
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
@@ -363,7 +364,7 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
             stats[..., : 3 + n_lab] += easy[..., :1]  # P_i = 1 and one unit each
             stats[..., 3 + n_lab] += easy[..., 1]  # all their ratings are O
             point = stats.sum(0)
-            boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
+            boot = resampled_sums(w, stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
             _fleiss_rows(out, t, by, groups, point, boot)
             coinc = np.zeros((t.n_dialogues, g, k, k))
             coinc[..., 0, 0] += easy[..., 1]
@@ -440,7 +441,7 @@ def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
             g = len(groups)
             stats = grouped_sums(t.item_d[msg], code, t.n_dialogues, g, cols)
             point = stats.sum(0)
-            boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, 5)
+            boot = resampled_sums(w, stats.reshape(t.n_dialogues, -1)).reshape(-1, g, 5)
             n = point[:, 0] + point[:, 1]
             for scheme, (ma, mb) in (("exact", (2, 2)), ("overlap", (3, 4))):
                 out.add(f1_from_counts(point[:, 0], point[:, 1], point[:, ma], point[:, mb]),

@@ -43,7 +43,7 @@ from pipeline.metrics.coefficients import (  # re-exported: the report's formula
     resampled_sums,
     token_labels,
 )
-from pipeline.text import tokenize
+from pipeline.text import count_tokens, tokenize
 from pipeline.types import MATH, NON_MATH, SPEAKER_ROLES, Span
 
 BLIND = "blind"
@@ -215,12 +215,13 @@ def _build_table(items: Sequence[AnnotatedItem], labels: Sequence[str] | None) -
         item_d[m] = d_index.setdefault(it.dialogue_id, len(d_index))
         item_role[m] = _role_code(it.role)
         item_seg[m] = _seg_code(it.segment)
-        toks = tokenize(it.text)
-        counts[m] = len(toks)
         for a, al in it.annotations.items():
             cond[a_index[a], m] = 1 if al.condition == AWARE else 0
-            if al.spans:
-                toks_of[m] = toks
+        if any(al.spans for al in it.annotations.values()):
+            toks_of[m] = tokenize(it.text)
+            counts[m] = len(toks_of[m])
+        else:
+            counts[m] = count_tokens(it.text)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     tok_msg = np.repeat(np.arange(n_items), counts)
     lab = np.where(cond[:, tok_msg] >= 0, 0, -1).astype(np.int16)
@@ -409,9 +410,10 @@ def _fleiss_rows(out: _Emitter, t: _Table, by: str, groups, point, boot) -> None
 def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
                 w: np.ndarray) -> None:
     lab_index = {lab: i for i, lab in enumerate(t.labels)}
+    spanned = [(m, it) for m, it in enumerate(items) if any(al.spans for al in it.annotations.values())]
     for a, b in combinations(t.annotators, 2):
         rows: list[tuple[int, ...]] = []
-        for m, it in enumerate(items):
+        for m, it in spanned:  # an item nobody marked has no span to match
             ann = it.annotations
             if a not in ann or b not in ann:
                 continue

@@ -33,6 +33,11 @@ def count_tokens(text: str) -> int:
     return len(_TOKEN_RE.findall(text))
 
 
+def count_number_tokens(text: str) -> int:
+    """How many of :func:`tokenize`'s tokens in ``text`` are numbers, without building them."""
+    return sum(1 for tok in _TOKEN_RE.findall(text) if _HAS_DIGIT.search(tok))
+
+
 def iter_number_tokens(text: str) -> Iterator[Token]:
     return (t for t in tokenize(text) if t.is_number)
 

@@ -9,7 +9,7 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -47,8 +47,9 @@ CHUNK = 10_000  # rows per fetch of a streamed read
 # ----------------------------------------------------------------------------------- report inputs
 
 
-def agreement_items(project: Project) -> list[AnnotatedItem]:
-    """Every message with finished assignments, as the agreement functions take it.
+def agreement_items(project: Project) -> Iterator[AnnotatedItem]:
+    """Every message with finished assignments, as the agreement functions take it, in dialogue
+    order, one at a time (the agreement report keeps what it needs of each, not the items).
 
     Two streamed queries whatever the gold's size, each joined in the database: the finished
     assignments' spans, then the finished assignments with their messages in dialogue order (a
@@ -70,13 +71,18 @@ def agreement_items(project: Project) -> list[AnnotatedItem]:
     rows = (done.order_by("message__dialogue_id", "message__position", "pk")
             .values_list("message_id", "message__dialogue__external_id", "message__position", "message__text",
                          "message__speaker_role", "pk", "annotator_id", "condition", "active_seconds"))
-    items: list[AnnotatedItem] = []
+    item = None
+    shared: dict[str, str] = {}  # one string per dialogue id, role and condition, not one per row
     for mid, did, pos, text, role, aid, uid, cond, secs in rows.iterator(chunk_size=CHUNK):
-        if not items or items[-1].key != (did, pos):
-            items.append(AnnotatedItem(did, pos, text, role, segments.get(mid), {}))
-        items[-1].annotations[names.get(uid, f"user{uid}")] = AnnotatorLabels(
-            tuple(sorted(spans.pop(aid, ()))), cond, secs or None)
-    return items
+        if item is None or item.key != (did, pos):
+            if item is not None:
+                yield item
+            did, role = shared.setdefault(did, did), shared.setdefault(role, role)
+            item = AnnotatedItem(did, pos, text, role, segments.get(mid), {})
+        item.annotations[names.get(uid, f"user{uid}")] = AnnotatorLabels(
+            tuple(sorted(spans.pop(aid, ()))), shared.setdefault(cond, cond), secs or None)
+    if item is not None:
+        yield item
 
 
 def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:

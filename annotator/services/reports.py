@@ -79,8 +79,8 @@ def circularity_request(*, project: Project, user, run: DetectorRun, threshold: 
 
 
 def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> dict[str, Any]:
-    items = sel.agreement_items(project)
-    report = agreement_report(items, labels=project.labels, n_boot=n_boot, seed=seed)
+    # streamed: the report keeps of the items what it needs (the detectors' scoring reads gold of its own)
+    report = agreement_report(sel.agreement_items(project), labels=project.labels, n_boot=n_boot, seed=seed)
     return {
         "computed_at": timezone.now().isoformat(),
         "gold_state": gold_state(project),  # the page marks the report stale once gold moves on
@@ -95,7 +95,7 @@ def circularity_compute(*, project: Project, run: DetectorRun, threshold: float 
     randomization and the exposure measured on the items."""
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")
-    items, predictions = sel.agreement_items(project), sel.run_predictions(run)
+    items, predictions = list(sel.agreement_items(project)), sel.run_predictions(run)
     return circularity_report(
         items, predictions, run=run.label, match=match, threshold=threshold,
         settled=sel.settled_items(project, items, predictions), n_boot=n_boot, seed=seed,

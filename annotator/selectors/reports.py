@@ -55,8 +55,8 @@ def agreement_items(project: Project) -> Iterator[AnnotatedItem]:
     assignments' spans, then the finished assignments with their messages in dialogue order (a
     message's assignments come together and make one item). The ids of 2 million assignments sent
     back as ``IN`` lists cost more than the rows themselves (issue 26); reading the messages apart
-    (``EXISTS`` an assignment) let the planner probe every message of the corpus for gold on 200
-    dialogues."""
+    (``EXISTS`` a finished assignment) left the join's direction to the planner, and two report
+    jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""
     names = pseudonyms(project)
     done = Assignment.objects.filter(project=project, status=DONE)
     spans: dict[int, list[Span]] = defaultdict(list)

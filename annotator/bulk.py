@@ -15,13 +15,21 @@ from django.db import connection, models
 
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple], *,
                 batch_size: int = 5000) -> None:
-    """Insert ``rows`` (tuples of ``columns``' database values, attnames such as ``run_id``) into
-    ``model``'s table: COPY on PostgreSQL, ``bulk_create`` elsewhere."""
+    """Insert ``rows`` (tuples of ``columns``' values, attnames such as ``run_id``) into
+    ``model``'s table: COPY on PostgreSQL, ``bulk_create`` elsewhere. Every column without a
+    default in the database must be given (COPY fills nothing in the way the ORM does)."""
     if connection.vendor == "postgresql":
-        cols = ", ".join(connection.ops.quote_name(model._meta.get_field(c).column) for c in columns)
+        fields = [model._meta.get_field(c) for c in columns]
+        cols = ", ".join(connection.ops.quote_name(f.column) for f in fields)
         table = connection.ops.quote_name(model._meta.db_table)
+        # JSON values go as the ORM sends them (psycopg would write a Python list as an array)
+        as_json = [i for i, f in enumerate(fields) if isinstance(f, models.JSONField)]
         with connection.cursor() as cur, cur.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
             for row in rows:
+                if as_json:
+                    row = list(row)
+                    for i in as_json:
+                        row[i] = fields[i].get_db_prep_save(row[i], connection)
                 copy.write_row(row)
         return
     model.objects.bulk_create((model(**dict(zip(columns, row, strict=True))) for row in rows),

@@ -17,7 +17,7 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
-        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse [--pages-only]]
+        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse [--pages-only | --reports-only]]
         [--prelabel-only [--against-presidio [--presidio-config JSON]]] [--corpus FILE]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
@@ -29,7 +29,9 @@ then later ones with ``--reuse`` (implies ``--keep``): the database is not recre
 whose result is already there is not done again (the import and the run when the project holds
 messages and a finished run; the plan when the run's sampling plan exists; the gold when any item
 is finished; the pages' finished work when its plan exists), so a crash in a later stage does not
-cost the build again; ``--pages-only`` then times the pages alone (no job, no worker). ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
+cost the build again; ``--pages-only`` then times the pages alone (no job, no worker), and
+``--reports-only`` the two report jobs alone on the gold there is (after the pages' finished work,
+gold on nine messages in ten: the reports' cost grows with the gold, issue 26). ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
 min of Presidio CPU on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
 of 10 % of them, and prints the seconds per submitted item (to compare the per-item cost at two
 corpus sizes). Pass the same ``--messages`` with ``--reuse`` (the gold's true spans are generated
@@ -276,6 +278,9 @@ def main() -> None:
     parser.add_argument("--skip-releases", action="store_true", help="no release from gold nor from the run")
     parser.add_argument("--pages-only", action="store_true",
                         help="with --reuse: no jobs (plan, gold, reports, releases), the pages only")
+    parser.add_argument("--reports-only", action="store_true",
+                        help="with --reuse: the agreement and circularity report jobs alone, on whatever gold is there "
+                             "(after the pages' finished work: gold on nine messages in ten)")
     parser.add_argument("--gold-dialogues", type=int, default=0,
                         help="simulate gold for this many dialogues instead of 10 %% of them")
     parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")
@@ -353,7 +358,14 @@ def stages(args, db_url: str, broker: str) -> None:
                 against_presidio(project, args, workers, rates)
         if args.prelabel_only:
             return
-        plan_and_gold(project, run, boss, args)
+        if args.reports_only:
+            from annotator.models import AdjudicationDecision
+
+            print(f"reports against     {AdjudicationDecision.objects.filter(message__project=project).count():,} "
+                  "gold messages", flush=True)
+            args.skip_releases = True
+        else:
+            plan_and_gold(project, run, boss, args)
         reports_and_releases(project, run, boss, args)
         peaks = workers_peak_mb(workers)
         print(f"workers' peak RSS   {', '.join(f'{mb:.0f} MB' for mb in peaks)} over every job above  "
@@ -362,7 +374,7 @@ def stages(args, db_url: str, broker: str) -> None:
         for w in workers:
             w.terminate()
             w.wait(30)
-    if not args.skip_pages:
+    if not (args.skip_pages or args.reports_only):
         pages(project, users, args)
 
 

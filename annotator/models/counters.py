@@ -9,7 +9,7 @@ takes the counter's row lock, so concurrent submits add up exactly):
 - ``Assignment.save`` re-reads the stored row under ``select_for_update`` and moves one unit from
   the stored (project, annotator, status) to the new one (a submit, a skip, a reopen, a
   reassignment, an edit in the Django admin);
-- a plan's ``bulk_create`` adds its rows per annotator (:meth:`QueueCount.add_rows`);
+- a plan, which writes its rows with ``COPY``, adds them per annotator (:meth:`QueueCount.add_many`);
 - a deleted assignment (itself, or with its message, dialogue or plan's project) is taken off by
   the ``post_delete`` receiver below; when the project or the annotator is what is deleted, the
   counters go with it (their foreign keys cascade) and nothing is taken off.
@@ -20,7 +20,7 @@ call :meth:`QueueCount.recount` for the project; the migration that made the tab
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Mapping
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
@@ -66,13 +66,10 @@ class QueueCount(models.Model):
             mine.update(**{s: F(s) + n for s, n in deltas.items()})
 
     @classmethod
-    def add_rows(cls, rows) -> None:
-        """Count newly created assignments (a ``bulk_create``'s rows) in, per annotator."""
-        per: dict[tuple[int, int], Counter] = {}
-        for a in rows:
-            per.setdefault((a.project_id, a.annotator_id), Counter())[a.status] += 1
-        for (project_id, annotator_id), deltas in sorted(per.items()):  # one lock order for all writers
-            cls.add(project_id, annotator_id, dict(deltas))
+    def add_many(cls, deltas: Mapping[tuple[int, int], Mapping[str, int]]) -> None:
+        """Move many counters at once: ``(project, annotator) -> {status: n}`` (a plan's new rows)."""
+        for (project_id, annotator_id), moves in sorted(deltas.items()):  # one lock order for all writers
+            cls.add(project_id, annotator_id, dict(moves))
 
     @classmethod
     def recount(cls, project_id: int) -> None:

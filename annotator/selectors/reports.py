@@ -9,6 +9,7 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,12 +17,12 @@ from django.db.models import Count, Max, Sum
 
 from annotator.models import (
     AdjudicationDecision,
+    Annotation,
     Assignment,
     AssignmentPlan,
     BackgroundJob,
     DetectorRun,
     Dialogue,
-    GoldSpan,
     Message,
     MessageSegment,
     Prediction,
@@ -29,13 +30,7 @@ from annotator.models import (
     RunChunk,
 )
 from annotator.selectors import assignments as sampling
-from annotator.selectors.adjudication import (
-    DONE,
-    evidence_for,
-    model_run_ids,
-    predictions_by_message,
-    spans_by_assignment,
-)
+from annotator.selectors.adjudication import DONE
 from annotator.selectors.dialogues import gold_texts_and_spans
 from annotator.selectors.exports import gold_state_cached
 from annotator.selectors.projects import pseudonyms, segment_run
@@ -46,67 +41,75 @@ from pipeline.types import Span
 
 Key = tuple[str, int]
 DEFAULT_BOOT = 1000
+CHUNK = 10_000  # rows per fetch of a streamed read
 
 
 # ----------------------------------------------------------------------------------- report inputs
 
 
-def agreement_items(project: Project) -> list[AnnotatedItem]:
-    """Every message with finished assignments, as the agreement functions take it."""
+def agreement_items(project: Project) -> Iterator[AnnotatedItem]:
+    """Every message with finished assignments, as the agreement functions take it, in dialogue
+    order, one at a time (the agreement report keeps what it needs of each, not the items).
+
+    Two streamed queries whatever the gold's size, each joined in the database: the finished
+    assignments' spans, then the finished assignments with their messages in dialogue order (a
+    message's assignments come together and make one item). The ids of 2 million assignments sent
+    back as ``IN`` lists cost more than the rows themselves (issue 26); reading the messages apart
+    (``EXISTS`` a finished assignment) left the join's direction to the planner, and two report
+    jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""
     names = pseudonyms(project)
-    assignments = list(
-        Assignment.objects.filter(project=project, status=DONE)
-        .values_list("pk", "message_id", "annotator_id", "condition", "active_seconds")
-        .iterator(chunk_size=5000)
-    )
-    spans = spans_by_assignment([a[0] for a in assignments])
-    by_msg: dict[int, dict[str, AnnotatorLabels]] = defaultdict(dict)
-    for aid, mid, uid, cond, secs in assignments:
-        by_msg[mid][names.get(uid, f"user{uid}")] = AnnotatorLabels(
-            tuple(sorted(spans.get(aid, ()))), cond, secs or None)
+    done = Assignment.objects.filter(project=project, status=DONE)
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for aid, start, end, label in (Annotation.objects.filter(assignment__in=done)
+                                   .exclude(origin=Annotation.Origin.REJECTED)
+                                   .values_list("assignment_id", "start", "end", "label").iterator(chunk_size=CHUNK)):
+        spans[aid].append(Span(start, end, label))
     seg_run = segment_run(project)
     segments = {}
     if seg_run is not None:
         segments = dict(MessageSegment.objects.filter(run=seg_run).values_list("message_id", "segment"))
-    items = []
-    rows = (Message.objects.filter(pk__in=list(by_msg)).order_by("dialogue_id", "position")
-            .values_list("pk", "dialogue__external_id", "position", "text", "speaker_role"))
-    for mid, did, pos, text, role in rows.iterator(chunk_size=5000):
-        items.append(AnnotatedItem(did, pos, text, role, segments.get(mid), by_msg[mid]))
-    return items
+    rows = (done.order_by("message__dialogue_id", "message__position", "pk")
+            .values_list("message_id", "message__dialogue__external_id", "message__position", "message__text",
+                         "message__speaker_role", "pk", "annotator_id", "condition", "active_seconds"))
+    item = None
+    shared: dict[str, str] = {}  # one string per dialogue id, role and condition, not one per row
+    for mid, did, pos, text, role, aid, uid, cond, secs in rows.iterator(chunk_size=CHUNK):
+        if item is None or item.key != (did, pos):
+            if item is not None:
+                yield item
+            did, role = shared.setdefault(did, did), shared.setdefault(role, role)
+            item = AnnotatedItem(did, pos, text, role, segments.get(mid), {})
+        item.annotations[names.get(uid, f"user{uid}")] = AnnotatorLabels(
+            tuple(sorted(spans.pop(aid, ()))), shared.setdefault(cond, cond), secs or None)
+    if item is not None:
+        yield item
 
 
 def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
     out: dict[Key, list[Span]] = defaultdict(list)
     rows = Prediction.objects.filter(run=run).values_list(
         "message__dialogue__external_id", "message__position", "start", "end", "label", "score", "source_label")
-    for did, pos, start, end, label, score, source in rows.iterator(chunk_size=5000):
+    for did, pos, start, end, label, score, source in rows.iterator(chunk_size=CHUNK):
         out[(did, pos)].append(Span(start, end, label, score or 1.0, source or ""))
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def settled_items(project: Project, run: DetectorRun | None = None) -> list[SettledItem]:
-    """Adjudicated items with each annotator's spans, the model's spans and the final gold."""
-    decisions = list(
-        AdjudicationDecision.objects.filter(message__project=project,
-                                            outcome=AdjudicationDecision.Outcome.ADJUDICATED)
-        .values_list("message_id", flat=True)
-    )
-    if not decisions:
-        return []
-    messages = list(Message.objects.filter(pk__in=decisions))
-    evidence = evidence_for(project, messages)
-    run_ids = [run.pk] if run is not None else model_run_ids(project)
-    preds = predictions_by_message(decisions, run_ids)
-    gold: dict[int, list[Span]] = defaultdict(list)
-    for mid, s, e, lab in GoldSpan.objects.filter(message_id__in=decisions).values_list(
-            "message_id", "start", "end", "label"):
-        gold[mid].append(Span(s, e, lab))
-    return [
-        SettledItem(annotations=ev.spans, model_spans=[Span(*k) for k in preds.get(ev.message.pk, {})],
-                    gold=gold.get(ev.message.pk, []))
-        for ev in evidence
-    ]
+def settled_items(project: Project, items: Sequence[AnnotatedItem],
+                  predictions: Mapping[Key, Sequence[Span]]) -> list[SettledItem]:
+    """Adjudicated items with each annotator's spans and the model's (``predictions``), from the
+    ``items`` and predictions the circularity report has read already, and the final gold, read
+    here in one query."""
+    gold: dict[Key, list[Span]] = {}
+    rows = (Message.objects.filter(project=project, decision__outcome=AdjudicationDecision.Outcome.ADJUDICATED)
+            .values_list("dialogue__external_id", "position", "gold_spans__start", "gold_spans__end",
+                         "gold_spans__label"))
+    for did, pos, start, end, label in rows.iterator(chunk_size=CHUNK):
+        spans = gold.setdefault((did, pos), [])
+        if start is not None:
+            spans.append(Span(start, end, label))
+    return [SettledItem(annotations={a: list(al.spans) for a, al in it.annotations.items()},
+                        model_spans=list(predictions.get(it.key, ())), gold=gold[it.key])
+            for it in items if it.key in gold]
 
 
 def scorable_runs(project: Project):
@@ -221,11 +224,11 @@ class GoldInputs:
 
 def gold_inputs(project: Project) -> GoldInputs | None:
     """The gold set as scoring reads it (through the one read path); None without gold."""
-    texts, gold, _keys = gold_texts_and_spans(project)
+    texts, gold = gold_texts_and_spans(project)
     if not texts:
         return None
     return GoldInputs(texts=texts, gold=gold, segments=segments_by_key(project, texts),
-                      weights=sampling.weights_by_key(sampling.audit_sample_weights(project)),
+                      weights=sampling.design_weights(project),
                       labels=tuple(project.labels))
 
 

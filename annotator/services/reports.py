@@ -6,7 +6,7 @@ the latest succeeded job's ``result`` is the cache the pages read.
 The figures themselves come from :mod:`pipeline.metrics`; the inputs, and a run scored against
 gold, are read through :mod:`annotator.selectors.reports`; this module queues the jobs, runs the
 computation and stores the result. Both reports weigh each message by the sampling design
-(``1/p`` from :func:`annotator.selectors.assignments.audit_sample_weights`: audit messages drawn
+(``1/p`` from :func:`annotator.selectors.assignments.design_weights`: audit messages drawn
 at rate r count 1/r, flagged ones 1), so an audit sample does not overstate recall.
 
 Scoring a run takes seconds at corpus scale (a thousand bootstrap replicates), so the run page
@@ -79,8 +79,8 @@ def circularity_request(*, project: Project, user, run: DetectorRun, threshold: 
 
 
 def agreement_compute(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> dict[str, Any]:
-    items = sel.agreement_items(project)
-    report = agreement_report(items, labels=project.labels, n_boot=n_boot, seed=seed)
+    # streamed: the report keeps of the items what it needs (the detectors' scoring reads gold of its own)
+    report = agreement_report(sel.agreement_items(project), labels=project.labels, n_boot=n_boot, seed=seed)
     return {
         "computed_at": timezone.now().isoformat(),
         "gold_state": gold_state(project),  # the page marks the report stale once gold moves on
@@ -95,11 +95,11 @@ def circularity_compute(*, project: Project, run: DetectorRun, threshold: float 
     randomization and the exposure measured on the items."""
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")
+    items, predictions = list(sel.agreement_items(project)), sel.run_predictions(run)
     return circularity_report(
-        sel.agreement_items(project), sel.run_predictions(run), run=run.label, match=match,
-        threshold=threshold, settled=sel.settled_items(project, run), n_boot=n_boot, seed=seed,
-        weights=sampling.weights_by_key(sampling.audit_sample_weights(project)),
-        randomization_unit=sampling.randomization_unit(project),
+        items, predictions, run=run.label, match=match, threshold=threshold,
+        settled=sel.settled_items(project, items, predictions), n_boot=n_boot, seed=seed,
+        weights=sampling.design_weights(project), randomization_unit=sampling.randomization_unit(project),
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import io
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from typing import Any
@@ -40,9 +40,10 @@ from pipeline.metrics.coefficients import (  # re-exported: the report's formula
     kappa_from_confusion,
     match_spans,
     percentile_ci,
+    resampled_sums,
     token_labels,
 )
-from pipeline.text import tokenize
+from pipeline.text import count_tokens, tokenize
 from pipeline.types import MATH, NON_MATH, SPEAKER_ROLES, Span
 
 BLIND = "blind"
@@ -214,15 +215,17 @@ def _build_table(items: Sequence[AnnotatedItem], labels: Sequence[str] | None) -
         item_d[m] = d_index.setdefault(it.dialogue_id, len(d_index))
         item_role[m] = _role_code(it.role)
         item_seg[m] = _seg_code(it.segment)
-        toks = tokenize(it.text)
-        counts[m] = len(toks)
         for a, al in it.annotations.items():
             cond[a_index[a], m] = 1 if al.condition == AWARE else 0
-            if al.spans:
-                toks_of[m] = toks
+        if any(al.spans for al in it.annotations.values()):
+            toks_of[m] = tokenize(it.text)
+            counts[m] = len(toks_of[m])
+        else:
+            counts[m] = count_tokens(it.text)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     tok_msg = np.repeat(np.arange(n_items), counts)
-    lab = np.where(cond[:, tok_msg] >= 0, 0, -1).astype(np.int16)
+    lab = (cond[:, tok_msg] >= 0).astype(np.int16)  # no int64 table on the way (A x T: 300 MB at 1M messages)
+    lab -= 1  # 0 (outside) where the annotator labelled the item, -1 where not
     for m, toks in enumerate(toks_of):
         if toks is None:
             continue
@@ -275,7 +278,7 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
     k = t.k
     d, g = counts.shape[:2]
     point = counts.sum(axis=0)  # (G, K, K)
-    boot = (w @ counts.reshape(d, -1)).reshape(-1, g, k, k)
+    boot = resampled_sums(w, counts.reshape(d, -1)).reshape(-1, g, k, k)
     n = point.sum(axis=(-2, -1))  # tokens compared (kappa) or pairable values (alpha)
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
@@ -363,7 +366,7 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
             stats[..., : 3 + n_lab] += easy[..., :1]  # P_i = 1 and one unit each
             stats[..., 3 + n_lab] += easy[..., 1]  # all their ratings are O
             point = stats.sum(0)
-            boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
+            boot = resampled_sums(w, stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
             _fleiss_rows(out, t, by, groups, point, boot)
             coinc = np.zeros((t.n_dialogues, g, k, k))
             coinc[..., 0, 0] += easy[..., 1]
@@ -405,12 +408,16 @@ def _fleiss_rows(out: _Emitter, t: _Table, by: str, groups, point, boot) -> None
                 level="token", scheme="typed", pair="*", by="label", groups=t.labels)
 
 
-def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
-                w: np.ndarray) -> None:
+def _span_matches(items: Sequence[AnnotatedItem], t: _Table) -> dict[tuple[str, str], np.ndarray]:
+    """Per pair of annotators, one row per (item, label) that either marked: item, label, pair
+    condition, spans of each, exact matches, overlap matches of each side. What span agreement
+    needs of the items, taken before they go (the token table holds the rest)."""
     lab_index = {lab: i for i, lab in enumerate(t.labels)}
+    spanned = [(m, it) for m, it in enumerate(items) if any(al.spans for al in it.annotations.values())]
+    matches = {}
     for a, b in combinations(t.annotators, 2):
         rows: list[tuple[int, ...]] = []
-        for m, it in enumerate(items):
+        for m, it in spanned:  # an item nobody marked has no span to match
             ann = it.annotations
             if a not in ann or b not in ann:
                 continue
@@ -426,9 +433,13 @@ def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
                 ex, _ = match_spans(xa, xb, match="exact")
                 oa, ob = match_spans(xa, xb, match="overlap")
                 rows.append((m, lab_index[lab], pc, len(xa), len(xb), ex, oa, ob))
-        if not rows:
-            continue
-        r = np.asarray(rows, dtype=np.int64)
+        if rows:
+            matches[(a, b)] = np.asarray(rows, dtype=np.int64)
+    return matches
+
+
+def _span_level(out: _Emitter, matches: dict[tuple[str, str], np.ndarray], t: _Table, w: np.ndarray) -> None:
+    for (a, b), r in matches.items():
         msg, lab_c, pc = r[:, 0], r[:, 1], r[:, 2]
         cols = [r[:, 3], r[:, 4], r[:, 5], r[:, 6], r[:, 7]]
         pair = f"{a}~{b}"
@@ -440,7 +451,7 @@ def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
             g = len(groups)
             stats = grouped_sums(t.item_d[msg], code, t.n_dialogues, g, cols)
             point = stats.sum(0)
-            boot = (w @ stats.reshape(t.n_dialogues, -1)).reshape(-1, g, 5)
+            boot = resampled_sums(w, stats.reshape(t.n_dialogues, -1)).reshape(-1, g, 5)
             n = point[:, 0] + point[:, 1]
             for scheme, (ma, mb) in (("exact", (2, 2)), ("overlap", (3, 4))):
                 out.add(f1_from_counts(point[:, 0], point[:, 1], point[:, ma], point[:, mb]),
@@ -450,7 +461,7 @@ def _span_level(out: _Emitter, items: Sequence[AnnotatedItem], t: _Table,
 
 
 def agreement_report(
-    items: Sequence[AnnotatedItem],
+    items: Iterable[AnnotatedItem],
     *,
     labels: Sequence[str] | None = None,
     n_boot: int = 1000,
@@ -460,18 +471,22 @@ def agreement_report(
     """Every agreement figure of ``items`` with dialogue-bootstrap confidence intervals.
 
     ``labels`` fixes the taxonomy (spans with other labels are ignored); by default it is the set
-    of labels annotators used.
+    of labels annotators used. Given an iterator, the items are held only until the token table
+    and the span matches are built.
     """
     items = list(items)
     t = _build_table(items, labels)
+    matches = _span_matches(items, t)
+    n_items = len(items)
+    del items  # given an iterator, the items go here: at 1M messages they outweigh the token table
     w = bootstrap_weights(t.n_dialogues, n_boot, seed)
     out = _Emitter(confidence)
     if len(t.annotators) >= 2:
         _cohen(out, t, w)
         _all_rater(out, t, w)
-        _span_level(out, items, t, w)
+        _span_level(out, matches, t, w)
     return AgreementReport(
-        annotators=t.annotators, labels=t.labels, n_items=len(items),
+        annotators=t.annotators, labels=t.labels, n_items=n_items,
         n_dialogues=t.n_dialogues, n_tokens=int(t.lab.shape[1]), n_boot=n_boot,
         confidence=confidence, seed=seed, figures=out.figures,
     )

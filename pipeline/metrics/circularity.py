@@ -229,9 +229,11 @@ class _Tally:
     """What one pass over the items counts, per dialogue (for the cluster bootstrap)."""
 
     n_d: int
-    paired: Any = None  # (n_d, 7): pred, blind-matched pred, blind gold, blind gold matched, aware ×3
-    raw: Any = None  # unweighted span counts, for the "n" columns
-    agree: dict[str, Any] = field(default_factory=dict)  # (n_ann, ann matched, n_model, model matched)
+    # Per dialogue, in plain lists: an item adds a handful of numbers, and a numpy call per item
+    # cost more than the additions (a million items at a million messages, issue 26).
+    paired: list = field(default_factory=list)  # [n_d][7]: pred, blind-matched pred, blind gold, blind gold matched, aware ×3
+    raw: list = field(default_factory=list)  # unweighted span counts, for the "n" columns
+    agree: dict[str, list] = field(default_factory=dict)  # [n_d][4]: n_ann, ann matched, n_model, model matched
     accepted: dict[str, list[int]] = field(default_factory=dict)
     seconds: dict[str, list[float]] = field(default_factory=dict)
     n_paired: int = 0
@@ -239,8 +241,8 @@ class _Tally:
     n_weighted: int = 0
 
     def __post_init__(self) -> None:
-        self.paired, self.raw = np.zeros((self.n_d, 7)), np.zeros(7)
-        self.agree = {c: np.zeros((self.n_d, 4)) for c in CONDITIONS}
+        self.paired, self.raw = [[0.0] * 7 for _ in range(self.n_d)], [0] * 7
+        self.agree = {c: [[0.0] * 4 for _ in range(self.n_d)] for c in CONDITIONS}
         self.accepted = {c: [0, 0] for c in CONDITIONS}
         self.seconds = {c: [] for c in CONDITIONS}
 
@@ -250,7 +252,7 @@ class _Tally:
             if al.condition not in self.agree:
                 continue
             np_, pm, ng, gm = _counts(pred, al.spans, match)
-            self.agree[al.condition][d] += np.multiply(wt, (ng, gm, np_, pm))
+            _add(self.agree[al.condition][d], wt, (ng, gm, np_, pm))
             if pred:
                 self.accepted[al.condition][1] += 1
                 self.accepted[al.condition][0] += {s.key() for s in al.spans} == {s.key() for s in pred}
@@ -266,8 +268,15 @@ class _Tally:
         self.paired_dialogues.add(d)
         np_, pb, ngb, gbm = _counts(pred, gb, match)
         _, pa, nga, gam = _counts(pred, ga, match)
-        self.paired[d] += np.multiply(wt, (np_, pb, ngb, gbm, pa, nga, gam))
-        self.raw += (np_, pb, ngb, gbm, pa, nga, gam)
+        counts = (np_, pb, ngb, gbm, pa, nga, gam)
+        _add(self.paired[d], wt, counts)
+        _add(self.raw, 1, counts)
+
+
+def _add(row: list, weight: float, counts: Sequence[int]) -> None:
+    """``row += weight × counts``, in place."""
+    for i, n in enumerate(counts):
+        row[i] += weight * n
 
 
 def _tally(items: list[AnnotatedItem], d_index: dict[str, int], model_predictions: Mapping[Key, Sequence[Span]],
@@ -287,7 +296,8 @@ def _paired_scores(t: _Tally, w: Any, confidence: float) -> tuple:
     """Blind and aware scores and the aware − blind differences (P, R, F1); Nones without pairs."""
     if not t.n_paired:
         return None, None, None, None, None
-    pt, bt = t.paired.sum(0), w @ t.paired
+    paired = np.asarray(t.paired, dtype=float).reshape(-1, 7)
+    pt, bt = paired.sum(0), w @ paired
     res = {}
     for name, cols in (("blind", (0, 1, 2, 3)), ("aware", (0, 4, 5, 6))):
         res[name] = (_prf(*(pt[c] for c in cols)), _prf(*(bt[:, c] for c in cols)))
@@ -304,7 +314,8 @@ def _paired_scores(t: _Tally, w: Any, confidence: float) -> tuple:
 
 def _agreement_by_condition(t: _Tally, w: Any, confidence: float) -> dict[str, Estimate]:
     agreement = {}
-    for c, arr in t.agree.items():
+    for c, rows in t.agree.items():
+        arr = np.asarray(rows, dtype=float).reshape(-1, 4)
         if arr[:, 0].sum() + arr[:, 2].sum() == 0:
             continue
         pt, bt = arr.sum(0), w @ arr

@@ -32,6 +32,18 @@ def bootstrap_weights(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
     return np.bincount(flat, minlength=n_boot * n_groups).reshape(n_boot, n_groups).astype(float)
 
 
+def resampled_sums(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``w @ counts``: each resample's totals (``w`` from :func:`bootstrap_weights`, ``counts``
+    one row of counts per dialogue), multiplied on the columns that hold a count only. Most cells
+    of per-dialogue confusion matrices are zero in every dialogue (labels no two annotators
+    confused) and total zero in every resample; skipping them is most of the product, which
+    grows with the dialogues (issue 26)."""
+    used = np.flatnonzero(counts.any(axis=0))
+    out = np.zeros((w.shape[0], counts.shape[1]), dtype=np.result_type(w, counts))
+    out[:, used] = w @ counts[:, used]
+    return out
+
+
 def percentile_ci(boot: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval along axis 0, ignoring resamples where the figure is undefined."""
     alpha = (1.0 - confidence) / 2.0

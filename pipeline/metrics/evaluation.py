@@ -45,7 +45,7 @@ from pipeline.metrics.report import (
     Utility,
 )
 from pipeline.spans import overlaps_any
-from pipeline.text import Token, tokenize
+from pipeline.text import Token, count_number_tokens, tokenize
 from pipeline.types import DEFAULT_LABELS, MATH, NON_MATH, Span
 
 __all__ = [
@@ -275,6 +275,12 @@ class _NumberTally:
     outside: int = 0
     removed_outside: int = 0
 
+    def add_untouched(self, n_numbers: int) -> None:
+        """A message with neither gold nor predicted spans: its numbers are kept, outside gold
+        (counted without tokens: most messages of a maths corpus have numbers and no span)."""
+        self.total += n_numbers
+        self.outside += n_numbers
+
     def add(self, tokens: Sequence[Token], g: Sequence[Span], p: Sequence[Span]) -> None:
         for tok in tokens:
             if not tok.is_number:
@@ -337,12 +343,14 @@ def _tally(
         n_gold_spans += len(g)
         n_pred_spans += len(p)
         has_digit = _DIGIT.search(text) is not None
-        tokens = tokenize(text) if (g or p or has_digit) else ()
         if g or p:
+            tokens = tokenize(text)
             _add_message(row, cols, tokens, g, p, weights.get(key, 1.0))
+            if has_digit:
+                numbers.add(tokens, g, p)
+        elif has_digit:  # nothing predicted nor in gold: every number stays, outside gold
+            numbers.add_untouched(count_number_tokens(text))
         errors.add(text, g, p, (segments.get(key) or UNSEGMENTED) if segments is not None else None)
-        if has_digit:
-            numbers.add(tokens, g, p)
     return dialogue_rows, errors, numbers, n_gold_spans, n_pred_spans
 
 

@@ -33,6 +33,37 @@ def test_plan_is_stored_and_reproducible(members, ws_project, run):
     assert max(load.values()) - min(load.values()) <= 1
 
 
+def test_a_plan_writes_its_assignments_with_copy_as_the_orm_would(members, ws_project, run, require_postgres):
+    """Issue 26: a plan's rows go in with COPY (200,000 assignments at 100k messages: 49.5 s as
+    bulk_create's instances and INSERTs), every column as the ORM would have written it, the
+    annotators' counters moved by the rows added."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.models import QueueCount
+
+    people = [members["annotator"], members["annotator2"]]
+    planned = plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=1, seed=4,
+                          annotators=people)
+    with CaptureQueriesContext(connection) as queries:
+        plan = plan_create(project=ws_project, strategy="dialogues", n_dialogues=2, k=2, seed=4, annotators=people)
+    writes = [q["sql"].split()[0] for q in queries
+              if q["sql"].startswith(("INSERT", "COPY")) and '"annotator_assignment"' in q["sql"].split("(")[0]]
+    assert writes == ["COPY"]
+    new = Assignment.objects.filter(plan=plan).order_by("annotator_id", "order")
+    assert new.count() == plan.summary["assignments"] == 12 - Assignment.objects.filter(plan=planned).count()
+    for a in new:
+        assert (a.status, a.version, a.undo_log, a.comment, a.no_pii, a.active_seconds) == ("pending", 0, [], "", False, 0)
+        assert a.created_at is not None and a.started_at is None and a.inclusion_probability == 1.0 and a.flagged is None
+    assert len({a.public_id for a in Assignment.objects.all()}) == 12
+    for user in people:  # each queue goes on from where the first plan left it, in dialogue order
+        orders = list(Assignment.objects.filter(annotator=user).order_by("order").values_list("order", flat=True))
+        assert orders == list(range(len(orders)))
+    counted = {q.annotator_id: q.pending for q in QueueCount.objects.filter(project=ws_project)}
+    QueueCount.recount(ws_project.pk)
+    assert counted == {q.annotator_id: q.pending for q in QueueCount.objects.filter(project=ws_project)}
+
+
 def test_a_rerun_adds_nothing_and_nobody_gets_an_item_twice(members, ws_project, planned):
     planned("blind")
     before = Assignment.objects.count()
@@ -196,7 +227,7 @@ def test_plan_page_states_the_unit_and_flags_old_plans(client, members, ws_proje
 
 
 def test_audit_plan_records_each_messages_inclusion_probability(members, ws_project, run):
-    from annotator.selectors.assignments import audit_sample_weights, weights_by_key
+    from annotator.selectors.assignments import audit_sample_weights, design_weights
 
     plan = plan_create(project=ws_project, strategy="flagged_audit", runs=[run], audit_rate=0.5, k=1, seed=4,
                        annotators=[members["annotator"]])
@@ -210,5 +241,5 @@ def test_audit_plan_records_each_messages_inclusion_probability(members, ws_proj
         assert s.inclusion_probability == pytest.approx(1.0 if s.flagged else p_audit)
         assert s.weight == pytest.approx(1 / s.inclusion_probability)
     assert sum(not s.flagged for s in samples.values()) == 1
-    by_key = weights_by_key(samples)
-    assert sorted(by_key.values()) == [1.0, 1.0, 1.0, 1.0, pytest.approx(1 / p_audit)]
+    audited = next(s for s in samples.values() if not s.flagged)
+    assert design_weights(ws_project) == {audited.key: audited.weight}

@@ -195,54 +195,75 @@ def _seg_code(segment: str | None) -> int:
     return SEGMENTS.index(segment) if segment in (MATH, NON_MATH) else 2
 
 
-def _build_table(items: Sequence[AnnotatedItem], labels: Sequence[str] | None) -> _Table:
-    annotators = tuple(sorted({a for it in items for a in it.annotations}))
-    if labels is None:
-        labels = sorted({s.label for it in items for al in it.annotations.values()
-                         for s in al.spans})
-    labels = tuple(labels)
-    code = {lab: i + 1 for i, lab in enumerate(labels)}
-    a_index = {a: i for i, a in enumerate(annotators)}
+def _build_table(
+    items: Iterable[AnnotatedItem], labels: Sequence[str] | None
+) -> tuple[_Table, dict[tuple[str, str], np.ndarray]]:
+    """The token table and the span matches of ``items``, read in one pass: an item is dropped
+    as soon as its tokens and spans are recorded, so a million messages are never held at once
+    (they outweigh the table many times). Annotators and labels get codes as they appear and are
+    put in sorted order at the end."""
+    fixed = None if labels is None else {lab: i + 1 for i, lab in enumerate(labels)}
+    seen_labels: dict[str, int] = dict(fixed or {})
+    a_seen: dict[str, int] = {}
     d_index: dict[str, int] = {}
-    n_items = len(items)
-    item_d = np.empty(n_items, dtype=np.int64)
-    item_role = np.empty(n_items, dtype=np.int64)
-    item_seg = np.empty(n_items, dtype=np.int64)
-    cond = np.full((len(annotators), n_items), -1, dtype=np.int8)
-    counts = np.empty(n_items, dtype=np.int64)
-    toks_of: list = [None] * n_items
+    item_d, item_role, item_seg, counts = [], [], [], []
+    cond_at: list[tuple[int, int, int]] = []  # (annotator code, item, 0 blind / 1 aware)
+    marks: list[tuple[int, int, int, int]] = []  # (annotator code, first token, end token, label code)
+    pair_rows: dict[tuple[str, str], list[tuple]] = {}
+    n_tokens = 0
     for m, it in enumerate(items):
-        item_d[m] = d_index.setdefault(it.dialogue_id, len(d_index))
-        item_role[m] = _role_code(it.role)
-        item_seg[m] = _seg_code(it.segment)
+        item_d.append(d_index.setdefault(it.dialogue_id, len(d_index)))
+        item_role.append(_role_code(it.role))
+        item_seg.append(_seg_code(it.segment))
         for a, al in it.annotations.items():
-            cond[a_index[a], m] = 1 if al.condition == AWARE else 0
+            cond_at.append((a_seen.setdefault(a, len(a_seen)), m, 1 if al.condition == AWARE else 0))
         if any(al.spans for al in it.annotations.values()):
-            toks_of[m] = tokenize(it.text)
-            counts[m] = len(toks_of[m])
+            toks = tokenize(it.text)
+            starts, ends = [t.start for t in toks], [t.end for t in toks]
+            for a, al in it.annotations.items():
+                for sp in al.spans:
+                    code = seen_labels.get(sp.label) if fixed is not None else \
+                        seen_labels.setdefault(sp.label, len(seen_labels) + 1)
+                    if code is None:
+                        continue
+                    i0, i1 = bisect_right(ends, sp.start), bisect_left(starts, sp.end)
+                    marks.append((a_seen[a], n_tokens + i0, n_tokens + i1, code))
+            _item_span_rows(m, it, fixed, pair_rows)
+            n = len(toks)
         else:
-            counts[m] = count_tokens(it.text)
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    tok_msg = np.repeat(np.arange(n_items), counts)
+            n = count_tokens(it.text)
+        counts.append(n)
+        n_tokens += n
+    annotators = tuple(sorted(a_seen))
+    labels = tuple(labels) if labels is not None else tuple(sorted(seen_labels))
+    # codes as they appeared -> codes in sorted order
+    a_code = np.empty(len(a_seen), dtype=np.int64)
+    for a, i in a_seen.items():
+        a_code[i] = annotators.index(a)
+    l_code = np.zeros(len(seen_labels) + 1, dtype=np.int16)
+    for lab, i in seen_labels.items():
+        l_code[i] = labels.index(lab) + 1
+    n_items = len(counts)
+    cond = np.full((len(annotators), n_items), -1, dtype=np.int8)
+    if cond_at:
+        ca = np.asarray(cond_at, dtype=np.int64)
+        cond[a_code[ca[:, 0]], ca[:, 1]] = ca[:, 2]
+    item_d_a = np.asarray(item_d, dtype=np.int64)
+    tok_msg = np.repeat(np.arange(n_items), np.asarray(counts, dtype=np.int64))
     lab = (cond[:, tok_msg] >= 0).astype(np.int16)  # no int64 table on the way (A x T: 300 MB at 1M messages)
     lab -= 1  # 0 (outside) where the annotator labelled the item, -1 where not
-    for m, toks in enumerate(toks_of):
-        if toks is None:
-            continue
-        starts, ends = [t.start for t in toks], [t.end for t in toks]
-        for a, al in items[m].annotations.items():
-            row = lab[a_index[a]]
-            for s in al.spans:
-                c = code.get(s.label)
-                if c is None:
-                    continue
-                i0, i1 = bisect_right(ends, s.start), bisect_left(starts, s.end)
-                row[offsets[m] + i0: offsets[m] + i1] = c
-    return _Table(
-        annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d[tok_msg],
-        tok_msg=tok_msg, tok_role=item_role[tok_msg], tok_seg=item_seg[tok_msg], lab=lab,
-        cond=cond, item_d=item_d, item_role=item_role, item_seg=item_seg,
+    for a, i0, i1, code in marks:  # in reading order: a later span of one annotator wins, as before
+        lab[a_code[a], i0:i1] = l_code[code]
+    table = _Table(
+        annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d_a[tok_msg],
+        tok_msg=tok_msg, tok_role=np.asarray(item_role, dtype=np.int64)[tok_msg],
+        tok_seg=np.asarray(item_seg, dtype=np.int64)[tok_msg], lab=lab, cond=cond, item_d=item_d_a,
+        item_role=np.asarray(item_role, dtype=np.int64), item_seg=np.asarray(item_seg, dtype=np.int64),
     )
+    lab_index = {lab_: i for i, lab_ in enumerate(labels)}
+    matches = {pair: np.asarray([(r[0], lab_index[r[1]], *r[2:]) for r in rows], dtype=np.int64)
+               for pair, rows in sorted(pair_rows.items()) if rows}
+    return table, matches
 
 
 # --------------------------------------------------------------------------- the report
@@ -408,34 +429,26 @@ def _fleiss_rows(out: _Emitter, t: _Table, by: str, groups, point, boot) -> None
                 level="token", scheme="typed", pair="*", by="label", groups=t.labels)
 
 
-def _span_matches(items: Sequence[AnnotatedItem], t: _Table) -> dict[tuple[str, str], np.ndarray]:
-    """Per pair of annotators, one row per (item, label) that either marked: item, label, pair
-    condition, spans of each, exact matches, overlap matches of each side. What span agreement
-    needs of the items, taken before they go (the token table holds the rest)."""
-    lab_index = {lab: i for i, lab in enumerate(t.labels)}
-    spanned = [(m, it) for m, it in enumerate(items) if any(al.spans for al in it.annotations.values())]
-    matches = {}
-    for a, b in combinations(t.annotators, 2):
-        rows: list[tuple[int, ...]] = []
-        for m, it in spanned:  # an item nobody marked has no span to match
-            ann = it.annotations
-            if a not in ann or b not in ann:
-                continue
-            sa = [s for s in ann[a].spans if s.label in lab_index]
-            sb = [s for s in ann[b].spans if s.label in lab_index]
-            if not sa and not sb:
-                continue
-            ca, cb = ann[a].condition, ann[b].condition
-            pc = 2 if ca != cb else (1 if ca == AWARE else 0)
-            for lab in {s.label for s in sa} | {s.label for s in sb}:
-                xa = [s for s in sa if s.label == lab]
-                xb = [s for s in sb if s.label == lab]
-                ex, _ = match_spans(xa, xb, match="exact")
-                oa, ob = match_spans(xa, xb, match="overlap")
-                rows.append((m, lab_index[lab], pc, len(xa), len(xb), ex, oa, ob))
-        if rows:
-            matches[(a, b)] = np.asarray(rows, dtype=np.int64)
-    return matches
+def _item_span_rows(m: int, it: AnnotatedItem, labels: Mapping[str, int] | None,
+                    pair_rows: dict[tuple[str, str], list[tuple]]) -> None:
+    """Item ``m``'s rows of span agreement, per pair of its annotators (in name order): one per
+    label either marked, with the pair's condition, the spans of each, exact matches and overlap
+    matches of each side. ``labels``: the taxonomy when one is fixed (other labels are ignored)."""
+    ann = it.annotations
+    for a, b in combinations(sorted(ann), 2):
+        sa = [s for s in ann[a].spans if labels is None or s.label in labels]
+        sb = [s for s in ann[b].spans if labels is None or s.label in labels]
+        if not sa and not sb:
+            continue
+        ca, cb = ann[a].condition, ann[b].condition
+        pc = 2 if ca != cb else (1 if ca == AWARE else 0)
+        rows = pair_rows.setdefault((a, b), [])
+        for lab in sorted({s.label for s in sa} | {s.label for s in sb}):
+            xa = [s for s in sa if s.label == lab]
+            xb = [s for s in sb if s.label == lab]
+            ex, _ = match_spans(xa, xb, match="exact")
+            oa, ob = match_spans(xa, xb, match="overlap")
+            rows.append((m, lab, pc, len(xa), len(xb), ex, oa, ob))
 
 
 def _span_level(out: _Emitter, matches: dict[tuple[str, str], np.ndarray], t: _Table, w: np.ndarray) -> None:
@@ -471,14 +484,11 @@ def agreement_report(
     """Every agreement figure of ``items`` with dialogue-bootstrap confidence intervals.
 
     ``labels`` fixes the taxonomy (spans with other labels are ignored); by default it is the set
-    of labels annotators used. Given an iterator, the items are held only until the token table
-    and the span matches are built.
+    of labels annotators used. The items are read once, one at a time (an iterator is never held
+    whole).
     """
-    items = list(items)
-    t = _build_table(items, labels)
-    matches = _span_matches(items, t)
-    n_items = len(items)
-    del items  # given an iterator, the items go here: at 1M messages they outweigh the token table
+    t, matches = _build_table(items, labels)
+    n_items = len(t.item_d)
     w = bootstrap_weights(t.n_dialogues, n_boot, seed)
     out = _Emitter(confidence)
     if len(t.annotators) >= 2:

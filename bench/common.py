@@ -22,6 +22,9 @@ def setup_django(*, fresh: bool = True, broker: str | None = None) -> str:
     os.environ.setdefault("DEBUG", "1")
     if broker:
         os.environ["REDIS_URL"] = broker
+        # a queue of this database's own: two benches on one Redis never take each other's tasks
+        # (a worker of one once took the other's run chunks and failed them: no such chunk here)
+        os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"bench-{urlparse(url).path.lstrip('/')}"
     else:
         os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")

@@ -63,7 +63,7 @@ def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
     ``broker`` (they name rows of another database: a page's scoring job, a merge)."""
     import redis
 
-    queue = "celery"
+    queue = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")  # the bench database's own (common.py)
     redis.Redis.from_url(broker).delete(queue, *(f"{queue}\x06\x16{p}" for p in (3, 6, 9)))
     env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": broker, "DEBUG": "0",
            "SECRET_KEY": "scale-bench-not-secret", "BLINDSPOT_SURROGATE_KEY": "scale-bench-not-secret",

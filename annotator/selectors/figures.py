@@ -20,6 +20,7 @@ the current one (stale-while-revalidate, as HTTP caches do): requests never wait
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -37,6 +38,9 @@ T = TypeVar("T")
 TIMEOUT = 24 * 3600  # a revision's figures are dropped by the cache a day later, or when it culls
 LATEST_TIMEOUT = 7 * 24 * 3600  # the newest value of a figure, served while a worker computes the next
 REFRESH_SECONDS = 10  # a figure is computed again at most this often while pages ask for it
+# a newest value older than this is not served: no worker took its refresh (all busy with long
+# jobs, or none running), and the request computes the figure itself, slow but never stale for long
+MAX_STALE_SECONDS = 120
 _FIGURES: dict[str, Callable[..., Any]] = {}
 _one_revision: ContextVar[dict[int, str] | None] = ContextVar("figures_one_revision", default=None)
 
@@ -89,8 +93,9 @@ def cached(project: Project, fn: Callable[..., T], *, revision: str | None = Non
 
     - with workers (a broker), the newest value computed at any revision, while a worker computes
       it at this one (at most one such job per figure every :data:`REFRESH_SECONDS`): a page never
-      scans the corpus because an annotator just submitted. Only a figure never computed before
-      (or dropped by the cache) is computed in the request;
+      scans the corpus because an annotator just submitted. A figure never computed before (or
+      dropped by the cache), or whose newest value is older than :data:`MAX_STALE_SECONDS` (no
+      worker got to it), is computed in the request;
     - without workers (the embedded default, tests), computed here and now, as it always was.
     """
     name = _name(fn, params)
@@ -99,7 +104,7 @@ def cached(project: Project, fn: Callable[..., T], *, revision: str | None = Non
     if value is not None:
         return value
     latest = cache.get(_latest_key(project, name)) if has_broker() else None
-    if latest is None:
+    if latest is None or time.time() - latest[2] > MAX_STALE_SECONDS:
         return _store(project, name, revision, fn(project, **params))
     if cache.add(_refreshing_key(project, name), revision, timeout=REFRESH_SECONDS):
         enqueue(names.PROJECTS_FIGURE_REFRESH, project.pk, _path(fn), params)
@@ -154,5 +159,5 @@ def _refreshing_key(project: Project, name: str) -> str:
 
 def _store(project: Project, name: str, revision: str, value: T) -> T:
     cache.set(_key(name, revision), value, timeout=TIMEOUT)
-    cache.set(_latest_key(project, name), (revision, value), timeout=LATEST_TIMEOUT)
+    cache.set(_latest_key(project, name), (revision, value, time.time()), timeout=LATEST_TIMEOUT)
     return value

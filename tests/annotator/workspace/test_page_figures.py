@@ -93,6 +93,21 @@ def test_with_workers_a_page_shows_the_newest_figure_while_a_worker_computes_the
     assert figures.refresh(project_id=args[0], path=args[1], params=args[2]) is False
 
 
+def test_a_newest_value_no_worker_refreshed_in_time_is_computed_in_the_request(
+        members, ws_project, planned, with_workers, monkeypatch):
+    """Workers all busy or none running: a page waits for the count rather than show an old one
+    for long."""
+    import time
+
+    planned("blind")
+    first = by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"]
+    finish_one(members)
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == first
+    later = time.time() + figures.MAX_STALE_SECONDS + 1
+    monkeypatch.setattr(figures.time, "time", lambda: later)
+    assert by_name(annotator_stats(ws_project, use_cache=True))["annotator"]["done"] == first + 1
+
+
 def test_a_figure_job_takes_only_registered_figures(ws_project):
     with pytest.raises(ValueError, match="not a registered project figure"):
         figures.refresh(project_id=ws_project.pk, path="os.system", params={"command": "true"})

@@ -150,10 +150,9 @@ def pages(project, plan_id: int, run_id: int) -> list[tuple[str, str, str, dict]
 def _touch(project) -> None:
     """What any write does to the project's figures: an audit event moves its revision
     (:mod:`annotator.selectors.figures`), as an annotator's submit does every few seconds."""
-    from annotator.models import AuditEvent
+    from annotator.services.audit import audit_record
 
-    AuditEvent.objects.create(project=project, action="bench.touch", object_type="Project",
-                              object_id=str(project.pk), details={})
+    audit_record(user=None, action="bench.touch", obj=project, project=project)
 
 
 def time_pages(project, users: dict, n: int) -> list[tuple[str, float]]:

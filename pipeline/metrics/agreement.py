@@ -222,8 +222,9 @@ def _build_table(
             starts, ends = [t.start for t in toks], [t.end for t in toks]
             for a, al in it.annotations.items():
                 for sp in al.spans:
-                    code = seen_labels.get(sp.label) if fixed is not None else \
+                    if fixed is None:
                         seen_labels.setdefault(sp.label, len(seen_labels) + 1)
+                    code = seen_labels.get(sp.label)
                     if code is None:
                         continue
                     i0, i1 = bisect_right(ends, sp.start), bisect_left(starts, sp.end)
@@ -248,7 +249,7 @@ def _build_table(
     if cond_at:
         ca = np.asarray(cond_at, dtype=np.int64)
         cond[a_code[ca[:, 0]], ca[:, 1]] = ca[:, 2]
-    item_d_a = np.asarray(item_d, dtype=np.int64)
+    item_d_a, item_role_a, item_seg_a = (np.asarray(v, dtype=np.int64) for v in (item_d, item_role, item_seg))
     tok_msg = np.repeat(np.arange(n_items), np.asarray(counts, dtype=np.int64))
     lab = (cond[:, tok_msg] >= 0).astype(np.int16)  # no int64 table on the way (A x T: 300 MB at 1M messages)
     lab -= 1  # 0 (outside) where the annotator labelled the item, -1 where not
@@ -256,9 +257,8 @@ def _build_table(
         lab[a_code[a], i0:i1] = l_code[code]
     table = _Table(
         annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d_a[tok_msg],
-        tok_msg=tok_msg, tok_role=np.asarray(item_role, dtype=np.int64)[tok_msg],
-        tok_seg=np.asarray(item_seg, dtype=np.int64)[tok_msg], lab=lab, cond=cond, item_d=item_d_a,
-        item_role=np.asarray(item_role, dtype=np.int64), item_seg=np.asarray(item_seg, dtype=np.int64),
+        tok_msg=tok_msg, tok_role=item_role_a[tok_msg], tok_seg=item_seg_a[tok_msg], lab=lab, cond=cond,
+        item_d=item_d_a, item_role=item_role_a, item_seg=item_seg_a,
     )
     lab_index = {lab_: i for i, lab_ in enumerate(labels)}
     matches = {pair: np.asarray([(r[0], lab_index[r[1]], *r[2:]) for r in rows], dtype=np.int64)

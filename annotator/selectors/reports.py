@@ -9,11 +9,12 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import groupby
 from typing import Any
 
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Sum
 
 from annotator.models import (
     AdjudicationDecision,
@@ -34,8 +35,8 @@ from annotator.selectors.adjudication import DONE
 from annotator.selectors.dialogues import gold_texts_and_spans
 from annotator.selectors.exports import gold_state_cached
 from annotator.selectors.projects import pseudonyms, segment_run
-from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
+from pipeline.metrics.circularity import CircularityItem
 from pipeline.metrics.evaluation import EvaluationError, EvaluationReport, evaluate
 from pipeline.types import Span
 
@@ -47,69 +48,113 @@ CHUNK = 10_000  # rows per fetch of a streamed read
 # ----------------------------------------------------------------------------------- report inputs
 
 
+Order = tuple[int, ...]  # (dialogue pk, position[, assignment pk]): the order every streamed read shares
+
+
+class _InOrder:
+    """The values of a stream of ``(order, value)`` pairs sorted by order, asked for in
+    increasing order: a merge join of two streamed reads in Python, which holds neither. Keys
+    never asked for are passed over."""
+
+    def __init__(self, pairs: Iterable[tuple[Order, Any]]):
+        self._pairs = iter(pairs)
+        self._next = next(self._pairs, None)
+
+    def pop(self, order: Order, default: Any = None) -> Any:
+        while self._next is not None and self._next[0] < order:
+            self._next = next(self._pairs, None)
+        if self._next is None or self._next[0] != order:
+            return default
+        value = self._next[1]
+        self._next = next(self._pairs, None)
+        return value
+
+
+def _spans_in_order(rows: Iterable[tuple], width: int, make=Span) -> Iterator[tuple[Order, tuple[Span, ...]]]:
+    """``rows`` sorted by their first ``width`` columns, the rest a span's fields (a row of
+    Nones: a left join that found none): one sorted tuple of spans per order."""
+    for order, group in groupby(rows, key=lambda r: r[:width]):
+        yield order, tuple(sorted(make(*r[width:]) for r in group if r[width] is not None))
+
+
 def agreement_items(project: Project) -> Iterator[AnnotatedItem]:
     """Every message with finished assignments, as the agreement functions take it, in dialogue
-    order, one at a time (the agreement report keeps what it needs of each, not the items).
+    order, one at a time (the agreement report keeps what it needs of each, not the items)."""
+    for _order, item in _items_in_order(project):
+        yield item
 
-    Two streamed queries whatever the gold's size, each joined in the database: the finished
-    assignments' spans, then the finished assignments with their messages in dialogue order (a
-    message's assignments come together and make one item). The ids of 2 million assignments sent
-    back as ``IN`` lists cost more than the rows themselves (issue 26); reading the messages apart
-    (``EXISTS`` a finished assignment) left the join's direction to the planner, and two report
-    jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""
+
+def _items_in_order(project: Project) -> Iterator[tuple[Order, AnnotatedItem]]:
+    """:func:`agreement_items` with each item's order, ``(dialogue pk, position)``.
+
+    Streamed reads whatever the gold's size, each joined in the database and all in one order:
+    the finished assignments with their messages (a message's assignments come together and make
+    one item), their spans and the messages' segments, merged here as they come. Nothing of the
+    project is held: the spans were once read first into a dict of every assignment (issue 26).
+    The ids of 2 million assignments sent back as ``IN`` lists cost more than the rows themselves;
+    reading the messages apart (``EXISTS`` a finished assignment) left the join's direction to the
+    planner, and two report jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""
     names = pseudonyms(project)
     done = Assignment.objects.filter(project=project, status=DONE)
-    spans: dict[int, list[Span]] = defaultdict(list)
-    for aid, start, end, label in (Annotation.objects.filter(assignment__in=done)
-                                   .exclude(origin=Annotation.Origin.REJECTED)
-                                   .values_list("assignment_id", "start", "end", "label").iterator(chunk_size=CHUNK)):
-        spans[aid].append(Span(start, end, label))
+    spans = _InOrder(_spans_in_order(
+        Annotation.objects.filter(assignment__in=done).exclude(origin=Annotation.Origin.REJECTED)
+        .order_by("assignment__message__dialogue_id", "assignment__message__position", "assignment_id")
+        .values_list("assignment__message__dialogue_id", "assignment__message__position", "assignment_id",
+                     "start", "end", "label").iterator(chunk_size=CHUNK), 3))
     seg_run = segment_run(project)
-    segments = {}
-    if seg_run is not None:
-        segments = dict(MessageSegment.objects.filter(run=seg_run).values_list("message_id", "segment"))
+    segments = _InOrder(
+        () if seg_run is None else
+        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run)
+         .order_by("message__dialogue_id", "message__position")
+         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
     rows = (done.order_by("message__dialogue_id", "message__position", "pk")
-            .values_list("message_id", "message__dialogue__external_id", "message__position", "message__text",
-                         "message__speaker_role", "pk", "annotator_id", "condition", "active_seconds"))
-    item = None
+            .values_list("message__dialogue_id", "message__position", "message__dialogue__external_id",
+                         "message__text", "message__speaker_role", "pk", "annotator_id", "condition", "active_seconds"))
+    item, order = None, None
     shared: dict[str, str] = {}  # one string per dialogue id, role and condition, not one per row
-    for mid, did, pos, text, role, aid, uid, cond, secs in rows.iterator(chunk_size=CHUNK):
-        if item is None or item.key != (did, pos):
+    for dpk, pos, did, text, role, aid, uid, cond, secs in rows.iterator(chunk_size=CHUNK):
+        if order != (dpk, pos):
             if item is not None:
-                yield item
+                yield order, item
+            order = (dpk, pos)
             did, role = shared.setdefault(did, did), shared.setdefault(role, role)
-            item = AnnotatedItem(did, pos, text, role, segments.get(mid), {})
+            item = AnnotatedItem(did, pos, text, role, segments.pop(order), {})
         item.annotations[names.get(uid, f"user{uid}")] = AnnotatorLabels(
-            tuple(sorted(spans.pop(aid, ()))), shared.setdefault(cond, cond), secs or None)
+            spans.pop((dpk, pos, aid), ()), shared.setdefault(cond, cond), secs or None)
     if item is not None:
-        yield item
+        yield order, item
+
+
+def circularity_items(project: Project, run: DetectorRun) -> Iterator[CircularityItem]:
+    """:func:`agreement_items` with the run's spans on each and, where an adjudicator settled
+    it, the final gold: the circularity check's input, streamed in dialogue order (three more
+    sorted reads merged as they come; the run's predictions and the gold are never held)."""
+    finished = Exists(Assignment.objects.filter(message_id=OuterRef("message_id"), status=DONE))
+    predictions = _InOrder(_spans_in_order(
+        Prediction.objects.filter(run=run).filter(finished)
+        .order_by("message__dialogue_id", "message__position")
+        .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
+                     "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
+    adjudicated = _InOrder(_spans_in_order(
+        Message.objects.filter(project=project, decision__outcome=AdjudicationDecision.Outcome.ADJUDICATED)
+        .order_by("dialogue_id", "position")
+        .values_list("dialogue_id", "position", "gold_spans__start", "gold_spans__end", "gold_spans__label")
+        .iterator(chunk_size=CHUNK), 2))
+    for order, item in _items_in_order(project):
+        yield CircularityItem(item, predictions.pop(order, ()), adjudicated.pop(order))
+
+
+def _predicted_span(start: int, end: int, label: str, score: float | None, source: str | None) -> Span:
+    return Span(start, end, label, score or 1.0, source or "")
 
 
 def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
     out: dict[Key, list[Span]] = defaultdict(list)
     rows = Prediction.objects.filter(run=run).values_list(
         "message__dialogue__external_id", "message__position", "start", "end", "label", "score", "source_label")
-    for did, pos, start, end, label, score, source in rows.iterator(chunk_size=CHUNK):
-        out[(did, pos)].append(Span(start, end, label, score or 1.0, source or ""))
+    for did, pos, *fields in rows.iterator(chunk_size=CHUNK):
+        out[(did, pos)].append(_predicted_span(*fields))
     return {k: tuple(sorted(v)) for k, v in out.items()}
-
-
-def settled_items(project: Project, items: Sequence[AnnotatedItem],
-                  predictions: Mapping[Key, Sequence[Span]]) -> list[SettledItem]:
-    """Adjudicated items with each annotator's spans and the model's (``predictions``), from the
-    ``items`` and predictions the circularity report has read already, and the final gold, read
-    here in one query."""
-    gold: dict[Key, list[Span]] = {}
-    rows = (Message.objects.filter(project=project, decision__outcome=AdjudicationDecision.Outcome.ADJUDICATED)
-            .values_list("dialogue__external_id", "position", "gold_spans__start", "gold_spans__end",
-                         "gold_spans__label"))
-    for did, pos, start, end, label in rows.iterator(chunk_size=CHUNK):
-        spans = gold.setdefault((did, pos), [])
-        if start is not None:
-            spans.append(Span(start, end, label))
-    return [SettledItem(annotations={a: list(al.spans) for a, al in it.annotations.items()},
-                        model_spans=list(predictions.get(it.key, ())), gold=gold[it.key])
-            for it in items if it.key in gold]
 
 
 def scorable_runs(project: Project):

@@ -95,11 +95,9 @@ def circularity_compute(*, project: Project, run: DetectorRun, threshold: float 
     randomization and the exposure measured on the items."""
     if run.project_id != project.pk:
         raise ReportError("That run belongs to another project.")
-    items, predictions = list(sel.agreement_items(project)), sel.run_predictions(run)
     return circularity_report(
-        items, predictions, run=run.label, match=match, threshold=threshold,
-        settled=sel.settled_items(project, items, predictions), n_boot=n_boot, seed=seed,
-        weights=sampling.design_weights(project), randomization_unit=sampling.randomization_unit(project),
+        sel.circularity_items(project, run), run=run.label, match=match, threshold=threshold, n_boot=n_boot,
+        seed=seed, weights=sampling.design_weights(project), randomization_unit=sampling.randomization_unit(project),
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import math
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -187,6 +188,9 @@ class _Table:
         return len(self.dialogues)
 
 
+CHUNK_SPANS = 65_536  # spans turned into Python numbers at once when the table is filled
+
+
 def _role_code(role: str) -> int:
     return SPEAKER_ROLES.index(role) if role in SPEAKER_ROLES else SPEAKER_ROLES.index("other")
 
@@ -200,23 +204,28 @@ def _build_table(
 ) -> tuple[_Table, dict[tuple[str, str], np.ndarray]]:
     """The token table and the span matches of ``items``, read in one pass: an item is dropped
     as soon as its tokens and spans are recorded, so a million messages are never held at once
-    (they outweigh the table many times). Annotators and labels get codes as they appear and are
-    put in sorted order at the end."""
+    (they outweigh the table many times). What is recorded goes into flat typed arrays, not lists
+    of tuples (2 million (annotator, item, condition) tuples alone took 200 MB), and the table
+    keeps its codes in the smallest integers that hold them. Annotators and labels get codes as
+    they appear and are put in sorted order at the end."""
     fixed = None if labels is None else {lab: i + 1 for i, lab in enumerate(labels)}
     seen_labels: dict[str, int] = dict(fixed or {})
     a_seen: dict[str, int] = {}
     d_index: dict[str, int] = {}
-    item_d, item_role, item_seg, counts = [], [], [], []
-    cond_at: list[tuple[int, int, int]] = []  # (annotator code, item, 0 blind / 1 aware)
-    marks: list[tuple[int, int, int, int]] = []  # (annotator code, first token, end token, label code)
-    pair_rows: dict[tuple[str, str], list[tuple]] = {}
+    item_d, counts = array("q"), array("q")
+    item_role, item_seg = array("b"), array("b")
+    cond_a, cond_m, cond_c = array("q"), array("q"), array("b")  # annotator code, item, 0 blind / 1 aware
+    marks = array("q")  # 4 per span: annotator code, first token, end token, label code
+    pair_rows: dict[tuple[str, str], array] = {}  # 8 per row, see _item_span_rows
     n_tokens = 0
     for m, it in enumerate(items):
         item_d.append(d_index.setdefault(it.dialogue_id, len(d_index)))
         item_role.append(_role_code(it.role))
         item_seg.append(_seg_code(it.segment))
         for a, al in it.annotations.items():
-            cond_at.append((a_seen.setdefault(a, len(a_seen)), m, 1 if al.condition == AWARE else 0))
+            cond_a.append(a_seen.setdefault(a, len(a_seen)))
+            cond_m.append(m)
+            cond_c.append(1 if al.condition == AWARE else 0)
         if any(al.spans for al in it.annotations.values()):
             toks = tokenize(it.text)
             starts, ends = [t.start for t in toks], [t.end for t in toks]
@@ -228,8 +237,8 @@ def _build_table(
                     if code is None:
                         continue
                     i0, i1 = bisect_right(ends, sp.start), bisect_left(starts, sp.end)
-                    marks.append((a_seen[a], n_tokens + i0, n_tokens + i1, code))
-            _item_span_rows(m, it, fixed, pair_rows)
+                    marks.extend((a_seen[a], n_tokens + i0, n_tokens + i1, code))
+            _item_span_rows(m, it, seen_labels, fixed is not None, pair_rows)
             n = len(toks)
         else:
             n = count_tokens(it.text)
@@ -246,23 +255,29 @@ def _build_table(
         l_code[i] = labels.index(lab) + 1
     n_items = len(counts)
     cond = np.full((len(annotators), n_items), -1, dtype=np.int8)
-    if cond_at:
-        ca = np.asarray(cond_at, dtype=np.int64)
-        cond[a_code[ca[:, 0]], ca[:, 1]] = ca[:, 2]
-    item_d_a, item_role_a, item_seg_a = (np.asarray(v, dtype=np.int64) for v in (item_d, item_role, item_seg))
-    tok_msg = np.repeat(np.arange(n_items), np.asarray(counts, dtype=np.int64))
+    if cond_a:
+        cond[a_code[np.frombuffer(cond_a, dtype=np.int64)], np.frombuffer(cond_m, dtype=np.int64)] = \
+            np.frombuffer(cond_c, dtype=np.int8)
+    del cond_a, cond_m, cond_c
+    item_d_a = np.frombuffer(item_d, dtype=np.int64).astype(np.int32)
+    item_role_a, item_seg_a = (np.frombuffer(v, dtype=np.int8).copy() for v in (item_role, item_seg))
+    tok_msg = np.repeat(np.arange(n_items, dtype=np.int32), np.frombuffer(counts, dtype=np.int64))
     lab = (cond[:, tok_msg] >= 0).astype(np.int16)  # no int64 table on the way (A x T: 300 MB at 1M messages)
     lab -= 1  # 0 (outside) where the annotator labelled the item, -1 where not
-    for a, i0, i1, code in marks:  # in reading order: a later span of one annotator wins, as before
-        lab[a_code[a], i0:i1] = l_code[code]
+    spans = np.frombuffer(marks, dtype=np.int64).reshape(-1, 4)
+    for block in range(0, len(spans), CHUNK_SPANS):  # in reading order: a later span of one annotator wins
+        for a, i0, i1, code in spans[block:block + CHUNK_SPANS].tolist():
+            lab[a_code[a], i0:i1] = l_code[code]
     table = _Table(
         annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d_a[tok_msg],
         tok_msg=tok_msg, tok_role=item_role_a[tok_msg], tok_seg=item_seg_a[tok_msg], lab=lab, cond=cond,
         item_d=item_d_a, item_role=item_role_a, item_seg=item_seg_a,
     )
-    lab_index = {lab_: i for i, lab_ in enumerate(labels)}
-    matches = {pair: np.asarray([(r[0], lab_index[r[1]], *r[2:]) for r in rows], dtype=np.int64)
-               for pair, rows in sorted(pair_rows.items()) if rows}
+    matches = {}
+    for pair, rows in sorted(pair_rows.items()):
+        r = np.frombuffer(rows, dtype=np.int64).reshape(-1, 8).copy()
+        r[:, 1] = l_code[r[:, 1]] - 1  # label code as it appeared -> index in ``labels``
+        matches[pair] = r
     return table, matches
 
 
@@ -323,7 +338,7 @@ def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, n_groups: int
     ok = np.nonzero((la >= 0) & (lb >= 0) & (gr >= 0))[0]
     keep = idx_all[ok]
     k = t.k
-    idx = ((t.tok_d[keep] * n_groups + gr[ok]) * k + la[ok]) * k + lb[ok]
+    idx = ((t.tok_d[keep].astype(np.int64) * n_groups + gr[ok]) * k + la[ok]) * k + lb[ok]
     wts = None if weight is None else weight[keep]
     flat = np.bincount(idx, weights=wts, minlength=t.n_dialogues * n_groups * k * k)
     return flat.reshape(t.n_dialogues, n_groups, k, k)
@@ -429,26 +444,26 @@ def _fleiss_rows(out: _Emitter, t: _Table, by: str, groups, point, boot) -> None
                 level="token", scheme="typed", pair="*", by="label", groups=t.labels)
 
 
-def _item_span_rows(m: int, it: AnnotatedItem, labels: Mapping[str, int] | None,
-                    pair_rows: dict[tuple[str, str], list[tuple]]) -> None:
+def _item_span_rows(m: int, it: AnnotatedItem, label_codes: Mapping[str, int], fixed: bool,
+                    pair_rows: dict[tuple[str, str], array]) -> None:
     """Item ``m``'s rows of span agreement, per pair of its annotators (in name order): one per
-    label either marked, with the pair's condition, the spans of each, exact matches and overlap
-    matches of each side. ``labels``: the taxonomy when one is fixed (other labels are ignored)."""
+    label either marked, with the label's code, the pair's condition, the spans of each, exact
+    matches and overlap matches of each side. With a ``fixed`` taxonomy, other labels are ignored."""
     ann = it.annotations
     for a, b in combinations(sorted(ann), 2):
-        sa = [s for s in ann[a].spans if labels is None or s.label in labels]
-        sb = [s for s in ann[b].spans if labels is None or s.label in labels]
+        sa = [s for s in ann[a].spans if not fixed or s.label in label_codes]
+        sb = [s for s in ann[b].spans if not fixed or s.label in label_codes]
         if not sa and not sb:
             continue
         ca, cb = ann[a].condition, ann[b].condition
         pc = 2 if ca != cb else (1 if ca == AWARE else 0)
-        rows = pair_rows.setdefault((a, b), [])
+        rows = pair_rows.setdefault((a, b), array("q"))
         for lab in sorted({s.label for s in sa} | {s.label for s in sb}):
             xa = [s for s in sa if s.label == lab]
             xb = [s for s in sb if s.label == lab]
             ex, _ = match_spans(xa, xb, match="exact")
             oa, ob = match_spans(xa, xb, match="overlap")
-            rows.append((m, lab, pc, len(xa), len(xb), ex, oa, ob))
+            rows.extend((m, label_codes[lab], pc, len(xa), len(xb), ex, oa, ob))
 
 
 def _span_level(out: _Emitter, matches: dict[tuple[str, str], np.ndarray], t: _Table, w: np.ndarray) -> None:

@@ -23,14 +23,14 @@ exceeds the threshold.
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
-from pipeline.adjudication import SettledItem, model_favour
+from pipeline.adjudication import FavourTally, SettledItem
 from pipeline.assignment import cross_condition_exposure
 from pipeline.metrics.agreement import (
     AWARE,
@@ -40,6 +40,7 @@ from pipeline.metrics.agreement import (
     bootstrap_weights,
     match_spans,
     percentile_ci,
+    resampled_sums,
 )
 from pipeline.types import Span
 
@@ -220,56 +221,122 @@ def _estimate(point: np.ndarray, boot: np.ndarray, confidence: float) -> Estimat
     return Estimate(float(point), float(lo[0]), float(hi[0]))
 
 
-def _median(xs: list[float]) -> float | None:
-    return round(statistics.median(xs), 3) if xs else None
+@dataclass(frozen=True, slots=True)
+class CircularityItem:
+    """One item as the circularity check reads it: every annotator's decision, the run's spans
+    on it, and the final gold when an adjudicator settled it (None when no one did)."""
+
+    item: AnnotatedItem
+    predictions: tuple[Span, ...] = ()
+    adjudicated: tuple[Span, ...] | None = None
 
 
-@dataclass
+def with_predictions(items: Sequence[AnnotatedItem], predictions: Mapping[Key, Sequence[Span]],
+                     adjudicated: Mapping[Key, Sequence[Span]] | None = None) -> Iterator[CircularityItem]:
+    """Items held in memory joined to the run's spans and the adjudicated gold, both keyed by
+    ``(dialogue_id, index)``, and put in the order :func:`circularity_report` reads: the items
+    of a dialogue together, dialogues in the order they first appear."""
+    adjudicated = adjudicated or {}
+    first: dict[str, int] = {}
+    for it in items:
+        first.setdefault(it.dialogue_id, len(first))
+    for it in sorted(items, key=lambda it: first[it.dialogue_id]):
+        gold = adjudicated.get(it.key)
+        yield CircularityItem(it, tuple(predictions.get(it.key, ())), None if gold is None else tuple(gold))
+
+
+PAIRED_COLUMNS = 7  # pred, blind-matched pred, blind gold, blind gold matched, aware ×3
+AGREE_COLUMNS = 4  # n_ann, ann matched, n_model, model matched
+
+
 class _Tally:
-    """What one pass over the items counts, per dialogue (for the cluster bootstrap)."""
+    """What one pass over the items counts. The bootstrap needs counts per dialogue: a
+    dialogue's are added in short lists while its items pass, then appended to flat arrays of
+    doubles, so a million items leave a few numbers per dialogue, not the items (issue 26). The
+    items of a dialogue must come together (the exposure is counted per dialogue too)."""
 
-    n_d: int
-    # Per dialogue, in plain lists: an item adds a handful of numbers, and a numpy call per item
-    # cost more than the additions (a million items at a million messages, issue 26).
-    paired: list = field(default_factory=list)  # [n_d][7]: pred, blind-matched pred, blind gold, blind gold matched, aware ×3
-    raw: list = field(default_factory=list)  # unweighted span counts, for the "n" columns
-    agree: dict[str, list] = field(default_factory=dict)  # [n_d][4]: n_ann, ann matched, n_model, model matched
-    accepted: dict[str, list[int]] = field(default_factory=dict)
-    seconds: dict[str, list[float]] = field(default_factory=dict)
-    n_paired: int = 0
-    paired_dialogues: set[int] = field(default_factory=set)
-    n_weighted: int = 0
-
-    def __post_init__(self) -> None:
-        self.paired, self.raw = [[0.0] * 7 for _ in range(self.n_d)], [0] * 7
-        self.agree = {c: [[0.0] * 4 for _ in range(self.n_d)] for c in CONDITIONS}
+    def __init__(self, match: str, weights: Mapping[Key, float]):
+        self.match, self.weights = match, weights
+        self.paired = array("d")
+        self.agree = {c: array("d") for c in CONDITIONS}
+        self.raw = [0] * PAIRED_COLUMNS  # unweighted span counts, for the "n" columns
         self.accepted = {c: [0, 0] for c in CONDITIONS}
-        self.seconds = {c: [] for c in CONDITIONS}
+        self.seconds = {c: array("d") for c in CONDITIONS}
+        self.n_items = self.n_paired = self.n_paired_dialogues = self.n_weighted = 0
+        self.favour = FavourTally()
+        self.exposure = {"blind": 0, "exposed": 0, "mixed_clusters": 0, "clusters": 0}
+        self.closed: set[str] = set()
+        self._dialogue: str | None = None
+        self._paired_row = self._agree_rows = self._conditions = None
+        self._paired_items = 0
 
-    def add_annotations(self, it: AnnotatedItem, d: int, wt: float, pred: tuple[Span, ...], match: str) -> None:
-        """Annotator-model agreement per condition, accept-without-edit and time on task."""
-        for al in it.annotations.values():
-            if al.condition not in self.agree:
+    @property
+    def n_dialogues(self) -> int:
+        return len(self.closed) + (self._dialogue is not None)
+
+    def add(self, row: CircularityItem) -> None:
+        it = row.item
+        if it.dialogue_id != self._dialogue:
+            self._close()
+            if it.dialogue_id in self.closed:
+                raise ValueError(f"The items of dialogue {it.dialogue_id!r} do not come together: "
+                                 "the circularity check reads each dialogue's items in one run.")
+            self._open(it.dialogue_id)
+        self.n_items += 1
+        wt = float(self.weights.get(it.key, 1.0))
+        self.n_weighted += wt != 1.0
+        self._add_annotations(it, wt, row.predictions)
+        self._add_paired(it, wt, row.predictions)
+        if row.adjudicated is not None:
+            self.favour.add(SettledItem(annotations={a: al.spans for a, al in it.annotations.items()},
+                                        model_spans=row.predictions, gold=row.adjudicated))
+
+    def finish(self) -> None:
+        self._close()
+
+    def _open(self, dialogue: str) -> None:
+        self._dialogue = dialogue
+        self._paired_row, self._paired_items = [0.0] * PAIRED_COLUMNS, 0
+        self._agree_rows = {c: [0.0] * AGREE_COLUMNS for c in CONDITIONS}
+        self._conditions: list[tuple[str, str, str]] = []
+
+    def _close(self) -> None:
+        if self._dialogue is None:
+            return
+        self.paired.extend(self._paired_row)
+        for c in CONDITIONS:
+            self.agree[c].extend(self._agree_rows[c])
+        self.n_paired_dialogues += self._paired_items > 0
+        for key, n in cross_condition_exposure(self._conditions).items():
+            self.exposure[key] += n
+        self.closed.add(self._dialogue)
+        self._dialogue = None
+
+    def _add_annotations(self, it: AnnotatedItem, wt: float, pred: tuple[Span, ...]) -> None:
+        """Annotator-model agreement per condition, accept-without-edit, time on task, exposure."""
+        for a, al in it.annotations.items():
+            self._conditions.append((a, it.dialogue_id, al.condition))
+            if al.condition not in self._agree_rows:
                 continue
-            np_, pm, ng, gm = _counts(pred, al.spans, match)
-            _add(self.agree[al.condition][d], wt, (ng, gm, np_, pm))
+            np_, pm, ng, gm = _counts(pred, al.spans, self.match)
+            _add(self._agree_rows[al.condition], wt, (ng, gm, np_, pm))
             if pred:
                 self.accepted[al.condition][1] += 1
                 self.accepted[al.condition][0] += {s.key() for s in al.spans} == {s.key() for s in pred}
             if al.seconds is not None:
                 self.seconds[al.condition].append(float(al.seconds))
 
-    def add_paired(self, it: AnnotatedItem, d: int, wt: float, pred: tuple[Span, ...], match: str) -> None:
+    def _add_paired(self, it: AnnotatedItem, wt: float, pred: tuple[Span, ...]) -> None:
         """The paired comparison: items with both a blind and an aware gold."""
         gb, ga = condition_gold(it, BLIND), condition_gold(it, AWARE)
         if gb is None or ga is None:
             return
         self.n_paired += 1
-        self.paired_dialogues.add(d)
-        np_, pb, ngb, gbm = _counts(pred, gb, match)
-        _, pa, nga, gam = _counts(pred, ga, match)
+        self._paired_items += 1
+        np_, pb, ngb, gbm = _counts(pred, gb, self.match)
+        _, pa, nga, gam = _counts(pred, ga, self.match)
         counts = (np_, pb, ngb, gbm, pa, nga, gam)
-        _add(self.paired[d], wt, counts)
+        _add(self._paired_row, wt, counts)
         _add(self.raw, 1, counts)
 
 
@@ -279,25 +346,16 @@ def _add(row: list, weight: float, counts: Sequence[int]) -> None:
         row[i] += weight * n
 
 
-def _tally(items: list[AnnotatedItem], d_index: dict[str, int], model_predictions: Mapping[Key, Sequence[Span]],
-           weights: Mapping[Key, float], match: str) -> _Tally:
-    t = _Tally(len(d_index))
-    for it in items:
-        d = d_index[it.dialogue_id]
-        wt = float(weights.get(it.key, 1.0))
-        t.n_weighted += wt != 1.0
-        pred = tuple(model_predictions.get(it.key, ()))
-        t.add_annotations(it, d, wt, pred, match)
-        t.add_paired(it, d, wt, pred, match)
-    return t
+def _per_dialogue(values: array, width: int) -> np.ndarray:
+    return np.frombuffer(values, dtype=np.float64).reshape(-1, width)
 
 
 def _paired_scores(t: _Tally, w: Any, confidence: float) -> tuple:
     """Blind and aware scores and the aware − blind differences (P, R, F1); Nones without pairs."""
     if not t.n_paired:
         return None, None, None, None, None
-    paired = np.asarray(t.paired, dtype=float).reshape(-1, 7)
-    pt, bt = paired.sum(0), w @ paired
+    paired = _per_dialogue(t.paired, PAIRED_COLUMNS)
+    pt, bt = paired.sum(0), resampled_sums(w, paired)
     res = {}
     for name, cols in (("blind", (0, 1, 2, 3)), ("aware", (0, 4, 5, 6))):
         res[name] = (_prf(*(pt[c] for c in cols)), _prf(*(bt[:, c] for c in cols)))
@@ -315,23 +373,25 @@ def _paired_scores(t: _Tally, w: Any, confidence: float) -> tuple:
 def _agreement_by_condition(t: _Tally, w: Any, confidence: float) -> dict[str, Estimate]:
     agreement = {}
     for c, rows in t.agree.items():
-        arr = np.asarray(rows, dtype=float).reshape(-1, 4)
+        arr = _per_dialogue(rows, AGREE_COLUMNS)
         if arr[:, 0].sum() + arr[:, 2].sum() == 0:
             continue
-        pt, bt = arr.sum(0), w @ arr
+        pt, bt = arr.sum(0), resampled_sums(w, arr)
         agreement[c] = _estimate(_prf(pt[2], pt[3], pt[0], pt[1])[2],
                                  _prf(bt[:, 2], bt[:, 3], bt[:, 0], bt[:, 1])[2], confidence)
     return agreement
 
 
+def _median(xs: array) -> float | None:
+    return round(float(np.median(np.frombuffer(xs, dtype=np.float64))), 3) if len(xs) else None
+
+
 def circularity_report(
-    items: Sequence[AnnotatedItem],
-    model_predictions: Mapping[Key, Sequence[Span]],
+    items: Iterable[CircularityItem],
     *,
     run: str = "",
     match: str = "exact",
     threshold: float = DEFAULT_THRESHOLD,
-    settled: Iterable[SettledItem] = (),
     n_boot: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -340,31 +400,29 @@ def circularity_report(
 ) -> CircularityReport:
     """Score the run against blind-only and aware-only gold on the same items, and more.
 
-    ``model_predictions`` maps ``(dialogue_id, index)`` to the run's spans (absent: none);
-    ``settled`` are the adjudicated items, to count decisions that went the model's way;
+    ``items`` carry the run's spans on each item and, where an adjudicator settled it, the final
+    gold (to count decisions that went the model's way); they are read once, a dialogue's items
+    together, and none is kept (:func:`with_predictions` builds them from items in memory).
     ``weights`` maps an item's key to ``1/p``, its sampling weight (absent: 1), which multiplies
     its counts in precision, recall and F1; ``randomization_unit`` is what the plans randomized.
     """
-    items = list(items)
-    d_index: dict[str, int] = {}
-    for it in items:
-        d_index.setdefault(it.dialogue_id, len(d_index))
-    t = _tally(items, d_index, model_predictions, weights or {}, match)
-    w = bootstrap_weights(len(d_index), n_boot, seed)
+    t = _Tally(match, weights or {})
+    for row in items:
+        t.add(row)
+    t.finish()
+    w = bootstrap_weights(t.n_dialogues, n_boot, seed)
     blind, aware, delta_p, delta_r, delta_f1 = _paired_scores(t, w, confidence)
     flagged = delta_f1 is not None and delta_f1.ci_low > 0 and delta_f1.value > threshold
-    exposure = cross_condition_exposure(
-        (a, it.dialogue_id, al.condition) for it in items for a, al in it.annotations.items())
     report = CircularityReport(
-        run=run, match=match, threshold=threshold, n_items=len(items),
-        n_paired_items=t.n_paired, n_dialogues=len(d_index), blind=blind, aware=aware,
+        run=run, match=match, threshold=threshold, n_items=t.n_items,
+        n_paired_items=t.n_paired, n_dialogues=t.n_dialogues, blind=blind, aware=aware,
         delta_f1=delta_f1, delta_precision=delta_p, delta_recall=delta_r, flagged=flagged,
         agreement_by_condition=_agreement_by_condition(t, w, confidence),
         accept_without_edit={c: (v[0] / v[1] if v[1] else None) for c, v in t.accepted.items()},
         median_seconds={c: _median(v) for c, v in t.seconds.items()},
-        adjudication=model_favour(settled), n_boot=n_boot, confidence=confidence,
-        n_paired_dialogues=len(t.paired_dialogues), randomization_unit=randomization_unit,
-        exposure=exposure,
+        adjudication=t.favour.figures(), n_boot=n_boot, confidence=confidence,
+        n_paired_dialogues=t.n_paired_dialogues, randomization_unit=randomization_unit,
+        exposure=t.exposure,
         weighting={"weighted": t.n_weighted > 0, "items_weighted": t.n_weighted, "rule": WEIGHT_RULE},
     )
     report.summary = explain(report)

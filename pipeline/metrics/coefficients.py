@@ -22,25 +22,36 @@ OUTSIDE = "O"
 # --------------------------------------------------------------------------- bootstrap helpers
 
 
+RESAMPLE_BLOCK = 100  # resamples multiplied at once: bounds the float copy of the draw counts
+
+
 def bootstrap_weights(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
-    """``(n_boot, n_groups)`` counts: how often each dialogue is drawn in each resample."""
+    """``(n_boot, n_groups)`` counts: how often each dialogue is drawn in each resample.
+
+    Kept as small integers (a dialogue is drawn a handful of times at most), drawn and counted one
+    resample at a time: at 33,000 dialogues the float matrix with its draws took 800 MB and the
+    counts take 33 MB (issue 26). The draws are the same as one ``(n_boot, n_groups)`` call's."""
     if n_groups == 0 or n_boot <= 0:
-        return np.zeros((max(n_boot, 0), n_groups))
+        return np.zeros((max(n_boot, 0), n_groups), dtype=np.uint8)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_groups, size=(n_boot, n_groups))
-    flat = (draws + (np.arange(n_boot) * n_groups)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_groups).reshape(n_boot, n_groups).astype(float)
+    rows = [np.bincount(rng.integers(0, n_groups, size=n_groups), minlength=n_groups) for _ in range(n_boot)]
+    top = max(int(r.max()) for r in rows)
+    return np.stack(rows).astype(np.uint8 if top <= np.iinfo(np.uint8).max else np.uint32)
 
 
 def resampled_sums(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``w @ counts``: each resample's totals (``w`` from :func:`bootstrap_weights`, ``counts``
-    one row of counts per dialogue), multiplied on the columns that hold a count only. Most cells
-    of per-dialogue confusion matrices are zero in every dialogue (labels no two annotators
-    confused) and total zero in every resample; skipping them is most of the product, which
-    grows with the dialogues (issue 26)."""
+    one row of counts per dialogue), multiplied on the columns that hold a count only, a block of
+    resamples at a time. Most cells of per-dialogue confusion matrices are zero in every dialogue
+    (labels no two annotators confused) and total zero in every resample; skipping them is most of
+    the product, which grows with the dialogues (issue 26)."""
+    counts = np.asarray(counts)
     used = np.flatnonzero(counts.any(axis=0))
-    out = np.zeros((w.shape[0], counts.shape[1]), dtype=np.result_type(w, counts))
-    out[:, used] = w @ counts[:, used]
+    out = np.zeros((w.shape[0], counts.shape[1]), dtype=np.result_type(np.float64, counts))
+    if used.size:
+        dense = counts[:, used]
+        for b in range(0, w.shape[0], RESAMPLE_BLOCK):
+            out[b:b + RESAMPLE_BLOCK, used] = w[b:b + RESAMPLE_BLOCK].astype(out.dtype) @ dense
     return out
 
 
@@ -59,7 +70,7 @@ def grouped_sums(
 ) -> np.ndarray:
     """Sum each column per (dialogue, group): ``(n_dialogues, n_groups, len(columns))``."""
     keep = group >= 0
-    idx = dialogue[keep] * n_groups + group[keep]
+    idx = dialogue[keep].astype(np.int64) * n_groups + group[keep]
     out = np.empty((n_dialogues * n_groups, len(columns)))
     for j, col in enumerate(columns):
         w = None if col is None else np.asarray(col, dtype=float)[keep]

@@ -21,6 +21,7 @@ from pipeline.metrics.agreement import (
     fleiss_kappa,
     kappa_from_confusion,
     match_spans,
+    resampled_sums,
     token_labels,
 )
 from pipeline.types import MATH, NON_MATH, Span
@@ -149,6 +150,17 @@ def test_bootstrap_weights_draw_each_resample_of_full_size():
     assert w.shape == (50, 7)
     assert (w.sum(axis=1) == 7).all()
     assert (bootstrap_weights(7, 50, seed=1) == w).all()
+
+
+def test_bootstrap_weights_count_one_matrix_of_draws_in_small_integers():
+    """Drawn one resample at a time, kept as bytes: the same draws as one (n_boot, n) call."""
+    draws = np.random.default_rng(3).integers(0, 40, size=(230, 40))
+    w = bootstrap_weights(40, 230, seed=3)
+    assert w.dtype == np.uint8
+    assert (w == np.stack([np.bincount(row, minlength=40) for row in draws])).all()
+    counts = np.random.default_rng(4).integers(0, 5, size=(40, 6)).astype(float)
+    counts[:, 2] = 0  # a column no dialogue counts is skipped, and stays zero
+    assert np.allclose(resampled_sums(w, counts), w.astype(float) @ counts)  # several blocks of resamples
 
 
 # --------------------------------------------------------------------------- the report

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.adjudication import SettledItem
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
-from pipeline.metrics.circularity import circularity_report, condition_gold, vote_gold
+from pipeline.metrics.circularity import (
+    CircularityItem,
+    circularity_report,
+    condition_gold,
+    vote_gold,
+    with_predictions,
+)
 from pipeline.simulate import SimulatedAnnotator, StudyConfig, simulate_study
 from pipeline.types import Span
 
@@ -27,7 +32,7 @@ def test_hand_made_inflation():
     # annotators accept both suggestions.
     items = [item(f"d{i}", [MAYA], [MAYA, ALEX], seconds=10) for i in range(5)]
     preds = {it.key: (MAYA, ALEX) for it in items}
-    rep = circularity_report(items, preds, n_boot=50, run="rules@1")
+    rep = circularity_report(with_predictions(items, preds), n_boot=50, run="rules@1")
     assert rep.n_paired_items == 5
     assert rep.blind.precision.value == pytest.approx(0.5)
     assert rep.blind.recall.value == pytest.approx(1.0)
@@ -45,15 +50,15 @@ def test_hand_made_inflation():
 
 def test_no_paired_items_says_so():
     it = AnnotatedItem("d", 0, TEXT, annotations={"b": AnnotatorLabels((MAYA,), "blind")})
-    rep = circularity_report([it], {it.key: (MAYA,)}, n_boot=10)
+    rep = circularity_report(with_predictions([it], {it.key: (MAYA,)}), n_boot=10)
     assert rep.delta_f1 is None and not rep.flagged
     assert "randomized" in rep.summary
 
 
 def test_settled_items_are_counted():
-    items = [item("d", [MAYA], [MAYA])]
-    settled = [SettledItem({"x": [MAYA], "y": []}, model_spans=[MAYA], gold=[MAYA])]
-    rep = circularity_report(items, {}, settled=settled, n_boot=10)
+    it = AnnotatedItem("d", 0, TEXT, annotations={"x": AnnotatorLabels((MAYA,), "blind"),
+                                                   "y": AnnotatorLabels((), "aware")})
+    rep = circularity_report(with_predictions([it], {it.key: (MAYA,)}, {it.key: (MAYA,)}), n_boot=10)
     assert rep.adjudication["disputed"] == 1 and rep.adjudication["settled_for_model"] == 1
     assert "went the way the model had them" in rep.summary
 
@@ -80,7 +85,7 @@ def study(anchoring: float, seed: int):
 def test_simulated_study_recovers_injected_inflation():
     sim = study(anchoring=0.4, seed=1)
     assert sim.expected_delta_f1 > 0.05
-    rep = circularity_report(sim.items, sim.predictions, n_boot=400, seed=1)
+    rep = circularity_report(with_predictions(sim.items, sim.predictions), n_boot=400, seed=1)
     assert rep.delta_f1.contains(sim.expected_delta_f1), (rep.delta_f1, sim.expected_delta_f1)
     assert rep.blind.f1.contains(sim.expected["blind_f1"])
     assert rep.aware.f1.contains(sim.expected["aware_f1"])
@@ -92,7 +97,7 @@ def test_simulated_study_recovers_injected_inflation():
 def test_simulated_study_without_bias_reports_no_inflation():
     sim = study(anchoring=0.0, seed=1)
     assert sim.expected_delta_f1 == pytest.approx(0.0, abs=0.005)  # annotators differ a little
-    rep = circularity_report(sim.items, sim.predictions, n_boot=400, seed=1)
+    rep = circularity_report(with_predictions(sim.items, sim.predictions), n_boot=400, seed=1)
     assert rep.delta_f1.contains(0.0), rep.delta_f1
     assert not rep.flagged and not rep.significant
     assert "no sign" in rep.summary or "cannot be ruled out" in rep.summary
@@ -115,7 +120,7 @@ def test_scores_agree_with_the_evaluation_module(match, level):
     from pipeline.metrics.evaluation import evaluate
 
     sim = study(anchoring=0.3, seed=4)
-    rep = circularity_report(sim.items, sim.predictions, match=match, n_boot=0)
+    rep = circularity_report(with_predictions(sim.items, sim.predictions), match=match, n_boot=0)
     paired = [it for it in sim.items
               if condition_gold(it, "blind") is not None and condition_gold(it, "aware") is not None]
     texts = {it.key: it.text for it in paired}
@@ -163,8 +168,8 @@ def test_weighted_recall_recovers_the_corpus_recall():
     sim = perfect_study(seed=5)
     known = corpus_recall(sim)
     items, weights = audit_sample(sim, 0.1, seed=3)
-    naive = circularity_report(items, sim.predictions, n_boot=300, seed=1)
-    weighted = circularity_report(items, sim.predictions, weights=weights, n_boot=300, seed=1)
+    naive = circularity_report(with_predictions(items, sim.predictions), n_boot=300, seed=1)
+    weighted = circularity_report(with_predictions(items, sim.predictions), weights=weights, n_boot=300, seed=1)
     assert naive.blind.recall.value > known + 0.1  # counting every item once overstates recall
     assert not naive.blind.recall.contains(known)
     assert weighted.blind.recall.contains(known), (weighted.blind.recall, known)
@@ -203,7 +208,7 @@ def test_flag_needs_the_interval_above_zero():
     items = [item(f"up{i}", [MAYA], [MAYA, ALEX]) for i in range(3)]
     items += [item(f"down{i}", [MAYA, ALEX], [MAYA]) for i in range(2)]
     preds = {it.key: (MAYA, ALEX) for it in items}
-    rep = circularity_report(items, preds, n_boot=300, seed=2)
+    rep = circularity_report(with_predictions(items, preds), n_boot=300, seed=2)
     assert rep.delta_f1.value > 0.02 and rep.delta_f1.ci_low <= 0
     assert not rep.flagged and not rep.significant
     assert "not flagged" in rep.summary or "does not flag" in rep.summary
@@ -218,11 +223,28 @@ def test_exposure_is_measured_on_the_items():
     seen = AnnotatedItem("d", 0, TEXT, annotations={"a": AnnotatorLabels((MAYA,), "aware"),
                                                     "b": AnnotatorLabels((MAYA,), "aware")})
     clean = item("e", [MAYA], [MAYA])
-    rep = circularity_report([seen, exposed, clean], {}, n_boot=10, randomization_unit="item")
+    rep = circularity_report(with_predictions([seen, exposed, clean], {}), n_boot=10, randomization_unit="item")
     assert rep.exposure["exposed"] == 1 and rep.exposure["blind"] == 2
     assert rep.randomization_unit == "item" and rep.cluster_unit == "dialogue"
     d = rep.to_dict()
     assert d["exposure"]["exposed"] == 1 and d["randomization_unit"] == "item"
     assert "saw the model's suggestions" in rep.summary
     sim = study(anchoring=0.0, seed=2)
-    assert circularity_report(sim.items[:40], sim.predictions, n_boot=0).exposure["blind"] > 0
+    assert circularity_report(with_predictions(sim.items[:40], sim.predictions), n_boot=0).exposure["blind"] > 0
+
+
+def test_items_of_a_dialogue_that_do_not_come_together_are_refused():
+    """The check keeps a few counts per dialogue, not the items: a dialogue that comes back after
+    another began would be counted as two, so it is refused, not miscounted."""
+    rows = [CircularityItem(item(d, [MAYA], [MAYA])) for d in ("d1", "d2", "d1")]
+    with pytest.raises(ValueError, match="do not come together"):
+        circularity_report(rows, n_boot=0)
+
+
+def test_items_in_memory_are_grouped_by_dialogue_and_give_the_same_figures():
+    sim = study(anchoring=0.6, seed=3)
+    shuffled = sim.items[1::2] + sim.items[::2]
+    a = circularity_report(with_predictions(sim.items, sim.predictions), n_boot=100, seed=1).to_dict()
+    b = circularity_report(with_predictions(shuffled, sim.predictions), n_boot=100, seed=1).to_dict()
+    assert a["n_items"] == b["n_items"] == len(sim.items)
+    assert a["exposure"] == b["exposure"] and a["blind_gold"] == b["blind_gold"]

@@ -31,6 +31,7 @@ from annotator.models import (
     Prediction,
     Project,
 )
+from annotator.selectors.ordered import InOrder, Order, spans_in_order
 from annotator.selectors.projects import pseudonyms
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Span
@@ -189,24 +190,21 @@ def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
             for m in s.dialogue.messages}
 
 
-def gold_texts_and_spans(project: Project) -> tuple[dict[Key, str], dict[Key, list[Span]]]:
-    """Texts and gold spans of every gold message keyed (dialogue id, index), in import order:
-    what scoring a run against gold takes.
+def gold_messages(project: Project) -> Iterator[tuple[Order, Key, str, tuple[Span, ...]]]:
+    """Every gold message with its gold spans, ``(order, (dialogue id, index), text, spans)``,
+    in dialogue order (``order`` is ``(dialogue pk, position)``), one at a time: what scoring a
+    run against gold reads. The same texts and spans as ``iter_dialogues(project, "gold",
+    reviewed_only=True)``.
 
-    Two streamed queries, the gold messages and their spans, rather than whole dialogues built
-    and cut down to their gold: with gold on nine messages in ten of a million, building the
-    dialogues cost more than scoring them (issue 26). The same texts and spans as
-    ``iter_dialogues(project, "gold", reviewed_only=True)``."""
-    gold_messages = Message.objects.filter(project=project, decision__isnull=False)
-    keys: dict[int, Key] = {}
-    texts: dict[Key, str] = {}
-    rows = gold_messages.order_by("dialogue_id", "position").values_list("pk", "dialogue__external_id", "position", "text")
-    for pk, did, pos, text in rows.iterator(chunk_size=10_000):
-        keys[pk] = (did, pos)
-        texts[(did, pos)] = text
-    spans: dict[Key, list[Span]] = {}
-    for mid, start, end, label in (GoldSpan.objects.filter(message__in=gold_messages)
-                                   .values_list("message_id", "start", "end", "label").iterator(chunk_size=10_000)):
-        if mid in keys:  # not a message whose gold was decided meanwhile
-            spans.setdefault(keys[mid], []).append(Span(start, end, label))
-    return texts, {key: sorted(spans[key]) for key in texts if key in spans}
+    Two streamed reads, the gold messages and their spans, sorted alike and merged as they come:
+    whole dialogues built and cut down to their gold cost more than scoring them, and the gold
+    held in dicts took hundreds of MB, with gold on nine messages in ten of a million (issue 26).
+    A span of a message decided after the messages were read is passed over."""
+    gold = Message.objects.filter(project=project, decision__isnull=False)
+    spans = InOrder(spans_in_order(
+        GoldSpan.objects.filter(message__in=gold).order_by("message__dialogue_id", "message__position")
+        .values_list("message__dialogue_id", "message__position", "start", "end", "label").iterator(chunk_size=10_000),
+        2))
+    rows = gold.order_by("dialogue_id", "position").values_list("dialogue_id", "position", "dialogue__external_id", "text")
+    for dpk, pos, did, text in rows.iterator(chunk_size=10_000):
+        yield (dpk, pos), (did, pos), text, spans.pop((dpk, pos), ())

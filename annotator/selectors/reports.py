@@ -8,10 +8,8 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from itertools import groupby
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Exists, Max, OuterRef, Sum
@@ -23,7 +21,6 @@ from annotator.models import (
     AssignmentPlan,
     BackgroundJob,
     DetectorRun,
-    Dialogue,
     Message,
     MessageSegment,
     Prediction,
@@ -32,12 +29,17 @@ from annotator.models import (
 )
 from annotator.selectors import assignments as sampling
 from annotator.selectors.adjudication import DONE
-from annotator.selectors.dialogues import gold_texts_and_spans
+from annotator.selectors.dialogues import gold_messages
 from annotator.selectors.exports import gold_state_cached
+from annotator.selectors.ordered import InOrder, Order, spans_in_order
 from annotator.selectors.projects import pseudonyms, segment_run
 from pipeline.metrics.agreement import AnnotatedItem, AnnotatorLabels
 from pipeline.metrics.circularity import CircularityItem
-from pipeline.metrics.evaluation import EvaluationError, EvaluationReport, evaluate
+from pipeline.metrics.evaluation import (
+    EvaluationReport,
+    ScoredMessage,
+    evaluate_messages,
+)
 from pipeline.types import Span
 
 Key = tuple[str, int]
@@ -46,35 +48,6 @@ CHUNK = 10_000  # rows per fetch of a streamed read
 
 
 # ----------------------------------------------------------------------------------- report inputs
-
-
-Order = tuple[int, ...]  # (dialogue pk, position[, assignment pk]): the order every streamed read shares
-
-
-class _InOrder:
-    """The values of a stream of ``(order, value)`` pairs sorted by order, asked for in
-    increasing order: a merge join of two streamed reads in Python, which holds neither. Keys
-    never asked for are passed over."""
-
-    def __init__(self, pairs: Iterable[tuple[Order, Any]]):
-        self._pairs = iter(pairs)
-        self._next = next(self._pairs, None)
-
-    def pop(self, order: Order, default: Any = None) -> Any:
-        while self._next is not None and self._next[0] < order:
-            self._next = next(self._pairs, None)
-        if self._next is None or self._next[0] != order:
-            return default
-        value = self._next[1]
-        self._next = next(self._pairs, None)
-        return value
-
-
-def _spans_in_order(rows: Iterable[tuple], width: int, make=Span) -> Iterator[tuple[Order, tuple[Span, ...]]]:
-    """``rows`` sorted by their first ``width`` columns, the rest a span's fields (a row of
-    Nones: a left join that found none): one sorted tuple of spans per order."""
-    for order, group in groupby(rows, key=lambda r: r[:width]):
-        yield order, tuple(sorted(make(*r[width:]) for r in group if r[width] is not None))
 
 
 def agreement_items(project: Project) -> Iterator[AnnotatedItem]:
@@ -96,13 +69,13 @@ def _items_in_order(project: Project) -> Iterator[tuple[Order, AnnotatedItem]]:
     planner, and two report jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""
     names = pseudonyms(project)
     done = Assignment.objects.filter(project=project, status=DONE)
-    spans = _InOrder(_spans_in_order(
+    spans = InOrder(spans_in_order(
         Annotation.objects.filter(assignment__in=done).exclude(origin=Annotation.Origin.REJECTED)
         .order_by("assignment__message__dialogue_id", "assignment__message__position", "assignment_id")
         .values_list("assignment__message__dialogue_id", "assignment__message__position", "assignment_id",
                      "start", "end", "label").iterator(chunk_size=CHUNK), 3))
     seg_run = segment_run(project)
-    segments = _InOrder(
+    segments = InOrder(
         () if seg_run is None else
         (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run)
          .order_by("message__dialogue_id", "message__position")
@@ -130,12 +103,12 @@ def circularity_items(project: Project, run: DetectorRun) -> Iterator[Circularit
     it, the final gold: the circularity check's input, streamed in dialogue order (three more
     sorted reads merged as they come; the run's predictions and the gold are never held)."""
     finished = Exists(Assignment.objects.filter(message_id=OuterRef("message_id"), status=DONE))
-    predictions = _InOrder(_spans_in_order(
+    predictions = InOrder(spans_in_order(
         Prediction.objects.filter(run=run).filter(finished)
         .order_by("message__dialogue_id", "message__position")
         .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
                      "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
-    adjudicated = _InOrder(_spans_in_order(
+    adjudicated = InOrder(spans_in_order(
         Message.objects.filter(project=project, decision__outcome=AdjudicationDecision.Outcome.ADJUDICATED)
         .order_by("dialogue_id", "position")
         .values_list("dialogue_id", "position", "gold_spans__start", "gold_spans__end", "gold_spans__label")
@@ -146,15 +119,6 @@ def circularity_items(project: Project, run: DetectorRun) -> Iterator[Circularit
 
 def _predicted_span(start: int, end: int, label: str, score: float | None, source: str | None) -> Span:
     return Span(start, end, label, score or 1.0, source or "")
-
-
-def run_predictions(run: DetectorRun) -> dict[Key, tuple[Span, ...]]:
-    out: dict[Key, list[Span]] = defaultdict(list)
-    rows = Prediction.objects.filter(run=run).values_list(
-        "message__dialogue__external_id", "message__position", "start", "end", "label", "score", "source_label")
-    for did, pos, *fields in rows.iterator(chunk_size=CHUNK):
-        out[(did, pos)].append(_predicted_span(*fields))
-    return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
 def scorable_runs(project: Project):
@@ -184,17 +148,15 @@ def coverage_state(run: DetectorRun) -> list:
     return [done["n"], done["messages"], done["last"]]
 
 
-def covered_dialogues(run: DetectorRun) -> set[str] | None:
-    """The external ids of the dialogues ``run`` covered: those of its finished chunks (a
-    detector run's slices; an imported run's one chunk holds the dialogues of its import). None
-    for a run that records no chunks at all (one made outside the services): it claims the whole
-    project, so it is scored on all of it."""
+def covered_dialogues(run: DetectorRun) -> set[int] | None:
+    """The pks of the dialogues ``run`` covered: those of its finished chunks (a detector run's
+    slices; an imported run's one chunk holds the dialogues of its import). None for a run that
+    records no chunks at all (one made outside the services): it claims the whole project, so it
+    is scored on all of it."""
     chunks = list(RunChunk.objects.filter(run=run).values_list("status", "dialogue_ids"))
     if not chunks:
         return None
-    pks = {pk for status, ids in chunks if status == RunChunk.Status.DONE for pk in ids}
-    rows = Dialogue.objects.filter(project_id=run.project_id).values_list("pk", "external_id")
-    return {ext for pk, ext in rows.iterator(chunk_size=5000) if pk in pks}
+    return {pk for status, ids in chunks if status == RunChunk.Status.DONE for pk in ids}
 
 
 def report_is_stale(job: BackgroundJob | None) -> bool:
@@ -234,47 +196,60 @@ def report_failed(project: Project, kind: str, done_job: BackgroundJob | None, *
     return None
 
 
-def segments_by_key(project: Project, keys) -> dict[Key, str] | None:
-    """MATH / NON-MATH of the given messages from the newest segment run; None without one."""
-    run = segment_run(project)
-    if run is None:
-        return None
-    wanted = set(keys)
-    rows = MessageSegment.objects.filter(run=run).values_list(
-        "message__dialogue__external_id", "message__position", "segment")
-    return {(d, p): seg for d, p, seg in rows.iterator(chunk_size=5000) if (d, p) in wanted}
-
-
 # ----------------------------------------------------------------------------------- scoring against gold
 
 
 @dataclass(frozen=True)
 class GoldInputs:
-    """What scoring any run against the current gold set takes, read once for all runs: gold
-    messages' texts and spans, their MATH / NON-MATH segments and sampling weights."""
+    """What scoring any run against the current gold set reads once for all runs: how many gold
+    messages there are, their sampling weights and the labels. The gold itself is streamed for
+    each run (:func:`scored_messages`), never held."""
 
-    texts: dict[Key, str]
-    gold: dict[Key, list]
-    segments: dict[Key, str] | None
+    project: Project
+    n_messages: int
     weights: dict[Key, float]
     labels: tuple[str, ...]
-
-    def covering(self, dialogues: set[str] | None) -> GoldInputs:
-        """These inputs cut down to the messages of ``dialogues`` (None: all of them)."""
-        if dialogues is None:
-            return self
-        return replace(self, texts={k: t for k, t in self.texts.items() if k[0] in dialogues},
-                       gold={k: g for k, g in self.gold.items() if k[0] in dialogues})
+    weighting: dict[str, Any]
 
 
 def gold_inputs(project: Project) -> GoldInputs | None:
-    """The gold set as scoring reads it (through the one read path); None without gold."""
-    texts, gold = gold_texts_and_spans(project)
-    if not texts:
+    """The gold set's size and design weights (one streamed read of its keys); None without gold."""
+    weights = sampling.design_weights(project)
+    n, used = 0, []
+    keys = (Message.objects.filter(project=project, decision__isnull=False)
+            .values_list("dialogue__external_id", "position").iterator(chunk_size=CHUNK))
+    for key in keys:
+        n += 1
+        if weights.get(key, 1.0) != 1.0:
+            used.append(weights[key])
+    if not n:
         return None
-    return GoldInputs(texts=texts, gold=gold, segments=segments_by_key(project, texts),
-                      weights=sampling.design_weights(project),
-                      labels=tuple(project.labels))
+    weighting = {"weighted": bool(used), "items_weighted": len(used),
+                 "max_weight": round(max(used), 4) if used else 1.0}
+    return GoldInputs(project=project, n_messages=n, weights=weights, labels=tuple(project.labels),
+                      weighting=weighting)
+
+
+def scored_messages(run: DetectorRun, inputs: GoldInputs, dialogues: set[int] | None) -> Iterator[ScoredMessage]:
+    """The gold messages of ``dialogues`` (None: all) with the run's spans on each, their
+    segments and weights, in dialogue order: sorted streamed reads merged as they come (the
+    run's predictions and the gold were dicts of every message, hundreds of MB at a million)."""
+    project = inputs.project
+    predictions = InOrder(spans_in_order(
+        Prediction.objects.filter(run=run, message__decision__isnull=False)
+        .order_by("message__dialogue_id", "message__position")
+        .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
+                     "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
+    seg_run = segment_run(project)
+    segments = InOrder(
+        () if seg_run is None else
+        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run, message__decision__isnull=False)
+         .order_by("message__dialogue_id", "message__position")
+         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
+    for order, key, text, gold in gold_messages(project):
+        if dialogues is None or order[0] in dialogues:
+            yield ScoredMessage(key, text, gold, predictions.pop(order, ()), segments.pop(order),
+                                float(inputs.weights.get(key, 1.0)))
 
 
 @dataclass(frozen=True)
@@ -294,15 +269,11 @@ def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = DEFAULT_BOO
     evaluation metrics, weighted by the sampling design: the one scoring that the run page and the
     detectors-versus-gold report both show. Gold the run never saw is not charged as misses."""
     dialogues = covered_dialogues(run)
-    covered = inputs.covering(dialogues)
-    coverage = {"gold_messages": len(covered.texts), "gold_total": len(inputs.texts),
+    report = evaluate_messages(scored_messages(run, inputs, dialogues), labels=inputs.labels,
+                               segmented=segment_run(inputs.project) is not None, n_boot=n_boot, seed=seed)
+    coverage = {"gold_messages": report.n_messages, "gold_total": inputs.n_messages,
                 "whole_project": dialogues is None, "dialogues": None if dialogues is None else len(dialogues)}
-    if not covered.texts:
-        return RunScore(None, coverage)
-    pred = {k: v for k, v in run_predictions(run).items() if k in covered.texts}
-    report = evaluate(texts=covered.texts, gold=covered.gold, pred=pred, segments=covered.segments, n_boot=n_boot,
-                      seed=seed, labels=list(covered.labels), weights=covered.weights)
-    return RunScore(report, coverage)
+    return RunScore(report if report.n_messages else None, coverage)
 
 
 def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, Any] | None:
@@ -317,22 +288,17 @@ def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, A
 
 def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
     """Every succeeded run scored against the current gold set with the evaluation metrics
-    (:func:`pipeline.metrics.evaluation.evaluate`): rows for the table, the full report for JSON."""
+    (:func:`pipeline.metrics.evaluation.evaluate_messages`): rows for the table, the full report for JSON."""
     inputs = gold_inputs(project)
     if inputs is None:
         return []
-    weighting = design_weighting(inputs.weights, inputs.texts)
     out = []
     for run in scorable_runs(project):
-        try:
-            scored = score_run(run, inputs, n_boot=n_boot, seed=seed)
-        except EvaluationError as exc:
-            out.append({"run": run.pk, "name": run.label, "error": str(exc)})
-            continue
+        scored = score_run(run, inputs, n_boot=n_boot, seed=seed)
         report = scored.report
         if report is None:
             out.append({"run": run.pk, "name": run.label, "coverage": scored.coverage,
-                        "error": f"covered none of the {len(inputs.texts)} gold messages: nothing to score"})
+                        "error": f"covered none of the {inputs.n_messages} gold messages: nothing to score"})
             continue
         rows = []
         for level, label, score in report.scores():
@@ -348,13 +314,6 @@ def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed
         out.append({"run": run.pk, "name": run.label, "detector": run.detector, "coverage": scored.coverage,
                     "version": run.detector_version or run.model_version, "rows": rows,
                     "n_messages": report.n_messages, "n_dialogues": report.n_dialogues, "n_boot": n_boot,
-                    "weighting": weighting,
+                    "weighting": inputs.weighting,
                     "ambiguity": full["ambiguity"], "utility": full["utility"], "evaluation": full})
     return out
-
-
-def design_weighting(weights: dict, keys) -> dict[str, Any]:
-    """How the design weights apply to these messages, for the report pages."""
-    used = [weights[k] for k in keys if k in weights and weights[k] != 1.0]
-    return {"weighted": bool(used), "items_weighted": len(used),
-            "max_weight": round(max(used), 4) if used else 1.0}

@@ -324,34 +324,50 @@ def _scorer(dialogue_rows: dict[str, list], cols: _Columns, *, weighted: bool, n
     return score
 
 
-def _tally(
-    texts: Mapping[Key, str],
-    gold: Mapping[Key, Sequence[Span]],
-    pred: Mapping[Key, Sequence[Span]],
-    segments: Mapping[Key, str] | None,
-    weights: Mapping[Key, float],
-    cols: _Columns,
-) -> tuple[dict[str, list[float]], _ErrorTally, _NumberTally, int, int]:
-    """One pass over the messages: each dialogue's count row, the error and number tallies, and
-    how many gold and predicted spans there are."""
-    dialogue_rows: dict[str, list[float]] = {}
-    errors, numbers = _ErrorTally(), _NumberTally()
-    n_pred_spans = n_gold_spans = 0
-    for key, text in texts.items():
-        row = dialogue_rows.setdefault(key[0], [0] * (4 * len(cols)))
-        g, p = _dedupe(gold.get(key)), _dedupe(pred.get(key))
-        n_gold_spans += len(g)
-        n_pred_spans += len(p)
-        has_digit = _DIGIT.search(text) is not None
+@dataclass(frozen=True, slots=True)
+class ScoredMessage:
+    """One message as scoring reads it: its text, gold and predicted spans, its MATH / NON-MATH
+    segment (None: no segment) and its sampling weight ``1/p``."""
+
+    key: Key
+    text: str
+    gold: Sequence[Span] = ()
+    pred: Sequence[Span] = ()
+    segment: str | None = None
+    weight: float = 1.0
+
+
+@dataclass
+class _Tally:
+    """What one pass over the messages counts: each dialogue's count row, the error and number
+    tallies, how many messages, gold and predicted spans there are, and whether any weighs."""
+
+    cols: _Columns
+    segmented: bool
+    dialogue_rows: dict[str, list[float]] = field(default_factory=dict)
+    errors: _ErrorTally = field(default_factory=lambda: _ErrorTally())
+    numbers: _NumberTally = field(default_factory=lambda: _NumberTally())
+    n_messages: int = 0
+    n_gold_spans: int = 0
+    n_pred_spans: int = 0
+    weighted: bool = False
+
+    def add(self, m: ScoredMessage) -> None:
+        self.n_messages += 1
+        self.weighted |= m.weight != 1.0
+        row = self.dialogue_rows.setdefault(m.key[0], [0] * (4 * len(self.cols)))
+        g, p = _dedupe(m.gold), _dedupe(m.pred)
+        self.n_gold_spans += len(g)
+        self.n_pred_spans += len(p)
+        has_digit = _DIGIT.search(m.text) is not None
         if g or p:
-            tokens = tokenize(text)
-            _add_message(row, cols, tokens, g, p, weights.get(key, 1.0))
+            tokens = tokenize(m.text)
+            _add_message(row, self.cols, tokens, g, p, m.weight)
             if has_digit:
-                numbers.add(tokens, g, p)
+                self.numbers.add(tokens, g, p)
         elif has_digit:  # nothing predicted nor in gold: every number stays, outside gold
-            numbers.add_untouched(count_number_tokens(text))
-        errors.add(text, g, p, (segments.get(key) or UNSEGMENTED) if segments is not None else None)
-    return dialogue_rows, errors, numbers, n_gold_spans, n_pred_spans
+            self.numbers.add_untouched(count_number_tokens(m.text))
+        self.errors.add(m.text, g, p, (m.segment or UNSEGMENTED) if self.segmented else None)
 
 
 def evaluate(
@@ -375,25 +391,44 @@ def evaluate(
     ``weights`` maps a message to its sampling weight ``1/p`` (absent: 1); P/R/F counts are
     weighted, so the scores estimate the corpus the sample was drawn from.
     """
-    weights = {k: float(w) for k, w in (weights or {}).items() if k in texts}
-    weighted = any(w != 1.0 for w in weights.values())
     _check(texts, gold, "gold")
     _check(texts, pred, "prediction")
     if labels is None:
         labels = _ordered_labels(
             [s.label for ss in gold.values() for s in ss] + [s.label for ss in pred.values() for s in ss]
         )
+    weights = weights or {}
+    messages = (ScoredMessage(key, text, gold.get(key, ()), pred.get(key, ()),
+                              segments.get(key) if segments is not None else None, float(weights.get(key, 1.0)))
+                for key, text in texts.items())
+    return evaluate_messages(messages, labels=labels, segmented=segments is not None, n_boot=n_boot, seed=seed,
+                             confidence=confidence)
+
+
+def evaluate_messages(
+    messages: Iterable[ScoredMessage],
+    *,
+    labels: Sequence[str],
+    segmented: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> EvaluationReport:
+    """:func:`evaluate` on messages read once, one at a time, so a gold set of a million
+    messages is never held (issue 26). ``labels`` are given, since a stream cannot be read for
+    them first; ``segmented`` says the messages carry MATH / NON-MATH segments (a message without
+    one counts as unsegmented)."""
     labels = tuple(labels)
     cols = _Columns(labels)
-    dialogue_rows, errors, numbers, n_gold_spans, n_pred_spans = _tally(
-        texts, gold, pred, segments, weights, cols
-    )
-    score = _scorer(dialogue_rows, cols, weighted=weighted, n_boot=n_boot, seed=seed, confidence=confidence)
-    utility = Utility(len(texts), n_pred_spans, n_gold_spans, numbers.total, numbers.removed, numbers.outside,
-                      numbers.removed_outside)
+    t = _Tally(cols, segmented)
+    for m in messages:
+        t.add(m)
+    score = _scorer(t.dialogue_rows, cols, weighted=t.weighted, n_boot=n_boot, seed=seed, confidence=confidence)
+    utility = Utility(t.n_messages, t.n_pred_spans, t.n_gold_spans, t.numbers.total, t.numbers.removed,
+                      t.numbers.outside, t.numbers.removed_outside)
     return EvaluationReport(
-        n_dialogues=len(dialogue_rows),
-        n_messages=len(texts),
+        n_dialogues=len(t.dialogue_rows),
+        n_messages=t.n_messages,
         labels=labels,
         token=score("token", None),
         token_by_label={lab: score("token", lab) for lab in labels},
@@ -402,10 +437,10 @@ def evaluate(
         span_overlap=score("span_overlap", None),
         span_overlap_by_label={lab: score("span_overlap", lab) for lab in labels},
         span_overlap_untyped=score(UNTYPED, None),
-        ambiguity=errors.ambiguity(segments is not None),
+        ambiguity=t.errors.ambiguity(segmented),
         utility=utility,
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,
-        weighted=weighted,
+        weighted=t.weighted,
     )

@@ -20,8 +20,8 @@ import io
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -189,6 +189,8 @@ class _Table:
 
 
 CHUNK_SPANS = 65_536  # spans turned into Python numbers at once when the table is filled
+TOKEN_BLOCK = 1 << 20  # tokens whose temporaries exist at once when the table is counted
+UNIT_BLOCK = 1 << 16  # marked units counted at once (each takes a row per category and label)
 
 
 def _role_code(role: str) -> int:
@@ -303,18 +305,18 @@ class _Emitter:
 
 
 def _breakdowns(t: _Table) -> list[tuple[str, tuple[str, ...], np.ndarray]]:
-    return [("all", ("all",), np.zeros_like(t.tok_d)),
+    return [("all", ("all",), np.zeros(len(t.tok_d), dtype=np.int8)),
             ("role", SPEAKER_ROLES, t.tok_role),
             ("segment", SEGMENTS, t.tok_seg)]
 
 
 def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pair: str,
-                       counts: np.ndarray, by: str, groups: tuple[str, ...], fn) -> None:
-    """``counts``: (D, G, K, K) per-dialogue matrices; emit typed, untyped and per-label rows."""
+                       counts: _CellSums, by: str, groups: tuple[str, ...], fn) -> None:
+    """``counts``: per-dialogue (G, K, K) matrices; emit typed, untyped and per-label rows."""
     k = t.k
-    d, g = counts.shape[:2]
-    point = counts.sum(axis=0)  # (G, K, K)
-    boot = resampled_sums(w, counts.reshape(d, -1)).reshape(-1, g, k, k)
+    g = len(groups)
+    point = counts.total().reshape(g, k, k)
+    boot = counts.resampled(w).reshape(-1, g, k, k)
     n = point.sum(axis=(-2, -1))  # tokens compared (kappa) or pairable values (alpha)
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
@@ -330,24 +332,69 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
                 by="label", groups=t.labels)
 
 
-def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, n_groups: int,
-                     weight: np.ndarray | None = None, subset: np.ndarray | None = None) -> np.ndarray:
-    """Per (dialogue, group) confusion matrices of raters a and b (over ``subset`` tokens)."""
-    idx_all = np.arange(len(t.tok_d)) if subset is None else subset
-    la, lb, gr = t.lab[a][idx_all], t.lab[b][idx_all], group[idx_all]
-    ok = np.nonzero((la >= 0) & (lb >= 0) & (gr >= 0))[0]
-    keep = idx_all[ok]
+class _CellSums:
+    """Sums per dialogue and cell of a stack of confusion (or coincidence) matrices, kept for the
+    cells that occur only: a ``(D, used)`` array, not ``(D, G, K, K)``. Most cells never occur
+    (labels no two annotators confused); the full arrays took 180 MB each at a million messages
+    (issue 26). Cells get a column the first time they occur."""
+
+    def __init__(self, n_dialogues: int, n_cells: int):
+        self.n_dialogues, self.n_cells = n_dialogues, n_cells
+        self.column = np.full(n_cells, -1, dtype=np.int64)
+        self.cells = np.zeros(0, dtype=np.int64)
+        self.sums = np.zeros((n_dialogues, 0))
+
+    def add(self, dialogue: np.ndarray, cell: np.ndarray, weight: np.ndarray | None = None) -> None:
+        new = np.flatnonzero((np.bincount(cell, minlength=self.n_cells) > 0) & (self.column < 0))
+        if new.size:
+            self.column[new] = len(self.cells) + np.arange(new.size)
+            self.cells = np.concatenate([self.cells, new])
+            self.sums = np.hstack([self.sums, np.zeros((self.n_dialogues, new.size))])
+        used = len(self.cells)
+        flat = np.bincount(dialogue.astype(np.int64) * used + self.column[cell], weights=weight,
+                           minlength=self.n_dialogues * used)
+        self.sums += flat.reshape(self.n_dialogues, used)
+
+    def total(self) -> np.ndarray:
+        """The cells summed over dialogues, ``(n_cells,)``."""
+        out = np.zeros(self.n_cells)
+        out[self.cells] = self.sums.sum(axis=0)
+        return out
+
+    def resampled(self, w: np.ndarray) -> np.ndarray:
+        """Each bootstrap resample's totals, ``(n_boot, n_cells)``."""
+        out = np.zeros((w.shape[0], self.n_cells))
+        out[:, self.cells] = resampled_sums(w, self.sums)
+        return out
+
+
+def _add_pairs(sums: _CellSums, dialogue: np.ndarray, group: np.ndarray, la: np.ndarray, lb: np.ndarray,
+               k: int, weight: np.ndarray | None = None) -> None:
+    """Add the (a, b) codes of aligned tokens to their dialogue's (group, a, b) cell (a code or
+    group below 0: not counted)."""
+    ok = (la >= 0) & (lb >= 0) & (group >= 0)
+    cell = (group[ok].astype(np.int64) * k + la[ok]) * k + lb[ok]
+    sums.add(dialogue[ok], cell, None if weight is None else weight[ok])
+
+
+def _token_blocks(n: int) -> Iterator[slice]:
+    return (slice(s, s + TOKEN_BLOCK) for s in range(0, n, TOKEN_BLOCK))
+
+
+def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, n_groups: int) -> _CellSums:
+    """Per (dialogue, group) confusion matrices of raters a and b, a block of tokens at a time
+    (the whole table's temporaries took 600 MB at a million messages, issue 26)."""
     k = t.k
-    idx = ((t.tok_d[keep].astype(np.int64) * n_groups + gr[ok]) * k + la[ok]) * k + lb[ok]
-    wts = None if weight is None else weight[keep]
-    flat = np.bincount(idx, weights=wts, minlength=t.n_dialogues * n_groups * k * k)
-    return flat.reshape(t.n_dialogues, n_groups, k, k)
+    sums = _CellSums(t.n_dialogues, n_groups * k * k)
+    for blk in _token_blocks(len(t.tok_d)):
+        _add_pairs(sums, t.tok_d[blk], group[blk], t.lab[a, blk], t.lab[b, blk], k)
+    return sums
 
 
 def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
     for a, b in combinations(range(len(t.annotators)), 2):
         pair = f"{t.annotators[a]}~{t.annotators[b]}"
-        pair_cond = np.full(len(t.item_d), -1)
+        pair_cond = np.full(len(t.item_d), -1, dtype=np.int8)
         ca, cb = t.cond[a], t.cond[b]
         both = (ca >= 0) & (cb >= 0)
         pair_cond[both & (ca == 0) & (cb == 0)] = 0
@@ -360,56 +407,85 @@ def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
                                kappa_from_confusion)
 
 
-def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
-    """Fleiss' kappa and Krippendorff's alpha across all annotators, per breakdown."""
-    n_a, k, n_lab = len(t.annotators), t.k, len(t.labels)
-    cond_sets = [(None, None)] + [(c, i) for i, c in enumerate(CONDITIONS)]
-    for cond_name, cond_code in cond_sets:
-        lab = t.lab if cond_code is None else np.where(
-            t.cond[:, t.tok_msg] == cond_code, t.lab, -1).astype(np.int16)
+def _units(t: _Table, cond_code: int | None, breakdowns) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The units (tokens at least two raters labelled, in one condition or all) read a block of
+    tokens at a time: the indices of those someone marked (few), and per breakdown, the units
+    every rater called O and their ratings, per (dialogue, group): ``(D * G, 2)``."""
+    n_d = t.n_dialogues
+    busy_parts = []
+    easy = {by: np.zeros((n_d * len(groups), 2)) for by, groups, _code in breakdowns}
+    for blk in _token_blocks(len(t.tok_d)):
+        lab = t.lab[:, blk]
+        if cond_code is not None:
+            lab = np.where(t.cond[:, t.tok_msg[blk]] == cond_code, lab, -1)
         present = (lab >= 0).sum(axis=0)
-        units = np.nonzero(present >= 2)[0]
-        if len(units) == 0:
-            continue
-        # Units where every rater said O (most tokens) agree trivially: P_i = 1 in every scheme,
-        # and their m_u ratings add to O's total and to the O-O coincidence cell. Only the units
-        # someone marked need per-unit work.
-        marked = (lab[:, units] > 0).any(axis=0)
-        plain, busy = units[~marked], units[marked]
-        sub = lab[:, busy]
-        m_b = present[busy].astype(float)
-        cnt = np.zeros((len(busy), k))
-        for r in range(n_a):
-            ok = np.nonzero(sub[r] >= 0)[0]
-            cnt[ok, sub[r][ok]] += 1  # one rater adds at most 1 per unit: no collisions
-        denom = m_b * (m_b - 1)
-        p_typed = ((cnt**2).sum(1) - m_b) / denom
-        pii = cnt[:, 1:].sum(1)
-        p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_b) / denom
-        p_label = (cnt[:, 1:] ** 2 + (m_b[:, None] - cnt[:, 1:]) ** 2 - m_b[:, None]) / denom[:, None]
-        m_plain = present[plain].astype(float)
-        weight = np.zeros(lab.shape[1])
-        weight[busy] = 1.0 / (m_b - 1)
-        t_sub = replace(t, lab=lab)
-        breakdowns = _breakdowns(t)
-        if cond_name is not None:
-            breakdowns = [("condition", (cond_name,), np.zeros_like(t.tok_d))]
+        unit, marked = present >= 2, (lab > 0).any(axis=0)
+        busy_parts.append(np.flatnonzero(unit & marked) + blk.start)
+        plain = unit & ~marked
+        d, m_plain = t.tok_d[blk][plain].astype(np.int64), present[plain].astype(float)
         for by, groups, code in breakdowns:
             g = len(groups)
+            gr = code[blk][plain]
+            keep = gr >= 0
+            idx = d[keep] * g + gr[keep]
+            easy[by][:, 0] += np.bincount(idx, minlength=n_d * g)
+            easy[by][:, 1] += np.bincount(idx, weights=m_plain[keep], minlength=n_d * g)
+    return np.concatenate(busy_parts), easy
+
+
+def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
+    """Fleiss' kappa and Krippendorff's alpha across all annotators, per breakdown.
+
+    Units where every rater said O (most tokens) agree trivially: P_i = 1 in every scheme, and
+    their m_u ratings add to O's total and to the O-O coincidence cell (:func:`_units`). Only the
+    units someone marked need per-unit work, done a block of units at a time into per-dialogue
+    sums (the whole set's temporaries grew with the gold, issue 26)."""
+    n_a, k, n_lab = len(t.annotators), t.k, len(t.labels)
+    n_cols = 3 + n_lab + k  # P_i typed, untyped and per label, one per unit, each category's ratings
+    cond_sets = [(None, None)] + [(c, i) for i, c in enumerate(CONDITIONS)]
+    for cond_name, cond_code in cond_sets:
+        breakdowns = _breakdowns(t)
+        if cond_name is not None:
+            breakdowns = [("condition", (cond_name,), np.zeros(len(t.tok_d), dtype=np.int8))]
+        busy, easy = _units(t, cond_code, breakdowns)
+        if len(busy) == 0 and not any(e[:, 0].any() for e in easy.values()):
+            continue
+        stats = {by: np.zeros((t.n_dialogues, len(groups), n_cols)) for by, groups, _code in breakdowns}
+        coinc = {by: _CellSums(t.n_dialogues, len(groups) * k * k) for by, groups, _code in breakdowns}
+        for start in range(0, len(busy), UNIT_BLOCK):
+            units = busy[start:start + UNIT_BLOCK]
+            sub = t.lab[:, units]
+            if cond_code is not None:
+                sub = np.where(t.cond[:, t.tok_msg[units]] == cond_code, sub, -1).astype(np.int16)
+            m_b = (sub >= 0).sum(axis=0).astype(float)
+            cnt = np.zeros((len(units), k))
+            for r in range(n_a):
+                ok = np.nonzero(sub[r] >= 0)[0]
+                cnt[ok, sub[r][ok]] += 1  # one rater adds at most 1 per unit: no collisions
+            denom = m_b * (m_b - 1)
+            p_typed = ((cnt**2).sum(1) - m_b) / denom
+            pii = cnt[:, 1:].sum(1)
+            p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_b) / denom
+            p_label = (cnt[:, 1:] ** 2 + (m_b[:, None] - cnt[:, 1:]) ** 2 - m_b[:, None]) / denom[:, None]
+            weight = 1.0 / (m_b - 1)
+            d = t.tok_d[units]
             cols = [p_typed, p_untyped, *p_label.T, None, *cnt.T]
-            stats = grouped_sums(t.tok_d[busy], code[busy], t.n_dialogues, g, cols)
-            easy = grouped_sums(t.tok_d[plain], code[plain], t.n_dialogues, g, [None, m_plain])
-            stats[..., : 3 + n_lab] += easy[..., :1]  # P_i = 1 and one unit each
-            stats[..., 3 + n_lab] += easy[..., 1]  # all their ratings are O
-            point = stats.sum(0)
-            boot = resampled_sums(w, stats.reshape(t.n_dialogues, -1)).reshape(-1, g, len(cols))
+            for by, groups, code in breakdowns:
+                stats[by] += grouped_sums(d, code[units], t.n_dialogues, len(groups), cols)
+                for a, b in combinations(range(n_a), 2):
+                    _add_pairs(coinc[by], d, code[units], sub[a], sub[b], k, weight)
+                    _add_pairs(coinc[by], d, code[units], sub[b], sub[a], k, weight)
+        for by, groups, _code in breakdowns:
+            g = len(groups)
+            st, e = stats[by], easy[by].reshape(t.n_dialogues, g, 2)
+            st[..., : 3 + n_lab] += e[..., :1]  # P_i = 1 and one unit each
+            st[..., 3 + n_lab] += e[..., 1]  # all their ratings are O
+            point = st.sum(0)
+            boot = resampled_sums(w, st.reshape(t.n_dialogues, -1)).reshape(-1, g, n_cols)
             _fleiss_rows(out, t, by, groups, point, boot)
-            coinc = np.zeros((t.n_dialogues, g, k, k))
-            coinc[..., 0, 0] += easy[..., 1]
-            for a, b in combinations(range(n_a), 2):
-                c = _pair_confusions(t_sub, a, b, code, g, weight, subset=busy)
-                coinc += c + np.swapaxes(c, -1, -2)
-            _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc, by, groups,
+            every = np.arange(t.n_dialogues * g)
+            coinc[by].add(every // g, (every % g) * k * k, easy[by][:, 1])  # the O-O cell of each group
+            _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc[by], by, groups,
                                alpha_from_coincidence)
 
 

@@ -34,9 +34,13 @@ def bootstrap_weights(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
     if n_groups == 0 or n_boot <= 0:
         return np.zeros((max(n_boot, 0), n_groups), dtype=np.uint8)
     rng = np.random.default_rng(seed)
-    rows = [np.bincount(rng.integers(0, n_groups, size=n_groups), minlength=n_groups) for _ in range(n_boot)]
-    top = max(int(r.max()) for r in rows)
-    return np.stack(rows).astype(np.uint8 if top <= np.iinfo(np.uint8).max else np.uint32)
+    out = np.empty((n_boot, n_groups), dtype=np.uint8)
+    for b in range(n_boot):
+        row = np.bincount(rng.integers(0, n_groups, size=n_groups), minlength=n_groups)
+        if row.max() > np.iinfo(out.dtype).max:  # a dialogue drawn 256 times: never seen, but not wrapped
+            out = out.astype(np.uint32)
+        out[b] = row
+    return out
 
 
 def resampled_sums(w: np.ndarray, counts: np.ndarray) -> np.ndarray:

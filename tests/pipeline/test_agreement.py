@@ -334,3 +334,20 @@ def test_single_annotator_gives_no_figures():
     it = AnnotatedItem("d", 0, "hi", annotations={"A": AnnotatorLabels()})
     rep = agreement_report([it], n_boot=10)
     assert rep.figures == [] and rep.annotators == ("A",)
+
+
+def test_the_table_counted_in_blocks_of_tokens_gives_the_same_figures(items, report, monkeypatch):
+    """Issue 26: the token table is counted a block of tokens (and of marked units) at a time,
+    for flat working memory at a million messages; blocks far smaller than the table must not
+    move a figure."""
+    from pipeline.metrics import agreement
+
+    monkeypatch.setattr(agreement, "TOKEN_BLOCK", 7)
+    monkeypatch.setattr(agreement, "UNIT_BLOCK", 3)
+    blocked = agreement_report(items, labels=LABELS, n_boot=200, seed=7)
+    assert report.n_tokens > 10 * 7
+    assert [f.to_dict() | {"value": 0, "ci_low": 0, "ci_high": 0} for f in blocked.figures] == [
+        f.to_dict() | {"value": 0, "ci_low": 0, "ci_high": 0} for f in report.figures]
+    figures = [[f.value, f.ci_low, f.ci_high] for f in blocked.figures]
+    assert np.allclose(figures, [[f.value, f.ci_low, f.ci_high] for f in report.figures], rtol=0, atol=1e-12,
+                       equal_nan=True)  # sums of weights in another order: the last bit may differ

@@ -17,7 +17,8 @@ PostgreSQL, with real Celery workers; prints each figure against its target.
 
     nice -n 10 .venv/bin/python bench/scale_bench.py --messages 1000000 [--workers 2]
         [--detector tagger --tagger NAME/VERSION] [--page-requests 10] [--skip-gold] [--skip-pages]
-        [--skip-releases] [--gold-dialogues N] [--keep] [--reuse [--pages-only | --reports-only]]
+        [--skip-releases] [--gold-dialogues N] [--keep]
+        [--reuse [--pages-only | --reports-only | --releases-only [--release-sources gold,run]]]
         [--prelabel-only [--against-presidio [--presidio-config JSON]]] [--corpus FILE]
 
 Uses BENCH_DATABASE_URL (dropped and recreated; dropped again at the end unless --keep) and
@@ -31,8 +32,10 @@ messages and a finished run; the plan when the run's sampling plan exists; the g
 is finished; the pages' finished work when its plan exists), so a crash in a later stage does not
 cost the build again; ``--pages-only`` then times the pages alone (no job, no worker), and
 ``--reports-only`` the two report jobs alone on the gold there is (after the pages' finished work,
-gold on nine messages in ten: the reports' cost grows with the gold, issue 26). ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55
-min of Presidio CPU on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
+gold on nine messages in ten: the reports' cost grows with the gold, issue 26), and
+``--releases-only`` the releases alone (``--release-sources gold`` or ``run`` for one of them).
+``--skip-releases`` leaves out both releases (at 1M messages each is 45-55 min of Presidio CPU
+on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
 of 10 % of them, and prints the seconds per submitted item (to compare the per-item cost at two
 corpus sizes). Pass the same ``--messages`` with ``--reuse`` (the gold's true spans are generated
 again from it).
@@ -221,6 +224,10 @@ def reports_and_releases(project, run, boss, args) -> None:
             *([] if args.skip_releases else [
                 ("release (gold)", lambda: release_start(project=project, user=boss, complete_only=False))]),
         ]
+    if args.releases_only:
+        jobs = [(name, request) for name, request in jobs if name.startswith("release")]
+    sources = {f"release ({source.strip()})" for source in args.release_sources.split(",")}
+    jobs = [(name, request) for name, request in jobs if not name.startswith("release") or name in sources]
     for name, request in jobs:
         t0 = time.perf_counter()
         job = request()
@@ -281,6 +288,10 @@ def main() -> None:
     parser.add_argument("--reports-only", action="store_true",
                         help="with --reuse: the agreement and circularity report jobs alone, on whatever gold is there "
                              "(after the pages' finished work: gold on nine messages in ten)")
+    parser.add_argument("--releases-only", action="store_true",
+                        help="with --reuse: the release from gold and the run's release alone (their workers' RSS)")
+    parser.add_argument("--release-sources", default="gold,run",
+                        help="which releases, comma-separated: gold, run (each is 45-55 CPU-minutes at 1M here)")
     parser.add_argument("--gold-dialogues", type=int, default=0,
                         help="simulate gold for this many dialogues instead of 10 %% of them")
     parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")
@@ -358,7 +369,9 @@ def stages(args, db_url: str, broker: str) -> None:
                 against_presidio(project, args, workers, rates)
         if args.prelabel_only:
             return
-        if args.reports_only:
+        if args.releases_only:
+            print("releases only       (the reports skipped)", flush=True)
+        elif args.reports_only:
             from annotator.models import AdjudicationDecision
 
             print(f"reports against     {AdjudicationDecision.objects.filter(message__project=project).count():,} "
@@ -374,7 +387,7 @@ def stages(args, db_url: str, broker: str) -> None:
         for w in workers:
             w.terminate()
             w.wait(30)
-    if not (args.skip_pages or args.reports_only):
+    if not (args.skip_pages or args.reports_only or args.releases_only):
         pages(project, users, args)
 
 

@@ -174,22 +174,6 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
             )
 
 
-def gold_dialogue_ids(project: Project) -> list[int]:
-    """The dialogues with a message in gold, in import order, read from the decisions: what the
-    gold's readers walk instead of every dialogue of the corpus (a report on a 200-dialogue gold
-    set read all 33,355 dialogues of a million messages, issue 26)."""
-    return sorted(set(AdjudicationDecision.objects.filter(message__project=project)
-                      .values_list("message__dialogue_id", flat=True).distinct()))
-
-
-def gold_by_key(project: Project) -> dict[Key, tuple[Span, ...]]:
-    """The current gold set keyed (dialogue id, message index): every message with a decision,
-    spans or not."""
-    return {(s.dialogue.id, m.index): m.spans
-            for s in iter_dialogues(project, "gold", reviewed_only=True, dialogue_ids=gold_dialogue_ids(project))
-            for m in s.dialogue.messages}
-
-
 def gold_messages(project: Project) -> Iterator[tuple[Order, Key, str, tuple[Span, ...]]]:
     """Every gold message with its gold spans, ``(order, (dialogue id, index), text, spans)``,
     in dialogue order (``order`` is ``(dialogue pk, position)``), one at a time: what scoring a

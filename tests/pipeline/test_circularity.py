@@ -248,3 +248,32 @@ def test_items_in_memory_are_grouped_by_dialogue_and_give_the_same_figures():
     b = circularity_report(with_predictions(shuffled, sim.predictions), n_boot=100, seed=1).to_dict()
     assert a["n_items"] == b["n_items"] == len(sim.items)
     assert a["exposure"] == b["exposure"] and a["blind_gold"] == b["blind_gold"]
+
+
+def _stream(n_dialogues: int, per_dialogue: int = 10):
+    words = " ".join(["so", "Maya", "has", "3/4", "of", "the", "pizza"] * 6)
+    for d in range(n_dialogues):
+        for i in range(per_dialogue):
+            it = AnnotatedItem(f"d{d}", i, f"{words} {d} {i}", annotations={
+                "b": AnnotatorLabels((Span(3, 7, "NAME"),), "blind", 4.0),
+                "a": AnnotatorLabels((Span(3, 7, "NAME"), Span(0, 2, "NAME")), "aware", 3.0),
+            })
+            yield CircularityItem(it, (Span(3, 7, "NAME"),), (Span(3, 7, "NAME"),) if i == 0 else None)
+
+
+def test_the_check_holds_no_item_it_has_read():
+    """Issue 26: at a million messages, listing the items took 1.3 GB of a worker. The check keeps
+    a few numbers per dialogue, so four times the items take far less than four times the memory
+    (listing them would)."""
+    import tracemalloc
+
+    def peak(n_dialogues: int) -> int:
+        tracemalloc.start()
+        rep = circularity_report(_stream(n_dialogues), n_boot=0)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert rep.n_items == 10 * n_dialogues and rep.adjudication["disputed"] == n_dialogues
+        return top
+
+    small, large = peak(300), peak(1200)
+    assert large < 1.5 * small, f"{small / 1e6:.1f} MB for 3,000 items, {large / 1e6:.1f} MB for 12,000"

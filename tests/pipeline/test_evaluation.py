@@ -317,8 +317,8 @@ def test_format_grid():
 
 def test_scoring_a_stream_holds_no_message_it_has_read():
     """Issue 26: the detectors' scores read a gold set of 900,000 messages once per run; the
-    scorer keeps one row of counts per dialogue, so four times the messages of as many
-    dialogues take far less than four times the memory."""
+    scorer keeps one row of counts per dialogue, nothing per message (listing them kept about
+    600 bytes each here)."""
     import tracemalloc
 
     words = " ".join(["Maya", "has", "3/4", "of", "the", "pizza", "in", "2024"] * 5)
@@ -336,5 +336,6 @@ def test_scoring_a_stream_holds_no_message_it_has_read():
         assert report.n_messages == n_messages and report.n_dialogues == 50
         return top
 
-    small, large = peak(1000), peak(4000)
-    assert large < 1.5 * small, f"{small / 1e6:.1f} MB for 1,000 messages, {large / 1e6:.1f} MB for 4,000"
+    peak(100)  # the caches warm
+    per_message = (peak(4000) - peak(1000)) / 3000
+    assert per_message < 100, f"{per_message:.0f} bytes kept per message read"

@@ -8,7 +8,7 @@ Annotators appear here only under the project's pseudonyms (``Membership.pseudon
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ from pipeline.metrics.circularity import CircularityItem
 from pipeline.metrics.evaluation import (
     EvaluationReport,
     ScoredMessage,
-    evaluate_messages,
+    Scoring,
 )
 from pipeline.types import Span
 
@@ -203,7 +203,7 @@ def report_failed(project: Project, kind: str, done_job: BackgroundJob | None, *
 class GoldInputs:
     """What scoring any run against the current gold set reads once for all runs: how many gold
     messages there are, their sampling weights and the labels. The gold itself is streamed for
-    each run (:func:`scored_messages`), never held."""
+    the runs at once (:func:`score_runs`), never held."""
 
     project: Project
     n_messages: int
@@ -230,28 +230,6 @@ def gold_inputs(project: Project) -> GoldInputs | None:
                       weighting=weighting)
 
 
-def scored_messages(run: DetectorRun, inputs: GoldInputs, dialogues: set[int] | None) -> Iterator[ScoredMessage]:
-    """The gold messages of ``dialogues`` (None: all) with the run's spans on each, their
-    segments and weights, in dialogue order: sorted streamed reads merged as they come (the
-    run's predictions and the gold were dicts of every message, hundreds of MB at a million)."""
-    project = inputs.project
-    predictions = InOrder(spans_in_order(
-        Prediction.objects.filter(run=run, message__decision__isnull=False)
-        .order_by("message__dialogue_id", "message__position")
-        .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
-                     "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
-    seg_run = segment_run(project)
-    segments = InOrder(
-        () if seg_run is None else
-        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run, message__decision__isnull=False)
-         .order_by("message__dialogue_id", "message__position")
-         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
-    for order, key, text, gold in gold_messages(project):
-        if dialogues is None or order[0] in dialogues:
-            yield ScoredMessage(key, text, gold, predictions.pop(order, ()), segments.pop(order),
-                                float(inputs.weights.get(key, 1.0)))
-
-
 @dataclass(frozen=True)
 class RunScore:
     """A run scored on the gold messages it covered: ``report`` is None when it covered none;
@@ -264,16 +242,42 @@ class RunScore:
         return {**(self.report.to_dict() if self.report else {}), "coverage": self.coverage}
 
 
-def score_run(run: DetectorRun, inputs: GoldInputs, *, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> RunScore:
-    """One run against the gold of the messages it covered (:func:`covered_dialogues`), with the
+def score_runs(runs: Sequence[DetectorRun], inputs: GoldInputs, *, n_boot: int = DEFAULT_BOOT,
+               seed: int = 0) -> list[RunScore]:
+    """Each run against the gold of the messages it covered (:func:`covered_dialogues`), with the
     evaluation metrics, weighted by the sampling design: the one scoring that the run page and the
-    detectors-versus-gold report both show. Gold the run never saw is not charged as misses."""
-    dialogues = covered_dialogues(run)
-    report = evaluate_messages(scored_messages(run, inputs, dialogues), labels=inputs.labels,
-                               segmented=segment_run(inputs.project) is not None, n_boot=n_boot, seed=seed)
-    coverage = {"gold_messages": report.n_messages, "gold_total": inputs.n_messages,
-                "whole_project": dialogues is None, "dialogues": None if dialogues is None else len(dialogues)}
-    return RunScore(report if report.n_messages else None, coverage)
+    detectors-versus-gold report both show. Gold the run never saw is not charged as misses.
+
+    One pass over the gold for all the runs: the gold messages, their segments and each run's
+    predictions are sorted streamed reads merged as they come (they were dicts of every message,
+    hundreds of MB at a million; the gold read once per run cost 10 s a run there)."""
+    project = inputs.project
+    seg_run = segment_run(project)
+    scored = []
+    for run in runs:
+        predictions = InOrder(spans_in_order(
+            Prediction.objects.filter(run=run, message__decision__isnull=False)
+            .order_by("message__dialogue_id", "message__position")
+            .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
+                         "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
+        scored.append((covered_dialogues(run), predictions, Scoring(inputs.labels, segmented=seg_run is not None)))
+    segments = InOrder(
+        () if seg_run is None else
+        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run, message__decision__isnull=False)
+         .order_by("message__dialogue_id", "message__position")
+         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
+    for order, key, text, gold in gold_messages(project):
+        segment, weight = segments.pop(order), float(inputs.weights.get(key, 1.0))
+        for dialogues, predictions, scoring in scored:
+            if dialogues is None or order[0] in dialogues:
+                scoring.add(ScoredMessage(key, text, gold, predictions.pop(order, ()), segment, weight))
+    out = []
+    for dialogues, _predictions, scoring in scored:
+        coverage = {"gold_messages": scoring.n_messages, "gold_total": inputs.n_messages,
+                    "whole_project": dialogues is None, "dialogues": None if dialogues is None else len(dialogues)}
+        report = scoring.report(n_boot=n_boot, seed=seed) if scoring.n_messages else None
+        out.append(RunScore(report, coverage))
+    return out
 
 
 def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, Any] | None:
@@ -283,18 +287,18 @@ def evaluate_run(run: DetectorRun, *, n_boot: int = DEFAULT_BOOT) -> dict[str, A
     inputs = gold_inputs(run.project)
     if inputs is None:
         return None
-    return score_run(run, inputs, n_boot=n_boot, seed=0).to_dict()
+    return score_runs([run], inputs, n_boot=n_boot, seed=0)[0].to_dict()
 
 
 def detectors_against_gold(*, project: Project, n_boot: int = DEFAULT_BOOT, seed: int = 0) -> list[dict]:
     """Every succeeded run scored against the current gold set with the evaluation metrics
-    (:func:`pipeline.metrics.evaluation.evaluate_messages`): rows for the table, the full report for JSON."""
+    (:class:`pipeline.metrics.evaluation.Scoring`, all runs in one pass over the gold): rows for the table, the full report for JSON."""
     inputs = gold_inputs(project)
     if inputs is None:
         return []
     out = []
-    for run in scorable_runs(project):
-        scored = score_run(run, inputs, n_boot=n_boot, seed=seed)
+    runs = scorable_runs(project)
+    for run, scored in zip(runs, score_runs(runs, inputs, n_boot=n_boot, seed=seed), strict=True):
         report = scored.report
         if report is None:
             out.append({"run": run.pk, "name": run.label, "coverage": scored.coverage,

@@ -337,20 +337,19 @@ class ScoredMessage:
     weight: float = 1.0
 
 
-@dataclass
-class _Tally:
-    """What one pass over the messages counts: each dialogue's count row, the error and number
-    tallies, how many messages, gold and predicted spans there are, and whether any weighs."""
+class Scoring:
+    """Scores against gold counted one message at a time (:meth:`add`), then the report
+    (:meth:`report`): each dialogue's count row, the error and number tallies, how many messages,
+    gold and predicted spans there are, and whether any weighs. Several runs are scored in one
+    pass over a gold set with one each (the detectors-versus-gold report, issue 26)."""
 
-    cols: _Columns
-    segmented: bool
-    dialogue_rows: dict[str, list[float]] = field(default_factory=dict)
-    errors: _ErrorTally = field(default_factory=lambda: _ErrorTally())
-    numbers: _NumberTally = field(default_factory=lambda: _NumberTally())
-    n_messages: int = 0
-    n_gold_spans: int = 0
-    n_pred_spans: int = 0
-    weighted: bool = False
+    def __init__(self, labels: Sequence[str], *, segmented: bool = False):
+        self.labels, self.segmented = tuple(labels), segmented
+        self.cols = _Columns(self.labels)
+        self.dialogue_rows: dict[str, list[float]] = {}
+        self.errors, self.numbers = _ErrorTally(), _NumberTally()
+        self.n_messages = self.n_gold_spans = self.n_pred_spans = 0
+        self.weighted = False
 
     def add(self, m: ScoredMessage) -> None:
         self.n_messages += 1
@@ -368,6 +367,32 @@ class _Tally:
         elif has_digit:  # nothing predicted nor in gold: every number stays, outside gold
             self.numbers.add_untouched(count_number_tokens(m.text))
         self.errors.add(m.text, g, p, (m.segment or UNSEGMENTED) if self.segmented else None)
+
+    def report(self, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95) -> EvaluationReport:
+        labels = self.labels
+        score = _scorer(self.dialogue_rows, self.cols, weighted=self.weighted, n_boot=n_boot, seed=seed,
+                        confidence=confidence)
+        numbers = self.numbers
+        utility = Utility(self.n_messages, self.n_pred_spans, self.n_gold_spans, numbers.total, numbers.removed,
+                          numbers.outside, numbers.removed_outside)
+        return EvaluationReport(
+            n_dialogues=len(self.dialogue_rows),
+            n_messages=self.n_messages,
+            labels=labels,
+            token=score("token", None),
+            token_by_label={lab: score("token", lab) for lab in labels},
+            span_exact=score("span_exact", None),
+            span_exact_by_label={lab: score("span_exact", lab) for lab in labels},
+            span_overlap=score("span_overlap", None),
+            span_overlap_by_label={lab: score("span_overlap", lab) for lab in labels},
+            span_overlap_untyped=score(UNTYPED, None),
+            ambiguity=self.errors.ambiguity(self.segmented),
+            utility=utility,
+            n_boot=n_boot,
+            seed=seed,
+            confidence=confidence,
+            weighted=self.weighted,
+        )
 
 
 def evaluate(
@@ -418,29 +443,7 @@ def evaluate_messages(
     messages is never held (issue 26). ``labels`` are given, since a stream cannot be read for
     them first; ``segmented`` says the messages carry MATH / NON-MATH segments (a message without
     one counts as unsegmented)."""
-    labels = tuple(labels)
-    cols = _Columns(labels)
-    t = _Tally(cols, segmented)
+    scoring = Scoring(labels, segmented=segmented)
     for m in messages:
-        t.add(m)
-    score = _scorer(t.dialogue_rows, cols, weighted=t.weighted, n_boot=n_boot, seed=seed, confidence=confidence)
-    utility = Utility(t.n_messages, t.n_pred_spans, t.n_gold_spans, t.numbers.total, t.numbers.removed,
-                      t.numbers.outside, t.numbers.removed_outside)
-    return EvaluationReport(
-        n_dialogues=len(t.dialogue_rows),
-        n_messages=t.n_messages,
-        labels=labels,
-        token=score("token", None),
-        token_by_label={lab: score("token", lab) for lab in labels},
-        span_exact=score("span_exact", None),
-        span_exact_by_label={lab: score("span_exact", lab) for lab in labels},
-        span_overlap=score("span_overlap", None),
-        span_overlap_by_label={lab: score("span_overlap", lab) for lab in labels},
-        span_overlap_untyped=score(UNTYPED, None),
-        ambiguity=t.errors.ambiguity(segmented),
-        utility=utility,
-        n_boot=n_boot,
-        seed=seed,
-        confidence=confidence,
-        weighted=t.weighted,
-    )
+        scoring.add(m)
+    return scoring.report(n_boot=n_boot, seed=seed, confidence=confidence)

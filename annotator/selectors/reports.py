@@ -75,11 +75,7 @@ def _items_in_order(project: Project) -> Iterator[tuple[Order, AnnotatedItem]]:
         .values_list("assignment__message__dialogue_id", "assignment__message__position", "assignment_id",
                      "start", "end", "label").iterator(chunk_size=CHUNK), 3))
     seg_run = segment_run(project)
-    segments = InOrder(
-        () if seg_run is None else
-        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run)
-         .order_by("message__dialogue_id", "message__position")
-         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
+    segments = _segments_in_order(seg_run, MessageSegment.objects.all())
     rows = (done.order_by("message__dialogue_id", "message__position", "pk")
             .values_list("message__dialogue_id", "message__position", "message__dialogue__external_id",
                          "message__text", "message__speaker_role", "pk", "annotator_id", "condition", "active_seconds"))
@@ -103,11 +99,7 @@ def circularity_items(project: Project, run: DetectorRun) -> Iterator[Circularit
     it, the final gold: the circularity check's input, streamed in dialogue order (three more
     sorted reads merged as they come; the run's predictions and the gold are never held)."""
     finished = Exists(Assignment.objects.filter(message_id=OuterRef("message_id"), status=DONE))
-    predictions = InOrder(spans_in_order(
-        Prediction.objects.filter(run=run).filter(finished)
-        .order_by("message__dialogue_id", "message__position")
-        .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
-                     "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
+    predictions = _predictions_in_order(Prediction.objects.filter(run=run).filter(finished))
     adjudicated = InOrder(spans_in_order(
         Message.objects.filter(project=project, decision__outcome=AdjudicationDecision.Outcome.ADJUDICATED)
         .order_by("dialogue_id", "position")
@@ -117,8 +109,25 @@ def circularity_items(project: Project, run: DetectorRun) -> Iterator[Circularit
         yield CircularityItem(item, predictions.pop(order, ()), adjudicated.pop(order))
 
 
+def _predictions_in_order(predictions) -> InOrder:
+    """These predictions' spans per message, read in dialogue order for a merge join."""
+    rows = (predictions.order_by("message__dialogue_id", "message__position")
+            .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score", "source_label"))
+    return InOrder(spans_in_order(rows.iterator(chunk_size=CHUNK), 2, _predicted_span))
+
+
 def _predicted_span(start: int, end: int, label: str, score: float | None, source: str | None) -> Span:
     return Span(start, end, label, score or 1.0, source or "")
+
+
+def _segments_in_order(seg_run: DetectorRun | None, segments) -> InOrder:
+    """MATH / NON-MATH of these segments of ``seg_run`` per message, in dialogue order for a merge
+    join (none without a segment run)."""
+    if seg_run is None:
+        return InOrder(())
+    rows = (segments.filter(run=seg_run).order_by("message__dialogue_id", "message__position")
+            .values_list("message__dialogue_id", "message__position", "segment"))
+    return InOrder(((d, p), seg) for d, p, seg in rows.iterator(chunk_size=CHUNK))
 
 
 def scorable_runs(project: Project):
@@ -255,17 +264,9 @@ def score_runs(runs: Sequence[DetectorRun], inputs: GoldInputs, *, n_boot: int =
     seg_run = segment_run(project)
     scored = []
     for run in runs:
-        predictions = InOrder(spans_in_order(
-            Prediction.objects.filter(run=run, message__decision__isnull=False)
-            .order_by("message__dialogue_id", "message__position")
-            .values_list("message__dialogue_id", "message__position", "start", "end", "label", "score",
-                         "source_label").iterator(chunk_size=CHUNK), 2, _predicted_span))
+        predictions = _predictions_in_order(Prediction.objects.filter(run=run, message__decision__isnull=False))
         scored.append((covered_dialogues(run), predictions, Scoring(inputs.labels, segmented=seg_run is not None)))
-    segments = InOrder(
-        () if seg_run is None else
-        (((d, p), seg) for d, p, seg in MessageSegment.objects.filter(run=seg_run, message__decision__isnull=False)
-         .order_by("message__dialogue_id", "message__position")
-         .values_list("message__dialogue_id", "message__position", "segment").iterator(chunk_size=CHUNK)))
+    segments = _segments_in_order(seg_run, MessageSegment.objects.filter(message__decision__isnull=False))
     for order, key, text, gold in gold_messages(project):
         segment, weight = segments.pop(order), float(inputs.weights.get(key, 1.0))
         for dialogues, predictions, scoring in scored:

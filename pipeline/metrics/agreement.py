@@ -410,10 +410,10 @@ def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
 def _units(t: _Table, cond_code: int | None, breakdowns) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The units (tokens at least two raters labelled, in one condition or all) read a block of
     tokens at a time: the indices of those someone marked (few), and per breakdown, the units
-    every rater called O and their ratings, per (dialogue, group): ``(D * G, 2)``."""
+    every rater called O and their ratings, per (dialogue, group): ``(D, G, 2)``."""
     n_d = t.n_dialogues
     busy_parts = []
-    easy = {by: np.zeros((n_d * len(groups), 2)) for by, groups, _code in breakdowns}
+    easy = {by: np.zeros((n_d, len(groups), 2)) for by, groups, _code in breakdowns}
     for blk in _token_blocks(len(t.tok_d)):
         lab = t.lab[:, blk]
         if cond_code is not None:
@@ -422,14 +422,9 @@ def _units(t: _Table, cond_code: int | None, breakdowns) -> tuple[np.ndarray, di
         unit, marked = present >= 2, (lab > 0).any(axis=0)
         busy_parts.append(np.flatnonzero(unit & marked) + blk.start)
         plain = unit & ~marked
-        d, m_plain = t.tok_d[blk][plain].astype(np.int64), present[plain].astype(float)
+        d, m_plain = t.tok_d[blk][plain], present[plain]
         for by, groups, code in breakdowns:
-            g = len(groups)
-            gr = code[blk][plain]
-            keep = gr >= 0
-            idx = d[keep] * g + gr[keep]
-            easy[by][:, 0] += np.bincount(idx, minlength=n_d * g)
-            easy[by][:, 1] += np.bincount(idx, weights=m_plain[keep], minlength=n_d * g)
+            easy[by] += grouped_sums(d, code[blk][plain], n_d, len(groups), [None, m_plain])
     return np.concatenate(busy_parts), easy
 
 
@@ -448,7 +443,7 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
         if cond_name is not None:
             breakdowns = [("condition", (cond_name,), np.zeros(len(t.tok_d), dtype=np.int8))]
         busy, easy = _units(t, cond_code, breakdowns)
-        if len(busy) == 0 and not any(e[:, 0].any() for e in easy.values()):
+        if len(busy) == 0 and not any(e[..., 0].any() for e in easy.values()):
             continue
         stats = {by: np.zeros((t.n_dialogues, len(groups), n_cols)) for by, groups, _code in breakdowns}
         coinc = {by: _CellSums(t.n_dialogues, len(groups) * k * k) for by, groups, _code in breakdowns}
@@ -477,14 +472,14 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
                     _add_pairs(coinc[by], d, code[units], sub[b], sub[a], k, weight)
         for by, groups, _code in breakdowns:
             g = len(groups)
-            st, e = stats[by], easy[by].reshape(t.n_dialogues, g, 2)
+            st, e = stats[by], easy[by]
             st[..., : 3 + n_lab] += e[..., :1]  # P_i = 1 and one unit each
             st[..., 3 + n_lab] += e[..., 1]  # all their ratings are O
             point = st.sum(0)
             boot = resampled_sums(w, st.reshape(t.n_dialogues, -1)).reshape(-1, g, n_cols)
             _fleiss_rows(out, t, by, groups, point, boot)
             every = np.arange(t.n_dialogues * g)
-            coinc[by].add(every // g, (every % g) * k * k, easy[by][:, 1])  # the O-O cell of each group
+            coinc[by].add(every // g, (every % g) * k * k, e[..., 1].ravel())  # the O-O cell of each group
             _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc[by], by, groups,
                                alpha_from_coincidence)
 

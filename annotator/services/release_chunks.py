@@ -29,14 +29,16 @@ find nothing to do. Smaller releases stay one job (nothing to share), as does th
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import transaction
@@ -48,31 +50,54 @@ from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import Export, ReleaseChunk
 from annotator.services import jobs
-from annotator.services.exports import export_fail, export_publish, private_dir, private_key
+from annotator.services.exports import (
+    export_fail,
+    export_publish,
+    fresh_dir,
+    private_dir,
+    private_key,
+)
 from annotator.services.runs import redact, shared_detector
 from pipeline.surrogates.audit import (
-    AuditSpill,
     ReleaseAudit,
     SecondOpinion,
     default_second_opinion,
     read_audit_inputs,
 )
 from pipeline.surrogates.candidates import Candidate
+from pipeline.surrogates.parts import Record, SpillFiles, read_records
 
 PLAN = "plan.json"
 CHUNKS = "chunks"
+DIALOGUES = "dialogues"  # a release in parts: each chunk's dialogues with their spans
+AUDIT = "audit"  # a release audited in chunks: what the audit reads of each released dialogue
+ENGINE = "engine.json"  # a release in parts: the corpus's originals and what each dialogue registers
+PARTS = "parts"  # a release in parts: each chunk's release, mapping rows and state
+PART_RELEASE, PART_MAPPING, PART_STATE = "release.jsonl", "mapping.jsonl", "state.json"
 Finish = Callable[[Export, dict[str, Any], ReleaseAudit], None]
+
+
+@dataclass(frozen=True)
+class EngineState:
+    """What every chunk of a release in parts builds its engine from (:mod:`pipeline.surrogates.parts`)."""
+
+    originals: list[tuple[str, str]]
+    registered: list[list[Any]]
+
+
+Part = Callable[[Export, dict[str, Any], int, Iterable[Record], ReleaseAudit, EngineState, Path],
+                tuple[dict[str, Any], list[Candidate]]]
 
 
 def chunk_size() -> int:
     return max(1, settings.BLINDSPOT_RELEASE_CHUNK_DIALOGUES)
 
 
-def audit_spill(export: Export) -> tuple[AuditSpill, str]:
+def chunk_folder(export: Export) -> tuple[Path, str]:
     """Where this build's chunk files go: a folder of the release's private folder named afresh
-    for each build (a task of an earlier build never reads this one's files); and its key."""
+    for each build (a task of an earlier build never reads this one's files), here and as a key."""
     key = storage.storage_key(private_key(export), CHUNKS, uuid.uuid4().hex[:12])
-    return AuditSpill(storage.work_dir(storage.exports_storage(), key), chunk_size()), key
+    return storage.work_dir(storage.exports_storage(), key), key
 
 
 def second_opinion_built(specs: list[list[Any]]) -> SecondOpinion:
@@ -81,14 +106,15 @@ def second_opinion_built(specs: list[list[Any]]) -> SecondOpinion:
     return SecondOpinion(default_second_opinion() + [shared_detector(name, config) for name, config in specs])
 
 
-def chunks_plan(export: Export, spill: AuditSpill, key: str, plan: dict[str, Any],
+def chunks_plan(export: Export, spill: SpillFiles, key: str, plan: dict[str, Any],
                 dialogue_pks: dict[str, int]) -> int:
     """Write the plan beside the chunk files, store them (on an object store: upload what the job
     built, so that any worker finds it), replace this release's chunks with one per file and
     queue them after commit. Returns how many."""
-    (spill.folder / PLAN).write_text(json.dumps(plan, ensure_ascii=False), encoding="utf-8")
+    (spill.folder.parent / PLAN).write_text(json.dumps(plan, ensure_ascii=False), encoding="utf-8")
     export_publish(export)
-    rows = [ReleaseChunk(export=export, index=i, inputs=posixpath.join(key, c.name), message_count=c.messages,
+    rows = [ReleaseChunk(export=export, index=i, inputs=posixpath.join(key, spill.folder.name, c.name),
+                         message_count=c.messages,
                          dialogue_pks={d: dialogue_pks[d] for d in c.dialogue_ids})
             for i, c in enumerate(spill.chunks)]
     with transaction.atomic():
@@ -105,28 +131,55 @@ def _read(key: str) -> str:
         return fh.read().decode("utf-8")
 
 
+def _folder_key(inputs: str) -> str:
+    """The build's chunk folder, from a chunk's input file (``<folder>/<dialogues or audit>/NNNNN.jsonl``)."""
+    return posixpath.dirname(posixpath.dirname(inputs))
+
+
 def _plan(chunk: ReleaseChunk) -> dict[str, Any]:
-    return json.loads(_read(posixpath.join(posixpath.dirname(chunk.inputs), PLAN)))
+    return json.loads(_read(posixpath.join(_folder_key(chunk.inputs), PLAN)))
 
 
-def _audited(chunk: ReleaseChunk, plan: dict[str, Any]) -> tuple[ReleaseAudit, list[Candidate]]:
-    """The chunk's dialogues audited with the release's second opinion and verdicts; a worker
-    whose detectors are not the ones the release planned (another version) refuses to audit."""
+@functools.lru_cache(maxsize=1)
+def _engine_state(key: str) -> EngineState:
+    """Read once per worker process and build (every chunk of a build reads the same file; each
+    build's key is new, so nothing stale is ever read)."""
+    state = json.loads(_read(key))
+    return EngineState([(label, text) for label, text in state["originals"]], state["registered"])
+
+
+def _part_key(folder_key: str, index: int) -> str:
+    return storage.storage_key(folder_key, PARTS, f"{index:05d}")
+
+
+def _audited(chunk: ReleaseChunk, plan: dict[str, Any], part: Part) -> tuple[ReleaseAudit, list[Candidate]]:
+    """The chunk's dialogues audited with the release's second opinion and verdicts (and first
+    de-identified, for a release in parts, its files stored); a worker whose detectors are not
+    the ones the release planned (another version) refuses."""
     second = second_opinion_built(plan["second_opinion"])
     if second.names != plan["second_opinion_names"]:
         raise RuntimeError(f"this worker's second opinion is {', '.join(second.names)}, the release planned "
                            f"{', '.join(plan['second_opinion_names'])}: install the same versions on every worker")
     audit = ReleaseAudit(second_opinion=second, dismissed=plan["dismissed"], confirmed=plan["confirmed"])
-    pending: list[Candidate] = []
     lines = (line for line in _read(chunk.inputs).split("\n") if line)  # not splitlines: U+2028 is text
+    if plan["parts"]:
+        store, key = storage.exports_storage(), _part_key(_folder_key(chunk.inputs), chunk.index)
+        folder = fresh_dir(storage.work_dir(store, key))
+        engine = _engine_state(storage.storage_key(_folder_key(chunk.inputs), ENGINE))
+        state, pending = part(chunk.export, plan, chunk.index, read_records(lines), audit, engine, folder)
+        (folder / PART_STATE).write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
+        storage.publish_tree(store, folder, key)
+        return audit, pending
+    pending: list[Candidate] = []
     for result in read_audit_inputs(lines):
         pending.extend(audit.check(result))
     return audit, pending
 
 
-def chunk_audit(*, chunk_id: int, finish: Finish, worker: str = "") -> str:
-    """Audit one chunk and store what it settled; the last chunk done finishes the release with
-    ``finish``. Returns what happened (for logs and tests)."""
+def chunk_audit(*, chunk_id: int, part: Part, finish: Finish, worker: str = "") -> str:
+    """Build one chunk (its ``part`` of a release in parts, or its second opinion only) and store
+    what its audit settled; the last chunk done finishes the release with ``finish``. Returns what
+    happened (for logs and tests)."""
     chunk = ReleaseChunk.objects.select_related("export__project").filter(pk=chunk_id).first()
     if chunk is None:
         return "gone"  # the release was built again: another plan replaced this chunk
@@ -138,7 +191,7 @@ def chunk_audit(*, chunk_id: int, finish: Finish, worker: str = "") -> str:
     t0 = time.perf_counter()
     try:
         plan = _plan(chunk)
-        audit, pending = _audited(chunk, plan)
+        audit, pending = _audited(chunk, plan, part)
         with transaction.atomic():
             return _chunk_done(chunk, plan, audit, pending, finish, worker=worker, seconds=time.perf_counter() - t0)
     except Exception as exc:
@@ -190,6 +243,19 @@ def chunks_merge(merged: ReleaseAudit, export: Export) -> dict[str, int]:
         dialogue_pks.update(pks)
     ReleaseChunk.objects.filter(export=export).update(candidates=[])
     return dialogue_pks
+
+
+def parts_joined(export: Export, outs: dict[str, IO[bytes]]) -> Iterator[dict[str, Any]]:
+    """The parts of a release in parts, in order: each one's files (by name) appended to ``outs``,
+    its state yielded."""
+    store = storage.exports_storage()
+    rows = ReleaseChunk.objects.filter(export=export).order_by("index").values_list("index", "inputs")
+    for index, inputs in rows.iterator(chunk_size=200):
+        key = _part_key(_folder_key(inputs), index)
+        for name, out in outs.items():
+            with storage.open_file(store, storage.storage_key(key, name)) as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+        yield json.loads(_read(storage.storage_key(key, PART_STATE)))
 
 
 def chunk_fail(chunk: ReleaseChunk, error: str) -> None:

@@ -33,9 +33,10 @@ candidate confirmed as PII since it was built must be rebuilt first.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,8 @@ from annotator import storage
 from annotator import task_names as names
 from annotator.dispatch import enqueue
 from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
-from annotator.selectors.dialogues import StreamStats, iter_dialogues
+from annotator.selectors.dialogues import StreamStats
 from annotator.selectors.release_review import (
-    Verdicts,
     confirmed_spans,
     review_counts,
     review_verdicts,
@@ -78,14 +78,23 @@ from pipeline.surrogates import MODES, SCOPES
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
 from pipeline.surrogates.batch import (
     collect_spans,
-    spilled_spans,  # the spill reader of pass 2
     write_checks,
     write_release,
     write_reports,
     write_summary,
 )
+from pipeline.surrogates.candidates import Candidate
 from pipeline.surrogates.engine import Deidentifier
 from pipeline.surrogates.llm import LLMSurrogates
+from pipeline.surrogates.parts import (
+    Record,
+    SpillFiles,
+    can_split,
+    merge_states,
+    part_engine,
+    part_state,
+    registrations,
+)
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Span
 
@@ -133,15 +142,14 @@ def _proposer(export: Export):
 
 @dataclass
 class Chunked:
-    """A release's second opinion left to chunks: the spill of what it reads, the chunks' folder in
-    storage, the detectors beyond the rules (``[name, recorded config]``) and the names of all, and
-    the review verdicts the build read."""
+    """A release left to chunks that every worker shares: the files they read (its dialogues with
+    their spans, or only what the audit reads of each released dialogue) and their folder in
+    storage, and what every chunk must know (the plan's fields: the second opinion, the verdicts,
+    and for a release in parts its engine's state)."""
 
-    spill: AuditSpill
+    spill: SpillFiles
     key: str
-    specs: list[list[Any]]
-    names: list[str]
-    verdicts: Verdicts
+    plan: dict[str, Any]
 
 
 @dataclass
@@ -154,7 +162,7 @@ class Released:
     message_ids: list[int] = field(default_factory=list)
     messages: int = 0
     unreviewed: int = 0
-    chunked: Chunked | None = None  # its second opinion is left to chunks
+    chunked: Chunked | None = None  # the rest is left to chunks
 
     def counts(self) -> dict[str, int]:
         return {"dialogues": len(self.dialogue_ids), "messages": self.messages,
@@ -235,39 +243,74 @@ def _paths(root: Path, private: Path) -> dict[str, Path]:
             "candidates": private / "candidates.jsonl", "leaks_private": private / "leaks.private.json"}
 
 
-def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple[dict, dict, Released]:
-    """Both passes of the streaming de-identifier over the database: spans, then the release; the
-    summary, the leak report and what was released. A release of more dialogues than a chunk
-    holds leaves its second opinion to chunks (``released.chunked``; its summary waits for them)."""
+def _engine(export: Export, key: str, originals: Iterable[tuple[str, str]], confirmed: Iterable[str]) -> Deidentifier:
+    """The release's de-identifier, with the corpus's ``originals`` registered."""
+    return Deidentifier(key=key, mode=export.params.get("mode", "surrogate"),
+                        scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
+                        forbidden=originals, confirmed=confirmed)
+
+
+def _counted(records: Iterable[Record], progress: Callable[[str, int], None]) -> Iterator[Record]:
+    for done, record in enumerate(records, start=1):
+        if done % 100 == 0:
+            progress("release", done)
+        yield record
+
+
+def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple[dict | None, dict | None, Released]:
+    """Pass 1 over the database: the chosen dialogues with their spans spilled to files of a
+    chunk's dialogues, the corpus's originals collected. Then pass 2 over those files: here (the
+    release and its reports; its audit here too, or, under ``scope="corpus"``, what the audit
+    reads, for chunks), or, for a release of more dialogues than a chunk holds, in chunks that
+    every worker shares (:mod:`pipeline.surrogates.parts`): the job then only works out what
+    each chunk's engine must know and leaves the rest to them (``released.chunked``; no summary
+    or leak report yet). Returns the summary, the public leak report and what was released."""
     released = Released()
 
     def progress(stage: str, n: int) -> None:
         step(n + (released.stats.dialogues if stage == "release" else 0))
 
     verdicts = review_verdicts(export.project)
-    confirmed = confirmed_spans(export.project)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
-        found = collect_spans(_first_pass(export, released, confirmed), None, spill, progress=progress)
-        if not found.dialogues:
-            raise _no_dialogue(released)
-        spill.seek(0)
-        t1 = time.perf_counter()
-        deid = Deidentifier(key=key, mode=export.params.get("mode", "surrogate"),
-                            scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
-                            forbidden=found.originals, confirmed=verdicts.confirmed)
-        second, specs, unavailable = second_opinion_detectors(export)
-        audit = ReleaseAudit(second_opinion=second, dismissed=verdicts.dismissed, confirmed=verdicts.confirmed)
-        if found.dialogues > release_chunks.chunk_size():
-            released.chunked = Chunked(*release_chunks.audit_spill(export), specs, second.names, verdicts)
-        again = (s.dialogue for s in iter_dialogues(export.project, _source(export),
-                                                    dialogue_ids=released.dialogue_ids))
-        checker, utility = write_release(again, spilled_spans(spill), deid, paths, originals=found.originals,
-                                         progress=progress,
+    folder, chunks_key = release_chunks.chunk_folder(export)
+    spill = SpillFiles(folder / release_chunks.DIALOGUES, release_chunks.chunk_size())
+    try:
+        found = collect_spans(_first_pass(export, released, confirmed_spans(export.project)), None, spill,
+                              progress=progress)
+    finally:
+        spill.close()
+    if not found.dialogues:
+        raise _no_dialogue(released)
+    t1 = time.perf_counter()
+    deid = _engine(export, key, found.originals, verdicts.confirmed)
+    second, specs, unavailable = second_opinion_detectors(export)
+    plan = {"second_opinion": specs, "second_opinion_names": second.names, "dismissed": sorted(verdicts.dismissed),
+            "confirmed": sorted(verdicts.confirmed)}
+    extra = {"source": export.params.get("source"), "run": export.params.get("run")}
+    chunked = found.dialogues > release_chunks.chunk_size()
+    if chunked and can_split(deid):
+        registered = registrations(deid, _counted(spill.records(), progress))
+        (folder / release_chunks.ENGINE).write_text(
+            json.dumps({"originals": sorted(found.originals), "registered": registered}, ensure_ascii=False),
+            encoding="utf-8")
+        released.chunked = Chunked(spill, chunks_key, {
+            **plan, "parts": True, "chunk_dialogues": spill.size, "found": found.counts(), "strategy": deid.describe(),
+            "extra_summary": extra, "unavailable": unavailable, "spans_s": found.seconds, "started": time.time()})
+        return None, None, released
+    audit = ReleaseAudit(second_opinion=second, dismissed=verdicts.dismissed, confirmed=verdicts.confirmed)
+    if chunked:
+        released.chunked = Chunked(AuditSpill(folder / release_chunks.AUDIT, spill.size), chunks_key,
+                                   {**plan, "parts": False})
+    try:
+        checker, utility = write_release(spill.records(), deid, paths, originals=found.originals, progress=progress,
                                          audit=released.chunked.spill if released.chunked else audit)
+    finally:  # one job: no chunk folder stays; chunks read only the audit's files
+        shutil.rmtree(spill.folder if chunked else folder.parent, ignore_errors=True)
     reports = {"source": "database", "release_s": time.perf_counter() - t1, "mapping": True, "tally": None,
-               "extra_summary": {"source": export.params.get("source"), "run": export.params.get("run")}}
+               "extra_summary": extra}
     if released.chunked:
-        summary = write_checks(paths, found, deid, checker, utility, audited=True, **reports)
+        summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
+                               seconds={"spans": found.seconds, "release": reports.pop("release_s")}, audited=True,
+                               **reports)
         summary["utility"] = utility.to_dict()
     else:
         summary = write_reports(paths, found, deid, checker, utility, audit=audit, **reports)
@@ -278,37 +321,36 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
 
 def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any] | None:
     """Build the release files; returns the record's fields (files, manifest, report, publishable),
-    or None when its second opinion goes on in chunks (the last of them finishes the release)."""
+    or None when it goes on in chunks (the last of them finishes the release)."""
     key = surrogate_key(export.params.get("mode", "surrogate"))
     paths = release_paths(export)
     dialogues = max(Dialogue.objects.filter(project=export.project).count(), 1)
     total = (3 if dialogues > release_chunks.chunk_size() else 2) * dialogues  # chunks: a third for them
     step = (lambda done: progress(min(done, total), total)) if progress else (lambda done: None)
     summary, leaks, released = _deidentify(export, paths, key, step)
-    facts = _release_facts(export, paths, summary, leaks, released)
+    facts = {"review": release_evidence(project=export.project, source=export.params.get("source", "gold"),
+                                        run_id=export.params.get("run"), message_ids=released.message_ids),
+             "counts": released.counts()}
     if released.chunked is not None:
         chunked = released.chunked
-        plan = {**facts, "second_opinion": chunked.specs, "second_opinion_names": chunked.names,
-                "dismissed": sorted(chunked.verdicts.dismissed), "confirmed": sorted(chunked.verdicts.confirmed),
-                "progress": {"base": 2 * dialogues, "total": total}}
+        if not chunked.plan["parts"]:
+            facts.update(_release_files(paths, summary, leaks))
+        plan = {**chunked.plan, **facts, "progress": {"base": 2 * dialogues, "total": total}}
         release_chunks.chunks_plan(export, chunked.spill, chunked.key, plan, released.dialogue_pks)
         return None
+    facts.update(_release_files(paths, summary, leaks))
     recorded = candidates_record(export, paths["candidates"], released.dialogue_pks)
     return _release_record(export, paths, facts, recorded, total)
 
 
-def _release_facts(export: Export, paths: dict[str, Path], summary: dict, leaks: dict,
-                   released: Released) -> dict[str, Any]:
-    """What a release's record holds besides its self-audit, taken where its files were written:
-    the reports, the files' hashes, the mapping table's size, the evidence, the counts."""
+def _release_files(paths: dict[str, Path], summary: dict, leaks: dict) -> dict[str, Any]:
+    """What a release's record holds of its files, taken where they were written: the reports,
+    the files' hashes, the mapping table's size."""
     with open(paths["mapping"], encoding="utf-8") as fh:
         rows = sum(1 for _ in fh)
-    review = release_evidence(project=export.project, source=export.params.get("source", "gold"),
-                              run_id=export.params.get("run"), message_ids=released.message_ids)
     return {"summary": summary, "leaks": leaks, "utility": summary.pop("utility"),
             "entries": file_entries(paths["release"].parent, ["release.jsonl", "leaks.json", "utility.json"]),
-            "mapping": {"name": "mapping.jsonl", "size": paths["mapping"].stat().st_size, "rows": rows},
-            "review": review, "counts": released.counts()}
+            "mapping": {"name": "mapping.jsonl", "size": paths["mapping"].stat().st_size, "rows": rows}}
 
 
 def _release_record(export: Export, paths: dict[str, Path], facts: dict[str, Any], recorded: dict[str, int],
@@ -331,13 +373,49 @@ def _release_record(export: Export, paths: dict[str, Path], facts: dict[str, Any
             "progress_done": total, "progress_total": total}
 
 
+def _release_part(export: Export, plan: dict[str, Any], index: int, records: Iterable[Record], audit: ReleaseAudit,
+                  engine: release_chunks.EngineState, folder: Path) -> tuple[dict[str, Any], list[Candidate]]:
+    """Chunk ``index`` of a release in parts (on any worker): its dialogues de-identified by the
+    engine as it stood before them (``engine``: the corpus's originals and what each dialogue
+    registers), written with their mapping rows to ``folder``, leak-checked, counted and audited.
+    Returns its state (:func:`~pipeline.surrogates.parts.part_state`) and its pending candidates."""
+    deid = part_engine(_engine(export, surrogate_key(export.params.get("mode", "surrogate")),
+                               engine.originals, plan["confirmed"]),
+                       engine.registered, index * plan["chunk_dialogues"])
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {"release": folder / release_chunks.PART_RELEASE, "mapping": folder / release_chunks.PART_MAPPING,
+                 "candidates": Path(tmp) / "candidates.jsonl"}
+        checker, utility = write_release(records, deid, paths, originals=engine.originals, audit=audit)
+        with open(paths["candidates"], encoding="utf-8") as fh:
+            pending = [Candidate.from_dict(json.loads(line)) for line in fh]
+    return part_state(deid, checker, utility), pending
+
+
+def _parts_joined(export: Export, paths: dict[str, Path], plan: dict[str, Any]) -> dict[str, Any]:
+    """The last chunk's step for a release in parts: the parts' release and mapping rows joined in
+    order, their reports merged and written; the facts its record takes of them."""
+    with open(paths["release"], "wb") as release, open(paths["mapping"], "wb") as mapping:
+        merged = merge_states(release_chunks.parts_joined(export, {release_chunks.PART_RELEASE: release,
+                                                                   release_chunks.PART_MAPPING: mapping}))
+    seconds = {"spans": plan["spans_s"], "release": time.time() - plan["started"]}
+    summary = write_checks(paths, plan["found"], plan["strategy"], merged.fallbacks, merged.leaks, merged.utility,
+                           seconds=seconds, source="database", mapping=True, tally=None,
+                           extra_summary=plan["extra_summary"], audited=True)
+    summary["utility"] = merged.utility.to_dict()
+    summary["second_opinion_unavailable"] = plan["unavailable"]
+    return _release_files(paths, summary, merged.leaks.to_dict(public=True))
+
+
 def _release_finish(export: Export, plan: dict[str, Any], merged: ReleaseAudit) -> None:
-    """The last chunk's step (its transaction, the release's row locked): the chunks' audits merged
-    in dialogue order into ``merged`` and its candidates file, the summary completed with them, the
-    review queue, the manifest; the files it wrote added to the store; the release succeeds."""
+    """The last chunk's step (its transaction, the release's row locked): for a release in parts,
+    the parts joined and their reports merged; the chunks' audits merged in dialogue order into
+    ``merged`` and its candidates file, the summary completed with them, the review queue, the
+    manifest; the files it wrote added to the store; the release succeeds."""
     paths = _paths(export_dir(export), private_dir(export))  # the job's files stay: no fresh folders
     for folder in (paths["release"].parent, paths["candidates"].parent):
         folder.mkdir(parents=True, exist_ok=True)
+    if plan["parts"]:
+        plan = {**plan, **_parts_joined(export, paths, plan)}
     with open(paths["candidates"], "w", encoding="utf-8") as out:
         merged.out = out
         dialogue_pks = release_chunks.chunks_merge(merged, export)
@@ -351,9 +429,9 @@ def _release_finish(export: Export, plan: dict[str, Any], merged: ReleaseAudit) 
 
 
 def release_chunk_audit(*, chunk_id: int, worker: str = "") -> str:
-    """One chunk of a release's second opinion (:mod:`annotator.services.release_chunks`); the
-    last one finishes the release here."""
-    return release_chunks.chunk_audit(chunk_id=chunk_id, finish=_release_finish, worker=worker)
+    """One chunk of a release (:mod:`annotator.services.release_chunks`): its part, or its second
+    opinion only; the last one finishes the release here."""
+    return release_chunks.chunk_audit(chunk_id=chunk_id, part=_release_part, finish=_release_finish, worker=worker)
 
 
 def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, review: dict,

@@ -26,8 +26,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from pipeline.detectors.rules import RulesDetector
@@ -35,6 +33,7 @@ from pipeline.metrics.capture import CaptureTally
 from pipeline.surrogates.candidates import REASONS, Candidate
 from pipeline.surrogates.completion import STRUCTURED_LABELS
 from pipeline.surrogates.engine import DeidResult, Replacement
+from pipeline.surrogates.parts import SpillFiles, dialogue_from_obj, dialogue_obj
 from pipeline.types import Detection, Dialogue, Message, Span
 
 MAX_LISTED = 1000  # public positions listed in the summary; the private file has them all
@@ -184,26 +183,13 @@ class ReleaseAudit:
         }
 
 
-def _dialogue_obj(d: Dialogue) -> dict[str, Any]:
-    """Every field of a dialogue (its messages' roles, indices, spans with scores, meta), as JSON."""
-    return {"id": d.id, "anchor": d.anchor, "meta": dict(d.meta), "messages": [
-        {"text": m.text, "speaker": m.speaker, "role": m.role, "index": m.index, "ts": m.ts, "meta": dict(m.meta),
-         "spans": [[s.start, s.end, s.label, s.score, s.source] for s in m.spans]} for m in d.messages]}
-
-
-def _dialogue(obj: dict[str, Any]) -> Dialogue:
-    messages = tuple(Message(text=m["text"], speaker=m["speaker"], role=m["role"], index=m["index"], ts=m["ts"],
-                             meta=m["meta"], spans=tuple(Span(*s) for s in m["spans"])) for m in obj["messages"])
-    return Dialogue(id=obj["id"], messages=messages, anchor=obj["anchor"], meta=obj["meta"])
-
-
 def audit_input(result: DeidResult) -> dict[str, Any]:
     """What :meth:`ReleaseAudit.check` reads of one released dialogue, as JSON: the original texts,
     the released dialogue whole (a detector may read any of it), the replacements and the engine's
     candidates; not the mapping table."""
     return {"id": result.original.id,
             "original": [[m.index, m.text] for m in result.original.messages],
-            "release": _dialogue_obj(result.release),
+            "release": dialogue_obj(result.release),
             "replacements": [[r.index, r.start, r.end, r.label, r.new_start, r.new_end, r.method, r.propagated]
                              for r in result.replacements],
             "candidates": [c.to_dict() for c in result.candidates]}
@@ -214,45 +200,16 @@ def read_audit_inputs(lines: Iterable[str]) -> Iterator[DeidResult]:
     for line in lines:
         obj = json.loads(line)
         original = Dialogue(id=obj["id"], messages=tuple(Message(text=t, index=i) for i, t in obj["original"]))
-        yield DeidResult(original=original, release=_dialogue(obj["release"]),
+        yield DeidResult(original=original, release=dialogue_from_obj(obj["release"]),
                          replacements=[Replacement(*r) for r in obj["replacements"]],
                          candidates=[Candidate.from_dict(c) for c in obj["candidates"]])
 
 
-@dataclass
-class SpilledChunk:
-    """One file of an :class:`AuditSpill`: its name, its dialogues' ids in order, their messages."""
-
-    name: str
-    dialogue_ids: list[str] = field(default_factory=list)
-    messages: int = 0
-
-
-class AuditSpill:
+class AuditSpill(SpillFiles):
     """Stands in for :class:`ReleaseAudit` in :func:`~pipeline.surrogates.batch.write_release` when
     the second opinion runs elsewhere: each released dialogue's :func:`audit_input` goes, in release
     order, to one JSONL file per ``size`` dialogues under ``folder`` (``00000.jsonl``, ``00001.jsonl``,
     …), listed in :attr:`chunks`; ``write_release`` closes the last file."""
 
-    def __init__(self, folder: Path, size: int) -> None:
-        self.folder, self.size = Path(folder), max(1, size)
-        self.chunks: list[SpilledChunk] = []
-        self._fh: IO[str] | None = None
-
     def check(self, result: DeidResult) -> None:
-        if self._fh is None or len(self.chunks[-1].dialogue_ids) >= self.size:
-            self._fh = self._next_file()
-        self._fh.write(json.dumps(audit_input(result), ensure_ascii=False) + "\n")
-        self.chunks[-1].dialogue_ids.append(result.original.id)
-        self.chunks[-1].messages += len(result.original.messages)
-
-    def _next_file(self) -> IO[str]:
-        self.close()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.chunks.append(SpilledChunk(f"{len(self.chunks):05d}.jsonl"))
-        return open(self.folder / self.chunks[-1].name, "w", encoding="utf-8")  # noqa: SIM115
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self.add(result.original.id, len(result.original.messages), audit_input(result))

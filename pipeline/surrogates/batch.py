@@ -44,7 +44,8 @@ from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
 from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
-from pipeline.surrogates.leaks import LeakChecker
+from pipeline.surrogates.leaks import LeakChecker, LeakReport
+from pipeline.surrogates.parts import SpillFiles, dialogue_record
 from pipeline.surrogates.stream import iter_spans
 from pipeline.surrogates.sweep import base_of
 from pipeline.surrogates.utility import UtilityReport
@@ -152,16 +153,23 @@ class SpanPass:
     spans: int = 0
     seconds: float = 0.0
 
+    def counts(self) -> dict[str, int]:
+        """What the summary says of the first pass."""
+        return {"dialogues": self.dialogues, "messages": self.messages, "spans": self.spans,
+                "originals": len(self.originals)}
+
 
 def collect_spans(
     dialogues: Iterable[Dialogue],
     spans_for: Any,
-    spill: IO[str],
+    spill: IO[str] | SpillFiles,
     *,
     tally: ResidualTally | None = None,
     progress: Progress | None = None,
 ) -> SpanPass:
-    """Pass 1: find each dialogue's spans, spill them one line per dialogue, collect the originals."""
+    """Pass 1: find each dialogue's spans, spill them one line per dialogue (to a file, read back
+    by :func:`spilled_spans` beside the dialogues; or, with the dialogues, to the files a release
+    in parts reads: :mod:`pipeline.surrogates.parts`), collect the originals."""
     t0 = time.perf_counter()
     found = SpanPass()
     for dialogue, spans in iter_spans(dialogues, spans_for):
@@ -172,7 +180,10 @@ def collect_spans(
                 if s.end <= len(msg.text):
                     found.originals.add((s.label, base_of(s.label, msg.text[s.start : s.end])))
             found.spans += len(ss)
-        spill.write(json.dumps(rows) + "\n")
+        if isinstance(spill, SpillFiles):
+            spill.add(dialogue.id, len(dialogue.messages), dialogue_record(dialogue, spans))
+        else:
+            spill.write(json.dumps(rows) + "\n")
         if tally is not None:
             tally.add(dialogue, spans)
         found.dialogues += 1
@@ -192,8 +203,7 @@ def spilled_spans(spill: IO[str]) -> Iterator[list[list[Span]]]:
 
 
 def write_release(
-    dialogues: Iterable[Dialogue],
-    spans: Iterable[list[list[Span]]],
+    records: Iterable[tuple[Dialogue, list[list[Span]]]],
     deid: Deidentifier,
     paths: dict[str, Path],
     *,
@@ -203,7 +213,7 @@ def write_release(
     progress: Progress | None = None,
     audit: ReleaseAudit | AuditSpill | None = None,
 ) -> tuple[LeakChecker, UtilityReport]:
-    """Pass 2: de-identify each dialogue with its spans, write the release (and the mapping table),
+    """Pass 2: de-identify each dialogue with its spans (``records``), write the release (and the mapping table),
     leak-check and count it for the utility report; with ``audit``, audit each released dialogue
     (its candidates go to ``paths["candidates"]`` when there is one), or with a spill, write what
     its audit needs, for the audit to run elsewhere."""
@@ -218,7 +228,7 @@ def write_release(
         cand_fh = audit.out = open(paths["candidates"], "w", encoding="utf-8")  # noqa: SIM115
     try:
         with open(paths["release"], "w", encoding="utf-8") as rel:
-            for done, (dialogue, ss) in enumerate(zip(dialogues, spans, strict=True), start=1):
+            for done, (dialogue, ss) in enumerate(records, start=1):
                 result = deid.deidentify(dialogue, ss)
                 rel.write(json.dumps(release_obj(result.release, with_spans=with_spans), ensure_ascii=False) + "\n")
                 checker.check_result(result)
@@ -257,20 +267,22 @@ def write_reports(
 
     The leak report on the release's side holds positions only; the strings found go to
     ``paths["leaks_private"]`` when there is one."""
-    summary = write_checks(paths, found, deid, checker, utility, source=source, release_s=release_s,
-                           mapping=mapping, tally=tally, extra_summary=extra_summary, audited=audit is not None)
+    summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
+                           seconds={"spans": found.seconds, "release": release_s}, source=source, mapping=mapping,
+                           tally=tally, extra_summary=extra_summary, audited=audit is not None)
     return write_summary(paths, summary, utility.to_dict(), tally=tally, audit=audit)
 
 
 def write_checks(
     paths: dict[str, Path],
-    found: SpanPass,
-    deid: Deidentifier,
-    checker: LeakChecker,
+    found: dict[str, int],
+    strategy: dict[str, Any],
+    fallbacks: dict[str, int],
+    leak_report: LeakReport,
     utility: UtilityReport,
     *,
+    seconds: dict[str, float],
     source: str,
-    release_s: float,
     mapping: bool,
     tally: ResidualTally | None,
     extra_summary: dict[str, Any] | None,
@@ -278,22 +290,20 @@ def write_checks(
 ) -> dict[str, Any]:
     """The first half of :func:`write_reports`, all that does not wait for the self-audit: write
     the leak and utility reports; return the summary with its audit's places still empty
-    (``publishable`` says the leak check's verdict only), for :func:`write_summary` to fill."""
-    leaks = checker.report.to_dict(public=True)
+    (``publishable`` says the leak check's verdict only), for :func:`write_summary` to fill.
+    ``found`` is the first pass's :meth:`SpanPass.counts`, ``strategy`` the engine's description."""
+    leaks = leak_report.to_dict(public=True)
     summary = {
-        "strategy": deid.describe(),
+        "strategy": strategy,
         "source": source,
-        "dialogues": found.dialogues,
-        "messages": found.messages,
-        "spans": found.spans,
-        "originals": len(found.originals),
+        **found,
         "publishable": leaks["publishable"],
         "leaks": leaks["leaks"],
         "candidates": None,
         "capture_recapture": None,
-        "fallbacks": dict(deid.fallbacks),
+        "fallbacks": dict(fallbacks),
         "residual_risk": tally.to_dict() if tally is not None else {"available": False, "sentence": NO_GOLD},
-        "seconds": {"spans": round(found.seconds, 3), "release": round(release_s, 3)},
+        "seconds": {name: round(t, 3) for name, t in seconds.items()},
         "files": {k: p.name for k, p in paths.items() if k not in PRIVATE_FILES},
         "private_files": {k: p.name for k, p in paths.items()
                           if k in PRIVATE_FILES and (k != "mapping" or mapping) and (k != "candidates" or audited)},
@@ -301,7 +311,7 @@ def write_checks(
     }
     paths["leaks"].write_text(json.dumps(leaks, indent=2, ensure_ascii=False), encoding="utf-8")
     if "leaks_private" in paths:
-        paths["leaks_private"].write_text(json.dumps(checker.report.to_dict(), indent=2, ensure_ascii=False),
+        paths["leaks_private"].write_text(json.dumps(leak_report.to_dict(), indent=2, ensure_ascii=False),
                                           encoding="utf-8")
     paths["utility"].write_text(json.dumps(utility.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
     return summary
@@ -381,7 +391,7 @@ def deidentify_dialogues(
         auditor = (ReleaseAudit(second_opinion=SecondOpinion(second_opinion), dismissed=dismissed, confirmed=confirmed)
                    if audit else None)
         checker, utility = write_release(
-            open_dialogues(), spilled_spans(spill), deid, paths, originals=found.originals,
+            zip(open_dialogues(), spilled_spans(spill), strict=True), deid, paths, originals=found.originals,
             with_spans=with_spans, mapping=mapping, progress=progress, audit=auditor,
         )
     return write_reports(

@@ -256,17 +256,30 @@ class Deidentifier:
 
     # --- one dialogue --------------------------------------------------------------------
 
-    def deidentify(
-        self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None = None
-    ) -> DeidResult:
-        """The release of ``dialogue`` with ``spans`` (one list per message; default: its own spans)."""
+    def register(self, originals: Iterable[tuple[str, str]]) -> None:
+        """Register ``(label, text)`` originals a dialogue names: later dialogues are swept for
+        them and no surrogate may be one (what :meth:`deidentify` does with each dialogue's)."""
+        for label, text in originals:
+            self._register(label, text)
+
+    def registered(self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None = None) -> list[tuple[str, str]]:
+        """The originals :meth:`deidentify` would register for ``dialogue``, in its order, without
+        registering them or choosing any surrogate: the state one dialogue leaves for the next,
+        which a release built in parts hands each part (:mod:`pipeline.surrogates.parts`)."""
+        items: dict[str, tuple[str, str]] = {}
+        collect_messages(items, dialogue, self._chosen(dialogue, spans, []))
+        return list(items.values())
+
+    def _chosen(self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None,
+                candidates: list[Candidate]) -> list[list[Span]]:
+        """Each message's spans as the release replaces them: under the agreed label, completed,
+        without overlaps or the maths numbers (what these leave to people goes to ``candidates``)."""
         if spans is None:
             spans = [m.spans for m in dialogue.messages]
         if len(spans) != len(dialogue.messages):
             raise ValueError(
                 f"{dialogue.id}: {len(spans)} span lists for {len(dialogue.messages)} messages"
             )
-        candidates: list[Candidate] = []
         chosen: list[list[Span]] = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             kept = [s for s in ss if s.end <= len(msg.text) and msg.text[s.start : s.end].strip()]
@@ -277,10 +290,17 @@ class Deidentifier:
             chosen.append(resolve_overlaps(kept))
         if self.audit:
             drop_maths_numbers(dialogue, chosen, confirmed=self.confirmed, candidates=candidates)
+        return chosen
+
+    def deidentify(
+        self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None = None
+    ) -> DeidResult:
+        """The release of ``dialogue`` with ``spans`` (one list per message; default: its own spans)."""
+        candidates: list[Candidate] = []
+        chosen = self._chosen(dialogue, spans, candidates)
         items: dict[str, tuple[str, str]] = {}  # norm -> (label, original), in order of appearance
         collect_messages(items, dialogue, chosen)
-        for label, text in items.values():
-            self._register(label, text)
+        self.register(items.values())
         index = self._sweep_index(items)
         swept: set[tuple[int, int, int]] = set()
         anchor_spans: list[Span] = []

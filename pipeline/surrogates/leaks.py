@@ -70,6 +70,22 @@ class LeakReport:
         if len(self.hits) < MAX_LISTED_HITS:
             self.hits.append(hit)
 
+    def state(self) -> dict[str, Any]:
+        """What this report found, as plain JSON, for :meth:`merge` (strings found included: private)."""
+        return {"originals": self.originals, "scoped_originals": self.scoped_originals,
+                "messages_scanned": self.messages_scanned, "total_hits": self.total_hits,
+                "by_label": dict(self.by_label), "hits": [h.to_dict() for h in self.hits]}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        """Add what the check of a later part of the release found (its :meth:`state`): reports of
+        consecutive parts merged in order are the report of the whole release (every part checks
+        the same originals: the corpus's)."""
+        self.originals, self.scoped_originals = state["originals"], state["scoped_originals"]
+        self.messages_scanned += state["messages_scanned"]
+        self.total_hits += state["total_hits"]
+        self.by_label.update(state["by_label"])
+        self.hits.extend(LeakHit(**h) for h in state["hits"][: MAX_LISTED_HITS - len(self.hits)])
+
     def to_dict(self, *, public: bool = False) -> dict[str, Any]:
         return {
             "publishable": self.publishable,

@@ -26,6 +26,7 @@ from pipeline.surrogates.numbers import is_bare_number
 from pipeline.text import Token, tokenize
 
 NGRAM_ORDERS = (1, 2, 3)
+EXAMPLES = 20  # listed in the report; the counts are complete
 
 
 @dataclass
@@ -44,6 +45,21 @@ class TextStats:
             self.ngrams[2].update(zip(words, words[1:], strict=False))
         if len(words) > 2:
             self.ngrams[3].update(zip(words, words[1:], words[2:], strict=False))
+
+    def state(self) -> dict[str, Any]:
+        """The counts as plain JSON (n-grams as ``[words, count]`` in first-seen order), for :meth:`merge`."""
+        return {"turns": self.turns, "words": self.words,
+                "ngrams": {str(n): [[k if n == 1 else list(k), c] for k, c in counts.items()]
+                           for n, counts in self.ngrams.items()}}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        """Add the counts of later text: merged in order, the same counts in the same order (so the
+        same entropies, to the last bit) as one pass over all of it."""
+        self.turns += state["turns"]
+        self.words += state["words"]
+        for n, pairs in state["ngrams"].items():
+            n = int(n)
+            self.ngrams[n].update({(k if n == 1 else tuple(k)): c for k, c in pairs})
 
     @staticmethod
     def _entropy(counts: Counter) -> float:
@@ -69,13 +85,22 @@ class Preserved:
     inside_pii: int = 0
     examples: list[dict[str, Any]] = field(default_factory=list)
 
+    def state(self) -> dict[str, Any]:
+        return {"total": self.total, "kept": self.kept, "inside_pii": self.inside_pii, "examples": self.examples}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        self.total += state["total"]
+        self.kept += state["kept"]
+        self.inside_pii += state["inside_pii"]
+        self.examples.extend(state["examples"][: EXAMPLES - len(self.examples)])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "outside_pii": self.total,
             "preserved": self.kept,
             "share": round(self.kept / self.total, 6) if self.total else 1.0,
             "inside_pii_spans": self.inside_pii,
-            "changed_examples": self.examples[:20],
+            "changed_examples": self.examples[:EXAMPLES],
         }
 
 
@@ -133,7 +158,7 @@ class UtilityReport:
             lost = self.numbers.kept + self.numbers.inside_pii - kept < len(units)
             if lost or any(_number_replaced(before.text, r) for r in reps):
                 self.numbers_changed += 1
-                if len(self.numbers_changed_examples) < 20:
+                if len(self.numbers_changed_examples) < EXAMPLES:
                     self.numbers_changed_examples.append({"dialogue_id": result.original.id, "index": before.index})
             self._check(
                 self.maths,
@@ -157,10 +182,30 @@ class UtilityReport:
             acc.total += 1
             if after[where[0] : where[1]] == before[start:end]:
                 acc.kept += 1
-            elif len(acc.examples) < 20:
+            elif len(acc.examples) < EXAMPLES:
                 acc.examples.append(
                     {"dialogue_id": result.original.id, "index": index, "text": before[start:end]}
                 )
+
+    def state(self) -> dict[str, Any]:
+        """Every count, as plain JSON, for :meth:`merge`."""
+        return {"before": self.before.state(), "after": self.after.state(), "numbers": self.numbers.state(),
+                "maths": self.maths.state(), "replaced": dict(self.replaced), "methods": dict(self.methods),
+                "propagated": dict(self.propagated), "dialogues": self.dialogues, "messages": self.messages,
+                "numbers_changed": self.numbers_changed, "numbers_changed_examples": self.numbers_changed_examples}
+
+    def merge(self, state: dict[str, Any]) -> None:
+        """Add the report of a later part of the release (its :meth:`state`): reports of
+        consecutive parts merged in order are the report of the whole release."""
+        for name in ("before", "after", "numbers", "maths"):
+            getattr(self, name).merge(state[name])
+        for name in ("replaced", "methods", "propagated"):
+            getattr(self, name).update(state[name])
+        self.dialogues += state["dialogues"]
+        self.messages += state["messages"]
+        self.numbers_changed += state["numbers_changed"]
+        self.numbers_changed_examples.extend(
+            state["numbers_changed_examples"][: EXAMPLES - len(self.numbers_changed_examples)])
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,6 +1,7 @@
-"""A release's second opinion in chunks over the workers (issue 26, annotator/services/release_chunks.py):
-the chunked release is the single job's, byte for byte; a chunk run twice counts once; a failing
-chunk fails the release with its reason; real workers over Redis share the chunks."""
+"""A release in chunks over the workers (issue 26, annotator/services/release_chunks.py): each chunk
+de-identifies, checks and audits its own dialogues (or, under the corpus scope, audits them); the
+chunked release is the single job's, byte for byte; a chunk run twice counts once; a failing chunk
+fails the release with its reason; real workers over Redis share the chunks."""
 
 from __future__ import annotations
 
@@ -59,10 +60,11 @@ def _run_of_gold(project) -> DetectorRun:
     return run
 
 
-def _build(capture, settings, project, user, *, chunk: int, run=None) -> Export:
+def _build(capture, settings, project, user, *, chunk: int, run=None, scope: str = "dialogue") -> Export:
     settings.BLINDSPOT_RELEASE_CHUNK_DIALOGUES = chunk
     with capture(execute=True):
-        export = release_services.release_start(project=project, user=user, source="run" if run else "gold", run=run)
+        export = release_services.release_start(project=project, user=user, source="run" if run else "gold", run=run,
+                                                scope=scope)
     export.refresh_from_db()
     assert export.status == "succeeded", export.error
     return export
@@ -101,15 +103,18 @@ def assert_same_release(one: Export, other: Export) -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("source", ["gold", "run"])
-def test_a_chunked_release_is_the_single_jobs_byte_for_byte(project, members, settings, source,
+@pytest.mark.parametrize(("source", "scope", "inputs"), [("gold", "dialogue", "dialogues"), ("run", "dialogue", "dialogues"),
+                                                       ("gold", "corpus", "audit")])
+def test_a_chunked_release_is_the_single_jobs_byte_for_byte(project, members, settings, source, scope, inputs,
                                                             django_capture_on_commit_callbacks):
     """Gold (or a run), Presidio's second opinion, verdicts people gave (one candidate dismissed, one
-    confirmed), ten dialogues in four chunks: the same files, report, queue and counts as one job."""
+    confirmed), ten dialogues in four chunks: the same files, report, queue and counts as one job.
+    Each chunk de-identifies its own dialogues (reading them with their spans); under the corpus
+    scope (one surrogate table through the corpus) the job de-identifies and the chunks audit."""
     _import(project, presidio=True)
     run = _run_of_gold(project) if source == "run" else None
     admin = members["admin"]
-    first = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=1000, run=run)
+    first = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=1000, run=run, scope=scope)
     assert not ReleaseChunk.objects.filter(export=first).exists()  # ten dialogues in one chunk: one job
     candidates = list(first.candidates.order_by("pk"))
     assert len(candidates) >= 3
@@ -120,10 +125,11 @@ def test_a_chunked_release_is_the_single_jobs_byte_for_byte(project, members, se
     review.candidate_decide(candidate_id=confirmed.pk, export=first, user=members["adjudicator"],
                             verdict="confirmed")
 
-    alone = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=1000, run=run)
-    chunked = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=3, run=run)
+    alone = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=1000, run=run, scope=scope)
+    chunked = _build(django_capture_on_commit_callbacks, settings, project, admin, chunk=3, run=run, scope=scope)
     chunks = ReleaseChunk.objects.filter(export=chunked)
     assert chunks.count() == 4 and set(chunks.values_list("status", flat=True)) == {"done"}
+    assert {c.split("/")[-2] for c in chunks.values_list("inputs", flat=True)} == {inputs}
     assert not any(chunks.values_list("candidates", flat=True))  # the original words are not kept on rows
     assert chunked.manifest["self_audit"]["dismissed"] == 1
     assert chunked.report["capture_recapture"]["release_vs_second_opinion"]["messages"] == chunked.manifest["messages"]
@@ -142,6 +148,7 @@ def _planned(capture, settings, project, user) -> Export:
     assert len(queued) == 4
     export.refresh_from_db()
     assert export.status == "running" and export.progress_done < export.progress_total
+    assert not (export_dir(export) / "release.jsonl").exists()  # the chunks write it, in parts
     return export
 
 
@@ -175,13 +182,13 @@ def test_a_failing_chunk_fails_the_release_with_its_reason(project, members, set
     export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
     chunks = list(ReleaseChunk.objects.filter(export=export).order_by("index"))
     assert release_services.release_chunk_audit(chunk_id=chunks[0].pk) == "done"
-    real = release_chunks.read_audit_inputs
+    real = release_chunks.read_records
 
     def broken(lines):
         yield from real(lines)
         raise MemoryError("the second opinion ran out of memory")
 
-    monkeypatch.setattr(release_chunks, "read_audit_inputs", broken)
+    monkeypatch.setattr(release_chunks, "read_records", broken)
     with pytest.raises(MemoryError):
         release_services.release_chunk_audit(chunk_id=chunks[1].pk)
     export.refresh_from_db()
@@ -189,7 +196,7 @@ def test_a_failing_chunk_fails_the_release_with_its_reason(project, members, set
     assert "chunk 2 of 4" in export.error and "ran out of memory" in export.error
     assert ReleaseChunk.objects.get(pk=chunks[1].pk).status == "failed"
     assert not any(ReleaseChunk.objects.filter(export=export).values_list("candidates", flat=True))
-    monkeypatch.setattr(release_chunks, "read_audit_inputs", real)
+    monkeypatch.setattr(release_chunks, "read_records", real)
     assert release_services.release_chunk_audit(chunk_id=chunks[2].pk) == "release failed"
     assert not (private_dir(export) / release_chunks.CHUNKS).exists()  # the chunks' texts are gone
     # the build runs again (an admin's retry, a redelivered job): a new plan, whose chunks finish it
@@ -265,7 +272,7 @@ def test_a_chunk_of_an_earlier_plan_that_loses_its_files_does_not_fail_the_new_b
     export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
     old = ReleaseChunk.objects.filter(export=export).order_by("index").first()
 
-    def rebuilt_meanwhile(chunk, plan):  # the build ran again while this chunk was being audited
+    def rebuilt_meanwhile(chunk, plan, part):  # the build ran again while this chunk was being audited
         ReleaseChunk.objects.filter(export=export).delete()
         raise FileNotFoundError(chunk.inputs)
 

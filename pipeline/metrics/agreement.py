@@ -178,6 +178,8 @@ class _Table:
     item_d: np.ndarray  # (M,)
     item_role: np.ndarray
     item_seg: np.ndarray
+    plain_m: np.ndarray  # (P,) the items nobody marked: not in the token rows (every token O)
+    plain_n: np.ndarray  # (P,) their tokens
 
     @property
     def k(self) -> int:
@@ -186,6 +188,10 @@ class _Table:
     @property
     def n_dialogues(self) -> int:
         return len(self.dialogues)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.lab.shape[1] + self.plain_n.sum())
 
 
 CHUNK_SPANS = 65_536  # spans turned into Python numbers at once when the table is filled
@@ -206,7 +212,10 @@ def _build_table(
 ) -> tuple[_Table, dict[tuple[str, str], np.ndarray]]:
     """The token table and the span matches of ``items``, read in one pass: an item is dropped
     as soon as its tokens and spans are recorded, so a million messages are never held at once
-    (they outweigh the table many times). What is recorded goes into flat typed arrays, not lists
+    (they outweigh the table many times). Only the items someone marked get token rows: every
+    token of the others is O for each annotator who labelled the item, so their tokens are
+    counted per item (``plain_m``, ``plain_n``), and the table grows with what people marked,
+    not with the gold (issue 26: 7.3 million token rows at a million messages). What is recorded goes into flat typed arrays, not lists
     of tuples (2 million (annotator, item, condition) tuples alone took 200 MB), and the table
     keeps its codes in the smallest integers that hold them. Annotators and labels get codes as
     they appear and are put in sorted order at the end."""
@@ -218,6 +227,7 @@ def _build_table(
     item_role, item_seg = array("b"), array("b")
     cond_a, cond_m, cond_c = array("q"), array("q"), array("b")  # annotator code, item, 0 blind / 1 aware
     marks = array("q")  # 4 per span: annotator code, first token, end token, label code
+    plain_m, plain_n = array("q"), array("q")
     pair_rows: dict[tuple[str, str], array] = {}  # 8 per row, see _item_span_rows
     n_tokens = 0
     for m, it in enumerate(items):
@@ -243,7 +253,9 @@ def _build_table(
             _item_span_rows(m, it, seen_labels, fixed is not None, pair_rows)
             n = len(toks)
         else:
-            n = count_tokens(it.text)
+            plain_m.append(m)
+            plain_n.append(count_tokens(it.text))
+            n = 0
         counts.append(n)
         n_tokens += n
     annotators = tuple(sorted(a_seen))
@@ -274,6 +286,7 @@ def _build_table(
         annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d_a[tok_msg],
         tok_msg=tok_msg, tok_role=item_role_a[tok_msg], tok_seg=item_seg_a[tok_msg], lab=lab, cond=cond,
         item_d=item_d_a, item_role=item_role_a, item_seg=item_seg_a,
+        plain_m=np.frombuffer(plain_m, dtype=np.int64).copy(), plain_n=np.frombuffer(plain_n, dtype=np.int64).copy(),
     )
     matches = {}
     for pair, rows in sorted(pair_rows.items()):
@@ -304,10 +317,13 @@ class _Emitter:
                                            n=int(n[i])))
 
 
-def _breakdowns(t: _Table) -> list[tuple[str, tuple[str, ...], np.ndarray]]:
-    return [("all", ("all",), np.zeros(len(t.tok_d), dtype=np.int8)),
-            ("role", SPEAKER_ROLES, t.tok_role),
-            ("segment", SEGMENTS, t.tok_seg)]
+Breakdown = tuple[str, tuple[str, ...], np.ndarray, np.ndarray]  # by, groups, code per token row, per item
+
+
+def _breakdowns(t: _Table) -> list[Breakdown]:
+    return [("all", ("all",), np.zeros(len(t.tok_d), dtype=np.int8), np.zeros(len(t.item_d), dtype=np.int8)),
+            ("role", SPEAKER_ROLES, t.tok_role, t.item_role),
+            ("segment", SEGMENTS, t.tok_seg, t.item_seg)]
 
 
 def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pair: str,
@@ -381,13 +397,19 @@ def _token_blocks(n: int) -> Iterator[slice]:
     return (slice(s, s + TOKEN_BLOCK) for s in range(0, n, TOKEN_BLOCK))
 
 
-def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, n_groups: int) -> _CellSums:
+def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, item_group: np.ndarray,
+                     n_groups: int) -> _CellSums:
     """Per (dialogue, group) confusion matrices of raters a and b, a block of tokens at a time
-    (the whole table's temporaries took 600 MB at a million messages, issue 26)."""
+    (the whole table's temporaries took 600 MB at a million messages, issue 26), then the items
+    nobody marked, whose tokens both raters labelled add to their group's O-O cell."""
     k = t.k
     sums = _CellSums(t.n_dialogues, n_groups * k * k)
     for blk in _token_blocks(len(t.tok_d)):
         _add_pairs(sums, t.tok_d[blk], group[blk], t.lab[a, blk], t.lab[b, blk], k)
+    m = t.plain_m
+    g = item_group[m]
+    ok = (t.cond[a, m] >= 0) & (t.cond[b, m] >= 0) & (g >= 0)
+    sums.add(t.item_d[m[ok]], g[ok].astype(np.int64) * k * k, t.plain_n[ok].astype(float))
     return sums
 
 
@@ -400,20 +422,21 @@ def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
         pair_cond[both & (ca == 0) & (cb == 0)] = 0
         pair_cond[both & (ca == 1) & (cb == 1)] = 1
         pair_cond[both & (ca != cb)] = 2
-        for by, groups, code in [*_breakdowns(t),
-                                 ("condition", PAIR_CONDITIONS, pair_cond[t.tok_msg])]:
-            conf = _pair_confusions(t, a, b, code, len(groups))
+        for by, groups, code, item_code in [*_breakdowns(t),
+                                            ("condition", PAIR_CONDITIONS, pair_cond[t.tok_msg], pair_cond)]:
+            conf = _pair_confusions(t, a, b, code, item_code, len(groups))
             _token_kappa_block(out, t, w, "cohen_kappa", pair, conf, by, groups,
                                kappa_from_confusion)
 
 
-def _units(t: _Table, cond_code: int | None, breakdowns) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _units(t: _Table, cond_code: int | None, breakdowns: list[Breakdown]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The units (tokens at least two raters labelled, in one condition or all) read a block of
     tokens at a time: the indices of those someone marked (few), and per breakdown, the units
-    every rater called O and their ratings, per (dialogue, group): ``(D, G, 2)``."""
+    every rater called O and their ratings, per (dialogue, group): ``(D, G, 2)`` (the tokens of
+    the items nobody marked counted per item)."""
     n_d = t.n_dialogues
     busy_parts = []
-    easy = {by: np.zeros((n_d, len(groups), 2)) for by, groups, _code in breakdowns}
+    easy = {by: np.zeros((n_d, len(groups), 2)) for by, groups, _code, _item in breakdowns}
     for blk in _token_blocks(len(t.tok_d)):
         lab = t.lab[:, blk]
         if cond_code is not None:
@@ -423,8 +446,14 @@ def _units(t: _Table, cond_code: int | None, breakdowns) -> tuple[np.ndarray, di
         busy_parts.append(np.flatnonzero(unit & marked) + blk.start)
         plain = unit & ~marked
         d, m_plain = t.tok_d[blk][plain], present[plain]
-        for by, groups, code in breakdowns:
+        for by, groups, code, _item in breakdowns:
             easy[by] += grouped_sums(d, code[blk][plain], n_d, len(groups), [None, m_plain])
+    cond = t.cond[:, t.plain_m]
+    present = ((cond >= 0) if cond_code is None else (cond == cond_code)).sum(axis=0)
+    unit = present >= 2
+    m, n = t.plain_m[unit], t.plain_n[unit]
+    for by, groups, _code, item_code in breakdowns:
+        easy[by] += grouped_sums(t.item_d[m], item_code[m], n_d, len(groups), [n, n * present[unit]])
     return np.concatenate(busy_parts), easy
 
 
@@ -441,12 +470,13 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
     for cond_name, cond_code in cond_sets:
         breakdowns = _breakdowns(t)
         if cond_name is not None:
-            breakdowns = [("condition", (cond_name,), np.zeros(len(t.tok_d), dtype=np.int8))]
+            breakdowns = [("condition", (cond_name,), np.zeros(len(t.tok_d), dtype=np.int8),
+                           np.zeros(len(t.item_d), dtype=np.int8))]
         busy, easy = _units(t, cond_code, breakdowns)
         if len(busy) == 0 and not any(e[..., 0].any() for e in easy.values()):
             continue
-        stats = {by: np.zeros((t.n_dialogues, len(groups), n_cols)) for by, groups, _code in breakdowns}
-        coinc = {by: _CellSums(t.n_dialogues, len(groups) * k * k) for by, groups, _code in breakdowns}
+        stats = {by: np.zeros((t.n_dialogues, len(groups), n_cols)) for by, groups, _code, _item in breakdowns}
+        coinc = {by: _CellSums(t.n_dialogues, len(groups) * k * k) for by, groups, _code, _item in breakdowns}
         for start in range(0, len(busy), UNIT_BLOCK):
             units = busy[start:start + UNIT_BLOCK]
             sub = t.lab[:, units]
@@ -465,12 +495,12 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
             weight = 1.0 / (m_b - 1)
             d = t.tok_d[units]
             cols = [p_typed, p_untyped, *p_label.T, None, *cnt.T]
-            for by, groups, code in breakdowns:
+            for by, groups, code, _item in breakdowns:
                 stats[by] += grouped_sums(d, code[units], t.n_dialogues, len(groups), cols)
                 for a, b in combinations(range(n_a), 2):
                     _add_pairs(coinc[by], d, code[units], sub[a], sub[b], k, weight)
                     _add_pairs(coinc[by], d, code[units], sub[b], sub[a], k, weight)
-        for by, groups, _code in breakdowns:
+        for by, groups, _code, _item in breakdowns:
             g = len(groups)
             st, e = stats[by], easy[by]
             st[..., : 3 + n_lab] += e[..., :1]  # P_i = 1 and one unit each
@@ -583,6 +613,6 @@ def agreement_report(
         _span_level(out, matches, t, w)
     return AgreementReport(
         annotators=t.annotators, labels=t.labels, n_items=n_items,
-        n_dialogues=t.n_dialogues, n_tokens=int(t.lab.shape[1]), n_boot=n_boot,
+        n_dialogues=t.n_dialogues, n_tokens=t.n_tokens, n_boot=n_boot,
         confidence=confidence, seed=seed, figures=out.figures,
     )

@@ -351,3 +351,38 @@ def test_the_table_counted_in_blocks_of_tokens_gives_the_same_figures(items, rep
     figures = [[f.value, f.ci_low, f.ci_high] for f in blocked.figures]
     assert np.allclose(figures, [[f.value, f.ci_low, f.ci_high] for f in report.figures], rtol=0, atol=1e-12,
                        equal_nan=True)  # sums of weights in another order: the last bit may differ
+
+
+def test_only_items_someone_marked_get_token_rows_and_the_figures_stay():
+    """Issue 26: an item nobody marked is O for every token and every annotator who labelled it, so
+    its tokens are counted per item, not stored one row each (most of the gold is such items). The
+    same items with a span of a label outside the taxonomy (ignored, but the item then takes the
+    token rows) give the same figures, exactly: the counts are whole numbers either way."""
+    from dataclasses import replace
+
+    from pipeline.metrics.agreement import _build_table
+    from pipeline.text import tokenize
+
+    rng = random.Random(11)
+    items = [replace(it, annotations={a: AnnotatorLabels([] if rng.random() < 0.7 else al.spans, al.condition)
+                                      for a, al in it.annotations.items()})
+             for it in make_items(n_dialogues=30, per=10, annotators=("A", "B", "C", "D"), seed=5)]
+    unmarked = [not any(al.spans for al in it.annotations.values()) for it in items]
+    assert 50 < sum(unmarked) < len(items)
+
+    def with_an_ignored_span(it):
+        first = next(iter(it.annotations))
+        return replace(it, annotations={a: AnnotatorLabels([Span(0, 1, "IGNORED")], al.condition) if a == first else al
+                                        for a, al in it.annotations.items()})
+
+    as_rows = [with_an_ignored_span(it) if plain else it for it, plain in zip(items, unmarked, strict=True)]
+
+    table, _ = _build_table(items, LABELS)
+    full, _ = _build_table(as_rows, LABELS)
+    marked_tokens = sum(len(tokenize(it.text)) for it, plain in zip(items, unmarked, strict=True) if not plain)
+    assert table.lab.shape[1] == marked_tokens < full.lab.shape[1] == table.n_tokens
+    per_item = agreement_report(items, labels=LABELS, n_boot=100, seed=2)
+    per_token = agreement_report(as_rows, labels=LABELS, n_boot=100, seed=2)
+    assert per_item.n_tokens == per_token.n_tokens == full.n_tokens
+    assert [f.to_dict() for f in per_item.figures] == [f.to_dict() for f in per_token.figures]
+    assert {f.metric for f in per_item.figures} >= {"cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "span_f1"}

@@ -1,30 +1,37 @@
-"""A release's second opinion in chunks of dialogues, spread over the Celery workers (issue 26).
+"""A release in chunks of dialogues, spread over the Celery workers (issue 26).
 
-The self-audit's second opinion (Presidio, the tagger, the rules on every released message) is
-most of a release's work, and each dialogue's audit needs nothing of the others'. So a release of
-more than ``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` dialogues is built in three steps, the way a run's
+De-identifying, leak-checking and auditing one dialogue needs nothing of the others but a little
+state the engine carries (:mod:`pipeline.surrogates.parts`), and the second opinion (Presidio, the
+tagger, the rules on every released message) is most of a release's work. So a release of more
+than ``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` dialogues is built in three steps, the way a run's
 detection is:
 
-1. its job (:func:`annotator.services.releases.release_write`) reads and de-identifies every
-   dialogue as ever, writes the release, the mapping table, the leak and utility reports, and,
-   instead of auditing each dialogue, what the audit reads of it to one file per chunk
-   (:class:`~pipeline.surrogates.audit.AuditSpill`), beside the chunks' plan (``plan.json``: the
-   reports so far, the review verdicts and the second opinion the release uses). The files go
-   where the mapping table goes (the release's private folder in the ``exports`` storage, so on
+1. its job (:func:`annotator.services.releases.release_write`) reads every chosen dialogue once,
+   writes each with its spans to one file per chunk (``dialogues/NNNNN.jsonl``), collects the
+   corpus's originals and works out what each dialogue registers (``engine.json``), and writes the
+   chunks' plan (``plan.json``: the second opinion, the review verdicts, the evidence). The files
+   go where the mapping table goes (the release's private folder in the ``exports`` storage, so on
    an object store any worker reads them); then :func:`chunks_plan` creates one
    :class:`~annotator.models.ReleaseChunk` per file and queues one task for each;
-2. each chunk's task (:func:`chunk_audit`), on any worker, audits its dialogues and stores what
-   that audit settled on its row (counts, capture tallies, its pending candidates in order);
-3. the task that finishes the last chunk, under the release's row lock, merges the chunks' audits
-   in dialogue order (:meth:`~pipeline.surrogates.audit.ReleaseAudit.merge`: the same counts,
-   candidates, capture–recapture as one audit of the whole) and finishes the release with them
-   (the ``finish`` it is given: ``releases``' own).
+2. each chunk's task (:func:`chunk_audit`), on any worker, de-identifies its dialogues with the
+   engine as it stood before them, writes its part of the release and of the mapping table with
+   its leak and utility counts (``parts/NNNNN/``), audits them, and stores what the audit settled
+   on its row (counts, capture tallies, its pending candidates in order);
+3. the task that finishes the last chunk, under the release's row lock, joins the parts in order,
+   merges their reports and the chunks' audits
+   (:meth:`~pipeline.surrogates.audit.ReleaseAudit.merge`: the same counts, candidates,
+   capture–recapture as one audit of the whole) and finishes the release with them (the
+   ``finish`` it is given: ``releases``' own). The release is the one job's, byte for byte.
 
-A chunk that runs twice (a redelivered task) finds itself done, or stores the same result again:
-nothing is counted twice. A chunk that fails fails the release with its error. A release whose job
-runs again (a redelivered build) plans anew: the earlier plan's rows are deleted, so its tasks
-find nothing to do. Smaller releases stay one job (nothing to share), as does the command line
-(``manage.py deidentify`` audits in process).
+Under ``scope="corpus"`` one surrogate table runs through the corpus, so the job de-identifies
+every dialogue itself and the chunks only audit (``audit/NNNNN.jsonl``: what the audit reads of
+each released dialogue, :class:`~pipeline.surrogates.audit.AuditSpill`).
+
+A chunk that runs twice (a redelivered task) finds itself done, or writes and stores the same
+result again: nothing is counted twice. A chunk that fails fails the release with its error. A
+release whose job runs again (a redelivered build) plans anew: the earlier plan's rows are
+deleted, so its tasks find nothing to do. Smaller releases stay one job (nothing to share), as
+does the command line (``manage.py deidentify`` audits in process).
 """
 
 from __future__ import annotations

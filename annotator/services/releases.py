@@ -1,10 +1,10 @@
 """Anonymized releases: the corpus with gold spans (or a chosen run's spans) replaced.
 
-A release is an :class:`~annotator.models.Export` of kind ``release``. Building one streams the
-chosen dialogues with their spans from the database (:func:`annotator.services.dialogues.stream_dialogues`,
-which merges pending gold first, as a gold export does) straight into the two passes of
-:mod:`pipeline.surrogates.batch` (spans, then surrogates / tags / redaction with the leak check and
-the utility report), which write the outputs where they belong:
+A release is an :class:`~annotator.models.Export` of kind ``release``. Building one reads the
+chosen dialogues with their spans from the database once (:func:`annotator.services.dialogues.stream_dialogues`,
+which merges pending gold first, as a gold export does), spilling them to local files, for the two
+passes of :mod:`pipeline.surrogates.batch` (spans, then surrogates / tags / redaction with the leak
+check and the utility report), which write the outputs where they belong:
 
 - ``<project>/release-vNNN/``: ``release.jsonl`` (import format),
   ``leaks.json``, ``utility.json``, ``manifest.json`` — the downloadable release;
@@ -21,8 +21,9 @@ identifiers, maths numbers kept, and an independent second opinion on the releas
 detector always; the project's tagger, recall first, and Presidio tuned where the project asks for
 them and they are available) become the release's review queue
 (:mod:`annotator.services.release_review`); a release of more dialogues than
-``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` leaves that second opinion to chunks that every worker
-shares (:mod:`annotator.services.release_chunks`), with the same result. Every release also states its evidence (gold, and how
+``BLINDSPOT_RELEASE_CHUNK_DIALOGUES`` leaves its second pass (or, under the corpus scope, its
+second opinion) to chunks that every worker shares (:mod:`annotator.services.release_chunks`),
+with the same result. Every release also states its evidence (gold, and how
 much of it people reviewed in Blindspot, or an unreviewed run) and its residual risk, estimated
 from the reviewed messages (:mod:`pipeline.metrics.residual`) and by capture–recapture
 (:mod:`pipeline.metrics.capture`). Publishing an unreviewed release, or one with candidates

@@ -72,7 +72,7 @@ from pipeline.surrogates.audit import (
     read_audit_inputs,
 )
 from pipeline.surrogates.candidates import Candidate
-from pipeline.surrogates.parts import Record, SpillFiles, read_records
+from pipeline.surrogates.parts import PartEngines, Record, SpillFiles, read_records
 
 PLAN = "plan.json"
 CHUNKS = "chunks"
@@ -86,10 +86,15 @@ Finish = Callable[[Export, dict[str, Any], ReleaseAudit], None]
 
 @dataclass(frozen=True)
 class EngineState:
-    """What every chunk of a release in parts builds its engine from (:mod:`pipeline.surrogates.parts`)."""
+    """What every chunk of a release in parts builds its engine from (:mod:`pipeline.surrogates.parts`),
+    and the key of that build."""
 
+    key: str
     originals: list[tuple[str, str]]
     registered: list[list[Any]]
+
+
+ENGINES = PartEngines()  # this worker process's engine of the release whose parts it builds
 
 
 Part = Callable[[Export, dict[str, Any], int, Iterable[Record], ReleaseAudit, EngineState, Path],
@@ -152,7 +157,7 @@ def _engine_state(key: str) -> EngineState:
     """Read once per worker process and build (every chunk of a build reads the same file; each
     build's key is new, so nothing stale is ever read)."""
     state = json.loads(_read(key))
-    return EngineState([(label, text) for label, text in state["originals"]], state["registered"])
+    return EngineState(key, [(label, text) for label, text in state["originals"]], state["registered"])
 
 
 def _part_key(folder_key: str, index: int) -> str:

@@ -92,7 +92,6 @@ from pipeline.surrogates.parts import (
     SpillFiles,
     can_split,
     merge_states,
-    part_engine,
     part_state,
     registrations,
 )
@@ -289,7 +288,7 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
     extra = {"source": export.params.get("source"), "run": export.params.get("run")}
     chunked = found.dialogues > release_chunks.chunk_size()
     if chunked and can_split(deid):
-        registered = registrations(deid, _counted(spill.records(), progress))
+        registered = registrations(deid, _counted(spill.records(), progress), known=found.originals)
         (folder / release_chunks.ENGINE).write_text(
             json.dumps({"originals": sorted(found.originals), "registered": registered}, ensure_ascii=False),
             encoding="utf-8")
@@ -380,15 +379,18 @@ def _release_part(export: Export, plan: dict[str, Any], index: int, records: Ite
     engine as it stood before them (``engine``: the corpus's originals and what each dialogue
     registers), written with their mapping rows to ``folder``, leak-checked, counted and audited.
     Returns its state (:func:`~pipeline.surrogates.parts.part_state`) and its pending candidates."""
-    deid = part_engine(_engine(export, surrogate_key(export.params.get("mode", "surrogate")),
-                               engine.originals, plan["confirmed"]),
-                       engine.registered, index * plan["chunk_dialogues"])
+    engines, first = release_chunks.ENGINES, index * plan["chunk_dialogues"]
+    checker = engines.checker(engine.key, engine.originals)
+    deid = engines.take(engine.key, lambda: _engine(export, surrogate_key(export.params.get("mode", "surrogate")),
+                                                     engine.originals, plan["confirmed"]),
+                        engine.registered, first)
     with tempfile.TemporaryDirectory() as tmp:
         paths = {"release": folder / release_chunks.PART_RELEASE, "mapping": folder / release_chunks.PART_MAPPING,
                  "candidates": Path(tmp) / "candidates.jsonl"}
-        checker, utility = write_release(records, deid, paths, originals=engine.originals, audit=audit)
+        checker, utility = write_release(records, deid, paths, checker=checker, audit=audit)
         with open(paths["candidates"], encoding="utf-8") as fh:
             pending = [Candidate.from_dict(json.loads(line)) for line in fh]
+    engines.give_back(engine.key, deid, first + utility.dialogues)
     return part_state(deid, checker, utility), pending
 
 

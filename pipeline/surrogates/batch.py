@@ -207,7 +207,8 @@ def write_release(
     deid: Deidentifier,
     paths: dict[str, Path],
     *,
-    originals: set[tuple[str, str]],
+    originals: set[tuple[str, str]] | None = None,
+    checker: LeakChecker | None = None,
     with_spans: bool = True,
     mapping: bool = True,
     progress: Progress | None = None,
@@ -216,10 +217,11 @@ def write_release(
     """Pass 2: de-identify each dialogue with its spans (``records``), write the release (and the mapping table),
     leak-check and count it for the utility report; with ``audit``, audit each released dialogue
     (its candidates go to ``paths["candidates"]`` when there is one), or with a spill, write what
-    its audit needs, for the audit to run elsewhere."""
+    its audit needs, for the audit to run elsewhere. The leak check looks for ``originals`` (the
+    corpus's), or is ``checker``, built for them before."""
     # sorted: the first spelling registered ("Will" or "will") decides how an original is
     # checked, and a set's order changes with the interpreter's hash seed
-    checker = LeakChecker(sorted(originals))
+    checker = checker if checker is not None else LeakChecker(sorted(originals or ()))
     utility = UtilityReport()
     paths["release"].parent.mkdir(parents=True, exist_ok=True)
     map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115

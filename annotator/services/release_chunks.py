@@ -160,11 +160,22 @@ def _engine_state(key: str) -> EngineState:
     return EngineState(key, [(label, text) for label, text in state["originals"]], state["registered"])
 
 
-def _part_key(folder_key: str, index: int) -> str:
-    return storage.storage_key(folder_key, PARTS, f"{index:05d}")
+def _part_key(chunk: ReleaseChunk) -> str:
+    """Where one attempt at a chunk of a release in parts writes its part: a folder of its own, so
+    that an attempt running beside another (a redelivered task) never writes into the part the
+    chunk's row names (the one whose results it stored)."""
+    return storage.storage_key(_folder_key(chunk.inputs), PARTS, f"{chunk.index:05d}-{uuid.uuid4().hex[:8]}")
 
 
-def _audited(chunk: ReleaseChunk, plan: dict[str, Any], part: Part) -> tuple[ReleaseAudit, list[Candidate]]:
+def _part_drop(key: str | None) -> None:
+    if key is not None:
+        store = storage.exports_storage()
+        storage.delete_tree(store, key)
+        shutil.rmtree(storage.work_dir(store, key), ignore_errors=True)
+
+
+def _audited(chunk: ReleaseChunk, plan: dict[str, Any], part: Part,
+             part_key: str | None) -> tuple[ReleaseAudit, list[Candidate]]:
     """The chunk's dialogues audited with the release's second opinion and verdicts (and first
     de-identified, for a release in parts, its files stored); a worker whose detectors are not
     the ones the release planned (another version) refuses."""
@@ -174,13 +185,13 @@ def _audited(chunk: ReleaseChunk, plan: dict[str, Any], part: Part) -> tuple[Rel
                            f"{', '.join(plan['second_opinion_names'])}: install the same versions on every worker")
     audit = ReleaseAudit(second_opinion=second, dismissed=plan["dismissed"], confirmed=plan["confirmed"])
     lines = (line for line in _read(chunk.inputs).split("\n") if line)  # not splitlines: U+2028 is text
-    if plan["parts"]:
-        store, key = storage.exports_storage(), _part_key(_folder_key(chunk.inputs), chunk.index)
-        folder = fresh_dir(storage.work_dir(store, key))
+    if part_key is not None:
+        store = storage.exports_storage()
+        folder = fresh_dir(storage.work_dir(store, part_key))
         engine = _engine_state(storage.storage_key(_folder_key(chunk.inputs), ENGINE))
         state, pending = part(chunk.export, plan, chunk.index, read_records(lines), audit, engine, folder)
         (folder / PART_STATE).write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-        storage.publish_tree(store, folder, key)
+        storage.publish_tree(store, folder, part_key)
         return audit, pending
     pending: list[Candidate] = []
     for result in read_audit_inputs(lines):
@@ -200,13 +211,19 @@ def chunk_audit(*, chunk_id: int, part: Part, finish: Finish, worker: str = "") 
     if chunk.export.status != Export.Status.RUNNING:
         return f"release {chunk.export.status}"
     ReleaseChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
-    t0 = time.perf_counter()
+    t0, part_key = time.perf_counter(), None
     try:
         plan = _plan(chunk)
-        audit, pending = _audited(chunk, plan, part)
+        part_key = _part_key(chunk) if plan["parts"] else None
+        audit, pending = _audited(chunk, plan, part, part_key)
         with transaction.atomic():
-            return _chunk_done(chunk, plan, audit, pending, finish, worker=worker, seconds=time.perf_counter() - t0)
+            outcome = _chunk_done(chunk, plan, audit, pending, part_key, finish, worker=worker,
+                                  seconds=time.perf_counter() - t0)
+        if not outcome.startswith("done"):
+            _part_drop(part_key)  # another attempt's part is the chunk's, or the release is over
+        return outcome
     except Exception as exc:
+        _part_drop(part_key)
         # only a chunk of the build under way fails it: one of an earlier plan lost its files to the new one
         if ReleaseChunk.objects.filter(pk=chunk.pk, export__status=Export.Status.RUNNING).exists():
             chunk_fail(chunk, redact(f"{type(exc).__name__}: {exc}"))
@@ -215,9 +232,9 @@ def chunk_audit(*, chunk_id: int, part: Part, finish: Finish, worker: str = "") 
 
 
 def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, pending: list[Candidate],
-                finish: Finish, *, worker: str, seconds: float) -> str:
-    """Inside the transaction: store the chunk's audit under its row lock and the release's, move
-    the release's progress, and finish it when this was the last chunk."""
+                part_key: str | None, finish: Finish, *, worker: str, seconds: float) -> str:
+    """Inside the transaction: store the chunk's audit (and where its part is) under its row lock
+    and the release's, move the release's progress, and finish it when this was the last chunk."""
     locked = ReleaseChunk.objects.select_for_update().filter(pk=chunk.pk).first()
     export = Export.objects.select_for_update(of=("self",)).select_related("project", "source_run").get(
         pk=chunk.export_id)
@@ -228,7 +245,7 @@ def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, 
     if export.status != Export.Status.RUNNING:
         return f"release {export.status}"
     locked.status, locked.error, locked.worker = ReleaseChunk.Status.DONE, "", worker[:200]
-    locked.result, locked.candidates = {"counts": audit.counts()}, [c.to_dict() for c in pending]
+    locked.result, locked.candidates = {"counts": audit.counts(), "part": part_key}, [c.to_dict() for c in pending]
     locked.seconds, locked.finished_at = seconds, timezone.now()
     locked.save(update_fields=["status", "error", "worker", "result", "candidates", "seconds", "finished_at"])
     chunks = ReleaseChunk.objects.filter(export=export)
@@ -261,9 +278,9 @@ def parts_joined(export: Export, outs: dict[str, IO[bytes]]) -> Iterator[dict[st
     """The parts of a release in parts, in order: each one's files (by name) appended to ``outs``,
     its state yielded."""
     store = storage.exports_storage()
-    rows = ReleaseChunk.objects.filter(export=export).order_by("index").values_list("index", "inputs")
-    for index, inputs in rows.iterator(chunk_size=200):
-        key = _part_key(_folder_key(inputs), index)
+    rows = ReleaseChunk.objects.filter(export=export).order_by("index").values_list("result", flat=True)
+    for result in rows.iterator(chunk_size=200):
+        key = result["part"]
         for name, out in outs.items():
             with storage.open_file(store, storage.storage_key(key, name)) as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)

@@ -164,7 +164,8 @@ def test_a_chunk_run_twice_counts_once(project, members, settings, django_captur
     ReleaseChunk.objects.filter(pk=chunks[0].pk).update(status="pending")
     assert release_services.release_chunk_audit(chunk_id=chunks[0].pk) == "done"
     again = ReleaseChunk.objects.get(pk=chunks[0].pk)
-    assert (again.result, again.candidates, again.attempts) == (stored.result, stored.candidates, 2)
+    assert (again.result["counts"], again.candidates, again.attempts) == (stored.result["counts"], stored.candidates, 2)
+    assert again.result["part"] != stored.result["part"]  # each attempt writes a part of its own
     with django_capture_on_commit_callbacks(execute=True):  # the last one drops the chunk files at commit
         for chunk in chunks[1:]:
             release_services.release_chunk_audit(chunk_id=chunk.pk)
@@ -173,6 +174,32 @@ def test_a_chunk_run_twice_counts_once(project, members, settings, django_captur
     assert release_services.release_chunk_audit(chunk_id=chunks[-1].pk) == "already done"
     alone = _build(django_capture_on_commit_callbacks, settings, project, members["admin"], chunk=1000)
     assert_same_release(alone, export)
+
+
+@pytest.mark.django_db
+def test_an_attempt_beside_another_leaves_the_part_the_chunk_stored(project, members, settings, monkeypatch,
+                                                                      django_capture_on_commit_callbacks):
+    """A redelivered chunk's task runs while the first is still at work: each writes a part of its
+    own, the one that stores its results first names its part on the row, and the other deletes
+    its own (it holds original words) and counts nothing."""
+    _import(project, presidio=False)
+    export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
+    chunk = ReleaseChunk.objects.filter(export=export).order_by("index").first()
+    real, written = release_chunks._audited, []
+
+    def finished_meanwhile(chunk, plan, part, part_key):
+        out = real(chunk, plan, part, part_key)
+        written.append(part_key)
+        if len(written) == 1:  # the other attempt finishes while this one is still auditing
+            assert release_services.release_chunk_audit(chunk_id=chunk.pk) == "done"
+        return out
+
+    monkeypatch.setattr(release_chunks, "_audited", finished_meanwhile)
+    assert release_services.release_chunk_audit(chunk_id=chunk.pk) == "already done"
+    stored = ReleaseChunk.objects.get(pk=chunk.pk)
+    assert stored.attempts == 2 and stored.result["part"] == written[1] != written[0]
+    parts = private_dir(export) / release_chunks.CHUNKS
+    assert sorted(p.name for p in parts.glob(f"*/{release_chunks.PARTS}/*")) == [written[1].rsplit("/", 1)[1]]
 
 
 @pytest.mark.django_db
@@ -272,7 +299,7 @@ def test_a_chunk_of_an_earlier_plan_that_loses_its_files_does_not_fail_the_new_b
     export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
     old = ReleaseChunk.objects.filter(export=export).order_by("index").first()
 
-    def rebuilt_meanwhile(chunk, plan, part):  # the build ran again while this chunk was being audited
+    def rebuilt_meanwhile(chunk, plan, part, part_key):  # the build ran again while this chunk was being audited
         ReleaseChunk.objects.filter(export=export).delete()
         raise FileNotFoundError(chunk.inputs)
 

@@ -84,13 +84,15 @@ class ReleaseCandidate(SpanFields):
 
 
 class ReleaseChunk(models.Model):
-    """A slice of a release's dialogues whose second opinion one Celery task runs, so that every
-    worker shares a release's self-audit as it shares a run's detection (like a RunChunk).
+    """A slice of a release's dialogues that one Celery task de-identifies and audits (or, under
+    the corpus scope, only audits), so that every worker shares a release's work as it shares a
+    run's detection (like a RunChunk).
 
-    ``inputs`` is the storage key of what the audit reads of its dialogues (written by the
-    release's job, private); ``result`` is what its audit settled (counts and capture tallies) and
-    ``candidates`` its pending candidates in order, original words included, emptied once the
-    release is finished. The release carries the lifecycle; a chunk is pending, done or failed."""
+    ``inputs`` is the storage key of what it reads of its dialogues (written by the release's job,
+    private); ``result`` is what its audit settled (counts and capture tallies) and where its part
+    of the release lies, and ``candidates`` its pending candidates in order, original words
+    included, emptied once the release is finished. The release carries the lifecycle; a chunk is
+    pending, done or failed."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

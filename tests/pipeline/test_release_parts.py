@@ -25,13 +25,9 @@ from pipeline.surrogates.parts import (
 )
 from pipeline.synthetic import generate_messages
 from pipeline.types import Dialogue, Message, Span
+from tests.pipeline.test_release_audit import msg
 
 KEY = "release-parts-key-0123"
-
-
-def msg(i, text, spans=()):
-    return Message(text=text, index=i, spans=tuple(Span(text.index(w), text.index(w) + len(w), lab)
-                                                  for w, lab in spans))
 
 
 # "jo.smith" is marked as an e-mail address in the first dialogue only in part: the engine completes

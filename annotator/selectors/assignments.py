@@ -10,10 +10,10 @@ pipeline keys messages) and the residual-risk estimate of releases all weigh a m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, F, FloatField, Max, Q, Sum, Value, When
+from django.db.models import Case, Count, F, FloatField, IntegerField, Max, Q, Sum, Value, When
 from django.db.models.functions import Coalesce
 
 from annotator.models import Assignment, AssignmentPlan, Project
@@ -44,27 +44,30 @@ class SampleWeight:
         return 1.0 / self.inclusion_probability
 
 
-def audit_sample_weights(project: Project) -> dict[int, SampleWeight]:
-    """Every message any plan sampled: message id -> :class:`SampleWeight`.
+def audit_sample_weights(project: Project) -> Iterator[tuple[tuple[int, int], SampleWeight]]:
+    """Every message any plan sampled, as ``((dialogue pk, position), SampleWeight)`` in dialogue
+    order (to merge with other reads in that order, :mod:`annotator.selectors.ordered`).
 
     Messages that no plan sampled (gold imported with the corpus, for instance) are absent and
     count with weight 1. A message sampled by several plans takes the largest probability (the
-    smallest weight) and is flagged when any plan flagged it.
+    smallest weight) and is flagged when any plan flagged it (None: no plan that drew it used
+    runs). Grouped in the database and streamed: a census plan at a million messages has 2
+    million assignments, which as a dict of messages took 200 MB (issue 26).
     """
-    out: dict[int, SampleWeight] = {}
+    flagged = Max(Case(When(flagged=True, then=Value(2)), When(flagged=False, then=Value(1)),
+                       default=None, output_field=IntegerField()))  # NULLs aside, any True wins
     rows = (Assignment.objects.filter(project=project)
-            .values_list("message_id", "message__dialogue__external_id", "message__position",
-                         "inclusion_probability", "flagged")
-            .order_by("message_id"))
-    for mid, did, pos, p, flagged in rows.iterator(chunk_size=5000):
-        p = p if p and p > 0 else 1.0
-        seen = out.get(mid)
-        if seen is not None:
-            p = max(p, seen.inclusion_probability)
-            if seen.flagged is not None:
-                flagged = seen.flagged if flagged is None else (seen.flagged or flagged)
-        out[mid] = SampleWeight(mid, (did, pos), p, flagged)
-    return out
+            .values("message__dialogue_id", "message__position", "message_id", "message__dialogue__external_id")
+            .annotate(p=Max(_PROBABILITY), flagged=flagged)
+            .order_by("message__dialogue_id", "message__position")
+            .values_list("message__dialogue_id", "message__position", "message_id", "message__dialogue__external_id",
+                         "p", "flagged"))
+    for dpk, pos, mid, did, p, flag in rows.iterator(chunk_size=10_000):
+        yield (dpk, pos), SampleWeight(mid, (did, pos), p, None if flag is None else flag == 2)
+
+
+_PROBABILITY = Case(When(inclusion_probability__gt=0, then=F("inclusion_probability")),  # none or 0 counts as 1
+                    default=Value(1.0), output_field=FloatField())
 
 
 def design_weights(project: Project) -> dict[Key, float]:
@@ -75,11 +78,9 @@ def design_weights(project: Project) -> dict[Key, float]:
     assignments; none or 0 counts as 1), taken in the database: the reports read the audit
     sample's few rows, not a row per assignment (2.75 million at a million messages, issue 26).
     """
-    probability = Case(When(inclusion_probability__gt=0, then=F("inclusion_probability")),
-                       default=Value(1.0), output_field=FloatField())
     rows = (Assignment.objects.filter(project=project)
             .values("message__dialogue__external_id", "message__position")
-            .annotate(p=Max(probability)).exclude(p=1.0)
+            .annotate(p=Max(_PROBABILITY)).exclude(p=1.0)
             .values_list("message__dialogue__external_id", "message__position", "p"))
     return {(did, pos): 1.0 / p for did, pos, p in rows.iterator(chunk_size=10_000)}
 

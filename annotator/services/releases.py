@@ -159,7 +159,6 @@ class Released:
     stats: StreamStats = field(default_factory=StreamStats)
     dialogue_ids: list[int] = field(default_factory=list)
     dialogue_pks: dict[str, int] = field(default_factory=dict)  # the released dialogues' ids -> rows
-    message_ids: list[int] = field(default_factory=list)
     messages: int = 0
     unreviewed: int = 0
     chunked: Chunked | None = None  # the rest is left to chunks
@@ -182,7 +181,6 @@ def _first_pass(export: Export, released: Released, confirmed: dict[int, list[Sp
                               stats=released.stats):
         released.dialogue_ids.append(s.pk)
         released.dialogue_pks[s.dialogue.id] = s.pk
-        released.message_ids.extend(s.message_ids)
         released.messages += len(s.message_ids)
         released.unreviewed += s.reviewed.count(False)
         yield _with_confirmed(s.dialogue, s.message_ids, confirmed)
@@ -329,7 +327,7 @@ def release_write(export: Export, *, progress: Callable[[int, int], None] | None
     step = (lambda done: progress(min(done, total), total)) if progress else (lambda done: None)
     summary, leaks, released = _deidentify(export, paths, key, step)
     facts = {"review": release_evidence(project=export.project, source=export.params.get("source", "gold"),
-                                        run_id=export.params.get("run"), message_ids=released.message_ids),
+                                        run_id=export.params.get("run"), dialogue_pks=released.dialogue_ids),
              "counts": released.counts()}
     if released.chunked is not None:
         chunked = released.chunked

@@ -234,7 +234,7 @@ def test_audit_plan_records_each_messages_inclusion_probability(members, ws_proj
     assert plan.summary["flagged"] == 4 and plan.summary["audit_sampled"] == 1
     p_audit = 1 / plan.summary["unflagged_pool"]
     rows = {a.message_id: a for a in Assignment.objects.all()}
-    samples = audit_sample_weights(ws_project)
+    samples = {s.message_id: s for _, s in audit_sample_weights(ws_project)}
     assert set(samples) == set(rows)
     for mid, s in samples.items():
         assert s.flagged == rows[mid].flagged

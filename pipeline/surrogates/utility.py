@@ -41,25 +41,23 @@ class TextStats:
         self.turns += 1
         self.words += len(words)
         self.ngrams[1].update(words)
-        if len(words) > 1:
-            self.ngrams[2].update(zip(words, words[1:], strict=False))
+        if len(words) > 1:  # joined by a space, which no word holds: a third of a tuple's memory
+            self.ngrams[2].update(map(" ".join, zip(words, words[1:], strict=False)))
         if len(words) > 2:
-            self.ngrams[3].update(zip(words, words[1:], words[2:], strict=False))
+            self.ngrams[3].update(map(" ".join, zip(words, words[1:], words[2:], strict=False)))
 
     def state(self) -> dict[str, Any]:
-        """The counts as plain JSON (n-grams as ``[words, count]`` in first-seen order), for :meth:`merge`."""
+        """The counts as plain JSON (each order's n-grams in first-seen order), for :meth:`merge`."""
         return {"turns": self.turns, "words": self.words,
-                "ngrams": {str(n): [[k if n == 1 else list(k), c] for k, c in counts.items()]
-                           for n, counts in self.ngrams.items()}}
+                "ngrams": {str(n): counts for n, counts in self.ngrams.items()}}
 
     def merge(self, state: dict[str, Any]) -> None:
         """Add the counts of later text: merged in order, the same counts in the same order (so the
         same entropies, to the last bit) as one pass over all of it."""
         self.turns += state["turns"]
         self.words += state["words"]
-        for n, pairs in state["ngrams"].items():
-            n = int(n)
-            self.ngrams[n].update({(k if n == 1 else tuple(k)): c for k, c in pairs})
+        for n, counts in state["ngrams"].items():
+            self.ngrams[int(n)].update(counts)
 
     @staticmethod
     def _entropy(counts: Counter) -> float:

@@ -254,6 +254,8 @@ def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, 
     jobs.job_progress(export, plan["progress"]["base"] + audited, plan["progress"]["total"])
     if done.count() < chunks.count():
         return "done"
+    ENGINES.forget()  # every part is built: this worker needs the release's engine no more
+    _engine_state.cache_clear()
     finish(export, plan, ReleaseAudit(second_opinion=audit.second_opinion, dismissed=plan["dismissed"],
                                       confirmed=plan["confirmed"]))
     transaction.on_commit(lambda: chunk_files_drop(export))

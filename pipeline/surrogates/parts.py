@@ -166,6 +166,10 @@ class PartEngines:
         self._position = 0
         self._index: Any = None
 
+    def forget(self) -> None:
+        """Let go of the release's engine and index (its last part is built)."""
+        self._key, self._engine, self._position, self._index = None, None, 0, None
+
     def _for(self, key: str) -> None:
         if self._key != key:
             self._key, self._engine, self._position, self._index = key, None, 0, None

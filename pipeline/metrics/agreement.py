@@ -231,7 +231,11 @@ def _build_table(
     pair_rows: dict[tuple[str, str], array] = {}  # 8 per row, see _item_span_rows
     n_tokens = 0
     for m, it in enumerate(items):
-        item_d.append(d_index.setdefault(it.dialogue_id, len(d_index)))
+        code = d_index.setdefault(it.dialogue_id, len(d_index))
+        if code != len(d_index) - 1:
+            raise ValueError(f"the items of dialogue {it.dialogue_id!r} do not come together: the report sums "
+                             "each dialogue's counts once its items are read (give the items in dialogue order)")
+        item_d.append(code)
         item_role.append(_role_code(it.role))
         item_seg.append(_seg_code(it.segment))
         for a, al in it.annotations.items():
@@ -327,12 +331,13 @@ def _breakdowns(t: _Table) -> list[Breakdown]:
 
 
 def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pair: str,
-                       counts: _CellSums, by: str, groups: tuple[str, ...], fn) -> None:
-    """``counts``: per-dialogue (G, K, K) matrices; emit typed, untyped and per-label rows."""
+                       counts: _Folded, by: str, groups: tuple[str, ...], fn) -> None:
+    """``counts``: (G, K, K) matrices over dialogues and resamples; emit typed, untyped and
+    per-label rows."""
     k = t.k
     g = len(groups)
     point = counts.total().reshape(g, k, k)
-    boot = counts.resampled(w).reshape(-1, g, k, k)
+    boot = counts.resampled().reshape(-1, g, k, k)
     n = point.sum(axis=(-2, -1))  # tokens compared (kappa) or pairable values (alpha)
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
@@ -371,17 +376,34 @@ class _CellSums:
                            minlength=self.n_dialogues * used)
         self.sums += flat.reshape(self.n_dialogues, used)
 
+    def fold_into(self, folded: _Folded, first: int) -> None:
+        """Add these dialogues' sums (dialogues ``first`` on) to ``folded``."""
+        folded.fold(first, self.sums, self.cells)
+
+
+class _Folded:
+    """Sums over dialogues, and over each bootstrap resample's dialogues (``w``), of some cells,
+    folded in a block of dialogues at a time: the sums per dialogue of a million messages (33,355
+    dialogues by hundreds of cells, for each breakdown) are never held at once (issue 26)."""
+
+    def __init__(self, w: np.ndarray, n_cells: int):
+        self.w = w
+        self.point = np.zeros(n_cells)
+        self.boot = np.zeros((w.shape[0], n_cells))
+
+    def fold(self, first: int, rows: np.ndarray, cells: np.ndarray | None = None) -> None:
+        """``rows``: the sums of dialogues ``first`` on, one row each, of ``cells`` (default all)."""
+        cells = np.arange(rows.shape[1]) if cells is None else cells
+        self.point[cells] += rows.sum(axis=0)
+        self.boot[:, cells] += resampled_sums(self.w[:, first:first + len(rows)], rows)
+
     def total(self) -> np.ndarray:
         """The cells summed over dialogues, ``(n_cells,)``."""
-        out = np.zeros(self.n_cells)
-        out[self.cells] = self.sums.sum(axis=0)
-        return out
+        return self.point
 
-    def resampled(self, w: np.ndarray) -> np.ndarray:
+    def resampled(self) -> np.ndarray:
         """Each bootstrap resample's totals, ``(n_boot, n_cells)``."""
-        out = np.zeros((w.shape[0], self.n_cells))
-        out[:, self.cells] = resampled_sums(w, self.sums)
-        return out
+        return self.boot
 
 
 def _add_pairs(sums: _CellSums, dialogue: np.ndarray, group: np.ndarray, la: np.ndarray, lb: np.ndarray,
@@ -393,24 +415,57 @@ def _add_pairs(sums: _CellSums, dialogue: np.ndarray, group: np.ndarray, la: np.
     sums.add(dialogue[ok], cell, None if weight is None else weight[ok])
 
 
-def _token_blocks(n: int) -> Iterator[slice]:
-    return (slice(s, s + TOKEN_BLOCK) for s in range(0, n, TOKEN_BLOCK))
+def _token_blocks(rows: slice) -> Iterator[slice]:
+    return (slice(s, min(s + TOKEN_BLOCK, rows.stop)) for s in range(rows.start, rows.stop, TOKEN_BLOCK))
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Consecutive dialogues ``first`` to ``end`` (excluded): their token rows and their items
+    nobody marked (slices of ``plain_m``), never a dialogue cut in two."""
+
+    first: int
+    end: int
+    rows: slice
+    plain: slice
+
+    @property
+    def n(self) -> int:
+        return self.end - self.first
+
+
+def _dialogue_blocks(t: _Table) -> Iterator[_Block]:
+    """The table's dialogues in blocks of about :data:`TOKEN_BLOCK` token rows (a longer dialogue is
+    a block of its own): everything per dialogue is summed a block at a time, then folded."""
+    rows = np.bincount(t.tok_d, minlength=t.n_dialogues).cumsum()
+    plain = np.bincount(t.item_d[t.plain_m], minlength=t.n_dialogues).cumsum()
+    first = 0
+    while first < t.n_dialogues:
+        start = int(rows[first - 1]) if first else 0
+        end = min(max(first + 1, int(np.searchsorted(rows, start + TOKEN_BLOCK, side="right"))), t.n_dialogues)
+        yield _Block(first, end, slice(start, int(rows[end - 1])),
+                     slice(int(plain[first - 1]) if first else 0, int(plain[end - 1])))
+        first = end
 
 
 def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, item_group: np.ndarray,
-                     n_groups: int) -> _CellSums:
-    """Per (dialogue, group) confusion matrices of raters a and b, a block of tokens at a time
-    (the whole table's temporaries took 600 MB at a million messages, issue 26), then the items
-    nobody marked, whose tokens both raters labelled add to their group's O-O cell."""
+                     n_groups: int, w: np.ndarray) -> _Folded:
+    """Per (dialogue, group) confusion matrices of raters a and b over dialogues and resamples,
+    a block of dialogues at a time (the whole table's temporaries took 600 MB at a million
+    messages, issue 26): their tokens, then their items nobody marked, whose tokens both raters
+    labelled add to their group's O-O cell."""
     k = t.k
-    sums = _CellSums(t.n_dialogues, n_groups * k * k)
-    for blk in _token_blocks(len(t.tok_d)):
-        _add_pairs(sums, t.tok_d[blk], group[blk], t.lab[a, blk], t.lab[b, blk], k)
-    m = t.plain_m
-    g = item_group[m]
-    ok = (t.cond[a, m] >= 0) & (t.cond[b, m] >= 0) & (g >= 0)
-    sums.add(t.item_d[m[ok]], g[ok].astype(np.int64) * k * k, t.plain_n[ok].astype(float))
-    return sums
+    folded = _Folded(w, n_groups * k * k)
+    for block in _dialogue_blocks(t):
+        sums = _CellSums(block.n, n_groups * k * k)
+        for blk in _token_blocks(block.rows):
+            _add_pairs(sums, t.tok_d[blk] - block.first, group[blk], t.lab[a, blk], t.lab[b, blk], k)
+        m = t.plain_m[block.plain]
+        g = item_group[m]
+        ok = (t.cond[a, m] >= 0) & (t.cond[b, m] >= 0) & (g >= 0)
+        sums.add(t.item_d[m[ok]] - block.first, g[ok].astype(np.int64) * k * k, t.plain_n[block.plain][ok].astype(float))
+        sums.fold_into(folded, block.first)
+    return folded
 
 
 def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
@@ -424,20 +479,21 @@ def _cohen(out: _Emitter, t: _Table, w: np.ndarray) -> None:
         pair_cond[both & (ca != cb)] = 2
         for by, groups, code, item_code in [*_breakdowns(t),
                                             ("condition", PAIR_CONDITIONS, pair_cond[t.tok_msg], pair_cond)]:
-            conf = _pair_confusions(t, a, b, code, item_code, len(groups))
+            conf = _pair_confusions(t, a, b, code, item_code, len(groups), w)
             _token_kappa_block(out, t, w, "cohen_kappa", pair, conf, by, groups,
                                kappa_from_confusion)
 
 
-def _units(t: _Table, cond_code: int | None, breakdowns: list[Breakdown]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The units (tokens at least two raters labelled, in one condition or all) read a block of
-    tokens at a time: the indices of those someone marked (few), and per breakdown, the units
-    every rater called O and their ratings, per (dialogue, group): ``(D, G, 2)`` (the tokens of
-    the items nobody marked counted per item)."""
-    n_d = t.n_dialogues
-    busy_parts = []
+def _units(t: _Table, block: _Block, cond_code: int | None,
+           breakdowns: list[Breakdown]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The units (tokens at least two raters labelled, in one condition or all) of a block of
+    dialogues, read a block of tokens at a time: the indices of those someone marked (few), and
+    per breakdown, the units every rater called O and their ratings, per (dialogue of the block,
+    group): ``(n, G, 2)`` (the tokens of the items nobody marked counted per item)."""
+    n_d = block.n
+    busy_parts = [np.zeros(0, dtype=np.int64)]
     easy = {by: np.zeros((n_d, len(groups), 2)) for by, groups, _code, _item in breakdowns}
-    for blk in _token_blocks(len(t.tok_d)):
+    for blk in _token_blocks(block.rows):
         lab = t.lab[:, blk]
         if cond_code is not None:
             lab = np.where(t.cond[:, t.tok_msg[blk]] == cond_code, lab, -1)
@@ -445,15 +501,16 @@ def _units(t: _Table, cond_code: int | None, breakdowns: list[Breakdown]) -> tup
         unit, marked = present >= 2, (lab > 0).any(axis=0)
         busy_parts.append(np.flatnonzero(unit & marked) + blk.start)
         plain = unit & ~marked
-        d, m_plain = t.tok_d[blk][plain], present[plain]
+        d, m_plain = t.tok_d[blk][plain] - block.first, present[plain]
         for by, groups, code, _item in breakdowns:
             easy[by] += grouped_sums(d, code[blk][plain], n_d, len(groups), [None, m_plain])
-    cond = t.cond[:, t.plain_m]
+    plain_m = t.plain_m[block.plain]
+    cond = t.cond[:, plain_m]
     present = ((cond >= 0) if cond_code is None else (cond == cond_code)).sum(axis=0)
     unit = present >= 2
-    m, n = t.plain_m[unit], t.plain_n[unit]
+    m, n = plain_m[unit], t.plain_n[block.plain][unit]
     for by, groups, _code, item_code in breakdowns:
-        easy[by] += grouped_sums(t.item_d[m], item_code[m], n_d, len(groups), [n, n * present[unit]])
+        easy[by] += grouped_sums(t.item_d[m] - block.first, item_code[m], n_d, len(groups), [n, n * present[unit]])
     return np.concatenate(busy_parts), easy
 
 
@@ -463,55 +520,71 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
     Units where every rater said O (most tokens) agree trivially: P_i = 1 in every scheme, and
     their m_u ratings add to O's total and to the O-O coincidence cell (:func:`_units`). Only the
     units someone marked need per-unit work, done a block of units at a time into per-dialogue
-    sums (the whole set's temporaries grew with the gold, issue 26)."""
-    n_a, k, n_lab = len(t.annotators), t.k, len(t.labels)
-    n_cols = 3 + n_lab + k  # P_i typed, untyped and per label, one per unit, each category's ratings
+    sums (the whole set's temporaries grew with the gold, issue 26), a block of dialogues at a
+    time, folded over dialogues and resamples."""
+    n_cols = 3 + len(t.labels) + t.k  # P_i typed, untyped and per label, one per unit, each category's ratings
     cond_sets = [(None, None)] + [(c, i) for i, c in enumerate(CONDITIONS)]
     for cond_name, cond_code in cond_sets:
         breakdowns = _breakdowns(t)
         if cond_name is not None:
             breakdowns = [("condition", (cond_name,), np.zeros(len(t.tok_d), dtype=np.int8),
                            np.zeros(len(t.item_d), dtype=np.int8))]
-        busy, easy = _units(t, cond_code, breakdowns)
-        if len(busy) == 0 and not any(e[..., 0].any() for e in easy.values()):
+        stats = {by: _Folded(w, len(groups) * n_cols) for by, groups, _code, _item in breakdowns}
+        coinc = {by: _Folded(w, len(groups) * t.k * t.k) for by, groups, _code, _item in breakdowns}
+        any_unit = False
+        for block in _dialogue_blocks(t):
+            any_unit |= _all_rater_block(t, block, cond_code, breakdowns, n_cols, stats, coinc)
+        if not any_unit:
             continue
-        stats = {by: np.zeros((t.n_dialogues, len(groups), n_cols)) for by, groups, _code, _item in breakdowns}
-        coinc = {by: _CellSums(t.n_dialogues, len(groups) * k * k) for by, groups, _code, _item in breakdowns}
-        for start in range(0, len(busy), UNIT_BLOCK):
-            units = busy[start:start + UNIT_BLOCK]
-            sub = t.lab[:, units]
-            if cond_code is not None:
-                sub = np.where(t.cond[:, t.tok_msg[units]] == cond_code, sub, -1).astype(np.int16)
-            m_b = (sub >= 0).sum(axis=0).astype(float)
-            cnt = np.zeros((len(units), k))
-            for r in range(n_a):
-                ok = np.nonzero(sub[r] >= 0)[0]
-                cnt[ok, sub[r][ok]] += 1  # one rater adds at most 1 per unit: no collisions
-            denom = m_b * (m_b - 1)
-            p_typed = ((cnt**2).sum(1) - m_b) / denom
-            pii = cnt[:, 1:].sum(1)
-            p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_b) / denom
-            p_label = (cnt[:, 1:] ** 2 + (m_b[:, None] - cnt[:, 1:]) ** 2 - m_b[:, None]) / denom[:, None]
-            weight = 1.0 / (m_b - 1)
-            d = t.tok_d[units]
-            cols = [p_typed, p_untyped, *p_label.T, None, *cnt.T]
-            for by, groups, code, _item in breakdowns:
-                stats[by] += grouped_sums(d, code[units], t.n_dialogues, len(groups), cols)
-                for a, b in combinations(range(n_a), 2):
-                    _add_pairs(coinc[by], d, code[units], sub[a], sub[b], k, weight)
-                    _add_pairs(coinc[by], d, code[units], sub[b], sub[a], k, weight)
         for by, groups, _code, _item in breakdowns:
             g = len(groups)
-            st, e = stats[by], easy[by]
-            st[..., : 3 + n_lab] += e[..., :1]  # P_i = 1 and one unit each
-            st[..., 3 + n_lab] += e[..., 1]  # all their ratings are O
-            point = st.sum(0)
-            boot = resampled_sums(w, st.reshape(t.n_dialogues, -1)).reshape(-1, g, n_cols)
-            _fleiss_rows(out, t, by, groups, point, boot)
-            every = np.arange(t.n_dialogues * g)
-            coinc[by].add(every // g, (every % g) * k * k, e[..., 1].ravel())  # the O-O cell of each group
+            _fleiss_rows(out, t, by, groups, stats[by].total().reshape(g, n_cols),
+                         stats[by].resampled().reshape(-1, g, n_cols))
             _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc[by], by, groups,
                                alpha_from_coincidence)
+
+
+def _all_rater_block(t: _Table, block: _Block, cond_code: int | None, breakdowns: list[Breakdown], n_cols: int,
+                     stats: dict[str, _Folded], coinc: dict[str, _Folded]) -> bool:
+    """One block of dialogues' Fleiss statistics and coincidences, folded into ``stats`` and
+    ``coinc``; whether it has any unit."""
+    n_a, k, n_lab = len(t.annotators), t.k, len(t.labels)
+    busy, easy = _units(t, block, cond_code, breakdowns)
+    st = {by: np.zeros((block.n, len(groups), n_cols)) for by, groups, _code, _item in breakdowns}
+    co = {by: _CellSums(block.n, len(groups) * k * k) for by, groups, _code, _item in breakdowns}
+    for start in range(0, len(busy), UNIT_BLOCK):
+        units = busy[start:start + UNIT_BLOCK]
+        sub = t.lab[:, units]
+        if cond_code is not None:
+            sub = np.where(t.cond[:, t.tok_msg[units]] == cond_code, sub, -1).astype(np.int16)
+        m_b = (sub >= 0).sum(axis=0).astype(float)
+        cnt = np.zeros((len(units), k))
+        for r in range(n_a):
+            ok = np.nonzero(sub[r] >= 0)[0]
+            cnt[ok, sub[r][ok]] += 1  # one rater adds at most 1 per unit: no collisions
+        denom = m_b * (m_b - 1)
+        p_typed = ((cnt**2).sum(1) - m_b) / denom
+        pii = cnt[:, 1:].sum(1)
+        p_untyped = (pii**2 + cnt[:, 0] ** 2 - m_b) / denom
+        p_label = (cnt[:, 1:] ** 2 + (m_b[:, None] - cnt[:, 1:]) ** 2 - m_b[:, None]) / denom[:, None]
+        weight = 1.0 / (m_b - 1)
+        d = t.tok_d[units] - block.first
+        cols = [p_typed, p_untyped, *p_label.T, None, *cnt.T]
+        for by, groups, code, _item in breakdowns:
+            st[by] += grouped_sums(d, code[units], block.n, len(groups), cols)
+            for a, b in combinations(range(n_a), 2):
+                _add_pairs(co[by], d, code[units], sub[a], sub[b], k, weight)
+                _add_pairs(co[by], d, code[units], sub[b], sub[a], k, weight)
+    for by, groups, _code, _item in breakdowns:
+        g = len(groups)
+        e = easy[by]
+        st[by][..., : 3 + n_lab] += e[..., :1]  # P_i = 1 and one unit each
+        st[by][..., 3 + n_lab] += e[..., 1]  # all their ratings are O
+        stats[by].fold(block.first, st[by].reshape(block.n, -1))
+        every = np.arange(block.n * g)
+        co[by].add(every // g, (every % g) * k * k, e[..., 1].ravel())  # the O-O cell of each group
+        co[by].fold_into(coinc[by], block.first)
+    return len(busy) > 0 or any(e[..., 0].any() for e in easy.values())
 
 
 def _fleiss_rows(out: _Emitter, t: _Table, by: str, groups, point, boot) -> None:

@@ -386,3 +386,11 @@ def test_only_items_someone_marked_get_token_rows_and_the_figures_stay():
     assert per_item.n_tokens == per_token.n_tokens == full.n_tokens
     assert [f.to_dict() for f in per_item.figures] == [f.to_dict() for f in per_token.figures]
     assert {f.metric for f in per_item.figures} >= {"cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "span_f1"}
+
+
+def test_items_of_a_dialogue_that_do_not_come_together_are_refused():
+    """The report sums each dialogue's counts a block of dialogues at a time: a dialogue that comes
+    back after another began would be split between blocks, so it is refused, not miscounted."""
+    its = make_items(n_dialogues=3, per=2)
+    with pytest.raises(ValueError, match="do not come together"):
+        agreement_report([*its[:2], *its[2:4], its[0]], labels=LABELS, n_boot=0)

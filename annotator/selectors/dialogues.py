@@ -113,11 +113,12 @@ def _add_notes(details: dict[int, dict], names: dict[int, str]) -> None:
                                       "uncertain": uncertain})
 
 
-def _source_spans(source: Source, message_ids: list[int]) -> dict[int, list[Span]]:
+def _source_spans(source: Source, dialogue_ids: list[int]) -> dict[int, list[Span]]:
+    """The source's spans of these dialogues' messages, by message id."""
     if source == "gold":
-        rows = GoldSpan.objects.filter(message_id__in=message_ids)
+        rows = GoldSpan.objects.filter(message__dialogue_id__in=dialogue_ids)
     else:
-        rows = Prediction.objects.filter(run=source, message_id__in=message_ids)
+        rows = Prediction.objects.filter(run=source, message__dialogue_id__in=dialogue_ids)
     spans: dict[int, list[Span]] = {}
     for mid, s, e, lab in rows.values_list("message_id", "start", "end", "label"):
         spans.setdefault(mid, []).append(Span(s, e, lab))
@@ -151,12 +152,15 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
     for batch in _dialogue_pks(project, dialogue_ids):
         pairs = dialogues_from_db(batch)
         msg_ids = [pk for _, pks in pairs for pk in pks]
-        decided = set(AdjudicationDecision.objects.filter(message_id__in=msg_ids).values_list("message_id", flat=True))
+        # by the batch's dialogues, not its thousands of message ids: building those IN lists was
+        # a third of a release's first pass at a million messages (issue 26)
+        decided = set(AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)
+                      .values_list("message_id", flat=True))
         details = None
         if gold_details:
             spans, details = _gold_details(msg_ids, names)
         else:
-            spans = _source_spans(source, msg_ids)
+            spans = _source_spans(source, batch)
         present = set(Dialogue.objects.filter(pk__in=batch).values_list("pk", flat=True))
         for dialogue_pk, (dialogue, pks) in zip([pk for pk in batch if pk in present], pairs, strict=True):
             stats.dialogues += 1

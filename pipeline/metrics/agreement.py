@@ -207,97 +207,117 @@ def _seg_code(segment: str | None) -> int:
     return SEGMENTS.index(segment) if segment in (MATH, NON_MATH) else 2
 
 
+class _Records:
+    """What the table keeps of each item as it is read (:meth:`add`), in flat typed arrays, not
+    lists of tuples (2 million (annotator, item, condition) tuples alone took 200 MB). Annotators
+    and labels get codes as they appear (``fixed``: the taxonomy's codes, other labels ignored)."""
+
+    def __init__(self, labels: Sequence[str] | None):
+        self.fixed = None if labels is None else {lab: i + 1 for i, lab in enumerate(labels)}
+        self.seen_labels: dict[str, int] = dict(self.fixed or {})
+        self.a_seen: dict[str, int] = {}
+        self.d_index: dict[str, int] = {}
+        self.item_d, self.counts = array("q"), array("q")
+        self.item_role, self.item_seg = array("b"), array("b")
+        self.cond_a, self.cond_m, self.cond_c = array("q"), array("q"), array("b")  # annotator, item, 0 blind / 1 aware
+        self.marks = array("q")  # 4 per span: annotator code, first token, end token, label code
+        self.plain_m, self.plain_n = array("q"), array("q")
+        self.pair_rows: dict[tuple[str, str], array] = {}  # 8 per row, see _item_span_rows
+        self.n_tokens = 0
+
+    def add(self, m: int, it: AnnotatedItem) -> None:
+        code = self.d_index.setdefault(it.dialogue_id, len(self.d_index))
+        if code != len(self.d_index) - 1:
+            raise ValueError(f"the items of dialogue {it.dialogue_id!r} do not come together: the report sums "
+                             "each dialogue's counts once its items are read (give the items in dialogue order)")
+        self.item_d.append(code)
+        self.item_role.append(_role_code(it.role))
+        self.item_seg.append(_seg_code(it.segment))
+        for a, al in it.annotations.items():
+            self.cond_a.append(self.a_seen.setdefault(a, len(self.a_seen)))
+            self.cond_m.append(m)
+            self.cond_c.append(1 if al.condition == AWARE else 0)
+        n = 0
+        if any(al.spans for al in it.annotations.values()):
+            n = self._add_marks(m, it)
+        else:
+            self.plain_m.append(m)
+            self.plain_n.append(count_tokens(it.text))
+        self.counts.append(n)
+        self.n_tokens += n
+
+    def _add_marks(self, m: int, it: AnnotatedItem) -> int:
+        """A marked item's spans as token ranges, and its span matches; returns its tokens."""
+        toks = tokenize(it.text)
+        starts, ends = [t.start for t in toks], [t.end for t in toks]
+        for a, al in it.annotations.items():
+            for sp in al.spans:
+                if self.fixed is None:
+                    self.seen_labels.setdefault(sp.label, len(self.seen_labels) + 1)
+                code = self.seen_labels.get(sp.label)
+                if code is not None:
+                    i0, i1 = bisect_right(ends, sp.start), bisect_left(starts, sp.end)
+                    self.marks.extend((self.a_seen[a], self.n_tokens + i0, self.n_tokens + i1, code))
+        _item_span_rows(m, it, self.seen_labels, self.fixed is not None, self.pair_rows)
+        return len(toks)
+
+
 def _build_table(
     items: Iterable[AnnotatedItem], labels: Sequence[str] | None
 ) -> tuple[_Table, dict[tuple[str, str], np.ndarray]]:
     """The token table and the span matches of ``items``, read in one pass: an item is dropped
-    as soon as its tokens and spans are recorded, so a million messages are never held at once
-    (they outweigh the table many times). Only the items someone marked get token rows: every
-    token of the others is O for each annotator who labelled the item, so their tokens are
-    counted per item (``plain_m``, ``plain_n``), and the table grows with what people marked,
-    not with the gold (issue 26: 7.3 million token rows at a million messages). What is recorded goes into flat typed arrays, not lists
-    of tuples (2 million (annotator, item, condition) tuples alone took 200 MB), and the table
-    keeps its codes in the smallest integers that hold them. Annotators and labels get codes as
-    they appear and are put in sorted order at the end."""
-    fixed = None if labels is None else {lab: i + 1 for i, lab in enumerate(labels)}
-    seen_labels: dict[str, int] = dict(fixed or {})
-    a_seen: dict[str, int] = {}
-    d_index: dict[str, int] = {}
-    item_d, counts = array("q"), array("q")
-    item_role, item_seg = array("b"), array("b")
-    cond_a, cond_m, cond_c = array("q"), array("q"), array("b")  # annotator code, item, 0 blind / 1 aware
-    marks = array("q")  # 4 per span: annotator code, first token, end token, label code
-    plain_m, plain_n = array("q"), array("q")
-    pair_rows: dict[tuple[str, str], array] = {}  # 8 per row, see _item_span_rows
-    n_tokens = 0
+    as soon as its tokens and spans are recorded (:class:`_Records`), so a million messages are
+    never held at once (they outweigh the table many times). Only the items someone marked get
+    token rows: every token of the others is O for each annotator who labelled the item, so
+    their tokens are counted per item (``plain_m``, ``plain_n``), and the table grows with what
+    people marked, not with the gold (issue 26: 7.3 million token rows at a million messages).
+    The table keeps its codes in the smallest integers that hold them, annotators and labels in
+    sorted order."""
+    rec = _Records(labels)
     for m, it in enumerate(items):
-        code = d_index.setdefault(it.dialogue_id, len(d_index))
-        if code != len(d_index) - 1:
-            raise ValueError(f"the items of dialogue {it.dialogue_id!r} do not come together: the report sums "
-                             "each dialogue's counts once its items are read (give the items in dialogue order)")
-        item_d.append(code)
-        item_role.append(_role_code(it.role))
-        item_seg.append(_seg_code(it.segment))
-        for a, al in it.annotations.items():
-            cond_a.append(a_seen.setdefault(a, len(a_seen)))
-            cond_m.append(m)
-            cond_c.append(1 if al.condition == AWARE else 0)
-        if any(al.spans for al in it.annotations.values()):
-            toks = tokenize(it.text)
-            starts, ends = [t.start for t in toks], [t.end for t in toks]
-            for a, al in it.annotations.items():
-                for sp in al.spans:
-                    if fixed is None:
-                        seen_labels.setdefault(sp.label, len(seen_labels) + 1)
-                    code = seen_labels.get(sp.label)
-                    if code is None:
-                        continue
-                    i0, i1 = bisect_right(ends, sp.start), bisect_left(starts, sp.end)
-                    marks.extend((a_seen[a], n_tokens + i0, n_tokens + i1, code))
-            _item_span_rows(m, it, seen_labels, fixed is not None, pair_rows)
-            n = len(toks)
-        else:
-            plain_m.append(m)
-            plain_n.append(count_tokens(it.text))
-            n = 0
-        counts.append(n)
-        n_tokens += n
-    annotators = tuple(sorted(a_seen))
-    labels = tuple(labels) if labels is not None else tuple(sorted(seen_labels))
+        rec.add(m, it)
+    annotators = tuple(sorted(rec.a_seen))
+    labels = tuple(labels) if labels is not None else tuple(sorted(rec.seen_labels))
     # codes as they appeared -> codes in sorted order
-    a_code = np.empty(len(a_seen), dtype=np.int64)
-    for a, i in a_seen.items():
+    a_code = np.empty(len(rec.a_seen), dtype=np.int64)
+    for a, i in rec.a_seen.items():
         a_code[i] = annotators.index(a)
-    l_code = np.zeros(len(seen_labels) + 1, dtype=np.int16)
-    for lab, i in seen_labels.items():
+    l_code = np.zeros(len(rec.seen_labels) + 1, dtype=np.int16)
+    for lab, i in rec.seen_labels.items():
         l_code[i] = labels.index(lab) + 1
-    n_items = len(counts)
+    n_items = len(rec.counts)
     cond = np.full((len(annotators), n_items), -1, dtype=np.int8)
-    if cond_a:
-        cond[a_code[np.frombuffer(cond_a, dtype=np.int64)], np.frombuffer(cond_m, dtype=np.int64)] = \
-            np.frombuffer(cond_c, dtype=np.int8)
-    del cond_a, cond_m, cond_c
-    item_d_a = np.frombuffer(item_d, dtype=np.int64).astype(np.int32)
-    item_role_a, item_seg_a = (np.frombuffer(v, dtype=np.int8).copy() for v in (item_role, item_seg))
-    tok_msg = np.repeat(np.arange(n_items, dtype=np.int32), np.frombuffer(counts, dtype=np.int64))
+    if rec.cond_a:
+        cond[a_code[np.frombuffer(rec.cond_a, dtype=np.int64)], np.frombuffer(rec.cond_m, dtype=np.int64)] = \
+            np.frombuffer(rec.cond_c, dtype=np.int8)
+    del rec.cond_a, rec.cond_m, rec.cond_c
+    item_d = np.frombuffer(rec.item_d, dtype=np.int64).astype(np.int32)
+    item_role, item_seg = (np.frombuffer(v, dtype=np.int8).copy() for v in (rec.item_role, rec.item_seg))
+    tok_msg = np.repeat(np.arange(n_items, dtype=np.int32), np.frombuffer(rec.counts, dtype=np.int64))
     lab = (cond[:, tok_msg] >= 0).astype(np.int16)  # no int64 table on the way (A x T: 300 MB at 1M messages)
     lab -= 1  # 0 (outside) where the annotator labelled the item, -1 where not
-    spans = np.frombuffer(marks, dtype=np.int64).reshape(-1, 4)
+    spans = np.frombuffer(rec.marks, dtype=np.int64).reshape(-1, 4)
     for block in range(0, len(spans), CHUNK_SPANS):  # in reading order: a later span of one annotator wins
         for a, i0, i1, code in spans[block:block + CHUNK_SPANS].tolist():
             lab[a_code[a], i0:i1] = l_code[code]
     table = _Table(
-        annotators=annotators, labels=labels, dialogues=list(d_index), tok_d=item_d_a[tok_msg],
-        tok_msg=tok_msg, tok_role=item_role_a[tok_msg], tok_seg=item_seg_a[tok_msg], lab=lab, cond=cond,
-        item_d=item_d_a, item_role=item_role_a, item_seg=item_seg_a,
-        plain_m=np.frombuffer(plain_m, dtype=np.int64).copy(), plain_n=np.frombuffer(plain_n, dtype=np.int64).copy(),
+        annotators=annotators, labels=labels, dialogues=list(rec.d_index), tok_d=item_d[tok_msg],
+        tok_msg=tok_msg, tok_role=item_role[tok_msg], tok_seg=item_seg[tok_msg], lab=lab, cond=cond,
+        item_d=item_d, item_role=item_role, item_seg=item_seg,
+        plain_m=np.frombuffer(rec.plain_m, dtype=np.int64).copy(),
+        plain_n=np.frombuffer(rec.plain_n, dtype=np.int64).copy(),
     )
+    return table, _span_matches(rec.pair_rows, l_code)
+
+
+def _span_matches(pair_rows: dict[tuple[str, str], array], l_code: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """Each pair's rows of span agreement, their label codes as indices in the sorted labels."""
     matches = {}
     for pair, rows in sorted(pair_rows.items()):
         r = np.frombuffer(rows, dtype=np.int64).reshape(-1, 8).copy()
         r[:, 1] = l_code[r[:, 1]] - 1  # label code as it appeared -> index in ``labels``
         matches[pair] = r
-    return table, matches
+    return matches
 
 
 # --------------------------------------------------------------------------- the report

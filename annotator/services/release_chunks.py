@@ -15,7 +15,7 @@ detection is:
    :class:`~annotator.models.ReleaseChunk` per file and queues one task for each;
 2. each chunk's task (:func:`chunk_audit`), on any worker, de-identifies its dialogues with the
    engine as it stood before them, writes its part of the release and of the mapping table with
-   its leak and utility counts (``parts/NNNNN/``), audits them, and stores what the audit settled
+   its leak and utility counts (``parts/NNNNN-<attempt>/``), audits them, and stores what the audit settled
    on its row (counts, capture tallies, its pending candidates in order);
 3. the task that finishes the last chunk, under the release's row lock, joins the parts in order,
    merges their reports and the chunks' audits

@@ -9,15 +9,18 @@
   number of at most four digits ("14", "3") replaced by another — the shape of a maths answer,
   which :mod:`pipeline.surrogates.numbers` keeps unless a person confirms it is PII.
 
-Counts are accumulated one dialogue at a time; memory grows with the number of distinct n-grams,
-not with the number of messages.
+Counts are accumulated one dialogue at a time; the n-grams past a few hundred thousand distinct
+ones wait on disk (:class:`NgramCounts`), so memory grows with neither the messages nor the n-grams.
 """
 
 from __future__ import annotations
 
 import math
+import tempfile
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipeline.maths import math_expression_spans
@@ -29,50 +32,144 @@ NGRAM_ORDERS = (1, 2, 3)
 EXAMPLES = 20  # listed in the report; the counts are complete
 
 
+SPILL_AT = 300_000  # distinct n-grams a side holds in memory (about 35 MB); beyond, they go to disk
+BUCKETS = 64  # spill files per side: a bucket's distinct n-grams are what counting needs at once
+
+
+class NgramCounts:
+    """1- to 3-gram counts whose memory does not grow with the corpus.
+
+    A million messages of real tutoring text hold millions of distinct 3-grams: counted in one
+    dictionary, before and after, they would be a gigabyte (issue 26). So past ``spill_at``
+    distinct n-grams the counts go to ``BUCKETS`` files on disk, each n-gram always to the same
+    one, and the figures are read back a
+    bucket at a time. The entropy needs only how many n-grams occur how often, so it is the same
+    to the last bit however the counts came: in one pass, merged from parts, or spilled.
+    """
+
+    def __init__(self, spill_at: int = SPILL_AT) -> None:
+        self.spill_at = spill_at
+        self.counts: dict[int, Counter] = {n: Counter() for n in NGRAM_ORDERS}
+        self._spill: tempfile.TemporaryDirectory | None = None
+
+    def update(self, n: int, grams: Iterable[str] | Mapping[str, int]) -> None:
+        self.counts[n].update(grams)
+
+    def held(self) -> int:
+        return sum(len(c) for c in self.counts.values())
+
+    def spill_if_full(self) -> None:
+        if self.held() > self.spill_at:
+            self._to_disk()
+
+    @property
+    def spilled(self) -> bool:
+        return self._spill is not None
+
+    def _bucket_path(self, n: int, bucket: int) -> Path:
+        assert self._spill is not None
+        return Path(self._spill.name) / f"{n}-{bucket:02d}.tsv"
+
+    def _to_disk(self) -> None:
+        """Append the counts in memory to their buckets' files (``count TAB n-gram``: a word holds
+        no whitespace) and forget them."""
+        if self._spill is None:
+            self._spill = tempfile.TemporaryDirectory(prefix="blindspot-ngrams-")
+        for n, counts in self.counts.items():
+            lines: list[list[str]] = [[] for _ in range(BUCKETS)]
+            for gram, count in counts.items():
+                lines[hash(gram) % BUCKETS].append(f"{count}\t{gram}\n")
+            counts.clear()
+            for bucket, rows in enumerate(lines):
+                if rows:
+                    with open(self._bucket_path(n, bucket), "a", encoding="utf-8", newline="\n") as fh:
+                        fh.writelines(rows)
+
+    def _bucket(self, n: int, bucket: int) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        path = self._bucket_path(n, bucket)
+        if path.exists():
+            get = counts.get
+            with open(path, encoding="utf-8", newline="\n") as fh:
+                for line in fh.read().split("\n")[:-1]:
+                    count, gram = line.split("\t", 1)
+                    counts[gram] = get(gram, 0) + int(count)
+        return counts
+
+    def _pieces(self) -> Iterator[dict[int, Mapping[str, int]]]:
+        """The counts in pieces that share no n-gram: all of them when nothing was spilled, else
+        one bucket at a time (the counts in memory spilled first)."""
+        if self._spill is None:
+            yield self.counts
+            return
+        self._to_disk()
+        for bucket in range(BUCKETS):
+            yield {n: self._bucket(n, bucket) for n in NGRAM_ORDERS}
+
+    def figures(self) -> dict[int, tuple[int, int, float]]:
+        """Per order: distinct n-grams, their total count, and ``sum(c * log2(c))`` over them —
+        from how many n-grams occur how often (a small table, the same however the counts came)."""
+        occurs: dict[int, Counter] = {n: Counter() for n in NGRAM_ORDERS}
+        for piece in self._pieces():
+            for n, counts in piece.items():
+                occurs[n].update(counts.values())
+        return {n: (sum(occurs[n].values()), sum(c * k for c, k in occurs[n].items()),
+                    math.fsum(k * c * math.log2(c) for c, k in sorted(occurs[n].items())))
+                for n in NGRAM_ORDERS}
+
+    def state(self) -> dict[str, dict[str, int]]:
+        """Every count as plain JSON (a part's: a few hundred dialogues' n-grams)."""
+        out: dict[str, dict[str, int]] = {str(n): {} for n in NGRAM_ORDERS}
+        for piece in self._pieces():
+            for n, counts in piece.items():
+                out[str(n)].update(counts)
+        return out
+
+
+def _entropy(total: int, sum_c_log_c: float) -> float:
+    """Shannon entropy in bits of counts summing to ``total``: ``log2(T) - sum(c log2 c) / T``."""
+    return math.log2(total) - sum_c_log_c / total if total else 0.0
+
+
 @dataclass
 class TextStats:
     turns: int = 0
     words: int = 0
-    ngrams: dict[int, Counter] = field(default_factory=lambda: {n: Counter() for n in NGRAM_ORDERS})
+    ngrams: NgramCounts = field(default_factory=NgramCounts)
 
     def add(self, text: str, tokens: list[Token] | None = None) -> None:
         tokens = tokenize(text) if tokens is None else tokens
         words = [t.text.lower() for t in tokens if t.text[0].isalnum() or t.text[0] == "_"]
         self.turns += 1
         self.words += len(words)
-        self.ngrams[1].update(words)
+        self.ngrams.update(1, words)
         if len(words) > 1:  # joined by a space, which no word holds: a third of a tuple's memory
-            self.ngrams[2].update(map(" ".join, zip(words, words[1:], strict=False)))
+            self.ngrams.update(2, map(" ".join, zip(words, words[1:], strict=False)))
         if len(words) > 2:
-            self.ngrams[3].update(map(" ".join, zip(words, words[1:], words[2:], strict=False)))
+            self.ngrams.update(3, map(" ".join, zip(words, words[1:], words[2:], strict=False)))
+        self.ngrams.spill_if_full()
 
     def state(self) -> dict[str, Any]:
-        """The counts as plain JSON (each order's n-grams in first-seen order), for :meth:`merge`."""
-        return {"turns": self.turns, "words": self.words,
-                "ngrams": {str(n): counts for n, counts in self.ngrams.items()}}
+        """The counts as plain JSON, for :meth:`merge`."""
+        return {"turns": self.turns, "words": self.words, "ngrams": self.ngrams.state()}
 
     def merge(self, state: dict[str, Any]) -> None:
-        """Add the counts of later text: merged in order, the same counts in the same order (so the
-        same entropies, to the last bit) as one pass over all of it."""
+        """Add the counts of later text: merged, the same counts (so the same figures, to the last
+        bit) as one pass over all of it."""
         self.turns += state["turns"]
         self.words += state["words"]
         for n, counts in state["ngrams"].items():
-            self.ngrams[int(n)].update(counts)
-
-    @staticmethod
-    def _entropy(counts: Counter) -> float:
-        total = sum(counts.values())
-        if not total:
-            return 0.0
-        return -sum((c / total) * math.log2(c / total) for c in counts.values())
+            self.ngrams.update(int(n), counts)
+        self.ngrams.spill_if_full()
 
     def to_dict(self) -> dict[str, Any]:
+        figures = self.ngrams.figures()
         return {
             "turns": self.turns,
             "words": self.words,
             "words_per_turn": round(self.words / self.turns, 3) if self.turns else 0.0,
-            "vocabulary": len(self.ngrams[1]),
-            **{f"entropy_{n}gram": round(self._entropy(self.ngrams[n]), 4) for n in NGRAM_ORDERS},
+            "vocabulary": figures[1][0],
+            **{f"entropy_{n}gram": round(_entropy(figures[n][1], figures[n][2]), 4) for n in NGRAM_ORDERS},
         }
 
 

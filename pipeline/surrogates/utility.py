@@ -51,9 +51,11 @@ class NgramCounts:
         self.spill_at = spill_at
         self.counts: dict[int, Counter] = {n: Counter() for n in NGRAM_ORDERS}
         self._spill: tempfile.TemporaryDirectory | None = None
+        self._figures: dict[int, tuple[int, int, float]] | None = None  # until more is counted
 
     def update(self, n: int, grams: Iterable[str] | Mapping[str, int]) -> None:
         self.counts[n].update(grams)
+        self._figures = None
 
     def held(self) -> int:
         return sum(len(c) for c in self.counts.values())
@@ -108,14 +110,18 @@ class NgramCounts:
 
     def figures(self) -> dict[int, tuple[int, int, float]]:
         """Per order: distinct n-grams, their total count, and ``sum(c * log2(c))`` over them —
-        from how many n-grams occur how often (a small table, the same however the counts came)."""
+        from how many n-grams occur how often (a small table, the same however the counts came).
+        Kept until more is counted: a release's reports ask twice, and spilled counts take seconds."""
+        if self._figures is not None:
+            return self._figures
         occurs: dict[int, Counter] = {n: Counter() for n in NGRAM_ORDERS}
         for piece in self._pieces():
             for n, counts in piece.items():
                 occurs[n].update(counts.values())
-        return {n: (sum(occurs[n].values()), sum(c * k for c, k in occurs[n].items()),
-                    math.fsum(k * c * math.log2(c) for c, k in sorted(occurs[n].items())))
-                for n in NGRAM_ORDERS}
+        self._figures = {n: (sum(occurs[n].values()), sum(c * k for c, k in occurs[n].items()),
+                             math.fsum(k * c * math.log2(c) for c, k in sorted(occurs[n].items())))
+                         for n in NGRAM_ORDERS}
+        return self._figures
 
     def state(self) -> dict[str, dict[str, int]]:
         """Every count as plain JSON (a part's: a few hundred dialogues' n-grams)."""

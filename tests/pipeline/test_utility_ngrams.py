@@ -100,3 +100,13 @@ def test_the_spill_folder_goes_with_the_counts():
 def test_no_text_counts_nothing():
     figures = TextStats().to_dict()
     assert figures["vocabulary"] == 0 and figures["entropy_3gram"] == 0.0 and figures["words_per_turn"] == 0.0
+
+
+def test_figures_asked_again_after_more_text_count_it():
+    texts = _texts(900, seed=5)
+    stats = _stats(texts[:450], spill_at=100)
+    first = stats.to_dict()
+    assert stats.to_dict() == first  # asked twice: the same
+    for text in texts[450:]:
+        stats.add(text)
+    assert stats.to_dict() == _stats(texts, spill_at=10**9).to_dict() != first

@@ -210,8 +210,14 @@ def plan_and_gold(project, run, boss, args) -> None:
 
 def reports_and_releases(project, run, boss, args) -> None:
     """Each job asked for and waited on alone, so its time is its own; without gold, the run's release only."""
+    from annotator.models import Project
     from annotator.services.releases import release_start
     from annotator.services.reports import agreement_request, circularity_request
+
+    full = args.second_opinion == "project"  # the bench's project has the defaults; --reuse may find them changed
+    Project.objects.filter(pk=project.pk).update(second_opinion_presidio=full, second_opinion_tagger=full)
+    if not full:
+        print("second opinion      the rules' structured identifiers alone (Presidio and the tagger switched off)")
 
     # the gold covers the messages the plan chose: releases of every dialogue, gold where there is some
     jobs = [] if args.skip_releases else [
@@ -292,6 +298,10 @@ def main() -> None:
                         help="with --reuse: the release from gold and the run's release alone (their workers' RSS)")
     parser.add_argument("--release-sources", default="gold,run",
                         help="which releases, comma-separated: gold, run (each is 45-55 CPU-minutes at 1M here)")
+    parser.add_argument("--second-opinion", choices=("project", "rules"), default="project",
+                        help="the releases' second opinion: the project's (the rules, Presidio tuned, the tagger when "
+                             "there is one active) or the rules' structured identifiers alone (the project's Presidio "
+                             "and tagger switched off): what Presidio's spaCy costs a release")
     parser.add_argument("--gold-dialogues", type=int, default=0,
                         help="simulate gold for this many dialogues instead of 10 %% of them")
     parser.add_argument("--corpus", help="import this corpus file (import format) instead of --messages generated ones")

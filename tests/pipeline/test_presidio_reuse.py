@@ -67,7 +67,9 @@ def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("text", ["no digits at all, just words", "Call (617) 555-0123 today",
-                                  "call ６１７-５５５-０１２３", "+44 20 7946 0958", "twelve", "", "x" * 300])
+                                  "call ６１７-５５５-０１２３", "+44 20 7946 0958", "twelve", "", "x" * 300,
+                                  "ring 030 1234", "+49 30 1234", "9351 / 7 = 1335.857", "3/4 of 12",
+                                  "mein Büro: 0 30 12 34", "+683 4002", "x1y2z3w4"])
 def test_the_phone_recognizer_finds_what_it_found_before(text: str) -> None:
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
@@ -76,6 +78,33 @@ def test_the_phone_recognizer_finds_what_it_found_before(text: str) -> None:
     plain = PhoneRecognizer()
     assert [(r.start, r.end, r.score) for r in gated.analyze(text=text, entities=["PHONE_NUMBER"])] == \
         [(r.start, r.end, r.score) for r in plain.analyze(text=text, entities=["PHONE_NUMBER"])]
+
+
+def test_no_phone_number_has_fewer_digits_than_the_gate_lets_through() -> None:
+    """The gate skips texts with fewer than ``phone_min_digits`` digits: Presidio's own recognizer
+    finds nothing in any of them, however the digits are written (country codes, brackets,
+    extensions, Unicode digits)."""
+    import random
+
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    from pipeline.detectors.presidio.engine import phone_min_digits
+
+    plain = PhoneRecognizer()
+    fewest = phone_min_digits(plain)
+    assert fewest > 1  # the gate skips something
+    rng = random.Random(26)
+    digits = "0123456789٠١٢٣٤٥٦٧٨٩０１２３４５６７８９"
+    found = []
+    for _ in range(3000):
+        parts = [rng.choice(["+", "(", ")", " ", "-", ".", "/", "ext. ", "x", "tel: ", "call ", "#", "*"])
+                 for _ in range(rng.randint(0, 5))]
+        parts += [rng.choice(digits) for _ in range(rng.randint(1, fewest - 1))]
+        rng.shuffle(parts)
+        text = "".join(parts)
+        if plain.analyze(text=text, entities=["PHONE_NUMBER"]):
+            found.append(text)
+    assert found == []
 
 
 def test_presidio_as_shipped_keeps_its_own_phone_recognizer_and_parser() -> None:

@@ -18,7 +18,6 @@ from pipeline.detectors.base import DetectorError
 _ENGINES: dict[str, Any] = {}
 _ENGINES_LOCK = threading.Lock()
 PRESIDIO_LOGGER = "presidio-analyzer"  # the one logger presidio-analyzer writes to
-_DIGIT = re.compile(r"\d")  # what phonenumbers' matcher pattern needs (Unicode digits, as here)
 
 
 def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> Any:
@@ -45,18 +44,44 @@ def load_engine(model: str, drop_recognizers: tuple[str, ...], fast: bool) -> An
 
 def _phone_needs_digits(engine: Any) -> None:
     """Presidio's phone recognizer runs a phone-number matcher per region (eight) on every text,
-    a third of its recognizers' time, though the matcher's pattern needs a digit: texts without
-    one (most of a dialogue's) skip it, with the same results."""
+    a third of its recognizers' time, though a number it can report holds a few digits at least
+    (:func:`phone_min_digits`): texts with fewer (most of a dialogue's, and "3/4", "x = 12" in
+    a maths one) skip it, with the same results."""
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
     for recognizer in engine.registry.recognizers:
         if isinstance(recognizer, PhoneRecognizer):
             analyze = recognizer.analyze
+            enough = re.compile(rf"(?:\D*\d){{{phone_min_digits(recognizer)}}}")  # \d: Unicode digits, as the matcher's
 
-            def gated(text: str, entities: Any, nlp_artifacts: Any = None, _analyze: Any = analyze) -> list[Any]:
-                return _analyze(text, entities, nlp_artifacts) if _DIGIT.search(text) else []
+            def gated(text: str, entities: Any, nlp_artifacts: Any = None, _analyze: Any = analyze,
+                      _enough: re.Pattern[str] = enough) -> list[Any]:
+                return _analyze(text, entities, nlp_artifacts) if _enough.match(text) else []
 
             recognizer.analyze = gated
+
+
+def phone_min_digits(recognizer: Any) -> int:
+    """The fewest digits of a number ``recognizer`` (Presidio's ``PhoneRecognizer``) can report,
+    read off phonenumbers' metadata: a valid number is as long as its region allows at the least,
+    written nationally in one of the recognizer's regions or with any country's code. The
+    matcher's pattern takes digits only (no vanity letters). Below ``VALID`` leniency a number
+    need only be possible, down to a single digit."""
+    import phonenumbers
+    from phonenumbers import PhoneMetadata
+
+    if recognizer.leniency < phonenumbers.Leniency.VALID:
+        return 1
+
+    def shortest(metadata: Any) -> int:  # a region it does not know: any length
+        lengths = metadata.general_desc.possible_length if metadata is not None else ()
+        return min((n for n in lengths if n > 0), default=1)
+
+    national = [shortest(PhoneMetadata.metadata_for_region(r.upper(), None)) for r in recognizer.supported_regions]
+    every = [*(PhoneMetadata.metadata_for_region(r, None) for r in phonenumbers.SUPPORTED_REGIONS),
+             *(PhoneMetadata.metadata_for_nongeo_region(c, None) for c in phonenumbers.COUNTRY_CODES_FOR_NON_GEO_REGIONS)]
+    international = [len(str(md.country_code)) + shortest(md) for md in every if md is not None]
+    return min(national + international, default=1)
 
 
 def spacy_nlp_engine(model: str) -> Any:

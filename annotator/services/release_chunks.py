@@ -69,6 +69,7 @@ from pipeline.surrogates.audit import (
     ReleaseAudit,
     SecondOpinion,
     default_second_opinion,
+    in_batches,
     read_audit_inputs,
 )
 from pipeline.surrogates.candidates import Candidate
@@ -194,8 +195,8 @@ def _audited(chunk: ReleaseChunk, plan: dict[str, Any], part: Part,
         storage.publish_tree(store, folder, part_key)
         return audit, pending
     pending: list[Candidate] = []
-    for result in read_audit_inputs(lines):
-        pending.extend(audit.check(result))
+    for batch in in_batches(read_audit_inputs(lines)):
+        pending.extend(audit.check_many(batch))
     return audit, pending
 
 

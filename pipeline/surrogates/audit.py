@@ -71,6 +71,16 @@ class SecondOpinion:
     def check(self, result: DeidResult) -> tuple[list[Candidate], list[list[Span]]]:
         """Candidates in ``result``'s original text, and each message's hits in original offsets
         (surrogate hits included, as the replacement's original range) for capture–recapture."""
+        return self.check_many([result])[0]
+
+    def check_many(self, results: Sequence[DeidResult]) -> list[tuple[list[Candidate], list[list[Span]]]]:
+        """:meth:`check` of consecutive released dialogues, each detector run over them together
+        (``detect_many``: Presidio's spaCy takes the messages of several dialogues in one batch)."""
+        found = [list(det.detect_many(r.release for r in results)) for det in self.detectors]
+        return [self._checked(result, [per_det[i] for per_det in found]) for i, result in enumerate(results)]
+
+    def _checked(self, result: DeidResult, found: list[list[Detection]]) -> tuple[list[Candidate], list[list[Span]]]:
+        """``found``: each detector's detections on ``result``'s released dialogue."""
         by_msg: dict[int, list[Replacement]] = {}
         for r in sorted(result.replacements, key=lambda r: r.new_start):
             by_msg.setdefault(r.index, []).append(r)
@@ -78,9 +88,8 @@ class SecondOpinion:
         released = {m.index: m.text for m in result.release.messages}
         hits: list[list[Span]] = [[] for _ in result.release.messages]
         out: list[Candidate] = []
-        for det in self.detectors:
-            found: list[Detection] = det.detect(result.release)
-            for k, d in enumerate(found):
+        for det, detections in zip(self.detectors, found, strict=True):
+            for k, d in enumerate(detections):
                 reps = by_msg.get(d.index, [])
                 text = originals.get(d.index, "")
                 for s in d.spans:
@@ -92,6 +101,24 @@ class SecondOpinion:
                         out.append(Candidate(result.original.id, d.index, start, end, s.label,
                                              "second_opinion", text[start:end], f"{det.name}@{det.version}"))
         return out, hits
+
+
+AUDIT_BATCH_MESSAGES = 256  # released messages the second opinion reads at once (Presidio's spaCy batches)
+
+
+def in_batches(results: Iterable[DeidResult], messages: int = AUDIT_BATCH_MESSAGES) -> Iterator[list[DeidResult]]:
+    """Consecutive released dialogues, a batch of about ``messages`` messages at a time (a longer
+    dialogue alone), for :meth:`ReleaseAudit.check_many`."""
+    batch: list[DeidResult] = []
+    held = 0
+    for result in results:
+        batch.append(result)
+        held += len(result.release.messages)
+        if held >= messages:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
 
 
 class ReleaseAudit:
@@ -120,7 +147,17 @@ class ReleaseAudit:
 
     def check(self, result: DeidResult) -> list[Candidate]:
         """The pending candidates of one released dialogue (written to ``out``, counted)."""
-        found, hits = self.second_opinion.check(result)
+        return self.check_many([result])
+
+    def check_many(self, results: Sequence[DeidResult]) -> list[Candidate]:
+        """The pending candidates of consecutive released dialogues, in order (written to ``out``,
+        counted): the second opinion reads them together (:func:`in_batches`)."""
+        pending: list[Candidate] = []
+        for result, (found, hits) in zip(results, self.second_opinion.check_many(results), strict=True):
+            pending.extend(self._settled(result, found, hits))
+        return pending
+
+    def _settled(self, result: DeidResult, found: list[Candidate], hits: list[list[Span]]) -> list[Candidate]:
         replaced: dict[int, list[Span]] = {}
         for r in result.replacements:
             replaced.setdefault(r.index, []).append(Span(r.start, r.end, r.label))
@@ -211,5 +248,10 @@ class AuditSpill(SpillFiles):
     order, to one JSONL file per ``size`` dialogues under ``folder`` (``00000.jsonl``, ``00001.jsonl``,
     …), listed in :attr:`chunks`; ``write_release`` closes the last file."""
 
-    def check(self, result: DeidResult) -> None:
-        self.add(result.original.id, len(result.original.messages), audit_input(result))
+    def check(self, result: DeidResult) -> list[Candidate]:
+        return self.check_many([result])
+
+    def check_many(self, results: Sequence[DeidResult]) -> list[Candidate]:
+        for result in results:
+            self.add(result.original.id, len(result.original.messages), audit_input(result))
+        return []

@@ -42,8 +42,8 @@ from pipeline.formats import read_corpus
 from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
-from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
-from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
+from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion, in_batches
+from pipeline.surrogates.engine import Deidentifier, DeidResult, SurrogateProposer
 from pipeline.surrogates.leaks import LeakChecker, LeakReport
 from pipeline.surrogates.parts import SpillFiles, dialogue_record
 from pipeline.surrogates.stream import iter_spans
@@ -228,20 +228,28 @@ def write_release(
     cand_fh = None
     if isinstance(audit, ReleaseAudit) and "candidates" in paths:
         cand_fh = audit.out = open(paths["candidates"], "w", encoding="utf-8")  # noqa: SIM115
+
+    def released(rel: IO[str]) -> Iterator[DeidResult]:
+        for done, (dialogue, ss) in enumerate(records, start=1):
+            result = deid.deidentify(dialogue, ss)
+            rel.write(json.dumps(release_obj(result.release, with_spans=with_spans), ensure_ascii=False) + "\n")
+            checker.check_result(result)
+            utility.add(result)
+            if map_fh is not None:
+                for entry in result.mapping:
+                    map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+            if progress and done % 100 == 0:
+                progress("release", done)
+            yield result
+
     try:
         with open(paths["release"], "w", encoding="utf-8") as rel:
-            for done, (dialogue, ss) in enumerate(records, start=1):
-                result = deid.deidentify(dialogue, ss)
-                rel.write(json.dumps(release_obj(result.release, with_spans=with_spans), ensure_ascii=False) + "\n")
-                checker.check_result(result)
-                utility.add(result)
-                if audit is not None:
-                    audit.check(result)
-                if map_fh is not None:
-                    for entry in result.mapping:
-                        map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
-                if progress and done % 100 == 0:
-                    progress("release", done)
+            if audit is None:
+                for _ in released(rel):
+                    pass
+            else:  # the second opinion reads a few dialogues at once, in order
+                for batch in in_batches(released(rel)):
+                    audit.check_many(batch)
     finally:
         for fh in (map_fh, cand_fh):
             if fh is not None:

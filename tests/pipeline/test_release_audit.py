@@ -164,3 +164,38 @@ def test_the_release_does_not_depend_on_the_order_originals_arrive_in():
         r = Deidentifier(key=KEY, forbidden=list(order)).deidentify(d, [[], []])
         outcomes.add((tuple(m.text for m in r.release.messages), tuple(c.key for c in r.candidates)))
     assert len(outcomes) == 1, outcomes
+
+
+def test_dialogues_audited_together_are_audited_as_one_at_a_time(tmp_path):
+    """The second opinion reads a few released dialogues at once (Presidio's spaCy batches their
+    messages): each dialogue's hits, candidates and capture tally are its own, as when audited alone."""
+    from pipeline.registry import build
+    from pipeline.surrogates.audit import (
+        ReleaseAudit,
+        SecondOpinion,
+        default_second_opinion,
+        in_batches,
+    )
+
+    dialogues = [A, B, C, Dialogue("E", (msg(0, "mail a.b@example.org, or ring 555-201-7788"),
+                                         msg(1, "Dr. Amelia Brightwater teaches at Lincoln High in Boston")))] * 3
+    deid = Deidentifier(key=KEY)
+    results = [deid.deidentify(d, [list(m.spans) for m in d.messages]) for d in dialogues]
+    second = SecondOpinion(default_second_opinion() + [build("presidio", {"preset": "tuned"})])
+    audits = {}
+    for how in ("alone", "together"):
+        audits[how] = audit = ReleaseAudit(second_opinion=second)
+        with open(tmp_path / f"{how}.jsonl", "w", encoding="utf-8") as out:
+            audit.out = out
+            if how == "alone":
+                pending = [c for r in results for c in audit.check(r)]
+            else:
+                batches = list(in_batches(results, messages=5))
+                assert 1 < len(batches) < len(results) and max(map(len, batches)) > 1
+                pending = [c for batch in batches for c in audit.check_many(batch)]
+        audits[how + " pending"] = pending
+    assert {c.reason for c in audits["alone pending"]} >= {"second_opinion"}
+    assert audits["together pending"] == audits["alone pending"]
+    assert audits["together"].to_dict() == audits["alone"].to_dict()
+    assert audits["together"].capture.to_dict() == audits["alone"].capture.to_dict()
+    assert (tmp_path / "together.jsonl").read_bytes() == (tmp_path / "alone.jsonl").read_bytes()

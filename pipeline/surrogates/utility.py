@@ -42,9 +42,10 @@ class NgramCounts:
     A million messages of real tutoring text hold millions of distinct 3-grams: counted in one
     dictionary, before and after, they would be a gigabyte (issue 26). So past ``spill_at``
     distinct n-grams the counts go to ``BUCKETS`` files on disk, each n-gram always to the same
-    one, and the figures are read back a
-    bucket at a time. The entropy needs only how many n-grams occur how often, so it is the same
-    to the last bit however the counts came: in one pass, merged from parts, or spilled.
+    one, and the figures are read back a bucket at a time. The entropy needs only how many
+    n-grams occur how often, so it is the same to the last bit however the counts came: in one
+    pass, merged from parts, or spilled. The files hold the text's words: they live in a
+    temporary folder of their own (readable by this user only), deleted with the counts.
     """
 
     def __init__(self, spill_at: int = SPILL_AT) -> None:

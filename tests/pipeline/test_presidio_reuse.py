@@ -55,6 +55,24 @@ def test_without_reuse_every_text_is_analysed_each_time_with_the_same_detections
     assert [d.spans for d in out[0]] == [d.spans for d in out[1]]
 
 
+def test_what_is_kept_does_not_hold_its_batch_of_token_vectors() -> None:
+    """Each spaCy doc's token vectors are a view of its whole batch's array: an analysis kept for
+    reuse held that array alive (issue 26: hundreds of megabytes in a release's worker)."""
+    texts = [f"Maria Lopez, call me on (617) 555-01{i:02d} about problem {i}" for i in range(80)]
+    detector = build("presidio", {"preset": "tuned"})
+    fresh = list(detector.detect_many([dialogue("a", *texts)]))
+    assert len(detector._analysed) == len(texts)
+    for _results, doc in detector._analysed.values():
+        root = doc.tensor
+        while getattr(root, "base", None) is not None:
+            root = root.base
+        assert root.nbytes == 0
+    # and what was kept still judges the results as before
+    (again,) = detector.detect_many([dialogue("b", *texts)])
+    assert [d.spans for d in again] == [d.spans for d in fresh[0]]
+    assert any(det.spans for det in fresh[0])
+
+
 def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
     monkeypatch.setattr(presidio, "CACHE_TEXTS", 2)
     monkeypatch.setattr(presidio, "CACHE_EMPTY_TEXTS", 1)

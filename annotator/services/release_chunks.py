@@ -254,13 +254,22 @@ def _chunk_done(chunk: ReleaseChunk, plan: dict[str, Any], audit: ReleaseAudit, 
     audited = sum(len(pks) for pks in done.values_list("dialogue_pks", flat=True))
     jobs.job_progress(export, plan["progress"]["base"] + audited, plan["progress"]["total"])
     if done.count() < chunks.count():
+        if not chunks.filter(status=ReleaseChunk.Status.PENDING, attempts=0).exists():
+            _engines_forget()  # every chunk is taken: this worker builds no more of the release's parts
         return "done"
-    ENGINES.forget()  # every part is built: this worker needs the release's engine no more
-    _engine_state.cache_clear()
+    _engines_forget()  # every part is built
     finish(export, plan, ReleaseAudit(second_opinion=audit.second_opinion, dismissed=plan["dismissed"],
                                       confirmed=plan["confirmed"]))
     transaction.on_commit(lambda: chunk_files_drop(export))
     return "done, release finished"
+
+
+def _engines_forget() -> None:
+    """Let go of the release's engine and leak index (130 MB at a million messages): a worker that
+    held them until its next release kept them through every other job in between. A chunk run
+    again after all (a redelivery) builds them anew."""
+    ENGINES.forget()
+    _engine_state.cache_clear()
 
 
 def chunks_merge(merged: ReleaseAudit, export: Export) -> dict[str, int]:

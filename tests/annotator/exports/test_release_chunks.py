@@ -177,6 +177,32 @@ def test_a_chunk_run_twice_counts_once(project, members, settings, django_captur
 
 
 @pytest.mark.django_db
+def test_a_worker_lets_the_release_s_engine_go_once_every_chunk_is_taken(project, members, settings,
+                                                                      django_capture_on_commit_callbacks):
+    """A worker keeps the release's engine between the chunks it builds, and lets it go once no
+    chunk is left for anyone to start (the last chunks run elsewhere), not at its next release."""
+    from annotator.services.release_chunks import ENGINES
+
+    _import(project, presidio=False)
+    export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
+    chunks = list(ReleaseChunk.objects.filter(export=export).order_by("index"))
+    assert release_services.release_chunk_audit(chunk_id=chunks[0].pk) == "done"
+    assert ENGINES._engine is not None and ENGINES._index is not None  # kept for the next chunk
+    ReleaseChunk.objects.filter(pk=chunks[-1].pk).update(attempts=1)  # another worker took the last one
+    for chunk in chunks[1:-2]:
+        assert release_services.release_chunk_audit(chunk_id=chunk.pk) == "done"
+        assert ENGINES._engine is not None
+    assert release_services.release_chunk_audit(chunk_id=chunks[-2].pk) == "done"
+    assert ENGINES._engine is None and ENGINES._index is None  # nothing left to start here
+    with django_capture_on_commit_callbacks(execute=True):  # the other worker's chunk, built again here
+        assert release_services.release_chunk_audit(chunk_id=chunks[-1].pk) == "done, release finished"
+    export.refresh_from_db()
+    assert export.status == "succeeded", export.error
+    alone = _build(django_capture_on_commit_callbacks, settings, project, members["admin"], chunk=1000)
+    assert_same_release(alone, export)
+
+
+@pytest.mark.django_db
 def test_an_attempt_beside_another_leaves_the_part_the_chunk_stored(project, members, settings, monkeypatch,
                                                                       django_capture_on_commit_callbacks):
     """A redelivered chunk's task runs while the first is still at work: each writes a part of its

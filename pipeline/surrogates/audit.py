@@ -68,14 +68,11 @@ class SecondOpinion:
         self.detectors = list(default_second_opinion() if detectors is None else detectors)
         self.names = [f"{d.name}@{d.version}" for d in self.detectors]
 
-    def check(self, result: DeidResult) -> tuple[list[Candidate], list[list[Span]]]:
-        """Candidates in ``result``'s original text, and each message's hits in original offsets
-        (surrogate hits included, as the replacement's original range) for capture–recapture."""
-        return self.check_many([result])[0]
-
     def check_many(self, results: Sequence[DeidResult]) -> list[tuple[list[Candidate], list[list[Span]]]]:
-        """:meth:`check` of consecutive released dialogues, each detector run over them together
-        (``detect_many``: Presidio's spaCy takes the messages of several dialogues in one batch)."""
+        """For each of consecutive released dialogues: the candidates in its original text, and each
+        message's hits in original offsets (surrogate hits included, as the replacement's original
+        range) for capture–recapture. Each detector reads them together (``detect_many``:
+        Presidio's spaCy takes the messages of several dialogues in one batch)."""
         found = [list(det.detect_many(r.release for r in results)) for det in self.detectors]
         return [self._checked(result, [per_det[i] for per_det in found]) for i, result in enumerate(results)]
 

@@ -8,10 +8,12 @@ the dialogue's anchor text (the word problem), which is what separates "Alex has
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pipeline.errors import ConfigError, DetectorError
 from pipeline.types import Detection, Detector, Dialogue
+
+T = TypeVar("T")
 
 __all__ = ["BaseDetector", "ConfigError", "Detector", "DetectorError"]
 
@@ -55,20 +57,10 @@ class BaseDetector:
     ) -> Iterator[list[Detection]]:
         """Hand ``run`` consecutive dialogues a batch at a time, yielding its lists in order.
 
-        The one chunking loop of every batching ``detect_many``: a batch closes once it holds
-        ``max_messages`` messages or ``max_dialogues`` dialogues, so a stream is never read whole.
+        A batch closes once it holds ``max_messages`` messages or ``max_dialogues`` dialogues
+        (:func:`batches`).
         """
-        batch: list[Dialogue] = []
-        size = 0
-        for dialogue in dialogues:
-            batch.append(dialogue)
-            size += len(dialogue.messages)
-            if (max_messages is not None and size >= max_messages) or (
-                max_dialogues is not None and len(batch) >= max_dialogues
-            ):
-                yield from run(batch)
-                batch, size = [], 0
-        if batch:
+        for batch in batches(dialogues, lambda d: len(d.messages), max_size=max_messages, max_items=max_dialogues):
             yield from run(batch)
 
     @property
@@ -77,3 +69,20 @@ class BaseDetector:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}@{self.version} {self.config}>"
+
+
+def batches(items: Iterable[T], size: Callable[[T], int], *, max_size: int | None = None,
+            max_items: int | None = None) -> Iterator[list[T]]:
+    """Consecutive ``items`` a batch at a time: a batch closes once their ``size`` adds up to
+    ``max_size`` or it holds ``max_items`` items, so a stream is never read whole. The one
+    chunking loop of every batching ``detect_many`` and of a release's audit."""
+    batch: list[T] = []
+    held = 0
+    for item in items:
+        batch.append(item)
+        held += size(item)
+        if (max_size is not None and held >= max_size) or (max_items is not None and len(batch) >= max_items):
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import IO, Any
 
+from pipeline.detectors.base import batches
 from pipeline.detectors.rules import RulesDetector
 from pipeline.metrics.capture import CaptureTally
 from pipeline.surrogates.candidates import REASONS, Candidate
@@ -106,16 +107,7 @@ AUDIT_BATCH_MESSAGES = 256  # released messages the second opinion reads at once
 def in_batches(results: Iterable[DeidResult], messages: int = AUDIT_BATCH_MESSAGES) -> Iterator[list[DeidResult]]:
     """Consecutive released dialogues, a batch of about ``messages`` messages at a time (a longer
     dialogue alone), for :meth:`ReleaseAudit.check_many`."""
-    batch: list[DeidResult] = []
-    held = 0
-    for result in results:
-        batch.append(result)
-        held += len(result.release.messages)
-        if held >= messages:
-            yield batch
-            batch, held = [], 0
-    if batch:
-        yield batch
+    return batches(results, lambda r: len(r.release.messages), max_size=messages)
 
 
 class ReleaseAudit:
@@ -141,10 +133,6 @@ class ReleaseAudit:
         self.listed: list[dict[str, Any]] = []
         names = " + ".join(self.second_opinion.names) or "no detector"
         self.capture = CaptureTally(("the release's spans", f"second opinion ({names})"), labels=labels)
-
-    def check(self, result: DeidResult) -> list[Candidate]:
-        """The pending candidates of one released dialogue (written to ``out``, counted)."""
-        return self.check_many([result])
 
     def check_many(self, results: Sequence[DeidResult]) -> list[Candidate]:
         """The pending candidates of consecutive released dialogues, in order (written to ``out``,
@@ -244,9 +232,6 @@ class AuditSpill(SpillFiles):
     the second opinion runs elsewhere: each released dialogue's :func:`audit_input` goes, in release
     order, to one JSONL file per ``size`` dialogues under ``folder`` (``00000.jsonl``, ``00001.jsonl``,
     …), listed in :attr:`chunks`; ``write_release`` closes the last file."""
-
-    def check(self, result: DeidResult) -> list[Candidate]:
-        return self.check_many([result])
 
     def check_many(self, results: Sequence[DeidResult]) -> list[Candidate]:
         for result in results:

@@ -125,11 +125,11 @@ def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp
     with open(tmp_path / "whole.jsonl", "w", encoding="utf-8") as out:
         whole.out = out
         for r in results:
-            whole.check(r)
+            whole.check_many([r])
 
     spill = AuditSpill(tmp_path / "chunks", 5)
     for r in results:
-        spill.check(r)
+        spill.check_many([r])
     spill.close()
     assert [len(c.dialogue_ids) for c in spill.chunks] == [5, 5, 2]
     merged = ReleaseAudit(dismissed=whole.dismissed_keys)
@@ -143,7 +143,7 @@ def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp
             read = list(read_audit_inputs(lines))
             assert [r.release for r in read] == [r.release for r in results[5 * i:5 * i + 5]]
             for r in read:
-                pending.extend(part.check(r))
+                pending.extend(part.check_many([r]))
             merged.merge(json.loads(json.dumps(part.counts())), pending)
     assert merged.to_dict() == whole.to_dict() and whole.total
     assert merged.capture.to_dict() == whole.capture.to_dict()
@@ -188,7 +188,7 @@ def test_dialogues_audited_together_are_audited_as_one_at_a_time(tmp_path):
         with open(tmp_path / f"{how}.jsonl", "w", encoding="utf-8") as out:
             audit.out = out
             if how == "alone":
-                pending = [c for r in results for c in audit.check(r)]
+                pending = [c for r in results for c in audit.check_many([r])]
             else:
                 batches = list(in_batches(results, messages=5))
                 assert 1 < len(batches) < len(results) and max(map(len, batches)) > 1

@@ -22,6 +22,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from itertools import combinations
 from typing import Any
 
@@ -193,6 +194,12 @@ class _Table:
     def n_tokens(self) -> int:
         return int(self.lab.shape[1] + self.plain_n.sum())
 
+    @cached_property
+    def blocks(self) -> list[_Block]:
+        """The table's dialogues in blocks (:func:`_dialogue_blocks`), worked out once for every
+        pair, breakdown and condition that reads them."""
+        return _dialogue_blocks(self.tok_d, self.item_d, self.plain_m, self.n_dialogues)
+
 
 CHUNK_SPANS = 65_536  # spans turned into Python numbers at once when the table is filled
 TOKEN_BLOCK = 1 << 20  # tokens whose temporaries exist at once when the table is counted
@@ -356,8 +363,8 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
     per-label rows."""
     k = t.k
     g = len(groups)
-    point = counts.total().reshape(g, k, k)
-    boot = counts.resampled().reshape(-1, g, k, k)
+    point = counts.point.reshape(g, k, k)
+    boot = counts.boot.reshape(-1, g, k, k)
     n = point.sum(axis=(-2, -1))  # tokens compared (kappa) or pairable values (alpha)
     common = {"metric": metric, "level": "token", "pair": pair, "by": by}
     out.add(fn(point), fn(boot), n, scheme="typed", groups=groups, **common)
@@ -408,8 +415,8 @@ class _Folded:
 
     def __init__(self, w: np.ndarray, n_cells: int):
         self.w = w
-        self.point = np.zeros(n_cells)
-        self.boot = np.zeros((w.shape[0], n_cells))
+        self.point = np.zeros(n_cells)  # the cells summed over dialogues
+        self.boot = np.zeros((w.shape[0], n_cells))  # each bootstrap resample's totals
 
     def fold(self, first: int, rows: np.ndarray, cells: np.ndarray | None = None) -> None:
         """``rows``: the sums of dialogues ``first`` on, one row each, of ``cells`` (default all)."""
@@ -417,13 +424,6 @@ class _Folded:
         self.point[cells] += rows.sum(axis=0)
         self.boot[:, cells] += resampled_sums(self.w[:, first:first + len(rows)], rows)
 
-    def total(self) -> np.ndarray:
-        """The cells summed over dialogues, ``(n_cells,)``."""
-        return self.point
-
-    def resampled(self) -> np.ndarray:
-        """Each bootstrap resample's totals, ``(n_boot, n_cells)``."""
-        return self.boot
 
 
 def _add_pairs(sums: _CellSums, dialogue: np.ndarray, group: np.ndarray, la: np.ndarray, lb: np.ndarray,
@@ -454,18 +454,19 @@ class _Block:
         return self.end - self.first
 
 
-def _dialogue_blocks(t: _Table) -> Iterator[_Block]:
-    """The table's dialogues in blocks of about :data:`TOKEN_BLOCK` token rows (a longer dialogue is
-    a block of its own): everything per dialogue is summed a block at a time, then folded."""
-    rows = np.bincount(t.tok_d, minlength=t.n_dialogues).cumsum()
-    plain = np.bincount(t.item_d[t.plain_m], minlength=t.n_dialogues).cumsum()
-    first = 0
-    while first < t.n_dialogues:
+def _dialogue_blocks(tok_d: np.ndarray, item_d: np.ndarray, plain_m: np.ndarray, n_dialogues: int) -> list[_Block]:
+    """The dialogues in blocks of about :data:`TOKEN_BLOCK` token rows (a longer dialogue is a
+    block of its own): everything per dialogue is summed a block at a time, then folded."""
+    rows = np.bincount(tok_d, minlength=n_dialogues).cumsum()
+    plain = np.bincount(item_d[plain_m], minlength=n_dialogues).cumsum()
+    blocks, first = [], 0
+    while first < n_dialogues:
         start = int(rows[first - 1]) if first else 0
-        end = min(max(first + 1, int(np.searchsorted(rows, start + TOKEN_BLOCK, side="right"))), t.n_dialogues)
-        yield _Block(first, end, slice(start, int(rows[end - 1])),
-                     slice(int(plain[first - 1]) if first else 0, int(plain[end - 1])))
+        end = min(max(first + 1, int(np.searchsorted(rows, start + TOKEN_BLOCK, side="right"))), n_dialogues)
+        blocks.append(_Block(first, end, slice(start, int(rows[end - 1])),
+                             slice(int(plain[first - 1]) if first else 0, int(plain[end - 1]))))
         first = end
+    return blocks
 
 
 def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, item_group: np.ndarray,
@@ -476,7 +477,7 @@ def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, item_group: n
     labelled add to their group's O-O cell."""
     k = t.k
     folded = _Folded(w, n_groups * k * k)
-    for block in _dialogue_blocks(t):
+    for block in t.blocks:
         sums = _CellSums(block.n, n_groups * k * k)
         for blk in _token_blocks(block.rows):
             _add_pairs(sums, t.tok_d[blk] - block.first, group[blk], t.lab[a, blk], t.lab[b, blk], k)
@@ -552,14 +553,14 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
         stats = {by: _Folded(w, len(groups) * n_cols) for by, groups, _code, _item in breakdowns}
         coinc = {by: _Folded(w, len(groups) * t.k * t.k) for by, groups, _code, _item in breakdowns}
         any_unit = False
-        for block in _dialogue_blocks(t):
+        for block in t.blocks:
             any_unit |= _all_rater_block(t, block, cond_code, breakdowns, n_cols, stats, coinc)
         if not any_unit:
             continue
         for by, groups, _code, _item in breakdowns:
             g = len(groups)
-            _fleiss_rows(out, t, by, groups, stats[by].total().reshape(g, n_cols),
-                         stats[by].resampled().reshape(-1, g, n_cols))
+            _fleiss_rows(out, t, by, groups, stats[by].point.reshape(g, n_cols),
+                         stats[by].boot.reshape(-1, g, n_cols))
             _token_kappa_block(out, t, w, "krippendorff_alpha", "*", coinc[by], by, groups,
                                alpha_from_coincidence)
 

@@ -54,7 +54,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         Assignment.objects.filter(project=project, status=Assignment.Status.DONE).order_by(*by_message)
         .values_list(*by_message, "annotator_id").iterator(chunk_size=CHUNK), key=lambda r: r[:2]))
     design = InOrder(audit_sample_weights(project))
-    tally = ResidualTally(gold_source=source == "gold")
+    tally = ResidualStrata(gold_source=source == "gold")
     decided: Counter = Counter()
     imported_from: Counter = Counter()
     annotators: set[int] = set()
@@ -120,9 +120,11 @@ def _evidence_statement(*, source: str, run_id: int | None, n: int, r: int, shar
     return statement.replace("%", " %")
 
 
-class ResidualTally:
+class ResidualStrata:
     """The released messages' strata and their audit samples, counted one message at a time, then
-    the pure estimate (:func:`pipeline.metrics.residual.estimate_residual`).
+    the pure estimate (:func:`pipeline.metrics.residual.estimate_residual`). The app's, by the
+    plans' sampling design; ``manage.py deidentify --gold`` counts against a gold file with
+    :class:`pipeline.surrogates.batch.ResidualTally`.
 
     Stratified by the plans' flags when a plan with detector runs drew any released message,
     otherwise by whether the release's own spans flag the message: both are counted as messages

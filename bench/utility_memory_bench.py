@@ -17,6 +17,7 @@ Usage: .venv/bin/python bench/utility_memory_bench.py [--messages 1000000] [--ty
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import resource
@@ -35,7 +36,7 @@ def _texts(messages: int, types: int, seed: int = 5):
     rng = random.Random(seed)
     vocabulary = [f"w{i}" for i in range(types)]
     weights = [1 / (rank + 1) ** 1.1 for rank in range(types)]
-    cum = list(__import__("itertools").accumulate(weights))
+    cum = list(itertools.accumulate(weights))
     for _ in range(messages):
         yield " ".join(rng.choices(vocabulary, cum_weights=cum, k=rng.randint(3, 25)))
 

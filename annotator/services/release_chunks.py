@@ -40,9 +40,11 @@ import functools
 import json
 import posixpath
 import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -111,6 +113,23 @@ def chunk_folder(export: Export) -> tuple[Path, str]:
     for each build (a task of an earlier build never reads this one's files), here and as a key."""
     key = storage.storage_key(private_key(export), CHUNKS, uuid.uuid4().hex[:12])
     return storage.work_dir(storage.exports_storage(), key), key
+
+
+def local_chunks(export: Export) -> Path:
+    """This machine's copy of the release's chunk folder (every build's)."""
+    return Path(private_dir(export)) / CHUNKS
+
+
+@contextmanager
+def scratch(folder: Path) -> Iterator[Path]:
+    """A folder inside ``folder`` for what a worker writes of the original words on its way
+    through a release (a part's pending candidates, the utility report's spilled n-grams),
+    deleted when it is done. Never the machine's temporary folder: a worker killed meanwhile
+    deletes nothing, so ``folder`` is one the release's next build, failure or finish deletes
+    (:func:`local_chunks`, by :func:`chunk_files_drop`; the private folder, made afresh)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="scratch-", dir=folder) as tmp:
+        yield Path(tmp)
 
 
 def second_opinion_built(specs: list[list[Any]]) -> SecondOpinion:
@@ -315,4 +334,4 @@ def chunk_files_drop(export: Export) -> None:
     store and from this machine."""
     store = storage.exports_storage()
     storage.delete_tree(store, storage.storage_key(private_key(export), CHUNKS))
-    shutil.rmtree(Path(private_dir(export)) / CHUNKS, ignore_errors=True)
+    shutil.rmtree(local_chunks(export), ignore_errors=True)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -298,20 +297,22 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
     if chunked:
         released.chunked = Chunked(AuditSpill(folder / release_chunks.AUDIT, spill.size), chunks_key,
                                    {**plan, "parts": False})
-    try:
-        checker, utility = write_release(spill.records(), deid, paths, originals=found.originals, progress=progress,
-                                         audit=released.chunked.spill if released.chunked else audit)
-    finally:  # one job: no chunk folder stays; chunks read only the audit's files
-        shutil.rmtree(spill.folder if chunked else folder.parent, ignore_errors=True)
-    reports = {"source": "database", "release_s": time.perf_counter() - t1, "mapping": True, "tally": None,
-               "extra_summary": extra}
-    if released.chunked:
-        summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
-                               seconds={"spans": found.seconds, "release": reports.pop("release_s")}, audited=True,
-                               **reports)
-        summary["utility"] = utility.to_dict()
-    else:
-        summary = write_reports(paths, found, deid, checker, utility, audit=audit, **reports)
+    with release_chunks.scratch(paths["mapping"].parent) as scratch:
+        try:
+            checker, utility = write_release(spill.records(), deid, {**paths, "scratch": scratch},
+                                             originals=found.originals, progress=progress,
+                                             audit=released.chunked.spill if released.chunked else audit)
+        finally:  # one job: no chunk folder stays; chunks read only the audit's files
+            shutil.rmtree(spill.folder if chunked else folder.parent, ignore_errors=True)
+        reports = {"source": "database", "release_s": time.perf_counter() - t1, "mapping": True, "tally": None,
+                   "extra_summary": extra}
+        if released.chunked:
+            summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
+                                   seconds={"spans": found.seconds, "release": reports.pop("release_s")},
+                                   audited=True, **reports)
+            summary["utility"] = utility.to_dict()
+        else:
+            summary = write_reports(paths, found, deid, checker, utility, audit=audit, **reports)
     paths["summary"].unlink(missing_ok=True)
     summary["second_opinion_unavailable"] = unavailable
     return summary, checker.report.to_dict(public=True), released
@@ -382,27 +383,30 @@ def _release_part(export: Export, plan: dict[str, Any], index: int, records: Ite
     deid = engines.take(engine.key, lambda: _engine(export, surrogate_key(export.params.get("mode", "surrogate")),
                                                      engine.originals, plan["confirmed"]),
                         engine.registered, first)
-    with tempfile.TemporaryDirectory() as tmp:
+    with release_chunks.scratch(release_chunks.local_chunks(export)) as scratch:
         paths = {"release": folder / release_chunks.PART_RELEASE, "mapping": folder / release_chunks.PART_MAPPING,
-                 "candidates": Path(tmp) / "candidates.jsonl"}
+                 "candidates": scratch / "candidates.jsonl", "scratch": scratch}
         checker, utility = write_release(records, deid, paths, checker=checker, audit=audit)
         with open(paths["candidates"], encoding="utf-8") as fh:
             pending = [Candidate.from_dict(json.loads(line)) for line in fh]
+        state = part_state(deid, checker, utility)
     engines.give_back(engine.key, deid, first + utility.dialogues)
-    return part_state(deid, checker, utility), pending
+    return state, pending
 
 
 def _parts_joined(export: Export, paths: dict[str, Path], plan: dict[str, Any]) -> dict[str, Any]:
     """The last chunk's step for a release in parts: the parts' release and mapping rows joined in
     order, their reports merged and written; the facts its record takes of them."""
-    with open(paths["release"], "wb") as release, open(paths["mapping"], "wb") as mapping:
-        merged = merge_states(release_chunks.parts_joined(export, {release_chunks.PART_RELEASE: release,
-                                                                   release_chunks.PART_MAPPING: mapping}))
-    seconds = {"spans": plan["spans_s"], "release": time.time() - plan["started"]}
-    summary = write_checks(paths, plan["found"], plan["strategy"], merged.fallbacks, merged.leaks, merged.utility,
-                           seconds=seconds, source="database", mapping=True, tally=None,
-                           extra_summary=plan["extra_summary"], audited=True)
-    summary["utility"] = merged.utility.to_dict()
+    with release_chunks.scratch(release_chunks.local_chunks(export)) as scratch:
+        with open(paths["release"], "wb") as release, open(paths["mapping"], "wb") as mapping:
+            merged = merge_states(release_chunks.parts_joined(export, {release_chunks.PART_RELEASE: release,
+                                                                       release_chunks.PART_MAPPING: mapping}),
+                                  scratch=scratch)
+        seconds = {"spans": plan["spans_s"], "release": time.time() - plan["started"]}
+        summary = write_checks(paths, plan["found"], plan["strategy"], merged.fallbacks, merged.leaks,
+                               merged.utility, seconds=seconds, source="database", mapping=True, tally=None,
+                               extra_summary=plan["extra_summary"], audited=True)
+        summary["utility"] = merged.utility.to_dict()
     summary["second_opinion_unavailable"] = plan["unavailable"]
     return _release_files(paths, summary, merged.leaks.to_dict(public=True))
 

@@ -218,11 +218,12 @@ def write_release(
     leak-check and count it for the utility report; with ``audit``, audit each released dialogue
     (its candidates go to ``paths["candidates"]`` when there is one), or with a spill, write what
     its audit needs, for the audit to run elsewhere. The leak check looks for ``originals`` (the
-    corpus's), or is ``checker``, built for them before."""
+    corpus's), or is ``checker``, built for them before. ``paths["scratch"]``, where there is
+    one, is where the utility report may spill the text's words (:class:`~pipeline.surrogates.utility.NgramCounts`)."""
     # sorted: the first spelling registered ("Will" or "will") decides how an original is
     # checked, and a set's order changes with the interpreter's hash seed
     checker = checker if checker is not None else LeakChecker(sorted(originals or ()))
-    utility = UtilityReport()
+    utility = UtilityReport(scratch=paths.get("scratch"))
     paths["release"].parent.mkdir(parents=True, exist_ok=True)
     map_fh = open(paths["mapping"], "w", encoding="utf-8") if mapping else None  # noqa: SIM115
     cand_fh = None

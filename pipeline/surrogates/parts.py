@@ -216,9 +216,10 @@ class Merged:
     fallbacks: dict[str, int] = field(default_factory=dict)
 
 
-def merge_states(states: Iterable[dict[str, Any]]) -> Merged:
-    """``states`` of consecutive parts, in order, merged into the reports of the whole release."""
-    merged = Merged()
+def merge_states(states: Iterable[dict[str, Any]], scratch: Path | None = None) -> Merged:
+    """``states`` of consecutive parts, in order, merged into the reports of the whole release
+    (``scratch``: where its utility report may spill the text's words)."""
+    merged = Merged(utility=UtilityReport(scratch=scratch))
     for state in states:
         merged.leaks.merge(state["leaks"])
         merged.utility.merge(state["utility"])

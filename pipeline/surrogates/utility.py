@@ -45,11 +45,14 @@ class NgramCounts:
     one, and the figures are read back a bucket at a time. The entropy needs only how many
     n-grams occur how often, so it is the same to the last bit however the counts came: in one
     pass, merged from parts, or spilled. The files hold the text's words: they live in a
-    temporary folder of their own (readable by this user only), deleted with the counts.
+    temporary folder of their own (readable by this user only) inside ``folder`` (default: the
+    machine's temporary folder), deleted with the counts. A process killed meanwhile deletes
+    nothing, so a release passes a folder of its own that its next build or failure deletes.
     """
 
-    def __init__(self, spill_at: int = SPILL_AT) -> None:
-        self.spill_at = spill_at
+    def __init__(self, spill_at: int | None = None, folder: Path | None = None) -> None:
+        self.spill_at = SPILL_AT if spill_at is None else spill_at
+        self.folder = folder
         self.counts: dict[int, Counter] = {n: Counter() for n in NGRAM_ORDERS}
         self._spill: tempfile.TemporaryDirectory | None = None
         self._figures: dict[int, tuple[int, int, float]] | None = None  # until more is counted
@@ -77,7 +80,9 @@ class NgramCounts:
         """Append the counts in memory to their buckets' files (``count TAB n-gram``: a word holds
         no whitespace) and forget them."""
         if self._spill is None:
-            self._spill = tempfile.TemporaryDirectory(prefix="blindspot-ngrams-")
+            # the folder may go first (with the release's scratch folder): nothing is left to delete
+            self._spill = tempfile.TemporaryDirectory(prefix="blindspot-ngrams-", dir=self.folder,
+                                                      ignore_cleanup_errors=True)
         for n, counts in self.counts.items():
             lines: list[list[str]] = [[] for _ in range(BUCKETS)]
             for gram, count in counts.items():
@@ -224,11 +229,12 @@ def _number_replaced(text: str, r: Replacement) -> bool:
 
 
 class UtilityReport:
-    """Accumulate :class:`DeidResult` objects; :meth:`to_dict` is the report."""
+    """Accumulate :class:`DeidResult` objects; :meth:`to_dict` is the report. ``scratch``: where
+    the n-gram counts may spill the text's words (:class:`NgramCounts`)."""
 
-    def __init__(self) -> None:
-        self.before = TextStats()
-        self.after = TextStats()
+    def __init__(self, scratch: Path | None = None) -> None:
+        self.before = TextStats(ngrams=NgramCounts(folder=scratch))
+        self.after = TextStats(ngrams=NgramCounts(folder=scratch))
         self.numbers = Preserved()
         self.maths = Preserved()
         self.replaced: Counter = Counter()

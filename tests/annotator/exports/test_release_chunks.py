@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -333,3 +334,56 @@ def test_a_chunk_of_an_earlier_plan_that_loses_its_files_does_not_fail_the_new_b
     assert release_services.release_chunk_audit(chunk_id=old.pk) == "release finished meanwhile"
     export.refresh_from_db()
     assert export.status == "running" and not export.error
+
+
+@pytest.mark.django_db
+def test_what_a_worker_writes_of_the_original_words_waits_in_the_release_s_own_folders(
+        project, members, settings, monkeypatch, tmp_path, django_capture_on_commit_callbacks):
+    """A worker killed while it builds a release cleans nothing up, so what it writes of the
+    original words on the way (each part's pending candidates; the utility report's n-grams,
+    spilled past a threshold: 50 here) must wait in the release's private folders, which its next
+    build, failure or finish deletes, never in the machine's temporary folder. Looked at while
+    they are written, in chunks and in one job; both releases are the same all the same."""
+    import tempfile
+
+    from pipeline.surrogates import utility
+
+    machine_tmp = tmp_path / "machine-tmp"
+    machine_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(machine_tmp))
+    monkeypatch.setattr(utility, "SPILL_AT", 50)
+    _import(project, presidio=False)
+    export = _planned(django_capture_on_commit_callbacks, settings, project, members["admin"])
+    private = private_dir(export).parent  # every version's
+    looked: list[tuple[str, list[Path], list[Path]]] = []
+
+    def look(what: str) -> None:
+        looked.append((what, sorted(machine_tmp.rglob("*")), sorted(private.rglob(f"scratch-*/**/*{what}"))))
+
+    real_figures, real_write = utility.NgramCounts.figures, release_services.write_release
+
+    def figures(self):
+        if self.spilled:
+            look(".tsv")
+        return real_figures(self)
+
+    def write_release(*args, **kwargs):
+        out = real_write(*args, **kwargs)
+        if args[2]["candidates"].parent.name.startswith("scratch-"):
+            look("candidates.jsonl")
+        return out
+
+    monkeypatch.setattr(utility.NgramCounts, "figures", figures)
+    monkeypatch.setattr(release_services, "write_release", write_release)
+    with django_capture_on_commit_callbacks(execute=True):
+        for chunk in ReleaseChunk.objects.filter(export=export).order_by("index"):
+            release_services.release_chunk_audit(chunk_id=chunk.pk)
+    export.refresh_from_db()
+    assert export.status == "succeeded", export.error
+    alone = _build(django_capture_on_commit_callbacks, settings, project, members["admin"], chunk=1000)
+    whats = [what for what, _, _ in looked]  # the four parts' candidates; the finish's and the job's n-grams
+    assert whats.count("candidates.jsonl") == 4 and whats.count(".tsv") >= 4 and set(whats) == {".tsv", "candidates.jsonl"}
+    for what, in_machine_tmp, in_scratch in looked:
+        assert in_machine_tmp == [] and in_scratch, what
+    assert not (private_dir(export) / release_chunks.CHUNKS).exists() and list(machine_tmp.iterdir()) == []
+    assert_same_release(alone, export)

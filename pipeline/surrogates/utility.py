@@ -143,22 +143,36 @@ def _entropy(total: int, sum_c_log_c: float) -> float:
     return math.log2(total) - sum_c_log_c / total if total else 0.0
 
 
+Grams = tuple[list[str], list[str], list[str]]  # a text's words (lower case), 2-grams and 3-grams
+
+
+def grams_of(tokens: list[Token]) -> Grams:
+    """The 1- to 3-grams of a text's word tokens, each joined by a space (which no word holds: a
+    third of a tuple's memory)."""
+    words = [t.text.lower() for t in tokens if t.text[0].isalnum() or t.text[0] == "_"]
+    return (words, list(map(" ".join, zip(words, words[1:], strict=False))),
+            list(map(" ".join, zip(words, words[1:], words[2:], strict=False))))
+
+
 @dataclass
 class TextStats:
     turns: int = 0
     words: int = 0
     ngrams: NgramCounts = field(default_factory=NgramCounts)
 
-    def add(self, text: str, tokens: list[Token] | None = None) -> None:
-        tokens = tokenize(text) if tokens is None else tokens
-        words = [t.text.lower() for t in tokens if t.text[0].isalnum() or t.text[0] == "_"]
+    def add(self, text: str, tokens: list[Token] | None = None) -> Grams:
+        """Count one text; returns its n-grams, which a text known to be the same is counted with
+        (:meth:`add_grams`: most released messages are their original, unchanged)."""
+        grams = grams_of(tokenize(text) if tokens is None else tokens)
+        self.add_grams(grams)
+        return grams
+
+    def add_grams(self, grams: Grams) -> None:
         self.turns += 1
-        self.words += len(words)
-        self.ngrams.update(1, words)
-        if len(words) > 1:  # joined by a space, which no word holds: a third of a tuple's memory
-            self.ngrams.update(2, map(" ".join, zip(words, words[1:], strict=False)))
-        if len(words) > 2:
-            self.ngrams.update(3, map(" ".join, zip(words, words[1:], words[2:], strict=False)))
+        self.words += len(grams[0])
+        for n, these in zip(NGRAM_ORDERS, grams, strict=True):
+            if these:
+                self.ngrams.update(n, these)
         self.ngrams.spill_if_full()
 
     def state(self) -> dict[str, Any]:
@@ -256,8 +270,11 @@ class UtilityReport:
                 self.propagated[r.label] += 1
         for before, after in zip(result.original.messages, result.release.messages, strict=True):
             tokens = tokenize(before.text)
-            self.before.add(before.text, tokens)
-            self.after.add(after.text)
+            grams = self.before.add(before.text, tokens)
+            if after.text == before.text:
+                self.after.add_grams(grams)
+            else:
+                self.after.add(after.text)
             reps = sorted(by_msg.get(before.index, []), key=lambda r: r.start)
             units = [(t.start, t.end) for t in tokens if t.is_number]
             kept = self.numbers.kept + self.numbers.inside_pii

@@ -7,6 +7,7 @@ often) around maths talk, and check every rule of issue 7 on the release.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -31,7 +32,7 @@ from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.names import infer_gender
 from pipeline.surrogates.rules import rule_error, shape, type_error
 from pipeline.surrogates.sweep import base_of
-from pipeline.surrogates.utility import UtilityReport
+from pipeline.surrogates.utility import TextStats, UtilityReport
 from pipeline.types import Detection, Dialogue, Message, Span
 
 KEY = "test-surrogate-key-0001"
@@ -410,6 +411,24 @@ def test_utility_report_counts_and_keeps_maths(sample):
         "entropy_3gram",
     } <= set(out["before"])
     json.dumps(out)
+
+
+def test_utility_report_counts_each_side_s_own_text_changed_or_not(sample):
+    """The release side counts what was released: the messages a surrogate changed with their
+    new words, the unchanged ones (counted with the original's n-grams, not tokenized again) as
+    they are: the same figures as counting every released text afresh."""
+    maths = Message(text="So 3/4 of 12 is 9, and 9351 / 7 is next.", index=len(sample.messages))
+    result = Deidentifier(key=KEY).deidentify(dataclasses.replace(sample, messages=(*sample.messages, maths)))
+    changed = [a.text != b.text for a, b in zip(result.original.messages, result.release.messages, strict=True)]
+    assert any(changed) and not all(changed)
+    report = UtilityReport()
+    report.add(result)
+    for side, dialogue in (("before", result.original), ("after", result.release)):
+        afresh = TextStats()
+        for m in dialogue.messages:
+            afresh.add(m.text)
+        assert report.to_dict()[side] == afresh.to_dict(), side
+    assert report.to_dict()["before"] != report.to_dict()["after"]
 
 
 # --- LLM surrogates ----------------------------------------------------------------------

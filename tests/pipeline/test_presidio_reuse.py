@@ -87,7 +87,10 @@ def test_what_is_kept_is_bounded(spacy_texts, monkeypatch) -> None:
 @pytest.mark.parametrize("text", ["no digits at all, just words", "Call (617) 555-0123 today",
                                   "call ６１７-５５５-０１２３", "+44 20 7946 0958", "twelve", "", "x" * 300,
                                   "ring 030 1234", "+49 30 1234", "9351 / 7 = 1335.857", "3/4 of 12",
-                                  "mein Büro: 0 30 12 34", "+683 4002", "x1y2z3w4"])
+                                  "mein Büro: 0 30 12 34", "+683 4002", "x1y2z3w4", "x = 12, y = 345",
+                                  "3/4 of 12 is 9", "617 - 555 - 0123", "(617)555.0123 x12", "617 of 555 of 0123",
+                                  "+1 617 555 0123 ext. 9", "1 2 3 4", "1     2 3 4", "1/2/3/4", "12#34 56",
+                                  "617 -- 555 -- 012 -- 3", "6 -- 1 -- 7 -- 5 -- 5 -- 5 -- 0 -- 1 -- 2 -- 3"])
 def test_the_phone_recognizer_finds_what_it_found_before(text: str) -> None:
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
@@ -123,6 +126,34 @@ def test_no_phone_number_has_fewer_digits_than_the_gate_lets_through() -> None:
         if plain.analyze(text=text, entities=["PHONE_NUMBER"]):
             found.append(text)
     assert found == []
+
+
+def test_the_gated_recognizer_says_what_presidio_s_own_says_of_digits_joined_any_way() -> None:
+    """Random texts of short digit groups, joined by what the phone-number matcher allows between
+    a number's blocks (up to four of its punctuation marks) or broken by words, signs and long
+    gaps, with and without a lead: the gated recognizer says what Presidio's own says of every
+    one, and the generator makes numbers the matcher finds (so a gate that skips one is caught)."""
+    import random
+
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    engine = build("presidio", {"preset": "tuned"}).engine
+    (gated,) = [r for r in engine.registry.recognizers if isinstance(r, PhoneRecognizer)]
+    plain = PhoneRecognizer()
+    rng = random.Random(2026)
+    digits = "0123456789" * 4 + "٠١٢٣٤٥٦٧٨٩０１２３４５６７８９"
+    joins = [" ", "-", ".", "/", "(", ")", "x", " - ", ") ", "\u00a0", "–", "~", " -- ", ") - ", "", "", ""]
+    breaks = [" of ", " = ", "+", ", ", ": ", " is ", "*", "#", "; ", "a", "     ", " and ", "=", "...."]
+    found = 0
+    for _ in range(2000):
+        text = rng.choice(["", "call ", "+", "(", "tel ", "x = "])
+        for _ in range(rng.randint(1, 6)):
+            text += "".join(rng.choice(digits) for _ in range(rng.randint(1, 3)))  # a run needs its joins
+            text += rng.choice(joins if rng.random() < 0.6 else breaks)
+        expected = [(r.start, r.end, r.score) for r in plain.analyze(text=text, entities=["PHONE_NUMBER"])]
+        assert [(r.start, r.end, r.score) for r in gated.analyze(text=text, entities=["PHONE_NUMBER"])] == expected, text
+        found += bool(expected)
+    assert found >= 50
 
 
 def test_presidio_as_shipped_keeps_its_own_phone_recognizer_and_parser() -> None:

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 from django.core.cache import cache
+from django.db import connections
 from django.urls import reverse
 
 from annotator import dispatch
@@ -89,7 +90,13 @@ def test_undelivered_tasks_are_sent_again_once_each_when_the_broker_is_back(requ
     app.conf.task_default_queue = queue
     try:
         broker_at(require_redis)
-        sweeps = [threading.Thread(target=dispatch.redispatch_undelivered) for _ in range(4)]
+        def sweep() -> None:
+            try:
+                dispatch.redispatch_undelivered()
+            finally:
+                connections.close_all()  # this thread's: left open, it outlives the test session
+
+        sweeps = [threading.Thread(target=sweep) for _ in range(4)]
         for t in sweeps:
             t.start()
         for t in sweeps:

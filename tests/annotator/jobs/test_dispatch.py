@@ -36,7 +36,13 @@ def hold() -> None:
     conn = connections["default"]  # this thread's own (an in-memory SQLite never really closes)
     conn.ensure_connection()
     conn.close_at = None  # as with a persistent connection
-    conn.close = lambda: _state["closed"].append(threading.current_thread().name)
+    close = conn.close
+
+    def counted() -> None:  # and really closed: a connection left open outlives the test session
+        _state["closed"].append(threading.current_thread().name)
+        close()
+
+    conn.close = counted
 
 
 @pytest.fixture

@@ -245,11 +245,8 @@ def write_release(
 
     try:
         with open(paths["release"], "w", encoding="utf-8") as rel:
-            if audit is None:
-                for _ in released(rel):
-                    pass
-            else:  # the second opinion reads a few dialogues at once, in order
-                for batch in in_batches(released(rel)):
+            for batch in in_batches(released(rel)):  # the second opinion reads a few dialogues at once
+                if audit is not None:
                     audit.check_many(batch)
     finally:
         for fh in (map_fh, cand_fh):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -54,3 +55,30 @@ def word_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
+
+
+def _fold_table() -> dict[int, str]:
+    """Letters with marks → their base letter, curly and modifier apostrophes → ``'``: one
+    character for one, so offsets in a folded text are offsets in the text."""
+    table: dict[int, str] = {ord(c): "'" for c in "’‘ʼ`´"}
+    table.update({ord(c): base for c, base in zip("øđłı", "odli", strict=True)})
+    for code in range(0xC0, 0x250):
+        ch = chr(code)
+        base = unicodedata.normalize("NFD", ch)[0]
+        if base != ch and base.isascii() and base.isalpha():
+            table[code] = base.lower() if ch.islower() else base
+    return table
+
+
+_FOLD = _fold_table()
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case, without accents and with one apostrophe ("JOSÉ’s" → "jose's"),
+    the same length as ``text`` (so a match in the folded text is a match in the text): how a
+    name typed by a transcriber, a student or a teacher is recognised as the same name. A
+    character whose lower case is longer ("İ") is kept as it is."""
+    low = text.lower()
+    if len(low) != len(text):
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    return low.translate(_FOLD)

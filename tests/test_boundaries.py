@@ -53,7 +53,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("blocks", ("pipeline.filters", "pipeline.maths", "pipeline.embeddings", "pipeline.llm_client",
                 "pipeline.prompting", "pipeline.corpus", "pipeline.formats", "pipeline.exports",
                 "pipeline.registry", "pipeline.parallel", "pipeline.adjudication", "pipeline.assignment",
-                "pipeline.synthetic")),
+                "pipeline.synthetic", "pipeline.speakers")),
     # scores and reports over dialogues with spans (no files), and the annotation simulation on them
     ("metrics", ("pipeline.metrics", "pipeline.simulate")),
     # the trained tagger: encoding, model, training (scored by metrics), store, ONNX, post-filter

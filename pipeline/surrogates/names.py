@@ -11,15 +11,11 @@ from __future__ import annotations
 import random
 import re
 
+from pipeline.speakers import TITLE_RE
 from pipeline.surrogates import pools
 from pipeline.surrogates.context import GenContext
 from pipeline.surrogates.keyed import apply_case, case_pattern
 
-TITLE_RE = re.compile(
-    r"^(?P<title>(?:mr|mrs|ms|miss|mx|dr|prof|professor|coach|mister|missus|sir|madam|madame|"
-    r"señor|señora|senor|senora|mme|mlle)\.?)(?P<sep>\s+)",
-    re.IGNORECASE,
-)
 _TITLE_GENDER = {
     "mr": "m",
     "mister": "m",

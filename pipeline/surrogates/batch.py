@@ -43,7 +43,8 @@ from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion, in_batches
-from pipeline.surrogates.engine import Deidentifier, DeidResult, SurrogateProposer
+from pipeline.surrogates.engine import Deidentifier, DeidResult, MappingEntry, SurrogateProposer
+from pipeline.surrogates.fields import FieldPolicy
 from pipeline.surrogates.leaks import LeakChecker, LeakReport
 from pipeline.surrogates.parts import SpillFiles, dialogue_record
 from pipeline.surrogates.stream import iter_spans
@@ -148,6 +149,7 @@ class SpanPass:
     looks for them) and the counts for the summary; the spans themselves wait in the spill file."""
 
     originals: set[tuple[str, str]] = field(default_factory=set)
+    speaker_originals: set[str] = field(default_factory=set)  # names that speaker labels give
     dialogues: int = 0
     messages: int = 0
     spans: int = 0
@@ -156,7 +158,7 @@ class SpanPass:
     def counts(self) -> dict[str, int]:
         """What the summary says of the first pass."""
         return {"dialogues": self.dialogues, "messages": self.messages, "spans": self.spans,
-                "originals": len(self.originals)}
+                "originals": len(self.originals), "speaker_originals": len(self.speaker_originals)}
 
 
 def collect_spans(
@@ -166,13 +168,19 @@ def collect_spans(
     *,
     tally: ResidualTally | None = None,
     progress: Progress | None = None,
+    fields: FieldPolicy | None = None,
 ) -> SpanPass:
     """Pass 1: find each dialogue's spans, spill them one line per dialogue (to a file, read back
     by :func:`spilled_spans` beside the dialogues; or, with the dialogues, to the files a release
-    in parts reads: :mod:`pipeline.surrogates.parts`), collect the originals."""
+    in parts reads: :mod:`pipeline.surrogates.parts`), collect the originals: the spans' and
+    the names that speaker labels give (``fields``: the release's field policy)."""
     t0 = time.perf_counter()
     found = SpanPass()
+    fields = fields if fields is not None else FieldPolicy()
     for dialogue, spans in iter_spans(dialogues, spans_for):
+        names = fields.speaker_names(dialogue).values()
+        found.originals.update(("NAME", name) for name in names)
+        found.speaker_originals.update(names)
         rows = []
         for msg, ss in zip(dialogue.messages, spans, strict=True):
             rows.append([[s.start, s.end, s.label] for s in ss])
@@ -200,6 +208,12 @@ def spilled_spans(spill: IO[str]) -> Iterator[list[list[Span]]]:
         yield [[Span(a, b, lab) for a, b, lab in row] for row in json.loads(line)]
 
 
+
+
+def id_row(result: DeidResult) -> list[MappingEntry]:
+    """The mapping table's row for a dialogue id the release replaced (none when it kept it)."""
+    original, released = result.original.id, result.release.id
+    return [] if original == released else [MappingEntry(original, "DIALOGUE_ID", original, released, "keyed")]
 
 
 def write_release(
@@ -237,7 +251,7 @@ def write_release(
             checker.check_result(result)
             utility.add(result)
             if map_fh is not None:
-                for entry in result.mapping:
+                for entry in id_row(result) + result.mapping:
                     map_fh.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
             if progress and done % 100 == 0:
                 progress("release", done)
@@ -376,6 +390,7 @@ def deidentify_dialogues(
     second_opinion: list[Any] | None = None,
     dismissed: Collection[str] = (),
     confirmed: Collection[str] = (),
+    fields: FieldPolicy | None = None,
 ) -> dict[str, Any]:
     """Write the JSONL release of the dialogues ``open_dialogues()`` yields (called twice, once per
     pass, so a database query can stream them without a dump) and its reports; return the summary.
@@ -383,18 +398,19 @@ def deidentify_dialogues(
     ``audit`` runs the self-audit: ``second_opinion`` is the list of detectors run on the released
     text (default: the rules detector's structured identifiers); ``dismissed`` and ``confirmed``
     are :attr:`Candidate.key` strings people decided ("not PII": not asked again; "PII": a kept
-    maths number is replaced after all)."""
+    maths number is replaced after all). ``fields`` is the policy for every field of the record
+    around the texts (:class:`~pipeline.surrogates.fields.FieldPolicy`; its defaults when ``None``)."""
     paths = report_paths(out)
     tally = ResidualTally(gold) if gold is not None else None
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spill:
         found = collect_spans(
-            open_dialogues(), spans_for, spill, tally=tally, progress=progress
+            open_dialogues(), spans_for, spill, tally=tally, progress=progress, fields=fields
         )
         spill.seek(0)
         t1 = time.perf_counter()
         deid = Deidentifier(
             key=key, mode=mode, scope=scope, propagate=propagate, sweep_corpus=sweep_corpus,
-            proposer=proposer, forbidden=found.originals, audit=audit, confirmed=confirmed,
+            proposer=proposer, forbidden=found.originals, audit=audit, confirmed=confirmed, fields=fields,
         )
         auditor = (ReleaseAudit(second_opinion=SecondOpinion(second_opinion), dismissed=dismissed, confirmed=confirmed)
                    if audit else None)

@@ -7,7 +7,8 @@ detector on the released text) and for replacements that may have changed teachi
 (it becomes a gold span and the release is rebuilt) or *dismiss* it (recorded as "not PII", so
 the next build does not ask again). A release is publishable only when none is pending.
 
-Offsets are always those of the **original** message text (code points, end exclusive), so a
+Offsets are always those of the **original** text (code points, end exclusive) of the message, or
+of the field outside the messages that ``field`` names (the anchor, a metadata value), so a
 confirmed candidate can become a gold span as it is, and a dismissal keeps matching the same
 place across rebuilds. The candidate's ``text`` is an original string: it belongs in the private
 directory only, never in a downloadable file (:meth:`Candidate.public_dict` leaves it out).
@@ -28,13 +29,14 @@ REASONS = (
 )
 
 
-def candidate_key(dialogue_id: str, index: int, start: int, end: int, text: str) -> str:
+def candidate_key(dialogue_id: str, index: int, start: int, end: int, text: str, field: str = "") -> str:
     """A stable fingerprint of a place and what it holds (dismissals are matched by it).
 
     The label is left out on purpose: a dismissed "not PII" holds whatever label the next
-    detector would give the same words.
+    detector would give the same words. ``field`` names a place outside a message's text
+    ("meta.teacher"); a message's text keeps the fingerprint it always had.
     """
-    raw = "\x1f".join((dialogue_id, str(index), str(start), str(end), text))
+    raw = "\x1f".join((dialogue_id, str(index), str(start), str(end), text, *((field,) if field else ())))
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
 
@@ -48,6 +50,7 @@ class Candidate:
     reason: str  # one of REASONS
     text: str  # the original words (private)
     source: str = ""  # which check or detector found it (never shown to reviewers: they stay blind)
+    field: str = ""  # "" for a message's text; "anchor" or "meta.<key path>" outside the messages
 
     def __post_init__(self) -> None:
         if self.reason not in REASONS:
@@ -57,7 +60,7 @@ class Candidate:
 
     @property
     def key(self) -> str:
-        return candidate_key(self.dialogue_id, self.index, self.start, self.end, self.text)
+        return candidate_key(self.dialogue_id, self.index, self.start, self.end, self.text, self.field)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, for the private directory."""
@@ -73,6 +76,7 @@ class Candidate:
             "end": self.end,
             "label": self.label,
             "reason": self.reason,
+            "field": self.field or "text",
         }
 
     @classmethod
@@ -86,4 +90,5 @@ class Candidate:
             reason=obj["reason"],
             text=obj.get("text", ""),
             source=obj.get("source", ""),
+            field="" if obj.get("field", "text") == "text" else obj["field"],
         )

@@ -17,6 +17,13 @@ from typing import Any, Protocol
 from pipeline.surrogates.candidates import Candidate
 from pipeline.surrogates.completion import COMPLETION_RULES
 from pipeline.surrogates.context import MAX_ATTEMPTS, GenContext, Scope, SurrogateFailure
+from pipeline.surrogates.fields import (
+    FieldPolicy,
+    keyed_id,
+    meta_items,
+    released_meta,
+    shift_timestamp,
+)
 from pipeline.surrogates.formats import (
     age_surrogate,
     course_surrogate,
@@ -32,6 +39,7 @@ from pipeline.surrogates.formats import (
 from pipeline.surrogates.fragments import (
     FRAGMENT_RULES,
     name_parts,
+    unsafe_part,
 )
 from pipeline.surrogates.keyed import (
     KeyedRandom,
@@ -46,6 +54,7 @@ from pipeline.surrogates.rules import DATE_LABELS, rule_error
 from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex
 from pipeline.surrogates.sweep import (
     base_of,
+    collect,
     collect_messages,
     complete_spans,
     dialogue_name_parts,
@@ -58,7 +67,7 @@ from pipeline.surrogates.sweep import (
 )
 from pipeline.types import DEFAULT_LABELS, Dialogue, Span, resolve_overlaps
 
-VERSION = "2"  # 2: the self-audit (completion, fragments, maths numbers kept)
+VERSION = "3"  # 2: the self-audit (completion, fragments, maths numbers kept); 3: the whole record
 MODES = ("surrogate", "tag", "redact")
 SCOPES = ("dialogue", "corpus")
 REDACTED = "[REDACTED]"
@@ -128,6 +137,18 @@ class Replacement:
     propagated: bool = False  # found by the consistency sweep rather than given as a span
 
 
+@dataclass(frozen=True, slots=True)
+class FieldText:
+    """A released string outside the messages (the anchor, a metadata value) and what replaced
+    what in it: the second opinion reads it and maps its hits back to the original."""
+
+    field: str  # "anchor" or "meta.<key path>"
+    index: int  # -1 for the anchor, -2 for metadata (as in Candidate and LeakHit)
+    original: str
+    released: str
+    replacements: tuple[Replacement, ...] = ()
+
+
 @dataclass
 class DeidResult:
     original: Dialogue
@@ -136,6 +157,7 @@ class DeidResult:
     mapping: list[MappingEntry] = field(default_factory=list)
     # what the self-audit could not settle alone (see pipeline.surrogates.candidates)
     candidates: list[Candidate] = field(default_factory=list)
+    fields: list[FieldText] = field(default_factory=list)  # the released strings outside the messages
 
     @property
     def originals(self) -> list[tuple[str, str]]:
@@ -189,6 +211,8 @@ class Deidentifier:
         sweep_corpus: bool = True,
         audit: bool = True,
         confirmed: Collection[str] = (),
+        confirmed_fields: Mapping[str, Sequence[tuple[str, int, int, str]]] | None = None,
+        fields: FieldPolicy | None = None,
         region: str = "US",
     ) -> None:
         if mode not in MODES:
@@ -206,6 +230,10 @@ class Deidentifier:
         self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
         self.audit = audit
         self.confirmed = frozenset(confirmed)
+        # dialogue id -> (field, start, end, label) people confirmed outside the messages' text
+        self.confirmed_fields = dict(confirmed_fields or {})
+        self.fields = fields if fields is not None else FieldPolicy()
+        self.field_counts: Counter[str] = Counter()  # timestamps that could not be read (dropped)
         self.region = region
         self.name_parts = OriginalIndex()  # the corpus's name parts (fragments), found anywhere
         self._label_votes: dict[str, Counter[str]] = {}  # normalised original -> its labels, first pass
@@ -224,6 +252,7 @@ class Deidentifier:
             "propagate": self.propagate,
             "sweep_corpus": self.sweep_corpus,
             "key_fingerprint": self.keyed.fingerprint(),
+            "fields": self.fields.to_dict(),
             "audit": {"completion": COMPLETION_RULES, "fragments": FRAGMENT_RULES,
                       "numbers": NUMBER_RULES} if self.audit else None,
         }
@@ -266,9 +295,17 @@ class Deidentifier:
         """The originals :meth:`deidentify` would register for ``dialogue``, in its order, without
         registering them or choosing any surrogate: the state one dialogue leaves for the next,
         which a release built in parts hands each part (:mod:`pipeline.surrogates.parts`)."""
-        items: dict[str, tuple[str, str]] = {}
+        items = self._speakers_first(dialogue)
         collect_messages(items, dialogue, self._chosen(dialogue, spans, []))
         return list(items.values())
+
+    def _speakers_first(self, dialogue: Dialogue) -> dict[str, tuple[str, str]]:
+        """The dialogue's originals, starting with the names its speaker labels give (a name, so
+        NAME whatever a detector called the same words in the text)."""
+        items: dict[str, tuple[str, str]] = {}
+        for name in self.fields.speaker_names(dialogue).values():
+            items.setdefault(normalize(name), ("NAME", name))
+        return items
 
     def _chosen(self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None,
                 candidates: list[Candidate]) -> list[list[Span]]:
@@ -295,37 +332,105 @@ class Deidentifier:
     def deidentify(
         self, dialogue: Dialogue, spans: Sequence[Sequence[Span]] | None = None
     ) -> DeidResult:
-        """The release of ``dialogue`` with ``spans`` (one list per message; default: its own spans)."""
+        """The release of ``dialogue`` with ``spans`` (one list per message; default: its own
+        spans): its texts, and every other field under :attr:`fields`."""
         candidates: list[Candidate] = []
         chosen = self._chosen(dialogue, spans, candidates)
-        items: dict[str, tuple[str, str]] = {}  # norm -> (label, original), in order of appearance
+        items = self._speakers_first(dialogue)
         collect_messages(items, dialogue, chosen)
         self.register(items.values())
         index = self._sweep_index(items)
         swept: set[tuple[int, int, int]] = set()
-        anchor_spans: list[Span] = []
+        anchor_spans = self._confirmed_in(dialogue, "anchor", dialogue.anchor)
         if index is not None and len(index):
-            anchor_spans = sweep_originals(dialogue, index, chosen, items, swept)
+            anchor_spans += sweep_originals(dialogue, index, chosen, items, swept, anchor_spans)
         groups: dict[str, tuple[str, int]] = {}
+        parts = None
         if self.audit and (self.sweep_corpus or self.propagate):
             parts = self.name_parts if self.sweep_corpus else dialogue_name_parts(items)
             anchor_spans += fragment_spans(dialogue, parts, chosen, items, swept, candidates, anchor_spans)
             groups = digit_group_spans(dialogue, chosen, items, swept)
+        meta_spans = self._meta_spans(dialogue, index, parts, items, candidates)
         table = self._table(dialogue, items)
         match_groups(table, groups)
-        result = self._apply(dialogue, chosen, items, table, swept, anchor_spans)
+        result = self._apply(dialogue, chosen, items, table, swept, sorted(anchor_spans))
         result.candidates = candidates
-        if index is not None and len(index) and dialogue.meta:
-            # metadata travels with the release: originals in its strings are replaced too
-            def fix(text: str) -> str:
-                hits = unspanned_hits(index, text, [])
-                if not hits:
-                    return text
-                edits = [(h.start, h.end, h.label, True) for h in hits]
-                return self._rewrite(text, -2, edits, table)[0]
-
-            result.release = replace(result.release, meta=_map_strings(dialogue.meta, fix))
+        self._envelope(result, items, table, meta_spans)
         return result
+
+    def _confirmed_in(self, dialogue: Dialogue, name: str, text: str) -> list[Span]:
+        """What people confirmed as PII in field ``name`` of the dialogue (a release review)."""
+        return [Span(s, e, label, source="release_review")
+                for f, s, e, label in self.confirmed_fields.get(dialogue.id, ())
+                if f == name and e <= len(text) and text[s:e] == text[s:e].strip() and text[s:e]]
+
+    def _meta_spans(self, dialogue: Dialogue, index: Any, parts: Any, items: dict[str, tuple[str, str]],
+                    candidates: list[Candidate]) -> dict[str, list[Span]]:
+        """``key path -> spans`` to replace in each scanned metadata string: what people confirmed,
+        the corpus's originals and the safe parts of names (unsafe parts are candidates); their
+        originals join ``items``."""
+        out: dict[str, list[Span]] = {}
+        for path, value in meta_items(dialogue.meta):
+            if not isinstance(value, str) or self.fields.meta_policy(path) != "scan":
+                continue
+            spans = self._confirmed_in(dialogue, f"meta.{path}", value)
+            if index is not None and len(index):
+                spans += unspanned_hits(index, value, spans)
+            for h in unspanned_hits(parts, value, spans) if parts is not None and len(parts) else ():
+                part = Span(h.start, h.end, "NAME", source="fragment")
+                if unsafe_part(value[h.start : h.end]):
+                    candidates.append(Candidate(dialogue.id, -2, h.start, h.end, "NAME", "fragment",
+                                                value[h.start : h.end], "fragments", field=f"meta.{path}"))
+                else:
+                    spans.append(part)
+            if spans:
+                out[path] = sorted(spans)
+                collect(items, [(value, out[path])])
+        return out
+
+    def _envelope(self, result: DeidResult, items: Mapping[str, tuple[str, str]],
+                  table: Mapping[str, tuple[str, str, str]], meta_spans: Mapping[str, list[Span]]) -> None:
+        """Every field of the record around the texts, under :attr:`fields`: speaker labels, the
+        id, the timestamps and the metadata (the anchor went with the texts)."""
+        dialogue, release = result.original, result.release
+        if dialogue.anchor:
+            reps = tuple(r for r in result.replacements if r.index == -1)
+            result.fields.append(FieldText("anchor", -1, dialogue.anchor, release.anchor, reps))
+        speakers = self.fields.speaker_names(dialogue)
+        offset = self._date_offset(dialogue, [t for lab, t in items.values() if lab in DATE_LABELS]) \
+            if self.fields.ts == "shift" and any(m.ts for m in dialogue.messages) else 0
+        messages = tuple(replace(m, speaker=self._speaker(m.speaker, speakers, table),
+                                 ts=self._timestamp(m.ts, offset)) for m in release.messages)
+
+        def fix(path: str, value: str) -> str:
+            edits = [(s.start, s.end, s.label, True) for s in meta_spans.get(path, ())]
+            text, _, reps = self._rewrite(value, -2, edits, table) if edits else (value, [], [])
+            result.fields.append(FieldText(f"meta.{path}", -2, value, text, tuple(reps)))
+            return text
+
+        meta = released_meta(dialogue.meta, self.fields, fix) if dialogue.meta else dialogue.meta
+        new_id = keyed_id(self.keyed, dialogue.id) if self.fields.id == "keyed" else dialogue.id
+        result.release = replace(release, id=new_id, messages=messages, meta=meta)
+
+    def _speaker(self, label: str, speakers: Mapping[str, str], table: Mapping[str, tuple[str, str, str]]) -> str:
+        """A speaker label that names someone, with that person's surrogate ("Student Caleb" →
+        "Student Ben"); a role label as it is."""
+        name = speakers.get(label)
+        if name is None:
+            return label
+        hit = table.get(normalize(name))
+        sur = hit[1] if hit is not None else tag_for("NAME")
+        return label.replace(name, sur) if name in label else sur
+
+    def _timestamp(self, ts: str | None, offset: int) -> str | None:
+        if ts is None or self.fields.ts == "keep":
+            return ts
+        if self.fields.ts == "drop":
+            return None
+        shifted = shift_timestamp(ts, offset)
+        if shifted is None:
+            self.field_counts["ts_unread_dropped"] += 1
+        return shifted
 
     # --- the self-audit's tables ---------------------------------------------------------
 
@@ -519,25 +624,17 @@ class Deidentifier:
         return "".join(out), spans, reps
 
 
-def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
-    if isinstance(obj, str):
-        return fn(obj)
-    if isinstance(obj, Mapping):
-        return {k: _map_strings(v, fn) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_map_strings(v, fn) for v in obj]
-    return obj
-
-
 def build_deidentifier(
     config: Mapping[str, Any] | None = None, *, key: str | bytes, **extra: Any
 ) -> Deidentifier:
     """Build from a config dict: ``{"mode", "scope", "propagate"}`` (unknown keys are an error)."""
     config = dict(config or {})
-    known = {"mode", "scope", "propagate", "sweep_corpus", "audit"}
+    known = {"mode", "scope", "propagate", "sweep_corpus", "audit", "fields"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise ValueError(
             f"unknown surrogate config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
+    if "fields" in config:
+        config["fields"] = FieldPolicy.from_config(config["fields"])
     return Deidentifier(key=key, **config, **extra)

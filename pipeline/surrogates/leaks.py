@@ -1,15 +1,15 @@
 """The leak check: no original PII string may appear anywhere in a release.
 
-Every original is looked for in every message and anchor text of the release with the matcher of
+Every original is looked for in every released field — each message's text, speaker label and
+timestamp, the anchor, every metadata string and the dialogue id — with the matcher of
 :mod:`pipeline.surrogates.scanner` (case-insensitive, word-bounded, and without spaces and
 punctuation for phones, e-mails and ids). The few originals that would match ordinary maths talk
 everywhere (ages, lower-case common words) are checked where they were replaced instead; the
-report counts them apart. A release is publishable only with zero hits.
+report counts them apart. A release is publishable only with zero hits; each hit names its field.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.surrogates.engine import DeidResult
+from pipeline.surrogates.fields import meta_items
 from pipeline.surrogates.scanner import Found, OriginalIndex, checked_in_place
 from pipeline.types import Dialogue
 
@@ -26,29 +27,20 @@ MAX_LISTED_HITS = 1000
 @dataclass(frozen=True, slots=True)
 class LeakHit:
     dialogue_id: str
-    index: int  # message index; -1 = anchor text; -2 = dialogue meta (offsets into its JSON)
+    index: int  # message index; -1 = anchor text; -2 = dialogue meta; -3 = the dialogue id
     start: int
     end: int
     label: str
     original: str
     found: str
     how: str  # text | compact | in_place
+    field: str = "text"  # text | speaker | ts | anchor | meta.<key path> | id
 
     def to_dict(self, *, public: bool = False) -> dict[str, Any]:
         """``public``: positions only, without the original strings (the release's own file)."""
-        if public:
-            return {"dialogue_id": self.dialogue_id, "index": self.index, "start": self.start, "end": self.end,
-                    "label": self.label, "how": self.how}
-        return {
-            "dialogue_id": self.dialogue_id,
-            "index": self.index,
-            "start": self.start,
-            "end": self.end,
-            "label": self.label,
-            "original": self.original,
-            "found": self.found,
-            "how": self.how,
-        }
+        out = {"dialogue_id": self.dialogue_id, "index": self.index, "field": self.field, "start": self.start,
+               "end": self.end, "label": self.label, "how": self.how}
+        return out if public else {**out, "original": self.original, "found": self.found}
 
 
 @dataclass
@@ -99,6 +91,21 @@ class LeakReport:
         }
 
 
+def released_fields(dialogue: Dialogue) -> list[tuple[int, str, str]]:
+    """``(index, field, string)`` of every string a released dialogue carries, for the leak check."""
+    fields: list[tuple[int, str, str]] = [(-3, "id", dialogue.id)]
+    for m in dialogue.messages:
+        fields.append((m.index, "text", m.text))
+        if m.speaker:
+            fields.append((m.index, "speaker", m.speaker))
+        if m.ts:
+            fields.append((m.index, "ts", m.ts))
+    if dialogue.anchor:
+        fields.append((-1, "anchor", dialogue.anchor))
+    fields.extend((-2, f"meta.{path}", value) for path, value in meta_items(dialogue.meta) if isinstance(value, str))
+    return fields
+
+
 class LeakChecker:
     """Collect the originals of a corpus, then scan release dialogues for them."""
 
@@ -129,26 +136,9 @@ class LeakChecker:
         return self.index.scan(text)
 
     def check_dialogue(self, dialogue: Dialogue) -> list[LeakHit]:
-        hits = []
-        texts = [(m.index, m.text) for m in dialogue.messages]
-        if dialogue.anchor:
-            texts.append((-1, dialogue.anchor))
-        if dialogue.meta:  # metadata travels with the release too
-            texts.append((-2, json.dumps(dict(dialogue.meta), ensure_ascii=False, sort_keys=True)))
-        for index, text in texts:
-            for f in self.index.scan(text):
-                hits.append(
-                    LeakHit(
-                        dialogue.id,
-                        index,
-                        f.start,
-                        f.end,
-                        f.original.label,
-                        f.original.text,
-                        text[f.start : f.end],
-                        f.how,
-                    )
-                )
+        hits = [LeakHit(dialogue.id, index, f.start, f.end, f.original.label, f.original.text,
+                        text[f.start : f.end], f.how, name)
+                for index, name, text in released_fields(dialogue) for f in self.index.scan(text)]
         self.report.messages_scanned += len(dialogue.messages)
         for h in hits:
             self.report.add(h)

@@ -16,7 +16,7 @@ They are plain functions of their inputs so the engine keeps only the order and 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pipeline.maths import math_expression_spans
 from pipeline.surrogates.candidates import Candidate, candidate_key
@@ -103,20 +103,19 @@ def drop_maths_numbers(dialogue: Dialogue, chosen: list[list[Span]], *, confirme
 
 
 def sweep_originals(dialogue: Dialogue, index: OriginalIndex, chosen: list[list[Span]], items: Items,
-                    swept: Swept) -> list[Span]:
+                    swept: Swept, anchor_spans: Sequence[Span] = ()) -> list[Span]:
     """Add the unspanned occurrences of an original (the leak check's own matcher, maths left
-    alone) to ``chosen``, ``swept`` and ``items``; return the anchor's spans."""
+    alone) to ``chosen``, ``swept`` and ``items``; return the anchor's new spans (beside
+    ``anchor_spans``, which it already has)."""
     for i, msg in enumerate(dialogue.messages):
         extra = unspanned_hits(index, msg.text, chosen[i])
         if extra:
             swept.update((msg.index, sp.start, sp.end) for sp in extra)
             chosen[i] = sorted(chosen[i] + extra)
-    anchor_spans = unspanned_hits(index, dialogue.anchor, []) if dialogue.anchor else []
-    meta_hits = [(t, unspanned_hits(index, t, [])) for t in strings_in(dialogue.meta)]
-    collect(items, [h for h in meta_hits if h[1]])
+    found = unspanned_hits(index, dialogue.anchor, anchor_spans) if dialogue.anchor else []
     collect_messages(items, dialogue, chosen)
-    collect(items, [(dialogue.anchor, anchor_spans)])
-    return anchor_spans
+    collect(items, [(dialogue.anchor, [*anchor_spans, *found])])
+    return found
 
 
 def dialogue_name_parts(items: Items) -> OriginalIndex:
@@ -184,15 +183,3 @@ def match_groups(table: dict[str, tuple[str, str, str]], groups: Mapping[str, tu
             hit = matching_group(parent, sur, pos)
             if hit is not None:
                 table[norm] = (label, hit, method)
-
-
-def strings_in(obj: object) -> Iterator[str]:
-    """Every string inside a JSON-like value (dialogue metadata)."""
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, Mapping):
-        for v in obj.values():
-            yield from strings_in(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
-            yield from strings_in(v)

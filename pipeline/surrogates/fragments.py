@@ -31,7 +31,7 @@ from pipeline.surrogates.keyed import normalize
 from pipeline.surrogates.names import TITLE_RE
 from pipeline.surrogates.scanner import is_common_word
 
-FRAGMENT_RULES = "fragments-1"
+FRAGMENT_RULES = "fragments-2"  # 2: case, accents and apostrophes folded ("José" / "jose" / "JOSÉ")
 DIGIT_GROUP_LABELS = frozenset({"PHONE", "ID_NUMBER"})
 MIN_GROUP_DIGITS = 4
 _SUFFIX_RE = re.compile(r",?\s+(?:jr\.?|sr\.?|ii|iii|iv)$", re.IGNORECASE)

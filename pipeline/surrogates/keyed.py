@@ -15,6 +15,8 @@ import random
 import re
 from collections.abc import Callable
 
+from pipeline.text import fold
+
 _SPACE_RE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n\r\"“”‘'’`.,;:!?()[]{}<>"
 
@@ -66,10 +68,11 @@ def strip_possessive(text: str) -> tuple[str, str]:
 
 
 def normalize(text: str) -> str:
-    """The consistency key of an original: lower case, single spaces, no edge punctuation or possessive."""
+    """The consistency key of an original: lower case without accents, single spaces, no edge
+    punctuation or possessive ("José's" and "JOSE" are one person)."""
     text = _SPACE_RE.sub(" ", text).strip(_EDGE_PUNCT)
     text, _ = strip_possessive(text)
-    return text.strip(_EDGE_PUNCT).casefold()
+    return fold(text.strip(_EDGE_PUNCT)).casefold()
 
 
 def compact(text: str) -> str:

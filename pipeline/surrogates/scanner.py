@@ -1,6 +1,7 @@
 """Find original PII strings in a text: the one matcher the leak check and the sweep share.
 
-An original is found case-insensitively and word-bounded; phones, e-mails, ids, URLs and
+An original is found word-bounded, folding case, accents and apostrophes ("José" finds "jose" and
+"JOSE", "O'Brien" finds "O’Brien": :func:`pipeline.text.fold`); phones, e-mails, ids, URLs and
 usernames also with spaces and punctuation removed ("555 201 3344" finds "(555) 201-3344").
 Originals that would match ordinary text everywhere are *checked in place* instead (the text that
 replaced them must differ), and are reported as such:
@@ -30,6 +31,7 @@ from pipeline.surrogates.keyed import compact, normalize
 from pipeline.surrogates.names import TITLE_RE
 from pipeline.surrogates.pools import COMMON_WORD_NAMES
 from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS
+from pipeline.text import fold
 
 _WORD_RE = re.compile(r"\w+")
 _RUN_RE = re.compile(r"[^\W_]+")
@@ -122,7 +124,7 @@ class OriginalIndex:
     def add(self, label: str, text: str) -> bool:
         """Register one original; ``False`` when it is checked in place (or already known)."""
         core = _EDGES_RE.sub("", _SPACES_RE.sub(" ", text.strip()))
-        needle = core.lower()
+        needle = fold(core)
         if not needle or (label, needle) in self._seen:
             return False
         self._seen.add((label, needle))
@@ -168,9 +170,7 @@ class OriginalIndex:
         if not (self._by_word or self._exact):
             return []
         found: list[Found] = []
-        low = text.lower()
-        if len(low) != len(text):  # a few characters change length in lower case
-            low = text
+        low = fold(text)
         by_word, exact = self._by_word, self._exact
         hits = {w for w in _WORD_RE.findall(low) if w in by_word or w in exact}
         # originals are stored with single spaces; other white space is matched loosely
@@ -188,7 +188,7 @@ class OriginalIndex:
                             found.append(Found(at, at + length, orig, "text"))
                 if loose and _ODD_SPACE_RE.search(text, at, at + 200):
                     for needle, orig in self._multi.get(w, ()):
-                        hit = _loose(needle, False).match(text, at)
+                        hit = _loose(needle, False).match(low, at)
                         if hit and hit.end() - at != len(needle) and _bounded(text, hit.end()):
                             found.append(Found(at, hit.end(), orig, "text"))
                 found.extend(self._exact_at(text, low, at, w, loose=loose, sentence_starts=sentence_starts,
@@ -203,7 +203,7 @@ class OriginalIndex:
     ) -> Iterator[Found]:
         """The case-sensitive originals starting with word ``w`` that ``text`` holds at ``at``."""
         for orig in self._exact.get(w, ()):
-            if text.startswith(orig.source, at) or (any_case and low.startswith(orig.source.lower(), at)):
+            if text.startswith(orig.source, at) or (any_case and low.startswith(fold(orig.source), at)):
                 end = at + len(orig.source)
             elif loose and " " in orig.source and (hit := _loose(orig.source, True).match(text, at)):
                 end = hit.end()

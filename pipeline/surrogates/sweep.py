@@ -24,7 +24,7 @@ from pipeline.surrogates.completion import complete_span
 from pipeline.surrogates.fragments import digit_groups, matching_group, name_parts, unsafe_part
 from pipeline.surrogates.keyed import normalize, strip_possessive
 from pipeline.surrogates.numbers import NumberGuard
-from pipeline.surrogates.scanner import OriginalIndex, checked_in_place
+from pipeline.surrogates.scanner import OriginalIndex
 from pipeline.types import Dialogue, Span
 
 Items = dict[str, tuple[str, str]]
@@ -94,7 +94,7 @@ def drop_maths_numbers(dialogue: Dialogue, chosen: list[list[Span]], *, confirme
         keep = []
         for s in chosen[i]:
             value = msg.text[s.start : s.end]
-            reason = guard.reason(i, s) if checked_in_place(value, s.label) else None
+            reason = guard.reason(i, s)
             if reason is None or candidate_key(dialogue.id, msg.index, s.start, s.end, value) in confirmed:
                 keep.append(s)
             else:

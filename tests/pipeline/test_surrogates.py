@@ -178,7 +178,7 @@ def sample():
 def kept_for_review(result):
     """The spans the engine kept as they are (maths numbers) for a person to decide."""
     return {(c.index, c.start, c.end) for c in result.candidates
-            if c.reason in ("maths_number", "word_problem_number")}
+            if c.reason in ("maths_number", "word_problem_number", "uncued_number")}
 
 
 def mapping_of(result):

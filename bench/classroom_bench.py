@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         help="generated tutoring dialogues for the word-problem characters figure (0: none)",
     )
     parser.add_argument(
-        "--ensemble", action="store_true", help="also score the default ensemble (tagger + rules)"
+        "--ensemble", action="store_true", help="also score the default ensemble (tagger + rules + speakers)"
     )
     parser.add_argument(
         "--ensemble-presidio",

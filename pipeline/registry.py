@@ -26,6 +26,7 @@ BUILTIN_MODULES: dict[str, str] = {
     "llm": "pipeline.detectors.llm",
     "ensemble": "pipeline.detectors.ensemble",
     "tagger": "pipeline.detectors.tagger",
+    "speakers": "pipeline.detectors.speakers",
 }
 
 

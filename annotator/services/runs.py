@@ -52,7 +52,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "llm basic": {"strategy": "basic"},
     "llm math_aware": {"strategy": "math_aware"},
     "llm segment_aware": {"strategy": "segment_aware"},
-    "ensemble": {"mode": "union"},  # the tagger + rules for structured identifiers
+    "speakers": {},
+    "ensemble": {"mode": "union"},  # the tagger + rules for structured identifiers + speakers' names
     "ensemble + presidio": {"mode": "union", "presidio": True},
 }
 

@@ -11,9 +11,10 @@ majority of the members' labels. A member's MATH / NON-MATH segment (from ``math
 passes through.
 
 Without ``members`` the ensemble is the default one (:func:`default_members`): the tagger (with
-``tagger`` as its config, resolved the tagger detector's own way) and the rules detector limited
+``tagger`` as its config, resolved the tagger detector's own way), the rules detector limited
 to structured identifiers (e-mails, phones, URLs, usernames, ids), whose patterns leave the maths
-alone; ``presidio: true`` (or a Presidio config) adds Presidio ``tuned``.
+alone, and ``speakers`` (the mentions of the dialogue's named speakers, with ``speakers`` as its
+config: a project's ``roles``); ``presidio: true`` (or a Presidio config) adds Presidio ``tuned``.
 """
 
 from __future__ import annotations
@@ -33,12 +34,15 @@ STRUCTURED_LABELS = ("EMAIL", "URL", "PHONE", "USERNAME", "ID_NUMBER")
 
 
 def default_members(
-    tagger: Mapping[str, Any] | None = None, presidio: bool | Mapping[str, Any] = False
+    tagger: Mapping[str, Any] | None = None, presidio: bool | Mapping[str, Any] = False,
+    speakers: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The default ensemble: tagger + rules for structured identifiers (+ Presidio tuned)."""
+    """The default ensemble: tagger + rules for structured identifiers + the speakers' names
+    (+ Presidio tuned)."""
     members: list[dict[str, Any]] = [
         {"name": "tagger", "config": dict(tagger or {})},
         {"name": "rules", "config": {"labels": list(STRUCTURED_LABELS)}},
+        {"name": "speakers", "config": dict(speakers or {})},
     ]
     if presidio:
         extra = dict(presidio) if isinstance(presidio, Mapping) else {}
@@ -136,11 +140,12 @@ class EnsembleDetector(BaseDetector):
     """Union (recall-first) or majority vote over member detectors."""
 
     name = "ensemble"
-    version = "1.1.0"
+    version = "1.2.0"
     defaults: Mapping[str, Any] = {
         "members": None,  # None: default_members(tagger, presidio)
         "tagger": None,  # the default tagger member's config
         "presidio": False,  # true or a config: Presidio tuned joins the default members
+        "speakers": None,  # the default speakers member's config ({"roles": [...]})
         "mode": "union",
         "min_votes": None,  # majority only; default more than half of the members
         "resolution": None,  # "hull" or "best"; default hull for union, best for majority
@@ -151,17 +156,16 @@ class EnsembleDetector(BaseDetector):
         super().__init__(config)
         members = self.config["members"]
         if members is None:
-            tagger, presidio = self.config["tagger"], self.config["presidio"]
-            if tagger is not None and not isinstance(tagger, Mapping):
-                raise ConfigError(
-                    "ensemble: 'tagger' must be the tagger member's config (an object)"
-                )
+            tagger, presidio, speakers = (self.config[k] for k in ("tagger", "presidio", "speakers"))
+            for key, value in (("tagger", tagger), ("speakers", speakers)):
+                if value is not None and not isinstance(value, Mapping):
+                    raise ConfigError(f"ensemble: '{key}' must be the {key} member's config (an object)")
             if not isinstance(presidio, (bool, Mapping)):
                 raise ConfigError("ensemble: 'presidio' must be true, false or a Presidio config")
-            members = self.config["members"] = default_members(tagger, presidio)
-        elif self.config["tagger"] is not None or self.config["presidio"]:
+            members = self.config["members"] = default_members(tagger, presidio, speakers)
+        elif self.config["tagger"] is not None or self.config["presidio"] or self.config["speakers"] is not None:
             raise ConfigError(
-                "ensemble: 'tagger' and 'presidio' shape the default members; "
+                "ensemble: 'tagger', 'presidio' and 'speakers' shape the default members; "
                 "with 'members' put their configs there"
             )
         if not isinstance(members, list) or not members:

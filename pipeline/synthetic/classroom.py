@@ -9,11 +9,19 @@ endearments ("honey"), maths words said alone ("Acute."), page and lesson number
 ("Kilome-"), and people a transcript already de-identified ("Ms. H", "Student X"). The templates
 and pools here are the project's own. Names are NAME spans (titles outside); everything else is a
 trap, recorded and never labelled.
+
+Many real transcripts also name their speakers: turns labelled "Caleb" or "Ms.Carroll" among "T",
+"SS" and "Student 3", a file named after the teacher ("lesson.Year1.Benson.Fall.121019"), metadata
+with a name and an e-mail, a timestamp on every turn. :func:`name_the_room` gives a lesson that
+record; its labels, id and metadata are not text, so they carry no spans.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from pipeline.synthetic import pools as P
@@ -239,8 +247,10 @@ def make_class(pools: P.Pools, rng: random.Random) -> dict[str, Any]:
     return {"teacher": people[0], "students": people[1:], "names": frozenset(taken), "characters": characters}
 
 
-def lesson_turns(pools: P.Pools, rng: random.Random, target: int) -> tuple[list[Turn], dict[str, Any]]:
-    """About ``target`` turns of one lesson (a roll call first, half the time) and its meta."""
+def lesson_turns(pools: P.Pools, rng: random.Random,
+                 target: int) -> tuple[list[Turn], dict[str, Any], dict[str, Any]]:
+    """About ``target`` turns of one lesson (a roll call first, half the time), its meta and its
+    cast (:func:`make_class`)."""
     cast = make_class(pools, rng)
     turns: list[Turn] = []
     if rng.random() < 0.5:
@@ -252,4 +262,55 @@ def lesson_turns(pools: P.Pools, rng: random.Random, target: int) -> tuple[list[
         bank, teacher, _ = rng.choices(BANKS, weights=weights)[0]
         turns.append(("C" if teacher else "K", pick(bank, _turn_ctx(cast, rng), rng)))
     meta = {"kind": "classroom", "students": len(cast["students"])}
-    return turns, meta
+    return turns, meta, cast
+
+
+# ---- named speakers --------------------------------------------------------------------------
+TEACHER_TITLES = {"f": ("Ms.", "Ms.", "Mrs."), "m": ("Mr.",)}
+SEASONS = ("Winter", "Winter", "Spring", "Spring", "Spring", "Summer", "Summer", "Summer", "Fall", "Fall",
+           "Fall", "Winter")  # by month, January first
+NAMED_STUDENT_SHARE = 0.75  # of the students' turns; the rest are labelled by role
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """What a lesson's record says beyond its texts: each turn's speaker label and timestamp, the
+    tail of its id and its metadata."""
+
+    speakers: tuple[str, ...]
+    times: tuple[str, ...]
+    id_tail: str
+    meta: dict[str, Any]
+
+
+def name_the_room(cast: dict[str, Any], kinds: Sequence[str], pools: P.Pools, rng: random.Random) -> Room:
+    """Speaker labels for turns of ``kinds`` ("C" teacher, "K" student) as a transcriber writes
+    them — the teacher as "Ms. Carroll", sometimes glued ("Ms.Carroll") or "T"; a student by
+    first name, or "S", "SS", "Student 3" — a timestamp per turn (ISO 8601, a few seconds apart),
+    an id tail with the teacher's surname and the lesson's date, and metadata with the teacher's
+    name, a student's e-mail and the grade."""
+    teacher: P.Person = cast["teacher"]
+    students: list[P.Person] = cast["students"]
+    title = rng.choice(TEACHER_TITLES[teacher.gender])
+    teacher_labels = (f"{title} {teacher.last}", f"{title}{teacher.last}", "T")
+    speakers = []
+    for kind in kinds:
+        if kind == "C":
+            speakers.append(rng.choices(teacher_labels, weights=(14, 3, 3))[0])
+        elif rng.random() < NAMED_STUDENT_SHARE:
+            speakers.append(rng.choice(students).first)
+        else:
+            speakers.append(rng.choice(("S", "SS", f"Student {rng.randint(1, 30)}")))
+    start = datetime(rng.randint(2019, 2024), rng.randint(1, 12), rng.randint(1, 28), rng.randint(8, 14),
+                     rng.choice((0, 5, 10, 15, 30, 45)))
+    times, at = [], start
+    for _ in kinds:
+        times.append(at.isoformat())
+        at += timedelta(seconds=rng.randint(2, 45))
+    surname = "".join(teacher.last.split())
+    id_tail = f"lesson.Year{rng.randint(1, 3)}.{surname}.{SEASONS[start.month - 1]}.{start:%m%d%y}"
+    student = rng.choice(students)
+    meta = {"teacher": f"{title} {teacher.last}",
+            "student_email": P.email(student, rng, P.school_domain(P.school(pools, rng), rng)),
+            "grade": rng.randint(3, 8)}
+    return Room(tuple(speakers), tuple(times), id_tail, meta)

@@ -6,7 +6,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.synthetic import chat, classroom
@@ -16,12 +16,15 @@ from pipeline.synthetic.render import Seg, assemble, chat_noise, lit, pick, pii,
 from pipeline.types import Dialogue, Message
 
 GENERATOR_NAME = "blindspot-synthetic"
-GENERATOR_VERSION = "1.1"
+GENERATOR_VERSION = "1.2"
 POLICIES = ("strict", "recall_first")
 SPEAKERS = {"T": "Tutor", "S": "Student", "P": "Parent", "C": "Teacher", "K": "Student"}
 ROLES = {"T": "tutor", "S": "student", "P": "other", "C": "tutor", "K": "student"}
 # share of whole-class lessons among generated dialogues (the rest are one-to-one tutoring)
 CLASSROOM_SHARE = 0.35
+# share of those lessons whose record names its speakers (classroom.name_the_room), drawn apart
+# from the lesson's own generator: the texts and spans of a lesson are the same either way
+NAMED_SPEAKERS_SHARE = 1 / 3
 # share of tutoring sessions given hard-negative turns (endearments, fillers, maths words; no span),
 # drawn apart from the session's own generator: with 0 (the demo corpus) sessions are unchanged
 HARD_NEGATIVE_SHARE = 0.5
@@ -330,16 +333,26 @@ def generate_lesson(
     length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth",
     max_messages: int | None = None,
+    named: random.Random | None = None,
 ) -> Dialogue:
-    """One whole-class lesson transcript (:mod:`pipeline.synthetic.classroom`) with gold spans."""
+    """One whole-class lesson transcript (:mod:`pipeline.synthetic.classroom`) with gold spans.
+    ``named``, when given, drives the record of a transcript that names its speakers
+    (:func:`~pipeline.synthetic.classroom.name_the_room`): speaker labels, timestamps, the
+    teacher's surname in the id, a name and an e-mail in the metadata."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    turns, meta = classroom.lesson_turns(pools, rng, rng.randint(*length))
+    turns, meta, cast = classroom.lesson_turns(pools, rng, rng.randint(*length))
     if max_messages is not None:
         turns = turns[:max_messages]
     messages = _render_messages(turns, rng, policy, typed=False)
     meta = {"generator": GENERATOR_NAME, "version": GENERATOR_VERSION, "seed": seed, "policy": policy, **meta}
-    return Dialogue(id=f"{id_prefix}-{seed}-{index:05d}", messages=tuple(messages), anchor="", meta=meta)
+    did = f"{id_prefix}-{seed}-{index:05d}"
+    if named is not None:
+        room = classroom.name_the_room(cast, [kind for kind, _ in turns], pools, named)
+        messages = [replace(m, speaker=speaker, ts=ts)
+                    for m, speaker, ts in zip(messages, room.speakers, room.times, strict=True)]
+        did, meta = f"{did}.{room.id_tail}", {**meta, **room.meta}
+    return Dialogue(id=did, messages=tuple(messages), anchor="", meta=meta)
 
 
 def hard_negative_turns(rng: random.Random) -> list[Turn]:
@@ -450,16 +463,18 @@ def _tidy(segs: list[Seg]) -> list[Seg]:
 def iter_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
-    hard_negatives: float = HARD_NEGATIVE_SHARE,
+    hard_negatives: float = HARD_NEGATIVE_SHARE, named_speakers: float = NAMED_SPEAKERS_SHARE,
 ) -> Iterator[Dialogue]:
     """Dialogue ``i`` depends only on ``(seed, i)``: a bigger corpus extends a smaller one.
 
     A ``classroom`` share of the dialogues are whole-class lessons, the rest tutoring sessions;
     which ones is drawn apart from the dialogue's own generator, so with ``classroom=0`` the
-    corpus is the tutoring corpus of generator 1.0 (the demo corpus is, with ``hard_negatives=0``).
-    A ``hard_negatives`` share of the tutoring sessions get hard-negative turns, drawn apart too.
+    corpus is the tutoring corpus of generator 1.0 (with ``hard_negatives=0``).
+    A ``hard_negatives`` share of the tutoring sessions get hard-negative turns, and a
+    ``named_speakers`` share of the lessons a record that names their speakers, drawn apart too.
     """
-    for what, share in (("classroom", classroom), ("hard-negative", hard_negatives)):
+    for what, share in (("classroom", classroom), ("hard-negative", hard_negatives),
+                        ("named-speakers", named_speakers)):
         if not 0 <= share <= 1:
             raise ValueError(f"{what} share must be between 0 and 1, not {share}")
     pools = P.build_pools(seed)
@@ -469,7 +484,9 @@ def iter_corpus(
         common = {"policy": policy, "seed": seed, "length": length, "id_prefix": id_prefix,
                   "max_messages": max_messages}
         if lesson:
-            yield generate_lesson(rng, pools, i, **common)
+            named = random.Random(f"named-speakers:{seed}:{i}")
+            yield generate_lesson(rng, pools, i, **common,
+                                  named=named if named.random() < named_speakers else None)
             continue
         hard = random.Random(f"hard-negatives:{seed}:{i}")
         yield generate_dialogue(rng, pools, i, **common,
@@ -479,10 +496,11 @@ def iter_corpus(
 def generate_corpus(
     n_dialogues: int, seed: int = 0, *, policy: str = "strict", length: tuple[int, int] = (18, 36),
     id_prefix: str = "synth", max_messages: int | None = None, classroom: float = CLASSROOM_SHARE,
-    hard_negatives: float = HARD_NEGATIVE_SHARE,
+    hard_negatives: float = HARD_NEGATIVE_SHARE, named_speakers: float = NAMED_SPEAKERS_SHARE,
 ) -> list[Dialogue]:
     return list(iter_corpus(n_dialogues, seed, policy=policy, length=length, id_prefix=id_prefix,
-                            max_messages=max_messages, classroom=classroom, hard_negatives=hard_negatives))
+                            max_messages=max_messages, classroom=classroom, hard_negatives=hard_negatives,
+                            named_speakers=named_speakers))
 
 
 def generate_messages(n_messages: int, seed: int = 0, **kwargs: Any) -> list[Dialogue]:

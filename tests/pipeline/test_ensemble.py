@@ -106,7 +106,7 @@ def test_ensemble_detector_union_and_segments() -> None:
     (det,) = detector.detect(DIALOGUE)
     assert [(s.start, s.end, s.label) for s in det.spans] == [(3, 8, "NAME"), (21, 33, "PHONE")]
     assert det.segment == "NON-MATH"
-    assert detector.model_version.startswith("ensemble@1.1.0[union](fixed_for_ensemble_tests@7,")
+    assert detector.model_version.startswith("ensemble@1.2.0[union](fixed_for_ensemble_tests@7,")
 
 
 def test_ensemble_detect_many_keeps_dialogue_order() -> None:
@@ -136,6 +136,9 @@ def test_ensemble_over_real_detectors() -> None:
         {"presidio": "yes"},
         {"members": [{"name": "rules"}], "tagger": {}},
         {"members": [{"name": "rules"}], "presidio": True},
+        {"members": [{"name": "rules"}], "speakers": {}},
+        {"speakers": ["T"]},
+        {"speakers": {"roles": "T"}},
         {"tagger": {"policy": "loose"}},
         {"members": [{"config": {}}]},
         {"members": [{"name": "rules", "extra": 1}]},
@@ -151,19 +154,19 @@ def test_bad_config(config) -> None:
         build("ensemble", config)
 
 
-def test_default_ensemble_is_the_tagger_and_maths_safe_rules() -> None:
+def test_default_ensemble_is_the_tagger_maths_safe_rules_and_speakers() -> None:
     from pipeline.detectors.ensemble import STRUCTURED_LABELS
 
     det = build("ensemble", {})
-    assert [m.name for m in det.members] == ["tagger", "rules"]
+    assert [m.name for m in det.members] == ["tagger", "rules", "speakers"]
     assert det.members[1].config["labels"] == list(STRUCTURED_LABELS)
     text = "Stand up, Max. I'm 12 years old, 9351 / 7 = 1335.857, mail max@school.org"
     (found,) = det.members[1].detect(Dialogue("d", (Message(text, index=0),)))
     assert [(text[s.start : s.end], s.label) for s in found.spans] == [("max@school.org", "EMAIL")]
     with_presidio = build("ensemble", {"presidio": True, "tagger": {"policy": "strict"}})
-    assert [m.name for m in with_presidio.members] == ["tagger", "rules", "presidio"]
+    assert [m.name for m in with_presidio.members] == ["tagger", "rules", "speakers", "presidio"]
     assert with_presidio.members[0].config["policy"] == "strict"
-    assert with_presidio.members[2].config["preset"] == "tuned"
+    assert with_presidio.members[3].config["preset"] == "tuned"
 
 
 def test_default_tagger_member_resolves_its_model_the_tagger_detector_way(tmp_path) -> None:

@@ -27,6 +27,7 @@ from pipeline.synthetic.render import check_span_text, compile_template, render
 from pipeline.types import DEFAULT_LABELS
 
 N = 120  # dialogues: about 3,000 messages, generated once per module
+NAMED_LESSONS = [1, 15, 16, 18, 23, 25, 31, 44, 49, 50, 60, 61, 64, 76, 112]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,9 @@ def test_generate_dialogue_directly():
 # the first dialogue's spans to update them.
 
 def test_corpus_size_and_lengths(synthetic_corpus):
-    assert [d.id for d in synthetic_corpus] == [f"synth-11-{i:05d}" for i in range(N)]
+    assert [d.id.partition(".")[0] for d in synthetic_corpus] == [f"synth-11-{i:05d}" for i in range(N)]
+    # lessons whose record names the teacher carry her surname after the id
+    assert [i for i, d in enumerate(synthetic_corpus) if "." in d.id] == NAMED_LESSONS
     lengths = [len(d.messages) for d in synthetic_corpus]
     assert (min(lengths), max(lengths), sum(lengths)) == (18, 49, 3704)
     assert [m.index for m in synthetic_corpus[0].messages] == list(range(len(synthetic_corpus[0].messages)))
@@ -87,7 +90,7 @@ def test_a_fixed_seed_gives_these_dialogues(synthetic_corpus):
         return [(m.index, s.label, m.text[s.start:s.end]) for m in d.messages for s in m.spans]
 
     lesson = synthetic_corpus[0]
-    assert lesson.meta == {"generator": "blindspot-synthetic", "version": "1.1", "seed": 11,
+    assert lesson.meta == {"generator": "blindspot-synthetic", "version": "1.2", "seed": 11,
                            "policy": "strict", "kind": "classroom", "students": 7}
     assert len(lesson.messages) == 29 and not lesson.anchor
     assert {m.speaker for m in lesson.messages} == {"Teacher", "Student"}
@@ -118,7 +121,7 @@ def test_generate_messages_reaches_the_count():
     # 18 dialogues: the first 17 hold 492 messages, the 18th crosses 500 and the generator stops.
     assert lengths == [25, 35, 29, 38, 30, 22, 31, 30, 36, 24, 33, 23, 29, 26, 31, 27, 23, 34]
     assert sum(lengths[:-1]) == 492 < 500 <= sum(lengths) == 526
-    assert [d.id for d in dialogues] == [f"synth-2-{i:05d}" for i in range(18)]
+    assert [d.id.partition(".")[0] for d in dialogues] == [f"synth-2-{i:05d}" for i in range(18)]
 
 
 def test_unknown_policy_is_refused():
@@ -338,6 +341,8 @@ def test_demo_corpus_is_checked_in_and_valid():
     assert {d.meta["seed"] for d in dialogues} == {DEMO_ARGS["seed"]}
     speakers = {m.speaker for d in dialogues for m in d.messages}
     assert {"Tutor", "Student"} <= speakers
+    named = [d for d in dialogues if "teacher" in d.meta]  # lessons whose record names people
+    assert len(named) >= 2 and all(d.meta["teacher"].split()[-1] in d.id for d in named)
     for d in dialogues:
         for m in d.messages:
             for s in m.spans:

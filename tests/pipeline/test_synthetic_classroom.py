@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 import pytest
 
 from pipeline.filters.junk import junk_kind
+from pipeline.registry import build
+from pipeline.speakers import speaker_name
 from pipeline.synthetic import dialogue_to_row, generate_corpus
 from pipeline.synthetic.__main__ import main
 from pipeline.synthetic.render import check_span_text
@@ -37,7 +40,7 @@ def test_a_share_of_the_corpus_is_lessons_and_the_rest_is_unchanged(synthetic_co
 def test_lessons_name_students_as_a_classroom_does(synthetic_corpus):
     texts, names = [], []
     for d in lessons(synthetic_corpus):
-        assert {m.speaker for m in d.messages} <= {"Teacher", "Student"}
+        assert "teacher" in d.meta or {m.speaker for m in d.messages} <= {"Teacher", "Student"}
         for m in d.messages:
             texts.append(m.text)
             for s in m.spans:
@@ -150,3 +153,63 @@ def test_hard_negative_turns_are_drawn_apart_and_optional():
     assert 5 <= changed <= 25
     with pytest.raises(ValueError, match="hard-negative share"):
         generate_corpus(1, hard_negatives=2.0)
+
+
+# -- lessons whose record names their speakers ---------------------------------------------------
+
+def named(synthetic_corpus):
+    return [d for d in lessons(synthetic_corpus) if "teacher" in d.meta]
+
+
+def test_a_share_of_lessons_names_its_speakers_and_their_texts_stay_the_same(synthetic_corpus):
+    found, all_lessons = named(synthetic_corpus), lessons(synthetic_corpus)
+    assert 0.15 * len(all_lessons) <= len(found) <= 0.6 * len(all_lessons)
+    plain = generate_corpus(N, seed=21, named_speakers=0.0)
+    assert not named(plain)
+    for d, p in zip(synthetic_corpus, plain, strict=True):
+        assert [(m.text, m.spans, m.role) for m in d.messages] == [(m.text, m.spans, m.role) for m in p.messages]
+        if "teacher" not in d.meta:
+            assert dialogue_to_row(d) == dialogue_to_row(p)
+    assert [dialogue_to_row(d) for d in generate_corpus(N, seed=21)] == [dialogue_to_row(d) for d in synthetic_corpus]
+
+
+def test_named_lessons_carry_names_in_labels_id_and_meta_and_timestamps(synthetic_corpus):
+    glued = False
+    for d in named(synthetic_corpus):
+        labels = [m.speaker for m in d.messages]
+        names = {label: speaker_name(label) for label in labels}
+        assert any(names.values()) and any(n is None for n in names.values()), labels  # names and roles
+        teacher = d.meta["teacher"]
+        surname = teacher.split()[-1]
+        assert speaker_name(teacher) == teacher and surname in d.id
+        assert re.fullmatch(rf"synth-21-\d{{5}}\.lesson\.Year\d\.[\w'-]*{re.escape(surname)}\.(Fall|Winter|Spring|Summer)"
+                            r"\.\d{6}", d.id)
+        glued |= teacher.replace(" ", "") in labels
+        assert set(labels) & {teacher, teacher.replace(" ", "")}
+        assert re.fullmatch(r"[\w.+-]+@[\w.-]+\.\w+", d.meta["student_email"]) and isinstance(d.meta["grade"], int)
+        times = [datetime.fromisoformat(m.ts) for m in d.messages]
+        assert times == sorted(times) and times[0].strftime("%m%d%y") == d.id[-6:]
+    assert glued  # "Ms.Carroll" as well as "Ms. Carroll"
+
+
+def test_speaker_names_mentioned_in_the_texts_are_gold_names(synthetic_corpus):
+    """Labels are not text and carry no spans; a mention of a named speaker in a text is a gold
+    NAME like any other name there (the speakers detector finds nothing the gold lacks)."""
+    detector = build("speakers")
+    found = 0
+    for d in named(synthetic_corpus):
+        for m, detection in zip(d.messages, detector.detect(d), strict=True):
+            for s in detection.spans:
+                found += 1
+                assert any(g.label == "NAME" and g.start < s.end and s.start < g.end for g in m.spans), (m.text, s)
+    assert found > 20
+
+
+def test_the_cli_takes_a_named_speakers_share(tmp_path, capsys):
+    out = tmp_path / "c.jsonl"
+    assert main(["--dialogues", "6", "--seed", "3", "--classroom", "1", "--named-speakers", "1",
+                 "--out", str(out)]) == 0
+    assert out.read_text().count('"student_email"') == 6
+    with pytest.raises(SystemExit):
+        main(["--dialogues", "2", "--named-speakers", "-0.1"])
+    assert "between 0 and 1" in capsys.readouterr().err

@@ -18,11 +18,11 @@ def test_ensemble_preset_runs_the_projects_tagger_with_the_rules(project):
     assert cfg["tagger"] == runs.detector_config(project=project, detector="tagger", config={})
     assert ACTIVE in json.dumps(cfg["tagger"])
     det = registry.build("ensemble", cfg)
-    assert [m.name for m in det.members] == ["tagger", "rules"]
+    assert [m.name for m in det.members] == ["tagger", "rules", "speakers"]
     with_presidio = registry.build(
         "ensemble", runs.detector_config(project=project, detector="ensemble",
                                          config=runs.PRESETS["ensemble + presidio"]))
-    assert [m.name for m in with_presidio.members] == ["tagger", "rules", "presidio"]
+    assert [m.name for m in with_presidio.members] == ["tagger", "rules", "speakers", "presidio"]
 
 
 @pytest.mark.django_db

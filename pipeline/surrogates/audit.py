@@ -3,7 +3,8 @@ of what is left for people to review.
 
 The leak check looks only for originals that something marked, so by itself it certifies
 whatever nobody marked. Once a dialogue is released, :class:`SecondOpinion` scans its released
-messages with detectors other than the release's source — the rules detector's structured
+messages, and its strings outside them (the anchor, the metadata values: each candidate there
+names its ``field``), with detectors other than the release's source — the rules detector's structured
 identifiers always, others (the tagger in its recall-first policy, Presidio tuned) when asked.
 A hit inside a replacement is the release's own surrogate and is skipped (it counts as a
 recapture for :mod:`pipeline.metrics.capture`); a hit that runs on from a replacement into
@@ -33,7 +34,7 @@ from pipeline.detectors.rules import RulesDetector
 from pipeline.metrics.capture import CaptureTally
 from pipeline.surrogates.candidates import REASONS, Candidate
 from pipeline.surrogates.completion import STRUCTURED_LABELS
-from pipeline.surrogates.engine import DeidResult, Replacement
+from pipeline.surrogates.engine import DeidResult, FieldText, Replacement
 from pipeline.surrogates.parts import SpillFiles, dialogue_from_obj, dialogue_obj
 from pipeline.types import Detection, Dialogue, Message, Span
 
@@ -75,7 +76,35 @@ class SecondOpinion:
         range) for capture–recapture. Each detector reads them together (``detect_many``:
         Presidio's spaCy takes the messages of several dialogues in one batch)."""
         found = [list(det.detect_many(r.release for r in results)) for det in self.detectors]
-        return [self._checked(result, [per_det[i] for per_det in found]) for i, result in enumerate(results)]
+        in_fields = self._in_fields(results)
+        out = []
+        for i, result in enumerate(results):
+            candidates, hits = self._checked(result, [per_det[i] for per_det in found])
+            out.append((candidates + in_fields[i], hits))
+        return out
+
+    def _in_fields(self, results: Sequence[DeidResult]) -> list[list[Candidate]]:
+        """For each released dialogue, the candidates in its strings outside the messages (the
+        anchor, the metadata values): each detector reads them as the messages of one more
+        dialogue, and a hit that reaches original text is mapped back to the field's original."""
+        out: list[list[Candidate]] = [[] for _ in results]
+        carriers = [(k, Dialogue(id=r.original.id, messages=tuple(Message(text=f.released, index=j)
+                                                                   for j, f in enumerate(r.fields))))
+                    for k, r in enumerate(results) if r.fields]
+        if not carriers:
+            return out
+        for det in self.detectors:
+            for (k, _), detections in zip(carriers, det.detect_many(d for _, d in carriers), strict=True):
+                result = results[k]
+                for d in detections:
+                    f = result.fields[d.index]
+                    reps = sorted(f.replacements, key=lambda r: r.new_start)
+                    for s in d.spans:
+                        start, end = _to_original(s.start, s.end, reps)
+                        if 0 <= start < end <= len(f.original) and _reaches_original(f.released, s.start, s.end, reps):
+                            out[k].append(Candidate(result.original.id, f.index, start, end, s.label, "second_opinion",
+                                                    f.original[start:end], f"{det.name}@{det.version}", field=f.field))
+        return out
 
     def _checked(self, result: DeidResult, found: list[list[Detection]]) -> tuple[list[Candidate], list[list[Span]]]:
         """``found``: each detector's detections on ``result``'s released dialogue."""
@@ -214,7 +243,10 @@ def audit_input(result: DeidResult) -> dict[str, Any]:
             "release": dialogue_obj(result.release),
             "replacements": [[r.index, r.start, r.end, r.label, r.new_start, r.new_end, r.method, r.propagated]
                              for r in result.replacements],
-            "candidates": [c.to_dict() for c in result.candidates]}
+            "candidates": [c.to_dict() for c in result.candidates],
+            "fields": [[f.field, f.index, f.original, f.released,
+                        [[r.index, r.start, r.end, r.label, r.new_start, r.new_end, r.method, r.propagated]
+                         for r in f.replacements]] for f in result.fields]}
 
 
 def read_audit_inputs(lines: Iterable[str]) -> Iterator[DeidResult]:
@@ -224,7 +256,9 @@ def read_audit_inputs(lines: Iterable[str]) -> Iterator[DeidResult]:
         original = Dialogue(id=obj["id"], messages=tuple(Message(text=t, index=i) for i, t in obj["original"]))
         yield DeidResult(original=original, release=dialogue_from_obj(obj["release"]),
                          replacements=[Replacement(*r) for r in obj["replacements"]],
-                         candidates=[Candidate.from_dict(c) for c in obj["candidates"]])
+                         candidates=[Candidate.from_dict(c) for c in obj["candidates"]],
+                         fields=[FieldText(name, index, original, released, tuple(Replacement(*r) for r in reps))
+                                 for name, index, original, released, reps in obj.get("fields", ())])
 
 
 class AuditSpill(SpillFiles):

@@ -227,13 +227,13 @@ class Deidentifier:
         self.forbidden = ForbiddenIndex()
         self.sweep_corpus = sweep_corpus
         self._corpus_scope = Scope(seed="corpus")
-        self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0}
+        # ts_unread_dropped: timestamps the release could not read, so could not shift: left out
+        self.fallbacks = {"llm_to_offline": 0, "offline_to_tag": 0, "ts_unread_dropped": 0}
         self.audit = audit
         self.confirmed = frozenset(confirmed)
         # dialogue id -> (field, start, end, label) people confirmed outside the messages' text
         self.confirmed_fields = dict(confirmed_fields or {})
         self.fields = fields if fields is not None else FieldPolicy()
-        self.field_counts: Counter[str] = Counter()  # timestamps that could not be read (dropped)
         self.region = region
         self.name_parts = OriginalIndex()  # the corpus's name parts (fragments), found anywhere
         self._label_votes: dict[str, Counter[str]] = {}  # normalised original -> its labels, first pass
@@ -429,7 +429,7 @@ class Deidentifier:
             return None
         shifted = shift_timestamp(ts, offset)
         if shifted is None:
-            self.field_counts["ts_unread_dropped"] += 1
+            self.fallbacks["ts_unread_dropped"] += 1
         return shifted
 
     # --- the self-audit's tables ---------------------------------------------------------

@@ -78,6 +78,8 @@ class FieldPolicy:
     def from_config(cls, config: Mapping[str, Any] | None) -> FieldPolicy:
         """From ``{"speaker", "id", "ts", "meta", "meta_keys", "role_labels"}`` (all optional);
         anything else is an error that names what is known."""
+        if config is not None and not isinstance(config, Mapping):
+            raise FieldPolicyError("a field policy is an object: {\"speaker\": …, \"id\": …, \"ts\": …, \"meta\": …}")
         config = dict(config or {})
         known = {"speaker", "id", "ts", "meta", "meta_keys", "role_labels"}
         unknown = sorted(set(config) - known)

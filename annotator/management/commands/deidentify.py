@@ -18,6 +18,7 @@ from pipeline.detectors.base import ConfigError, DetectorError
 from pipeline.parallel import ParallelDetector
 from pipeline.surrogates import MODES, SCOPES, SurrogateKeyError
 from pipeline.surrogates.batch import deidentify_file, report_paths
+from pipeline.surrogates.fields import FieldPolicy, FieldPolicyError
 
 
 class Command(BaseCommand):
@@ -57,12 +58,18 @@ class Command(BaseCommand):
                                  "structured identifiers (always): tagger (recall first, --model or the "
                                  "default version), presidio (tuned). Their hits nobody marked become review "
                                  "candidates.")
+        parser.add_argument("--fields", default="{}", metavar="JSON",
+                            help='The policy for the record around the texts (docs/exports.md), e.g. '
+                                 '\'{"speaker": "pseudonym", "id": "keyed", "ts": "shift", "meta": "scan", '
+                                 '"meta_keys": {"grade": "keep", "notes": "drop"}, "role_labels": [...]}\'; '
+                                 'every key optional, these are the defaults.')
         parser.add_argument("--fail-on-leaks", action="store_true",
                             help="Exit with status 1 if the leak check finds any, or review candidates remain.")
 
     def handle(self, corpus, out, detector, config, mode, scope, llm, key, no_mapping, fail_on_leaks, gold="",
-               workers=None, second_opinion="", model=None, **opts):
+               workers=None, second_opinion="", model=None, fields="{}", **opts):
         workers = workers_or_error(workers)
+        policy = self._fields(fields)
         key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
         det = self._detector(detector, config, workers, model)
         opinion = self._second_opinion(second_opinion, model)
@@ -75,7 +82,7 @@ class Command(BaseCommand):
                 mapping=not no_mapping, progress=lambda stage, n: (bar.set_description(stage), bar.update(100)),
                 extra_summary={"detector": detector or "spans in the file",
                                "model_version": det.model_version if det is not None else None},
-                gold=gold or None, second_opinion=opinion,
+                gold=gold or None, second_opinion=opinion, fields=policy,
             )
         except FileNotFoundError as exc:
             raise CommandError(f"No such file: {exc.filename or corpus}") from None
@@ -108,6 +115,14 @@ class Command(BaseCommand):
         except (ConfigError, registry.UnknownDetectorError, ImportError, ValueError, StorageError) as exc:
             raise CommandError(str(exc)) from None
 
+    def _fields(self, fields: str) -> FieldPolicy:
+        try:
+            return FieldPolicy.from_config(json.loads(fields))
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--fields is not valid JSON: {exc.msg}") from None
+        except (FieldPolicyError, TypeError) as exc:
+            raise CommandError(f"--fields: {exc}") from None
+
     def _proposer(self, llm: bool):
         """LLM surrogates with ``--llm``, else None (the rule-based surrogates)."""
         if not llm:
@@ -129,6 +144,12 @@ class Command(BaseCommand):
         self.stdout.write(f"release -> {paths['release']}; reports: {paths['leaks'].name}, "
                           f"{paths['utility'].name}, {paths['summary'].name}"
                           + (f"; mapping table (keep private): {paths['mapping'].name}" if mapping else ""))
+        fields = summary["strategy"]["fields"]
+        self.stdout.write(f"record: speaker labels {fields['speaker']} ({summary['speaker_originals']:,} names "
+                          f"from speaker labels), ids {fields['id']}, timestamps {fields['ts']}, metadata "
+                          f"{fields['meta']}" + "".join(f", meta.{k} {v}" for k, v in fields["meta_keys"].items())
+                          + (f"; {summary['fallbacks']['ts_unread_dropped']:,} unreadable timestamp(s) left out"
+                             if summary["fallbacks"].get("ts_unread_dropped") else ""))
         self.stdout.write(f"residual risk: {summary['residual_risk']['sentence']}")
         cands = summary["candidates"]
         self.stdout.write(f"review candidates: {cands['pending']} pending {cands['by_reason']}, "

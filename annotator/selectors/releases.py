@@ -79,7 +79,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         drawn += weight is not None
         # a gold release: messages in gold carry their gold spans; the others go out without any
         out = list(predicted.pop(order, ())) if source == "run" else (spans if outcome is not None else [])
-        tally.add(reviewed=reviewed, gold=spans, released=out, design=weight)
+        tally.add(dialogue=order[0], reviewed=reviewed, gold=spans, released=out, design=weight)
     n, r = tally.released, tally.reviewed
     share = r / n if n else 0.0
     per_message = annotations / by_people if by_people else 0.0
@@ -127,8 +127,11 @@ class ResidualStrata:
     :class:`pipeline.surrogates.batch.ResidualTally`.
 
     Stratified by the plans' flags when a plan with detector runs drew any released message,
-    otherwise by whether the release's own spans flag the message: both are counted as messages
-    come, and :meth:`estimate` takes the one that applies."""
+    otherwise one stratum of every released message: both are counted as messages come, and
+    :meth:`estimate` takes the one that applies. The sampled unit is what the plans drew: a plan
+    with detector runs draws its audit message by message (the message is the unit); a plan
+    without draws whole dialogues (a dialogue sample, or a census), so a stratum any of whose
+    sample came that way counts its misses per dialogue (:attr:`Stratum.units`)."""
 
     def __init__(self, *, gold_source: bool) -> None:
         self.gold_source = gold_source
@@ -137,22 +140,23 @@ class ResidualStrata:
         self.counts: dict[bool, dict[str, Counter]] = {True: defaultdict(Counter), False: defaultdict(Counter)}
         self.rates: dict[bool, dict[str, list[float]]] = {True: defaultdict(lambda: [0.0, 0]),
                                                           False: defaultdict(lambda: [0.0, 0])}
+        self.dialogue: int | None = None
+        self.in_dialogue: dict[tuple[bool, str], list[int]] = defaultdict(lambda: [0, 0])
 
-    def add(self, *, reviewed: bool, gold: list[Span], released: list[Span], design: SampleWeight | None) -> None:
-        """One released message: whether people reviewed it, its gold spans, the release's spans,
-        and the plans' design for it (None: no plan drew it)."""
+    def add(self, *, dialogue: int, reviewed: bool, gold: list[Span], released: list[Span],
+            design: SampleWeight | None) -> None:
+        """One released message (in dialogue order): its dialogue, whether people reviewed it, its
+        gold spans, the release's spans, and the plans' design for it (None: no plan drew it)."""
+        if dialogue != self.dialogue:
+            self._close_dialogue()
+            self.dialogue = dialogue
         self.released += 1
         self.reviewed += reviewed
         self.by_design = self.by_design or (design is not None and design.flagged is not None)
         missed = len(uncovered(gold, released)) if reviewed else 0
         would = len(gold) if self.gold_source else missed  # an unreviewed message of a gold release has no spans
         for by_design in (True, False):
-            if reviewed and design is None:
-                name = "reviewed outside a sampling plan"  # counted exactly, stands for nothing else
-            elif by_design:
-                name = "flagged" if design is not None and design.flagged else "unflagged"
-            else:
-                name = "flagged" if released else "unflagged"
+            name = self._stratum(by_design=by_design, reviewed=reviewed, design=design)
             c = self.counts[by_design][name]
             c["released"] += 1
             if not reviewed:
@@ -161,16 +165,37 @@ class ResidualStrata:
             c["gold"] += len(gold)
             c["missed"] += missed
             c["would"] += would
-            c["would_sq"] += would * would
+            c["by_dialogue"] += design is None or design.flagged is None
+            here = self.in_dialogue[(by_design, name)]
+            here[0] += would
+            here[1] += 1
             if design is not None:
                 rate = self.rates[by_design][name]
                 rate[0] += design.inclusion_probability
                 rate[1] += 1
 
+    @staticmethod
+    def _stratum(*, by_design: bool, reviewed: bool, design: SampleWeight | None) -> str:
+        if reviewed and design is None:
+            return "reviewed outside a sampling plan"  # counted exactly, stands for nothing else
+        if by_design:
+            return "flagged" if design is not None and design.flagged else "unflagged"
+        return "released"
+
+    def _close_dialogue(self) -> None:
+        """The finished dialogue's sampled misses, per stratum: one unit of the between-dialogue variance."""
+        for (by_design, name), (would, sampled) in self.in_dialogue.items():
+            c = self.counts[by_design][name]
+            c["units"] += 1
+            c["clustered_sq"] += would * would / sampled
+        self.in_dialogue.clear()
+
     def estimate(self) -> ResidualEstimate:
+        self._close_dialogue()
         counts, rates = self.counts[self.by_design], self.rates[self.by_design]
         return estimate_residual([
             Stratum(name, released=c["released"], sampled=c["sampled"], gold=c["gold"], missed=c["missed"],
-                    missed_if_unreviewed=c["would"], missed_sq=c["would_sq"],
+                    missed_if_unreviewed=c["would"], units=c["units"] if c["by_dialogue"] else None,
+                    clustered_sq=c["clustered_sq"],
                     rate=round(rates[name][0] / rates[name][1], 6) if rates[name][1] else None)
             for name, c in sorted(counts.items())])

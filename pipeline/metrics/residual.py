@@ -124,6 +124,7 @@ class ResidualEstimate:
     sentence: str
     released: int
     sampled: int
+    sampled_dialogues: int | None = None
     gold_found: int = 0
     missed_found: int = 0
     recall: float | None = None
@@ -171,14 +172,37 @@ def prediction_upper(stratum: Stratum, *, tail: float) -> int:
     return lo
 
 
-def estimate_residual(strata: Sequence[Stratum], *, confidence: float = CONFIDENCE) -> ResidualEstimate:
-    """Recall and residual PII per 1,000 released messages, with a one-sided upper bound."""
+def headline(*, released: int, sampled: int, dialogues: int | None, found: int, missed: int, per_1000: float,
+             per_1000_upper: float, census: bool, confidence: float) -> str:
+    """The one sentence a release's residual risk is stated in (and acknowledged with): what the
+    review found and what is left, per 1,000 released messages. No recall: "100 %" from a sample
+    that found nothing reads as safety it does not show. ``found`` counts the misses the estimate
+    rests on (what the unreviewed messages' spans miss on the reviewed ones), ``missed`` those
+    the release itself still holds among the reviewed messages."""
+    if census:
+        if not missed:
+            return f"Every one of the {released:,} released messages was reviewed; none holds a miss."
+        return (f"Every one of the {released:,} released messages was reviewed: {missed:,} gold PII span(s) are "
+                f"not covered by the release's spans ({per_1000:.1f} per 1,000 released messages).")
+    where = f"{sampled:,} reviewed messages" + (f" ({dialogues:,} dialogue{'s' if dialogues != 1 else ''})"
+                                                 if dialogues else "")
+    pct = f"{confidence:.0%}".replace("%", " %")
+    if not found:
+        return f"None found in {where}; at most {per_1000_upper:.1f} per 1,000 released messages ({pct})."
+    return (f"{found:,} miss(es) found in {where}: about {per_1000:.1f} residual PII spans per 1,000 released "
+            f"messages, at most {per_1000_upper:.1f} ({pct}).")
+
+
+def estimate_residual(strata: Sequence[Stratum], *, dialogues: int | None = None,
+                      confidence: float = CONFIDENCE) -> ResidualEstimate:
+    """Recall and residual PII per 1,000 released messages, with a one-sided upper bound;
+    ``dialogues`` is how many dialogues the reviewed messages belong to (said in the headline)."""
     strata = tuple(s for s in strata if s.released)
     released = sum(s.released for s in strata)
     sampled = sum(s.sampled for s in strata)
     gold, missed = sum(s.gold for s in strata), sum(s.missed for s in strata)
-    base = {"released": released, "sampled": sampled, "gold_found": gold, "missed_found": missed,
-            "confidence": confidence, "strata": strata}
+    base = {"released": released, "sampled": sampled, "sampled_dialogues": dialogues, "gold_found": gold,
+            "missed_found": missed, "confidence": confidence, "strata": strata}
     if not released:
         return ResidualEstimate(available=False, sentence="Nothing was released.", **base)
     blind = [s for s in strata if not s.sampled]
@@ -198,15 +222,9 @@ def estimate_residual(strata: Sequence[Stratum], *, confidence: float = CONFIDEN
     detected = total_gold - total_missed
     recall_lower = detected / (detected + upper) if detected + upper > 0 else None
     per, per_up = 1000 * total_missed / released, 1000 * upper / released
-    pct = f"{confidence:.0%}".replace("%", " %")
-    recall_txt = f"estimated recall {recall:.1%}" if recall is not None else "no gold PII found in the sample"
-    if not open_:
-        sentence = (f"Every one of the {released:,} released messages was reviewed: {missed} gold PII span(s) "
-                    f"are not covered by the release's spans ({per:.1f} per 1,000 messages; {recall_txt}).")
-    else:
-        sentence = (f"Estimated from {sampled:,} reviewed messages of {released:,} released ({missed} miss(es) "
-                    f"found): about {per:.1f} residual PII spans per 1,000 released messages, at most "
-                    f"{per_up:.1f} ({pct} upper bound); {recall_txt}.")
+    found = sum(s.x if s.unknown else s.missed for s in strata)
+    sentence = headline(released=released, sampled=sampled, dialogues=dialogues, found=found, missed=missed,
+                        per_1000=per, per_1000_upper=per_up, census=not open_, confidence=confidence)
     return ResidualEstimate(available=True, sentence=sentence, recall=recall, recall_lower=recall_lower,
                             residual_spans=total_missed, residual_spans_upper=upper, per_1000=per,
                             per_1000_upper=per_up, census=not open_, **base)

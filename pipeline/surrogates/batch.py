@@ -40,7 +40,6 @@ from pipeline import csvsafe
 from pipeline.corpus import CorpusError, CorpusProblem, dialogue_to_obj
 from pipeline.formats import read_corpus
 from pipeline.formats.native import iter_jsonl_dialogues
-from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion, in_batches
 from pipeline.surrogates.engine import Deidentifier, DeidResult, SurrogateProposer
@@ -109,7 +108,6 @@ class ResidualTally:
         self.counts: dict[str, Any] = {"released": 0, "sampled": 0, "gold": 0, "missed": 0, "units": 0,
                                        "clustered_sq": 0.0}
         self.matched = 0
-        self.capture = CaptureTally(("gold", "the release's spans"))
 
     def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> None:
         c = self.counts
@@ -126,7 +124,6 @@ class ResidualTally:
             gold = list(message.spans)
             missed += len(uncovered(gold, ss))
             c["gold"] += len(gold)
-            self.capture.add(gold, ss)
         c["sampled"] += len(spans)
         c["missed"] += missed
         c["units"] += 1
@@ -134,7 +131,7 @@ class ResidualTally:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.counts
-        est = estimate_residual([Stratum("released", **{**c, "units": c["units"] or None})])
+        est = estimate_residual([Stratum("released", **{**c, "units": c["units"] or None})], dialogues=self.matched)
         return {**est.to_dict(), "gold_dialogues": len(self.gold), "gold_dialogues_matched": self.matched,
                 "assumes": "the gold dialogues are a random sample of the corpus's dialogues; misses cluster "
                            "by dialogue no more than the bound assumes, or the sample shows it"}
@@ -282,7 +279,7 @@ def write_reports(
     summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
                            seconds={"spans": found.seconds, "release": release_s}, source=source, mapping=mapping,
                            tally=tally, extra_summary=extra_summary, audited=audit is not None)
-    return write_summary(paths, summary, utility.to_dict(), tally=tally, audit=audit)
+    return write_summary(paths, summary, utility.to_dict(), audit=audit)
 
 
 def write_checks(
@@ -330,7 +327,7 @@ def write_checks(
 
 
 def write_summary(paths: dict[str, Path], summary: dict[str, Any], utility: dict[str, Any], *,
-                  tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
+                  audit: ReleaseAudit | None) -> dict[str, Any]:
     """The second half of :func:`write_reports`: the summary of :func:`write_checks` completed with
     the self-audit (``audit``: the release's whole, or merged from chunks) and written; returned
     with the utility report."""
@@ -338,22 +335,21 @@ def write_summary(paths: dict[str, Path], summary: dict[str, Any], utility: dict
                                                             "audited": False}
     summary["publishable"] = summary["publishable"] and not candidates["pending"]
     summary["candidates"] = candidates
-    summary["capture_recapture"] = capture_summary(tally, audit)
+    summary["capture_recapture"] = capture_summary(audit)
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
     summary["utility"] = utility
     return summary
 
 
-NO_SECOND_SOURCE = ("No second independent source over the same messages (no --gold, no second "
-                    "opinion): what every source missed cannot be estimated.")
+NO_SECOND_SOURCE = ("No second independent source over the same messages (no second opinion): what every "
+                    "source missed cannot be estimated.")
 
 
-def capture_summary(tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
-    """Capture–recapture estimates: gold vs the release's spans (with ``gold``) and the release's
-    spans vs the second opinion (with an audit)."""
+def capture_summary(audit: ReleaseAudit | None) -> dict[str, Any]:
+    """Capture–recapture, a secondary check: the release's spans vs the second opinion (with an
+    audit). Never gold vs the release's spans: gold is the reference, not a second source that
+    misses independently (:mod:`pipeline.metrics.capture`)."""
     out: dict[str, Any] = {}
-    if tally is not None and tally.matched:
-        out["gold_vs_release"] = tally.capture.to_dict()
     if audit is not None and audit.second_opinion.detectors:
         out["release_vs_second_opinion"] = audit.capture.to_dict()
     return out or {"available": False, "sentence": NO_SECOND_SOURCE}

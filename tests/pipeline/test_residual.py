@@ -22,7 +22,8 @@ def test_zero_found_in_400_still_gives_a_bound():
     assert est.available and est.per_1000 == 0
     # exact Poisson bound -ln(0.05)/400 (Clopper-Pearson: 1 - 0.05**(1/400) = 7.46 per 1,000)
     assert 7.4 < est.per_1000_upper < 7.5
-    assert "0 miss(es)" in est.sentence and "at most 7.5" in est.sentence
+    assert est.sentence == "None found in 400 reviewed messages; at most 7.5 per 1,000 released messages (95 %)."
+    assert "recall" not in est.sentence
 
 
 def test_strata_are_weighted_by_their_sampling_rate():
@@ -49,6 +50,17 @@ def test_a_full_review_is_a_census_without_sampling_error():
                              Stratum("unflagged", released=6, sampled=6, gold=1, missed=1)])
     assert est.census and est.residual_spans == est.residual_spans_upper == 2
     assert est.per_1000 == 200 and "Every one of the 10 released messages was reviewed" in est.sentence
+    assert "recall" not in est.sentence
+
+
+def test_the_headline_names_the_dialogues_and_what_was_found():
+    strata = [Stratum("released", released=1396, sampled=185, gold=40, missed=0, missed_if_unreviewed=2,
+                      units=12, clustered_sq=2 / 15)]
+    est = estimate_residual(strata, dialogues=12)
+    assert est.sentence.startswith("2 miss(es) found in 185 reviewed messages (12 dialogues): about ")
+    assert est.sampled_dialogues == 12 and "recall" not in est.sentence
+    clean = estimate_residual([Stratum("released", released=1396, sampled=185, gold=40, units=12)], dialogues=12)
+    assert clean.sentence.startswith("None found in 185 reviewed messages (12 dialogues); at most ")
 
 
 def test_gold_releases_count_what_unreviewed_messages_would_miss():

@@ -4,8 +4,9 @@ The sampling design comes from :func:`annotator.selectors.assignments.audit_samp
 reader of the plans' design (shared with the circularity and detector reports): a reviewed message
 drawn by a plan is part of the random sample of its stratum; a reviewed message no plan drew
 (a hand-made queue) is counted exactly but stands for nothing else. Gold imported from a file
-is its own evidence: nobody reviewed it in Blindspot, so it counts as unreviewed, for the
-acknowledgement and for the estimate alike, until people review it in the app.
+is its own evidence: nobody reviewed it in Blindspot, so it counts as unreviewed for the
+acknowledgement, and a gold release carries its spans there (never "no spans"): what those would
+miss is estimated like a run's, from the reviewed messages, against the gold imported with them.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         .values_list(*by_message, "outcome", "notes").iterator(chunk_size=CHUNK)))
     gold = InOrder(spans_in_order(GoldSpan.objects.filter(message__project=project).order_by(*by_message)
                                   .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2))
+    # what a message of a gold release carries until people review it: the gold imported with it
+    carried = InOrder(spans_in_order(GoldSpan.objects.filter(
+        message__project=project, provenance=AdjudicationDecision.Outcome.IMPORTED).order_by(*by_message)
+        .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2)
+        if source == "gold" else ())
     predicted = InOrder(spans_in_order(Prediction.objects.filter(run_id=run_id).order_by(*by_message)
                                        .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2)
                         if source == "run" else ())
@@ -54,7 +60,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         Assignment.objects.filter(project=project, status=Assignment.Status.DONE).order_by(*by_message)
         .values_list(*by_message, "annotator_id").iterator(chunk_size=CHUNK), key=lambda r: r[:2]))
     design = InOrder(audit_sample_weights(project))
-    tally = ResidualStrata(gold_source=source == "gold")
+    tally = ResidualStrata()
     decided: Counter = Counter()
     imported_from: Counter = Counter()
     annotators: set[int] = set()
@@ -79,7 +85,11 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
         drawn += weight is not None
         # a gold release: messages in gold carry their gold spans; the others go out without any
         out = list(predicted.pop(order, ())) if source == "run" else (spans if outcome is not None else [])
-        tally.add(reviewed=reviewed, gold=spans, released=out, design=weight)
+        unreviewed_out = out if source == "run" else list(carried.pop(order, ()))
+        tally.add(dialogue=order[0], reviewed=reviewed, gold=spans, released=out, unreviewed=unreviewed_out,
+                  imported=source == "gold" and (outcome == AdjudicationDecision.Outcome.IMPORTED
+                                                 or notes.startswith("imported from") or bool(unreviewed_out)),
+                  design=weight)
     n, r = tally.released, tally.reviewed
     share = r / n if n else 0.0
     per_message = annotations / by_people if by_people else 0.0
@@ -127,32 +137,38 @@ class ResidualStrata:
     :class:`pipeline.surrogates.batch.ResidualTally`.
 
     Stratified by the plans' flags when a plan with detector runs drew any released message,
-    otherwise by whether the release's own spans flag the message: both are counted as messages
-    come, and :meth:`estimate` takes the one that applies."""
+    otherwise one stratum of every released message: both are counted as messages come, and
+    :meth:`estimate` takes the one that applies. The sampled unit is what the plans drew: a plan
+    with detector runs draws its audit message by message (the message is the unit); a plan
+    without draws whole dialogues (a dialogue sample, or a census), so a stratum any of whose
+    sample came that way counts its misses per dialogue (:attr:`Stratum.units`)."""
 
-    def __init__(self, *, gold_source: bool) -> None:
-        self.gold_source = gold_source
+    def __init__(self) -> None:
         self.by_design = False
+        self.dialogues = 0
         self.released = self.reviewed = 0
         self.counts: dict[bool, dict[str, Counter]] = {True: defaultdict(Counter), False: defaultdict(Counter)}
         self.rates: dict[bool, dict[str, list[float]]] = {True: defaultdict(lambda: [0.0, 0]),
                                                           False: defaultdict(lambda: [0.0, 0])}
+        self.dialogue: int | None = None
+        self.in_dialogue: dict[tuple[bool, str], list[int]] = defaultdict(lambda: [0, 0])
 
-    def add(self, *, reviewed: bool, gold: list[Span], released: list[Span], design: SampleWeight | None) -> None:
-        """One released message: whether people reviewed it, its gold spans, the release's spans,
-        and the plans' design for it (None: no plan drew it)."""
+    def add(self, *, dialogue: int, reviewed: bool, gold: list[Span], released: list[Span],
+            unreviewed: list[Span], imported: bool, design: SampleWeight | None) -> None:
+        """One released message (in dialogue order): its dialogue, whether people reviewed it, its
+        gold spans, the release's spans, the spans it would carry had nobody reviewed it (a run's:
+        the same; a gold release's: the gold imported with it, or none), whether it carries (or
+        carried) imported gold, and the plans' design for it (None: no plan drew it)."""
+        if dialogue != self.dialogue:
+            self._close_dialogue()
+            self.dialogue = dialogue
         self.released += 1
         self.reviewed += reviewed
         self.by_design = self.by_design or (design is not None and design.flagged is not None)
         missed = len(uncovered(gold, released)) if reviewed else 0
-        would = len(gold) if self.gold_source else missed  # an unreviewed message of a gold release has no spans
+        would = len(uncovered(gold, unreviewed)) if reviewed else 0
         for by_design in (True, False):
-            if reviewed and design is None:
-                name = "reviewed outside a sampling plan"  # counted exactly, stands for nothing else
-            elif by_design:
-                name = "flagged" if design is not None and design.flagged else "unflagged"
-            else:
-                name = "flagged" if released else "unflagged"
+            name = self._stratum(by_design=by_design, reviewed=reviewed, imported=imported, design=design)
             c = self.counts[by_design][name]
             c["released"] += 1
             if not reviewed:
@@ -161,16 +177,40 @@ class ResidualStrata:
             c["gold"] += len(gold)
             c["missed"] += missed
             c["would"] += would
-            c["would_sq"] += would * would
+            c["by_dialogue"] += design is None or design.flagged is None
+            here = self.in_dialogue[(by_design, name)]
+            here[0] += would
+            here[1] += 1
             if design is not None:
                 rate = self.rates[by_design][name]
                 rate[0] += design.inclusion_probability
                 rate[1] += 1
 
+    @staticmethod
+    def _stratum(*, by_design: bool, reviewed: bool, imported: bool, design: SampleWeight | None) -> str:
+        """Imported gold is a stratum of its own: only reviewed messages that carried it tell what
+        it misses (a dialogue sample of the corpus without gold stands for that corpus only)."""
+        if reviewed and design is None:
+            return "reviewed outside a sampling plan"  # counted exactly, stands for nothing else
+        if by_design:
+            return "flagged" if design is not None and design.flagged else "unflagged"
+        return "imported gold" if imported else "released"
+
+    def _close_dialogue(self) -> None:
+        """The finished dialogue's sampled misses, per stratum: one unit of the between-dialogue variance."""
+        self.dialogues += bool(self.in_dialogue)
+        for (by_design, name), (would, sampled) in self.in_dialogue.items():
+            c = self.counts[by_design][name]
+            c["units"] += 1
+            c["clustered_sq"] += would * would / sampled
+        self.in_dialogue.clear()
+
     def estimate(self) -> ResidualEstimate:
+        self._close_dialogue()
         counts, rates = self.counts[self.by_design], self.rates[self.by_design]
         return estimate_residual([
             Stratum(name, released=c["released"], sampled=c["sampled"], gold=c["gold"], missed=c["missed"],
-                    missed_if_unreviewed=c["would"], missed_sq=c["would_sq"],
+                    missed_if_unreviewed=c["would"], units=c["units"] if c["by_dialogue"] else None,
+                    clustered_sq=c["clustered_sq"],
                     rate=round(rates[name][0] / rates[name][1], 6) if rates[name][1] else None)
-            for name, c in sorted(counts.items())])
+            for name, c in sorted(counts.items())], dialogues=self.dialogues)

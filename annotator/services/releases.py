@@ -424,7 +424,7 @@ def _release_finish(export: Export, plan: dict[str, Any], merged: ReleaseAudit) 
     with open(paths["candidates"], "w", encoding="utf-8") as out:
         merged.out = out
         dialogue_pks = release_chunks.chunks_merge(merged, export)
-    summary = write_summary(paths, plan["summary"], plan["utility"], tally=None, audit=merged)
+    summary = write_summary(paths, plan["summary"], plan["utility"], audit=merged)
     paths["summary"].unlink(missing_ok=True)
     summary.pop("utility")
     recorded = candidates_record(export, paths["candidates"], dialogue_pks)

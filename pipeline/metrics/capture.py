@@ -18,7 +18,14 @@ or a gold set seeded by the very detector it is compared to, share blind spots; 
 are too frequent and the estimate is *too low*. Read it as a lower bound on what both miss.
 
 Matching: a span of one source and a span of the other are the same mention when they overlap
-and carry the same label (each span is matched at most once, greedily by position).
+and carry the same label (each span is matched at most once, greedily by position). A span that
+matches nothing counts as a mention the other source missed — a false positive too, which makes
+the estimate larger, never smaller. So it is no check of a release against gold: gold is the
+reference, and the release's false positives are not mentions that gold missed.
+
+It is a *secondary* check: its own denominator (the messages both sources read, not the released
+ones) and its own assumption; a release's headline is the residual-risk estimate
+(:mod:`pipeline.metrics.residual`).
 """
 
 from __future__ import annotations
@@ -147,7 +154,10 @@ class CaptureTally:
             "available": True,
             "sources": list(self.names),
             "messages": self.messages,
-            "matching": "same label and overlapping spans",
+            "secondary": True,
+            "denominator": "messages both sources read",
+            "matching": ("same label and overlapping spans; a span the other source does not match counts as "
+                         "a mention it missed, a false positive too (the estimate errs high)"),
             "method": "Chapman's estimator; Chao (1987) log-normal 95 % interval",
             "overall": est,
             "missed_per_1000_messages": per_1k(overall.missed),
@@ -161,12 +171,12 @@ class CaptureTally:
     def sentence(self, est: Chapman) -> str:
         lo, hi = est.interval()
         a, b = self.names
+        check = f"Secondary check (capture-recapture, {a} against {b}, over the {self.messages:,} messages both read): "
         if not est.m:
-            return (f"{a} and {b} found no mention in common over {self.messages:,} messages: "
-                    "capture-recapture cannot estimate what both missed.")
-        return (f"{a} and {b} found {est.seen:,} mentions ({est.m:,} by both); an estimated "
-                f"{est.missed:,.1f} more (95 % CI {lo - est.seen:,.1f} to {hi - est.seen:,.1f}) were missed "
-                "by both, assuming they miss independently.")
+            return check + "no mention in common, so it cannot estimate what both missed."
+        return (check + f"{est.seen:,} mentions found ({est.m:,} by both); an estimated {est.missed:,.1f} more "
+                f"(95 % CI {lo - est.seen:,.1f} to {hi - est.seen:,.1f}) missed by both, assuming they miss "
+                "independently.")
 
 
 def capture_recapture(

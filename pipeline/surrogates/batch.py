@@ -40,7 +40,6 @@ from pipeline import csvsafe
 from pipeline.corpus import CorpusError, CorpusProblem, dialogue_to_obj
 from pipeline.formats import read_corpus
 from pipeline.formats.native import iter_jsonl_dialogues
-from pipeline.metrics.capture import CaptureTally
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion, in_batches
 from pipeline.surrogates.engine import Deidentifier, DeidResult, MappingEntry, SurrogateProposer
@@ -101,40 +100,42 @@ NO_GOLD = ("No audit sample to estimate from: no gold was given for a sample of 
 
 
 class ResidualTally:
-    """Per stratum (flagged by the release's spans or not): released messages, and for the messages
-    of the gold sample, their gold spans and what the release's spans miss."""
+    """Released messages, and for the messages of the gold sample, their gold spans and what the
+    release's spans miss. The gold file holds whole dialogues, so the dialogue is the sampled
+    unit: one stratum of every released message, its misses counted per gold dialogue."""
 
     def __init__(self, gold_path: str | Path):
         self.gold = {d.id: d for d in read_corpus(gold_path)}
-        self.counts = {name: dict.fromkeys(("released", "sampled", "gold", "missed", "missed_sq"), 0)
-                       for name in ("flagged", "unflagged")}
+        self.counts: dict[str, Any] = {"released": 0, "sampled": 0, "gold": 0, "missed": 0, "units": 0,
+                                       "clustered_sq": 0.0}
         self.matched = 0
-        self.capture = CaptureTally(("gold", "the release's spans"))
 
     def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> None:
+        c = self.counts
+        c["released"] += len(spans)
         reviewed = self.gold.get(dialogue.id)
-        if reviewed is not None:
-            if [m.text for m in reviewed.messages] != [m.text for m in dialogue.messages]:
-                raise CorpusError([CorpusProblem(0, f"gold dialogue {dialogue.id!r}: its messages differ "
-                                                    "from the corpus's")])
-            self.matched += 1
-        for i, ss in enumerate(spans):
-            c = self.counts["flagged" if ss else "unflagged"]
-            c["released"] += 1
-            if reviewed is not None:
-                gold = list(reviewed.messages[i].spans)
-                missed = len(uncovered(gold, ss))
-                c["sampled"] += 1
-                c["gold"] += len(gold)
-                c["missed"] += missed
-                c["missed_sq"] += missed * missed
-                self.capture.add(gold, ss)
+        if reviewed is None:
+            return
+        if [m.text for m in reviewed.messages] != [m.text for m in dialogue.messages]:
+            raise CorpusError([CorpusProblem(0, f"gold dialogue {dialogue.id!r}: its messages differ "
+                                                "from the corpus's")])
+        self.matched += 1
+        missed = 0
+        for message, ss in zip(reviewed.messages, spans, strict=True):
+            gold = list(message.spans)
+            missed += len(uncovered(gold, ss))
+            c["gold"] += len(gold)
+        c["sampled"] += len(spans)
+        c["missed"] += missed
+        c["units"] += 1
+        c["clustered_sq"] += missed * missed / max(len(spans), 1)
 
     def to_dict(self) -> dict[str, Any]:
-        est = estimate_residual([Stratum(name, **c) for name, c in self.counts.items()])
+        c = self.counts
+        est = estimate_residual([Stratum("released", **{**c, "units": c["units"] or None})], dialogues=self.matched)
         return {**est.to_dict(), "gold_dialogues": len(self.gold), "gold_dialogues_matched": self.matched,
-                "assumes": "the gold dialogues are a random sample of the corpus (per stratum); "
-                           "whole dialogues cluster, so the bound is somewhat optimistic for them"}
+                "assumes": "the gold dialogues are a random sample of the corpus's dialogues; misses cluster "
+                           "by dialogue no more than the bound assumes, or the sample shows it"}
 
 
 def release_obj(dialogue: Dialogue, *, with_spans: bool = True) -> dict[str, Any]:
@@ -292,7 +293,7 @@ def write_reports(
     summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
                            seconds={"spans": found.seconds, "release": release_s}, source=source, mapping=mapping,
                            tally=tally, extra_summary=extra_summary, audited=audit is not None)
-    return write_summary(paths, summary, utility.to_dict(), tally=tally, audit=audit)
+    return write_summary(paths, summary, utility.to_dict(), audit=audit)
 
 
 def write_checks(
@@ -340,7 +341,7 @@ def write_checks(
 
 
 def write_summary(paths: dict[str, Path], summary: dict[str, Any], utility: dict[str, Any], *,
-                  tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
+                  audit: ReleaseAudit | None) -> dict[str, Any]:
     """The second half of :func:`write_reports`: the summary of :func:`write_checks` completed with
     the self-audit (``audit``: the release's whole, or merged from chunks) and written; returned
     with the utility report."""
@@ -348,22 +349,21 @@ def write_summary(paths: dict[str, Path], summary: dict[str, Any], utility: dict
                                                             "audited": False}
     summary["publishable"] = summary["publishable"] and not candidates["pending"]
     summary["candidates"] = candidates
-    summary["capture_recapture"] = capture_summary(tally, audit)
+    summary["capture_recapture"] = capture_summary(audit)
     paths["summary"].write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
     summary["utility"] = utility
     return summary
 
 
-NO_SECOND_SOURCE = ("No second independent source over the same messages (no --gold, no second "
-                    "opinion): what every source missed cannot be estimated.")
+NO_SECOND_SOURCE = ("No second independent source over the same messages (no second opinion): what every "
+                    "source missed cannot be estimated.")
 
 
-def capture_summary(tally: ResidualTally | None, audit: ReleaseAudit | None) -> dict[str, Any]:
-    """Capture–recapture estimates: gold vs the release's spans (with ``gold``) and the release's
-    spans vs the second opinion (with an audit)."""
+def capture_summary(audit: ReleaseAudit | None) -> dict[str, Any]:
+    """Capture–recapture, a secondary check: the release's spans vs the second opinion (with an
+    audit). Never gold vs the release's spans: gold is the reference, not a second source that
+    misses independently (:mod:`pipeline.metrics.capture`)."""
     out: dict[str, Any] = {}
-    if tally is not None and tally.matched:
-        out["gold_vs_release"] = tally.capture.to_dict()
     if audit is not None and audit.second_opinion.detectors:
         out["release_vs_second_opinion"] = audit.capture.to_dict()
     return out or {"available": False, "sentence": NO_SECOND_SOURCE}

@@ -1,4 +1,5 @@
-"""Residual-risk estimate: misses, strata, the zero-miss bound and its coverage in simulation."""
+"""Residual-risk estimate: misses, strata, the zero-miss bound and its coverage in simulation, on
+messages drawn one by one and on whole dialogues whose misses cluster."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def test_zero_found_in_400_still_gives_a_bound():
     assert est.available and est.per_1000 == 0
     # exact Poisson bound -ln(0.05)/400 (Clopper-Pearson: 1 - 0.05**(1/400) = 7.46 per 1,000)
     assert 7.4 < est.per_1000_upper < 7.5
-    assert "0 miss(es)" in est.sentence and "at most 7.5" in est.sentence
+    assert est.sentence == "None found in 400 reviewed messages; at most 7.5 per 1,000 released messages (95 %)."
+    assert "recall" not in est.sentence
 
 
 def test_strata_are_weighted_by_their_sampling_rate():
@@ -48,6 +50,17 @@ def test_a_full_review_is_a_census_without_sampling_error():
                              Stratum("unflagged", released=6, sampled=6, gold=1, missed=1)])
     assert est.census and est.residual_spans == est.residual_spans_upper == 2
     assert est.per_1000 == 200 and "Every one of the 10 released messages was reviewed" in est.sentence
+    assert "recall" not in est.sentence
+
+
+def test_the_headline_names_the_dialogues_and_what_was_found():
+    strata = [Stratum("released", released=1396, sampled=185, gold=40, missed=0, missed_if_unreviewed=2,
+                      units=12, clustered_sq=2 / 15)]
+    est = estimate_residual(strata, dialogues=12)
+    assert est.sentence.startswith("2 miss(es) found in 185 reviewed messages (12 dialogues): about ")
+    assert est.sampled_dialogues == 12 and "recall" not in est.sentence
+    clean = estimate_residual([Stratum("released", released=1396, sampled=185, gold=40, units=12)], dialogues=12)
+    assert clean.sentence.startswith("None found in 185 reviewed messages (12 dialogues); at most ")
 
 
 def test_gold_releases_count_what_unreviewed_messages_would_miss():
@@ -74,7 +87,7 @@ def _simulate(rng, *, sims, n, flagged_share, spans_flagged, miss_flagged, pii_u
             Stratum("flagged", released=int(f.sum()), sampled=int(f.sum()), gold=int(gold[i, f].sum()),
                     missed=int(missed[i, f].sum())),
             Stratum("unflagged", released=int(n_u[i]), sampled=int(a.sum()), gold=int(gold[i, a].sum()),
-                    missed=int(missed[i, a].sum()), missed_sq=int((missed[i, a] ** 2).sum()), rate=rate),
+                    missed=int(missed[i, a].sum()), rate=rate),
         ]
         truth_missed, truth_gold = missed[i].sum(), gold[i].sum()
         rows.append((estimate_residual(strata), 1000 * truth_missed / n, 1 - truth_missed / truth_gold))
@@ -96,3 +109,60 @@ def test_simulated_upper_bound_covers_the_true_residual_at_the_nominal_rate(pii_
     print(f"unflagged PII {pii_unflagged}: coverage {covered:.3f}, recall-lower coverage {recall_covered:.3f}, "
           f"truth {truth:.2f}/1000, mean estimate {mean_estimate:.2f}, "
           f"mean upper {np.mean([e.per_1000_upper for e, _, _ in rows]):.2f}; example: {rows[0][0].sentence}")
+
+
+def _clustered_population(rng, kind, dialogues):
+    """Messages per dialogue and misses per dialogue: most dialogues clean, a few with many."""
+    length = rng.integers(300, 700, dialogues)
+    if kind == "gamma-Poisson":  # k = 0.3: 64 % of dialogues clean, 9 % with four misses or more
+        rate = rng.gamma(0.3, 1 / 0.3, dialogues)
+        return length, rng.poisson(rate * length / length.mean())
+    dirty = rng.random(dialogues) < 0.3  # 70 % clean, the others 3.7 misses on average (up to 30 odd)
+    return length, np.where(dirty, rng.geometric(1 / 3.7, dialogues), 0)
+
+
+def _audits_of_dialogues(seed, kind, n, *, sims=400, dialogues=63):
+    """Audits of ``n`` random whole dialogues of clustered populations: (estimate with dialogues as
+    the unit, estimate with messages as the unit, true misses left in the unreviewed dialogues)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(sims):
+        length, misses = _clustered_population(rng, kind, dialogues)
+        audit = np.zeros(dialogues, bool)
+        audit[rng.choice(dialogues, n, replace=False)] = True
+        x = int(misses[audit].sum())
+        common = {"released": int(length.sum()), "sampled": int(length[audit].sum()), "gold": x,
+                  "missed_if_unreviewed": x}
+        by_dialogue = Stratum("all", units=n, clustered_sq=float((misses[audit] ** 2 / length[audit]).sum()),
+                              **common)
+        rows.append((estimate_residual([by_dialogue]), estimate_residual([Stratum("all", **common)]),
+                     int(misses[~audit].sum())))
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["gamma-Poisson", "zero-inflated"])
+def test_the_bound_covers_clustered_misses_at_every_audit_size(kind):
+    before = {}
+    for n in (3, 6, 10, 30):
+        rows = _audits_of_dialogues(20261207 + n, kind, n)
+        covered = np.mean([est.residual_spans_upper >= truth for est, _, truth in rows])
+        before[n] = np.mean([naive.residual_spans_upper >= truth for _, naive, truth in rows])
+        mean_estimate = np.mean([est.residual_spans for est, _, _ in rows])
+        truth = np.mean([t for *_, t in rows])
+        print(f"{kind}, {n} dialogues: coverage {covered:.3f} (messages as the unit: {before[n]:.3f}), "
+              f"median upper {np.median([e.per_1000_upper for e, _, _ in rows]):.1f} per 1,000 "
+              f"(messages as the unit: {np.median([e.per_1000_upper for _, e, _ in rows]):.1f})")
+        assert covered >= 0.93, (n, covered)
+        assert mean_estimate == pytest.approx(truth, rel=0.25)  # the ratio estimator, unbiased but noisy
+    assert min(before.values()) < 0.9  # messages as the unit: the defect this bound corrects
+
+
+def test_a_sample_more_clustered_than_assumed_widens_the_bound():
+    spread = Stratum("all", released=10_000, sampled=1_000, gold=10, missed_if_unreviewed=10, units=10,
+                     clustered_sq=10 * 1**2 / 100)
+    crowded = Stratum("all", released=10_000, sampled=1_000, gold=10, missed_if_unreviewed=10, units=10,
+                      clustered_sq=10**2 / 100)
+    assert spread.dispersion == pytest.approx(0.3) and crowded.dispersion < 0.3
+    assert estimate_residual([crowded]).per_1000_upper > estimate_residual([spread]).per_1000_upper
+    one_by_one = Stratum("all", released=10_000, sampled=1_000, gold=10, missed_if_unreviewed=10)
+    assert estimate_residual([one_by_one]).per_1000_upper < estimate_residual([spread]).per_1000_upper

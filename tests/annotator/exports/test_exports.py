@@ -323,6 +323,46 @@ def test_imported_gold_is_its_own_evidence_not_a_review(corpus, members, built):
         release_services.release_publish(export=export, user=members["admin"])
 
 
+def _dialogue_sample_reviewed(project, annotator, dialogue: str, *, of: int) -> list:
+    """One dialogue of ``of`` drawn by a dialogue-sample plan and reviewed in the app."""
+    from annotator.models import AdjudicationDecision, Assignment, AssignmentPlan, Message
+
+    plan = AssignmentPlan.objects.create(project=project, params={"strategy": "dialogues", "n_dialogues": 1})
+    messages = list(Message.objects.filter(project=project, dialogue__external_id=dialogue).order_by("position"))
+    for m in messages:
+        Assignment.objects.create(project=project, plan=plan, annotator=annotator, message=m,
+                                  status=Assignment.Status.DONE, inclusion_probability=1 / of)
+    AdjudicationDecision.objects.filter(message__in=messages).update(outcome="adjudicated")
+    return messages
+
+
+@pytest.mark.django_db
+def test_imported_gold_is_what_its_unreviewed_messages_release(corpus, members, built):
+    """The demo's statement read 334 residual spans per 1,000 beside "0 miss(es) found": the imported
+    gold's messages were estimated as if they went out with no spans."""
+    _dialogue_sample_reviewed(corpus, members["annotator"], "d1", of=2)  # reviewers kept the imported gold
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    rr = export.manifest["residual_risk"]
+    assert rr["available"] and rr["per_1000"] == 0 and rr["sampled_dialogues"] == 1
+    assert rr["sentence"].startswith("None found in 4 reviewed messages (1 dialogue); at most ")
+    assert "recall" not in rr["sentence"]
+    assert export.manifest["evidence"]["needs_acknowledgement"]  # imported gold is still unreviewed
+    assert release_services.release_acknowledgement(export).endswith(rr["sentence"])
+
+
+@pytest.mark.django_db
+def test_a_miss_of_the_imported_gold_found_in_review_stands_for_the_unreviewed(corpus, members, built):
+    from annotator.models import GoldSpan
+
+    sam = _dialogue_sample_reviewed(corpus, members["annotator"], "d2", of=2)[1]
+    GoldSpan.objects.create(message=sam, start=12, end=15, label="NAME", provenance="adjudicated")
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    rr = export.manifest["residual_risk"]
+    assert "Sam" not in (export_dir(export) / "release.jsonl").read_text()  # reviewed gold is released
+    assert rr["missed_found"] == 0 and rr["residual_spans"] == pytest.approx(4 * 1 / 2)
+    assert rr["sentence"].startswith("1 miss(es) found in 2 reviewed messages (1 dialogue): about 333.3 ")
+
+
 @pytest.mark.django_db
 def test_gold_release_states_its_review_evidence(corpus, members, built):
     _reviewed_in_app(corpus)
@@ -491,7 +531,7 @@ def test_deidentify_command_needs_no_database(tmp_path, capsys):
     call_command("deidentify", str(src), "--out", str(tmp_path / "audited.jsonl"), "--mode", "tag",
                  "--detector", "rules", "--gold", str(gold))
     printed = capsys.readouterr().out
-    assert "residual risk: Estimated from 4 reviewed messages of 6 released" in printed
+    assert "residual risk: " in printed and " in 4 reviewed messages (" in printed
     assert json.loads((tmp_path / "audited.summary.json").read_text())["residual_risk"]["available"]
 
 

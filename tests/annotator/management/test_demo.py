@@ -87,6 +87,18 @@ def test_demo_setup_settles_the_release_review_so_the_newest_release_is_publisha
     newest = Export.objects.filter(project=project, kind="release").order_by("-version").first()
     assert newest.version > 1 and newest.publishable and not export_is_stale(newest)
     assert review_counts(newest)["pending"] == 0
+    # one statement, coherent with itself: the imported gold is what its messages release and only
+    # a sample of them could say what it misses; no recall beside it, no capture-recapture
+    rr = newest.report["residual_risk"]
+    headline = rr["sentence"]
+    assert "recall" not in headline and "capture" not in headline
+    strata = {s["name"]: s for s in rr["strata"]}
+    assert strata["imported gold"]["released"] == newest.report["evidence"]["imported_messages"]
+    if not strata["imported gold"]["sampled"]:
+        assert not rr["available"] and headline.startswith("No audit sample to estimate from: none of the ")
+        assert "imported gold released messages was reviewed" in headline
+    else:
+        assert headline.startswith("None found in ") or " miss(es) found in " in headline
     # (test_readme_commands runs ``build_release --project demo`` after the demo, in a process of its own)
 
 

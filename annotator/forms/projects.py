@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from django import forms
@@ -8,6 +9,8 @@ from django.contrib.auth import get_user_model
 
 from annotator.models import DetectorRun, Project, Role
 from annotator.models.corpus import is_color, validate_taxonomy
+from pipeline.speakers import DEFAULT_ROLE_LABELS
+from pipeline.surrogates.fields import FieldPolicy
 
 
 class ProjectForm(forms.ModelForm):
@@ -148,3 +151,56 @@ class MemberRoleForm(MemberRemoveForm):
 class DialogueFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200)
     page = forms.IntegerField(required=False, min_value=1)
+
+
+class ReleaseFieldsForm(forms.Form):
+    """How a release treats the record around the texts (:class:`~pipeline.surrogates.fields.FieldPolicy`):
+    one choice per field, a policy per metadata key, the words that make a speaker label a role."""
+
+    speaker = forms.ChoiceField(label="Speaker labels", choices=[
+        ("pseudonym", "A label that names someone gets that person's surrogate; role labels stay"),
+        ("keep", "Ship every label as it came")])
+    id = forms.ChoiceField(label="Dialogue ids", choices=[
+        ("keyed", "An opaque id keyed by the surrogate key (the original in the private mapping)"),
+        ("keep", "Ship every id as it came")])
+    ts = forms.ChoiceField(label="Timestamps", choices=[
+        ("shift", "Move by the dialogue's date offset (intervals kept)"), ("keep", "Ship as they came"),
+        ("drop", "Leave out")])
+    meta = forms.ChoiceField(label="Metadata", choices=[
+        ("scan", "Sweep strings like text (numbers and booleans kept)"), ("keep", "Ship as it came"),
+        ("drop", "Leave out")], help_text="For every metadata key that the list below does not name.")
+    meta_keys = forms.CharField(
+        label="Metadata keys", required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+        help_text="One key a line as key: scan, keep or drop (a nested key as school.name).")
+    role_labels = forms.CharField(
+        label="Role words", required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="A speaker label is a role, not a name, when every word of it (digits and single letters "
+                  "aside) is one of these. Empty: the default list.")
+
+    def __init__(self, data=None, *, policy: FieldPolicy):
+        initial = {**policy.to_dict(), "role_labels": ", ".join(policy.role_labels),
+                   "meta_keys": "\n".join(f"{k}: {v}" for k, v in policy.meta_keys.items())}
+        super().__init__(data, initial=initial, prefix="fields")
+
+    def clean_meta_keys(self) -> dict[str, str]:
+        out = {}
+        for n, line in enumerate(self.cleaned_data["meta_keys"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            key, sep, value = line.partition(":")
+            if not sep or not key.strip() or value.strip() not in ("scan", "keep", "drop"):
+                raise forms.ValidationError(f"Line {n}: write key: scan, keep or drop (got {line.strip()!r}).")
+            out[key.strip()] = value.strip()
+        return out
+
+    def clean_role_labels(self) -> list[str] | None:
+        words = [w for w in re.split(r"[\s,]+", self.cleaned_data["role_labels"]) if w]
+        return words or None
+
+    def config(self) -> dict:
+        """The project's ``release_fields``: what differs from the defaults only, so a project
+        that never chose follows the defaults as they improve."""
+        chosen = {**self.cleaned_data, "role_labels": self.cleaned_data["role_labels"] or list(DEFAULT_ROLE_LABELS)}
+        defaults = FieldPolicy().to_dict()
+        return {k: v for k, v in chosen.items()
+                if (list(v) if k == "role_labels" else v) != defaults[k]}

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotator.models.fields import JSONField
+from pipeline.surrogates.fields import FieldPolicy, FieldPolicyError
 from pipeline.types import DEFAULT_TAXONOMY
 
 
@@ -67,6 +68,10 @@ class Project(models.Model):
                                 "over the released text.")
     second_opinion_presidio = models.BooleanField(
         default=True, help_text="A release's self-audit also runs Presidio (tuned) over the released text.")
+    release_fields = JSONField(
+        default=dict, blank=True,
+        help_text="How a release treats the record around the texts: speaker labels, ids, metadata, timestamps "
+                  "(pipeline.surrogates.fields.FieldPolicy; {} is its defaults).")
     suggestion_runs = models.ManyToManyField(
         "annotator.DetectorRun", blank=True, related_name="+",
         help_text="Runs whose predictions aware annotators see as suggestions.",
@@ -99,6 +104,14 @@ class Project(models.Model):
 
     def clean(self) -> None:
         validate_taxonomy(self.taxonomy)
+        try:
+            self.field_policy()
+        except FieldPolicyError as exc:
+            raise ValidationError({"release_fields": str(exc)}) from None
+
+    def field_policy(self) -> FieldPolicy:
+        """What a release does with the record around the texts (the defaults when unset)."""
+        return FieldPolicy.from_config(self.release_fields)
 
 
 # A label colour goes into the labels stylesheet every annotator loads: only "#rrggbb", so it can

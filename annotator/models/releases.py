@@ -19,6 +19,9 @@ from annotator.models.fields import JSONField
 from annotator.models.spans import SpanFields
 from pipeline.surrogates.candidates import REASONS
 
+FIELD_HELP = ("Empty for the message's text; 'anchor' or 'meta.<key path>' for a place outside the messages "
+              "(its dialogue's, reviewed on the dialogue's first message; offsets into that string).")
+
 
 class CandidateDecision(models.Model):
     """A person's verdict on a place a release's self-audit asked about; read by every later build."""
@@ -35,6 +38,7 @@ class CandidateDecision(models.Model):
     end = models.PositiveIntegerField()
     label = models.CharField(max_length=64, help_text="The label a confirmation gives the span.")
     reason = models.CharField(max_length=24, choices=[(r, r) for r in REASONS])
+    field = models.CharField(max_length=200, blank=True, help_text=FIELD_HELP)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     decided_at = models.DateTimeField(auto_now_add=True)
 
@@ -67,6 +71,7 @@ class ReleaseCandidate(SpanFields):
     key = models.CharField(max_length=32)
     reason = models.CharField(max_length=24, choices=[(r, r) for r in REASONS])
     source = models.CharField(max_length=120, blank=True)
+    field = models.CharField(max_length=200, blank=True, help_text=FIELD_HELP)
     status = models.CharField(max_length=9, choices=Status.choices, default=Status.PENDING)
     decision = models.ForeignKey(CandidateDecision, null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="candidates")

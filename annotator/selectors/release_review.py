@@ -16,6 +16,7 @@ from django.db.models import Count
 
 from annotator.models import CandidateDecision, Export, Message, Project, ReleaseCandidate
 from annotator.rendering import Mark, highlight
+from pipeline.surrogates.fields import field_title, field_value
 from pipeline.types import Span
 
 Verdict = CandidateDecision.Verdict
@@ -51,11 +52,31 @@ def confirmed_spans(project: Project) -> dict[int, list[Span]]:
     """message id -> the spans people confirmed in a release review (added to any release's spans,
     from gold or a run alike, so a confirmation holds even where gold is re-merged later)."""
     out: dict[int, list[Span]] = defaultdict(list)
-    rows = (CandidateDecision.objects.filter(project=project, verdict=Verdict.CONFIRMED)
+    rows = (CandidateDecision.objects.filter(project=project, verdict=Verdict.CONFIRMED, field="")
             .values_list("message_id", "start", "end", "label"))
     for mid, start, end, label in rows.iterator(chunk_size=5000):
         out[mid].append(Span(start, end, label, source="release_review"))
     return out
+
+
+def confirmed_fields(project: Project) -> dict[str, list[tuple[str, int, int, str]]]:
+    """dialogue id -> ``(field, start, end, label)`` people confirmed outside the messages' text
+    (a metadata value, the anchor): every later build replaces them."""
+    out: dict[str, list[tuple[str, int, int, str]]] = defaultdict(list)
+    rows = (CandidateDecision.objects.filter(project=project, verdict=Verdict.CONFIRMED).exclude(field="")
+            .values_list("message__dialogue__external_id", "field", "start", "end", "label"))
+    for dialogue_id, name, start, end, label in rows.iterator(chunk_size=5000):
+        out[dialogue_id].append((name, start, end, label))
+    return dict(out)
+
+
+def candidate_text(candidate: ReleaseCandidate) -> str | None:
+    """The original string a candidate lies in: its message's text, or the field outside the
+    messages it names (``None`` when the dialogue no longer has that field)."""
+    if not candidate.field:
+        return candidate.message.text
+    dialogue = candidate.message.dialogue
+    return field_value(dialogue.anchor, dialogue.meta, candidate.field)
 
 
 def review_counts(export: Export) -> dict[str, int]:
@@ -91,12 +112,14 @@ def candidate_context(candidate: ReleaseCandidate) -> dict:
         .only("pk", "position", "speaker", "speaker_role", "text").order_by("position")
     )
     mark = Mark(candidate.start, candidate.end, candidate.label, css="span candidate")
+    text = candidate_text(candidate) or ""
     return {
         "candidate": candidate,
         "message": msg,
         "window": window,
-        "target_html": highlight(msg.text, [mark]),
-        "words": msg.text[candidate.start:candidate.end],
+        "field_title": field_title(candidate.field) if candidate.field else "",
+        "target_html": highlight(text, [mark]),
+        "words": text[candidate.start:candidate.end],
         "question": QUESTIONS.get(candidate.reason, ""),
         "labels": [t["label"] for t in project.taxonomy],
         "counts": review_counts(candidate.export),

@@ -31,6 +31,7 @@ from annotator.models import (
     Message,
     ReleaseCandidate,
 )
+from annotator.selectors.release_review import candidate_text
 from annotator.services.audit import audit_record
 from pipeline.surrogates.candidates import Candidate
 
@@ -63,10 +64,11 @@ def candidates_record(export: Export, path: Path, dialogue_pks: dict[str, int]) 
     outside = 0
     wanted: dict[tuple[int, int], list[Candidate]] = {}
     for c in _read(path):
-        if c.index < 0 or c.dialogue_id not in dialogue_pks:
+        if (c.index < 0 and not c.field) or c.dialogue_id not in dialogue_pks:
             outside += 1
             continue
-        wanted.setdefault((dialogue_pks[c.dialogue_id], c.index), []).append(c)
+        # a place outside the messages (the anchor, a metadata value) is reviewed on the first message
+        wanted.setdefault((dialogue_pks[c.dialogue_id], 0 if c.field else c.index), []).append(c)
     keys = list(wanted)
     with transaction.atomic():
         export.candidates.all().delete()
@@ -77,7 +79,8 @@ def candidates_record(export: Export, path: Path, dialogue_pks: dict[str, int]) 
                                  .values_list("pk", "dialogue_id", "position")):
                 for c in wanted.get((did, pos), ()):
                     rows.append(ReleaseCandidate(export=export, message_id=pk, start=c.start, end=c.end,
-                                                 label=c.label, key=c.key, reason=c.reason, source=c.source[:120]))
+                                                 label=c.label, key=c.key, reason=c.reason, source=c.source[:120],
+                                                 field=c.field))
             ReleaseCandidate.objects.bulk_create(rows, batch_size=BATCH, ignore_conflicts=True)
             rows = []
     return {"recorded": sum(len(v) for v in wanted.values()), "outside_messages": outside}
@@ -102,22 +105,24 @@ def candidate_decide(*, candidate_id: int, export: Export, user, verdict: str, l
         if label not in project.labels:
             raise ReviewError(f"{label!r} is not a label of {project.name}.")
         msg = candidate.message
-        if not 0 <= candidate.start < candidate.end <= len(msg.text):
-            raise ReviewError("The message changed since this release was built; build a new version.")
+        text = candidate_text(candidate)
+        if text is None or not 0 <= candidate.start < candidate.end <= len(text):
+            raise ReviewError("The dialogue changed since this release was built; build a new version.")
         decision, created = CandidateDecision.objects.get_or_create(
             project=project, key=candidate.key,
             defaults={"verdict": verdict, "message": msg, "start": candidate.start, "end": candidate.end,
-                      "label": label, "reason": candidate.reason, "decided_by": user},
+                      "label": label, "reason": candidate.reason, "field": candidate.field, "decided_by": user},
         )
         if not created:  # decided through another release meanwhile: that verdict stands
             _settle(project, decision)
             raise ReviewConflict(f"Somebody already decided this place ({decision.get_verdict_display()}).")
-        if verdict == Verdict.CONFIRMED:
+        if verdict == Verdict.CONFIRMED and not candidate.field:  # a field's confirmation is read by builds
             _gold_span(msg, candidate.start, candidate.end, label)
         _settle(project, decision)
         audit_record(user=user, action=f"release.candidate.{verdict.removesuffix('ed')}", obj=export,
                      project=project, version=export.version, candidate=candidate.pk, message=msg.pk,
-                     start=candidate.start, end=candidate.end, label=label, reason=candidate.reason)
+                     start=candidate.start, end=candidate.end, label=label, reason=candidate.reason,
+                     field=candidate.field or "text")
     candidate.refresh_from_db()
     return candidate
 

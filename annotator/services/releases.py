@@ -51,6 +51,7 @@ from annotator.dispatch import enqueue
 from annotator.models import AdjudicationDecision, DetectorRun, Dialogue, Export, Project
 from annotator.selectors.dialogues import StreamStats
 from annotator.selectors.release_review import (
+    confirmed_fields,
     confirmed_spans,
     review_counts,
     review_verdicts,
@@ -85,6 +86,7 @@ from pipeline.surrogates.batch import (
 )
 from pipeline.surrogates.candidates import Candidate
 from pipeline.surrogates.engine import Deidentifier
+from pipeline.surrogates.fields import FieldPolicy
 from pipeline.surrogates.llm import LLMSurrogates
 from pipeline.surrogates.parts import (
     Record,
@@ -125,7 +127,8 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
     if use_llm and not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY):
         raise ExportError("LLM surrogates need OPENAI_BASE_URL or OPENAI_API_KEY.")
     params = {"source": source, "run": run.pk if run else None, "mode": mode, "scope": scope,
-              "use_llm": use_llm, "complete_only": complete_only}
+              "use_llm": use_llm, "complete_only": complete_only,
+              "fields": project.field_policy().to_dict()}  # the policy it is built with, whatever changes later
     export = export_create(project=project, kind=Export.Kind.RELEASE, user=user, params=params,
                            source_run=run if source == "run" else None)
     enqueue(names.EXPORTS_BUILD, export.pk)
@@ -240,11 +243,18 @@ def _paths(root: Path, private: Path) -> dict[str, Path]:
             "candidates": private / "candidates.jsonl", "leaks_private": private / "leaks.private.json"}
 
 
+def field_policy(export: Export) -> FieldPolicy:
+    """The policy for the record around the texts that the release was started with."""
+    return FieldPolicy.from_config(export.params.get("fields"))
+
+
 def _engine(export: Export, key: str, originals: Iterable[tuple[str, str]], confirmed: Iterable[str]) -> Deidentifier:
-    """The release's de-identifier, with the corpus's ``originals`` registered."""
+    """The release's de-identifier, with the corpus's ``originals`` registered and what people
+    confirmed outside the messages' text (metadata values, the anchor)."""
     return Deidentifier(key=key, mode=export.params.get("mode", "surrogate"),
                         scope=export.params.get("scope", "dialogue"), proposer=_proposer(export),
-                        forbidden=originals, confirmed=confirmed)
+                        forbidden=originals, confirmed=confirmed, fields=field_policy(export),
+                        confirmed_fields=confirmed_fields(export.project))
 
 
 def _counted(records: Iterable[Record], progress: Callable[[str, int], None]) -> Iterator[Record]:
@@ -272,7 +282,7 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
     spill = SpillFiles(folder / release_chunks.DIALOGUES, release_chunks.chunk_size())
     try:
         found = collect_spans(_first_pass(export, released, confirmed_spans(export.project)), None, spill,
-                              progress=progress)
+                              progress=progress, fields=field_policy(export))
     finally:
         spill.close()
     if not found.dialogues:
@@ -454,6 +464,7 @@ def release_manifest(export: Export, summary: dict, leaks: dict, utility: dict, 
                    "detector_version": run.detector_version if run else None,
                    "model_version": run.model_version if run else None},
         "strategy": summary["strategy"],
+        "fields": field_policy(export).table(),
         **counts,
         "spans": summary["spans"],
         "publishable": leaks["publishable"],

@@ -19,6 +19,7 @@ from annotator.forms.projects import (
     MemberRemoveForm,
     MemberRoleForm,
     ProjectForm,
+    ReleaseFieldsForm,
     taxonomy_formset,
 )
 from annotator.models import BackgroundJob, DetectorRun, Dialogue, Role
@@ -37,6 +38,7 @@ from annotator.services.projects import (
     membership_set,
     project_create,
 )
+from pipeline.surrogates.fields import FieldPolicy
 
 
 @login_required
@@ -54,13 +56,14 @@ def project_new(request: HttpRequest) -> HttpResponse:
         raise access.PermissionDenied("Only admins can create projects.")
     form = ProjectForm(request.POST or None)
     labels = taxonomy_formset(request.POST or None, taxonomy=default_taxonomy())
-    if request.method == "POST" and form.is_valid() & labels.is_valid():  # & : both show their errors
+    fields = ReleaseFieldsForm(request.POST or None, policy=FieldPolicy())
+    if request.method == "POST" and form.is_valid() & labels.is_valid() & fields.is_valid():  # & : all show errors
         data = dict(form.cleaned_data)
         project = project_create(name=data.pop("name"), slug=data.pop("slug"), user=request.user,
-                                 taxonomy=labels.taxonomy(), **data)
+                                 taxonomy=labels.taxonomy(), release_fields=fields.config(), **data)
         messages.success(request, f"Project {project.name} created. Import a corpus to begin.")
         return redirect("project-dashboard", slug=project.slug)
-    return render(request, "projects/form.html", {"form": form, "labels": labels, "project": None})
+    return render(request, "projects/form.html", {"form": form, "labels": labels, "fields": fields, "project": None})
 
 
 @login_required
@@ -69,16 +72,20 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     form = ProjectForm(request.POST or None, instance=project)
     labels = taxonomy_formset(request.POST or None, taxonomy=project.taxonomy)
-    if request.method == "POST" and form.is_valid() & labels.is_valid():  # & : both show their errors
-        changed = form.changed_data + (["taxonomy"] if labels.taxonomy() != project.taxonomy else [])
+    fields = ReleaseFieldsForm(request.POST or None, policy=project.field_policy())
+    if request.method == "POST" and form.is_valid() & labels.is_valid() & fields.is_valid():  # & : all show errors
+        changed = (form.changed_data + (["taxonomy"] if labels.taxonomy() != project.taxonomy else [])
+                   + (["release_fields"] if fields.config() != project.release_fields else []))
         with transaction.atomic():
             form.instance.taxonomy = labels.taxonomy()
+            form.instance.release_fields = fields.config()
             form.save()
             audit_record(user=request.user, action="project.update", obj=project, project=project,
                          fields=sorted(changed))
         messages.success(request, "Settings saved.")
         return redirect("project-dashboard", slug=project.slug)
-    return render(request, "projects/form.html", {"form": form, "labels": labels, "project": project})
+    return render(request, "projects/form.html", {"form": form, "labels": labels, "fields": fields,
+                                                  "project": project})
 
 
 @login_required

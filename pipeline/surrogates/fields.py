@@ -81,6 +81,7 @@ class FieldPolicy:
         if config is not None and not isinstance(config, Mapping):
             raise FieldPolicyError("a field policy is an object: {\"speaker\": …, \"id\": …, \"ts\": …, \"meta\": …}")
         config = dict(config or {})
+        config.pop("rules", None)  # written by to_dict: which version of these rules recorded it
         known = {"speaker", "id", "ts", "meta", "meta_keys", "role_labels"}
         unknown = sorted(set(config) - known)
         if unknown:
@@ -192,3 +193,26 @@ def released_meta(meta: Any, policy: FieldPolicy, fix: Callable[[str, str], str]
     if isinstance(meta, str) and policy.meta_policy(path) == "scan":
         return fix(path, meta)
     return meta
+
+
+def field_value(anchor: str, meta: Any, name: str) -> str | None:
+    """The original string a place outside the messages names: ``"anchor"`` or ``"meta.<key path>"``
+    (a list item by its position), or ``None`` when the dialogue no longer has it."""
+    if name == "anchor":
+        return anchor
+    if not name.startswith("meta."):
+        return None
+    value = meta
+    for key in name.removeprefix("meta.").split("."):
+        if isinstance(value, Mapping) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return None
+    return value if isinstance(value, str) else None
+
+
+def field_title(name: str) -> str:
+    """A place outside the messages in a reviewer's words."""
+    return "the word problem" if name == "anchor" else f"metadata “{name.removeprefix('meta.')}”"

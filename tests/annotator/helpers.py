@@ -59,3 +59,14 @@ def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
         if i in delete:
             data[f"labels-{i}-DELETE"] = "on"
     return data
+
+
+def original_ids(export) -> dict[str, str]:
+    """A release's ids -> the dialogues' own ids, from its private mapping table (a release keys
+    its ids by default: opaque, the originals in the mapping)."""
+    import json
+
+    from annotator.services.exports import private_dir
+
+    rows = (json.loads(line) for line in (private_dir(export) / "mapping.jsonl").read_text(encoding="utf-8").splitlines())
+    return {r["surrogate"]: r["original"] for r in rows if r["label"] == "DIALOGUE_ID"}

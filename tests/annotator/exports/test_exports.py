@@ -14,6 +14,7 @@ from annotator.services import exports as export_services
 from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir, gold_export_build, private_dir
+from tests.annotator.helpers import original_ids
 
 KEY = "test-release-key-0001"
 
@@ -141,11 +142,12 @@ def test_release_from_gold_replaces_pii_keeps_maths_and_can_be_published(corpus,
     assert "Maria" not in release and "maria.lopez@example.com" not in release
     assert "is 3/4 bigger than 2/3?" in release and "divide 4815162342 by 2" in release
     rows = _read_jsonl(export_dir(export) / "release.jsonl")
-    assert [d["id"] for d in rows] == ["d1", "d2"]
+    ids = original_ids(export)  # keyed ids, the originals in the private mapping table
+    assert [ids[d["id"]] for d in rows] == ["d1", "d2"] and not {"d1", "d2"} & {d["id"] for d in rows}
     assert export.report["utility"]["maths_intact"] is True
     # the mapping table is stored apart from the release and never listed as one of its files
     mapping = _read_jsonl(private_dir(export) / "mapping.jsonl")
-    assert {m["original"] for m in mapping} == {"Maria", "maria.lopez@example.com"}
+    assert {m["original"] for m in mapping if m["label"] != "DIALOGUE_ID"} == {"Maria", "maria.lopez@example.com"}
     assert all("mapping" not in f["name"] for f in export.files)
     assert not (export_dir(export) / "mapping.jsonl").exists()
     # the gold was imported, not reviewed in Blindspot, and the self-audit's second opinion found
@@ -193,7 +195,7 @@ def test_leak_check_blocks_publishing(project, members, built, client):
     assert export.status == "succeeded", export.error
     assert not export.publishable
     hit = export.report["leaks"]["hits"][0]
-    assert (hit["dialogue_id"], hit["index"], hit["start"]) == ("x1", 1, 11)
+    assert (original_ids(export)[hit["dialogue_id"]], hit["index"], hit["field"], hit["start"]) == ("x1", 1, "text", 11)
     # the record and the release's leaks.json hold positions only; the strings stay private
     assert "4815162342" not in json.dumps(export.report) + (export_dir(export) / "leaks.json").read_text()
     private = json.loads((private_dir(export) / "leaks.private.json").read_text())
@@ -258,7 +260,8 @@ def test_complete_only_is_honoured_for_run_sources(corpus, members, built):
                    complete_only=True)
     assert export.status == "succeeded", export.error
     release = (export_dir(export) / "release.jsonl").read_text(encoding="utf-8")
-    assert "Oyekan" not in release and [d["id"] for d in _read_jsonl(export_dir(export) / "release.jsonl")] == ["d1", "d2"]
+    ids = original_ids(export)
+    assert "Oyekan" not in release and [ids[d["id"]] for d in _read_jsonl(export_dir(export) / "release.jsonl")] == ["d1", "d2"]
     assert export.manifest["skipped_dialogues"] == 1
     # every released message is reviewed, but the run's spans (none on d1, d2) are what was released:
     # the gold set knows exactly what it misses, which the leak check cannot see
@@ -550,7 +553,7 @@ def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built
     assert methods["Maria"] == ("llm", "Lucia")
     assert methods["maria.lopez@example.com"][0] == "offline"  # refused three times, then offline
     assert "Hi Lucia! Ready for fractions?" in (export_dir(export) / "release.jsonl").read_text()
-    assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@2+llm:")
+    assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@3+llm:")
 
 
 # --- one read path (issue 13, item 1) --------------------------------------------------------

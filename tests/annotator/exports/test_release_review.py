@@ -16,6 +16,7 @@ from annotator.services import release_review as review
 from annotator.services import releases as release_services
 from annotator.services.exports import ExportError, export_dir
 from annotator.services.releases import release_build
+from tests.annotator.helpers import original_ids
 
 
 def _build(capture, project, user) -> Export:
@@ -28,7 +29,8 @@ def _build(capture, project, user) -> Export:
 
 def _released(export) -> dict[str, list[str]]:
     rows = [json.loads(line) for line in (export_dir(export) / "release.jsonl").read_text().splitlines()]
-    return {r["id"]: [m["text"] for m in r["messages"]] for r in rows}
+    ids = original_ids(export)
+    return {ids[r["id"]]: [m["text"] for m in r["messages"]] for r in rows}
 
 
 @pytest.mark.django_db

@@ -20,11 +20,12 @@ from pipeline.synthetic.generator import (
 )
 
 # The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``: tutoring sessions
-# and a few lessons (seven), three of whose records name their speakers, all three among the
-# dialogues the demo imports with gold (so its first release has them).
+# and a few lessons (five), three of whose records name their speakers, all among the dialogues
+# the demo imports with gold (its first ``DEMO_GOLD_SHARE``), so its first release shows them.
 DEMO_PATH = Path(__file__).resolve().parents[2] / "annotator" / "demo" / "demo_corpus.jsonl"
 DEMO_ARGS = {"dialogues": 56, "seed": 7, "min_messages": 20, "max_messages": None, "classroom": 0.05,
              "hard_negatives": 0.0, "named_speakers": 1 / 3}
+DEMO_GOLD_SHARE = 0.7  # manage.py demo_setup imports these first with gold and queues the rest
 TARGET_MAX = 36  # without --max-messages, plans aim at up to this many messages and may overshoot
 
 
@@ -70,10 +71,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--named-speakers is a share between 0 and 1")
 
     started = time.perf_counter()
-    dialogues = generate_corpus(
-        args.dialogues, args.seed, policy=args.policy, length=(low, high), max_messages=cap,
-        classroom=args.classroom, hard_negatives=args.hard_negatives, named_speakers=args.named_speakers,
-    )
+    options = {"policy": args.policy, "length": (low, high), "max_messages": cap,
+               "hard_negatives": args.hard_negatives, "named_speakers": args.named_speakers}
+    dialogues = generate_corpus(args.dialogues, args.seed, classroom=args.classroom, **options)
+    if args.demo:
+        # the queued dialogues stay tutoring sessions (each dialogue depends only on its seed and
+        # place): the demo's simulated round, and the anchoring it shows, are the sessions' own
+        cut = int(args.dialogues * DEMO_GOLD_SHARE)
+        dialogues[cut:] = generate_corpus(args.dialogues, args.seed, classroom=0.0, **options)[cut:]
     elapsed = time.perf_counter() - started
     rows = (dialogue_to_row(d) for d in dialogues)
     if args.no_trap_meta:

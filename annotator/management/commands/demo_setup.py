@@ -16,6 +16,7 @@ from annotator.services.imports import corpus_import
 from annotator.services.projects import membership_set, project_create
 from pipeline.formats import read_corpus
 from pipeline.simulate import SimulatedAnnotator, simulate_predictions
+from pipeline.synthetic.__main__ import DEMO_GOLD_SHARE
 from pipeline.types import Dialogue as PDialogue
 from pipeline.types import Span
 
@@ -27,7 +28,7 @@ DEMO_USERS = [
     ("annotator2", Role.ANNOTATOR, False),
     ("annotator3", Role.ANNOTATOR, False),
 ]
-GOLD_SHARE = 0.7  # the rest is left for the annotators to label, blind or aware
+GOLD_SHARE = DEMO_GOLD_SHARE  # the rest is left for the annotators to label, blind or aware
 # The simulated first round: these annotators finish every item of the first ROUND_DIALOGUES
 # queued dialogues with known rates; aware, they accept a wrong model suggestion with
 # probability ``anchoring`` (the bias the circularity report measures).

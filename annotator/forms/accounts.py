@@ -44,7 +44,13 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
-    pass
+    """The Django admin's login: superusers only, as the admin site itself (``SuperuserAdminSite``)."""
+
+    def confirm_login_allowed(self, user) -> None:
+        super().confirm_login_allowed(user)
+        if not user.is_superuser:
+            raise ValidationError(self.error_messages["invalid_login"], code="invalid_login",
+                                  params={"username": self.username_field.verbose_name})
 
 
 class AccountActiveForm(forms.Form):

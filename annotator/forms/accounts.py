@@ -73,6 +73,12 @@ class SignupForm(UserCreationForm):
         model = get_user_model()
         fields = ("username", "email")
 
+    def __init__(self, *args, invitation_email: str = "", **kwargs):
+        """An invitation sent to an address makes an account with that address, not another."""
+        super().__init__(*args, **kwargs)
+        if invitation_email:
+            self.fields["email"].initial, self.fields["email"].disabled = invitation_email, True
+
 
 class ApiTokenForm(forms.Form):
     """A new API token of one's own, as ``manage.py api_token`` makes it."""

@@ -150,3 +150,79 @@ def test_a_new_account_needs_a_password_the_validators_accept(admin_client, proj
 def test_open_invitations_are_listed_for_the_admin(admin_client, project):
     invite(admin_client, project, email="someone@example.org")
     assert "someone@example.org" in admin_client.get(f"/p/{project.slug}/members/").content.decode()
+
+
+# ---- an invitation is only as good as its sender, can be revoked, and is for its address ----
+
+
+def test_a_link_dies_with_its_creators_admin_role(admin_client, project, members):
+    """The admin who made a link, removed from the project, could open it and be admin again."""
+    from annotator.services.projects import membership_remove, membership_set
+
+    token = invite(admin_client, project, role=Role.ADMIN)
+    membership_set(project=project, user=members["adjudicator"], role=Role.ADMIN)
+    membership_remove(project=project, user=members["admin"], by=members["adjudicator"])
+    response = admin_client.post(f"/invitations/{token}/")
+    assert response.status_code == 410 and "no longer an admin" in response.content.decode()
+    assert not Membership.objects.get(project=project, user=members["admin"]).active
+    with pytest.raises(InvitationError, match="no longer an admin"):
+        invitation_accept(token=token, user=members["outsider"])
+
+
+def test_a_link_dies_with_its_creators_account(admin_client, project, members):
+    token = invite(admin_client, project)
+    members["admin"].is_active = False
+    members["admin"].save(update_fields=["is_active"])
+    with pytest.raises(InvitationError, match="no longer an admin"):
+        invitation_accept(token=token, user=members["outsider"])
+
+
+def test_an_admin_revokes_an_open_invitation_on_the_people_page(admin_client, project, members):
+    token = invite(admin_client, project, email="someone@example.org")
+    invitation = Invitation.objects.get()
+    page = admin_client.get(f"/p/{project.slug}/members/").content.decode()
+    url = f"/p/{project.slug}/members/invitations/{invitation.pk}/revoke/"
+    assert url in page
+    response = admin_client.post(url, follow=True)
+    assert response.status_code == 200 and "revoked" in response.content.decode()
+    assert "someone@example.org" not in admin_client.get(f"/p/{project.slug}/members/").content.decode()
+    assert AuditEvent.objects.filter(action="invitation.revoke", details__email="someone@example.org").exists()
+    opened = Client().get(f"/invitations/{token}/")
+    assert opened.status_code == 410 and "revoked" in opened.content.decode()
+    with pytest.raises(InvitationError, match="revoked"):
+        invitation_accept(token=token, user=members["outsider"])
+
+
+def test_only_the_projects_admin_revokes(client, project, members):
+    from annotator.services.invitations import invitation_revoke
+
+    invitation, _ = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
+    url = f"/p/{project.slug}/members/invitations/{invitation.pk}/revoke/"
+    for who, status in (("adjudicator", 403), ("outsider", 404)):
+        client.force_login(members[who])
+        assert client.post(url).status_code == status
+    with pytest.raises(InvitationError, match="Only an admin"):
+        invitation_revoke(invitation=invitation, by=members["adjudicator"])
+    invitation.refresh_from_db()
+    assert invitation.revoked_at is None
+
+
+def test_an_emailed_invitation_is_for_the_account_with_that_address(admin_client, project, members):
+    token = invite(admin_client, project, email="Outsider@Example.org")
+    outsider = Client()
+    outsider.force_login(members["outsider"])
+    refused = outsider.post(f"/invitations/{token}/")
+    assert refused.status_code == 410 and "Outsider@Example.org" in refused.content.decode()
+    assert not Membership.objects.filter(project=project, user=members["outsider"]).exists()
+    members["outsider"].email = "outsider@example.org"  # the same address, another case
+    members["outsider"].save(update_fields=["email"])
+    assert outsider.post(f"/invitations/{token}/").status_code == 302
+    assert Membership.objects.get(project=project, user=members["outsider"]).active
+
+
+def test_a_new_account_from_an_emailed_invitation_gets_that_address(admin_client, project):
+    token = invite(admin_client, project, email="new@example.org")
+    Client().post(f"/invitations/{token}/", {"username": "newbie", "email": "other@example.org",
+                                             "password1": "a long enough passphrase 7",
+                                             "password2": "a long enough passphrase 7"})
+    assert Membership.objects.get(project=project, user__username="newbie").user.email == "new@example.org"

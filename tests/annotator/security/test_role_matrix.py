@@ -111,6 +111,7 @@ EXPECT: dict[str, Page | Site] = {
     "project-settings": Page(ADMIN, post=200),
     "project-members": Page(ADMIN, post=200),
     "invitation-create": Page(ADMIN, get=405, post=302),
+    "invitation-revoke": Page(ADMIN, get=405, post=302),
     "member-role": Page(ADMIN, get=405, post=302),
     "member-remove": Page(ADMIN, get=405, post=302),
     "member-account": Page(ADMIN, get=405, post=403),  # staff only: not even the project's admin
@@ -281,7 +282,7 @@ def world(ws_project, members, planned, settings, make_user):
     membership_set(project=other, user=members["outsider"], role=Role.ADMIN)
     from annotator.services.invitations import invitation_create
 
-    _, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
+    invitation, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
     from annotator.models import Webhook, WebhookDelivery
     from annotator.services.api_tokens import token_create
 
@@ -296,7 +297,7 @@ def world(ws_project, members, planned, settings, make_user):
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
         "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
         "candidate_id": candidate.pk, "user_id": members["annotator2"].pk, "token": token,
-        "token_id": bearer["admin"][0].pk,
+        "token_id": bearer["admin"][0].pk, "invitation_id": invitation.pk,
     }
     special = {"reports-circularity-download": {"job_id": circ.pk}}
     return {"members": members, "kwargs": kwargs, "special": special,

@@ -164,6 +164,9 @@ BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 BLINDSPOT_INVITATION_DAYS = env_int("BLINDSPOT_INVITATION_DAYS", 7)
 # The HTTP API (docs/api.md): requests per token, as COUNT/PERIOD (s, m, h or d); more answer 429.
 BLINDSPOT_API_RATE = os.environ.get("BLINDSPOT_API_RATE", "600/m")
+# Invalid API tokens one client address may send per window before all its API requests are refused
+BLINDSPOT_API_FAILURES_PER_ADDRESS = env_int("BLINDSPOT_API_FAILURES_PER_ADDRESS", 60)
+BLINDSPOT_API_FAILURE_WINDOW_SECONDS = env_int("BLINDSPOT_API_FAILURE_WINDOW_SECONDS", 300)
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                  else "django.core.mail.backends.console.EmailBackend")

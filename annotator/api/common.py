@@ -19,16 +19,20 @@ from ninja import Status
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as SchemaError
 from ninja.security import HttpBearer
-from ninja.throttling import AuthRateThrottle
+from ninja.throttling import SimpleRateThrottle
 
 from annotator.models import BackgroundJob, DetectorRun, Export
 from annotator.selectors.runs import run_progress
 from annotator.services import jobs
+from annotator.services.accounts import client_address
 from annotator.services.api_tokens import (
     IdempotencyConflict,
+    api_address_wait,
+    api_token_failed,
     idempotent_claim,
     idempotent_record,
     idempotent_release,
+    rate_hit,
     token_authenticate,
 )
 
@@ -40,31 +44,48 @@ UNAUTHORIZED = ("Send a valid API token as 'Authorization: Bearer <token>' "
 class ApiError(Exception):
     """A refusal with its status, message and (for a form) the errors of each field."""
 
-    def __init__(self, status: int, message: str, errors: dict | None = None):
+    def __init__(self, status: int, message: str, errors: dict | None = None, headers: dict | None = None):
         super().__init__(message)
-        self.status, self.message, self.errors = status, message, errors
+        self.status, self.message, self.errors, self.headers = status, message, errors, headers or {}
 
 
 class BearerToken(HttpBearer):
-    """``Authorization: Bearer <token>``: the token's user becomes ``request.user`` (roles apply)."""
+    """``Authorization: Bearer <token>``: the token's user becomes ``request.user`` (roles apply).
+
+    An address that sent too many invalid tokens is refused first, before its token is looked up
+    (``api_tokens.api_address_wait``), and each invalid token it sends is counted."""
+
+    def __call__(self, request: HttpRequest):
+        wait = api_address_wait(client_address(request))
+        if wait is not None:
+            raise ApiError(429, f"Too many requests with invalid API tokens from your address; try again in "
+                                f"{wait} seconds.", headers={"Retry-After": str(wait)})
+        return super().__call__(request)
 
     def authenticate(self, request: HttpRequest, token: str):
         found = token_authenticate(token)
-        if found is not None:
+        if found is None:
+            api_token_failed(address=client_address(request))
+        else:
             request.user = found.user
         return found
 
 
-class TokenThrottle(AuthRateThrottle):
-    """Requests per token (``BLINDSPOT_API_RATE``, e.g. ``600/m``), read per request so settings apply."""
+class TokenThrottle(SimpleRateThrottle):
+    """Requests per token (``BLINDSPOT_API_RATE``, e.g. ``600/m``, read per request so settings
+    apply), counted atomically (``api_tokens.rate_hit``) in fixed windows."""
 
     def __init__(self):
         super().__init__(settings.BLINDSPOT_API_RATE)
+        self.retry_after = self.duration
 
     def allow_request(self, request: HttpRequest) -> bool:
-        self.rate = settings.BLINDSPOT_API_RATE
-        self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request)
+        self.num_requests, self.duration = self.parse_rate(settings.BLINDSPOT_API_RATE)
+        count, self.retry_after = rate_hit(f"blindspot:api-rate:{request.auth.token_hash}", self.duration)
+        return count <= self.num_requests
+
+    def wait(self) -> float:
+        return self.retry_after
 
 
 def error_handlers(api) -> None:
@@ -77,7 +98,8 @@ def error_handlers(api) -> None:
             response[name.replace("_", "-")] = value
         return response
 
-    api.add_exception_handler(ApiError, lambda r, e: answer(r, e.status, e.message, e.errors))
+    api.add_exception_handler(ApiError, lambda r, e: answer(r, e.status, e.message, e.errors,
+                                                            **{k.replace("-", "_"): v for k, v in e.headers.items()}))
     api.add_exception_handler(AuthenticationError, lambda r, e: answer(r, 401, UNAUTHORIZED,
                                                                        WWW_Authenticate="Bearer"))
     api.add_exception_handler(HttpError, lambda r, e: answer(r, e.status_code, str(e)))

@@ -1,14 +1,24 @@
 """Personal access tokens for the HTTP API: create (the secret is returned once), authenticate
-(audited as last use), revoke; and idempotency keys, so a retried POST does not start a second job."""
+(audited as last use), revoke; the API's throttles; and idempotency keys, so a retried POST does
+not start a second job.
+
+The throttles count in fixed windows with the cache's atomic increment (Redis ``INCR`` in
+production), so concurrent requests of one token cannot all read the same count and all pass.
+Invalid tokens are counted per client address, and an address over its budget is refused before
+any token it sends is looked up; reaching the budget is audited once per address and window (the
+refused requests are not, so a guesser cannot fill the audit table)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
+import time
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -65,6 +75,41 @@ def token_authenticate(secret: str) -> ApiToken | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def rate_hit(key: str, seconds: int) -> tuple[int, int]:
+    """Count one request against ``key`` in the current window of ``seconds``: the count so far
+    (this one included) and the seconds until the window ends."""
+    now = time.time()
+    window, left = f"{key}:{int(now // seconds)}", max(1, int(seconds - now % seconds))
+    cache.add(window, 0, seconds)
+    try:
+        return cache.incr(window), left
+    except ValueError:  # the window's counter expired between add and incr
+        cache.set(window, 1, seconds)
+        return 1, left
+
+
+def _failures_key(address: str) -> str:
+    return f"blindspot:api-token-failures:{address}"
+
+
+def api_address_wait(address: str) -> int | None:
+    """Seconds ``address`` must wait because it sent too many invalid tokens, or None."""
+    seconds = settings.BLINDSPOT_API_FAILURE_WINDOW_SECONDS
+    now = time.time()
+    count = cache.get(f"{_failures_key(address)}:{int(now // seconds)}", 0)
+    if count < settings.BLINDSPOT_API_FAILURES_PER_ADDRESS:
+        return None
+    return max(1, int(seconds - now % seconds))
+
+
+def api_token_failed(*, address: str) -> None:
+    """Count an invalid token sent from ``address``; audited once, when the budget is reached."""
+    seconds, limit = settings.BLINDSPOT_API_FAILURE_WINDOW_SECONDS, settings.BLINDSPOT_API_FAILURES_PER_ADDRESS
+    count, _ = rate_hit(_failures_key(address), seconds)
+    if count == limit:
+        audit_record(user=None, action="api.auth_throttled", address=address, failures=count, seconds=seconds)
 
 
 def token_revoke(*, token: ApiToken, by) -> ApiToken:

@@ -12,8 +12,9 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest
+from django.http.multipartparser import MultiPartParserError
 from django.urls import reverse
 from ninja import Status
 from ninja.errors import AuthenticationError, HttpError
@@ -106,6 +107,13 @@ def error_handlers(api) -> None:
     api.add_exception_handler(Http404, lambda r, e: answer(r, 404, str(e) or "Not found."))
     api.add_exception_handler(PermissionDenied, lambda r, e: answer(r, 403, str(e) or "Forbidden."))
     api.add_exception_handler(SchemaError, lambda r, e: answer(r, 422, "The request is not valid.", e.errors))
+    api.add_exception_handler(RequestDataTooBig, lambda r, e: answer(
+        r, 413, f"The request's body is over the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE}-byte limit "
+                "(a file goes as an upload, under its own limit)."))
+    api.add_exception_handler(MultiPartParserError, lambda r, e: answer(
+        r, 422, f"The upload could not be read ({e}); a part's headers, the file's name among them, "
+                "hold at most 1,024 bytes."))
+    api.add_exception_handler(SuspiciousOperation, lambda r, e: answer(r, 400, str(e) or "The request is not valid."))
 
 
 def form_or_error(form: forms.Form) -> forms.Form:

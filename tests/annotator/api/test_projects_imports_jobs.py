@@ -155,3 +155,34 @@ def test_any_job_is_readable_by_the_projects_admins(api, members, project, who, 
 def test_an_unknown_job_is_404(api, members):
     response = api["admin"].get("/api/v1/jobs/999999/")
     assert response.status_code == 404 and response.json() == {"detail": "No such job."}
+
+
+# ---- every refusal is JSON ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["offset=9223372036854775808", "offset=-1", "limit=0", "limit=100000",
+                                   "offset=abc"])
+def test_offsets_and_limits_out_of_bounds_are_a_json_422(api, project, query):
+    """An offset past a bigint was an HTML 500 ("bigint out of range") on every paged list."""
+    response = api["admin"].get(f"/api/v1/projects/?{query}")
+    assert response.status_code == 422 and response["Content-Type"].startswith("application/json")
+    assert response.json()["detail"]
+
+
+def test_a_body_over_the_limit_is_a_json_413(api, project, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = api["admin"].post("/api/v1/projects/test/exports/", {"kind": "gold", "pad": "x" * 2048},
+                                 content_type="application/json")
+    assert response.status_code == 413 and response["Content-Type"].startswith("application/json")
+    assert "1024" in response.json()["detail"]
+
+
+def test_a_long_file_name_is_a_json_422(api, project):
+    """A 3,000-character name makes the part's headers longer than Django's multipart parser reads."""
+    import io
+
+    raw = io.BytesIO(lines({"id": "x", "messages": [{"speaker": "Tutor", "text": "Hi"}]}))
+    raw.name = "n" * 3000 + ".jsonl"  # a SimpleUploadedFile would cut it to 255 characters itself
+    response = api["admin"].post(IMPORTS, {"file": raw})
+    assert response.status_code == 422 and response["Content-Type"].startswith("application/json")
+    assert "name" in response.json()["detail"]

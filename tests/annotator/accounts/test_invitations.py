@@ -46,7 +46,7 @@ def test_an_emailed_invitation_creates_an_account_with_the_role(admin_client, pr
     assert mail.outbox[-1].to == ["new@example.org"] and project.name in mail.outbox[-1].subject
     invitation = Invitation.objects.get()
     assert invitation.token_hash == token_hash(token) and token not in invitation.token_hash
-    page = Client().get(f"/invitations/{token}/").content.decode()
+    page = Client().get(f"/invitations/{token}/", follow=True).content.decode()
     assert "Adjudicator" in page and "new@example.org" in page  # the address is offered for the account
     newbie = signup(token)
     user = Membership.objects.get(project=project, user__username="newbie")
@@ -62,7 +62,7 @@ def test_a_link_is_shown_once_and_a_logged_in_person_joins(admin_client, project
     assert token not in admin_client.get(f"/p/{project.slug}/members/").content.decode()
     outsider = Client()
     outsider.force_login(members["outsider"])
-    assert "Join Test project" in outsider.get(f"/invitations/{token}/").content.decode()
+    assert "Join Test project" in outsider.get(f"/invitations/{token}/", follow=True).content.decode()
     response = outsider.post(f"/invitations/{token}/")
     assert response.status_code == 302 and response["Location"] == f"/p/{project.slug}/"
     assert Membership.objects.get(project=project, user=members["outsider"]).role == Role.ADJUDICATOR
@@ -71,7 +71,7 @@ def test_a_link_is_shown_once_and_a_logged_in_person_joins(admin_client, project
 def test_a_used_link_says_so_and_grants_nothing_more(admin_client, project, members):
     token = invite(admin_client, project)
     signup(token)
-    again = Client().get(f"/invitations/{token}/")
+    again = Client().get(f"/invitations/{token}/", follow=True)
     assert again.status_code == 410 and "already been used" in again.content.decode()
     reuse = signup(token, username="second")
     assert not Membership.objects.filter(user__username="second").exists()
@@ -86,7 +86,7 @@ def test_a_used_link_says_so_and_grants_nothing_more(admin_client, project, memb
 def test_an_expired_link_says_so(admin_client, project, members):
     token = invite(admin_client, project)
     Invitation.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    response = Client().get(f"/invitations/{token}/")
+    response = Client().get(f"/invitations/{token}/", follow=True)
     assert response.status_code == 410 and "expired" in response.content.decode()
     outsider = Client()
     outsider.force_login(members["outsider"])
@@ -95,7 +95,7 @@ def test_an_expired_link_says_so(admin_client, project, members):
 
 
 def test_an_unknown_link_says_so(client):
-    response = client.get("/invitations/not-a-real-token/")
+    response = client.get("/invitations/not-a-real-token/", follow=True)
     assert response.status_code == 404 and "not valid" in response.content.decode()
 
 
@@ -187,7 +187,7 @@ def test_an_admin_revokes_an_open_invitation_on_the_people_page(admin_client, pr
     assert response.status_code == 200 and "revoked" in response.content.decode()
     assert "someone@example.org" not in admin_client.get(f"/p/{project.slug}/members/").content.decode()
     assert AuditEvent.objects.filter(action="invitation.revoke", details__email="someone@example.org").exists()
-    opened = Client().get(f"/invitations/{token}/")
+    opened = Client().get(f"/invitations/{token}/", follow=True)
     assert opened.status_code == 410 and "revoked" in opened.content.decode()
     with pytest.raises(InvitationError, match="revoked"):
         invitation_accept(token=token, user=members["outsider"])
@@ -226,3 +226,26 @@ def test_a_new_account_from_an_emailed_invitation_gets_that_address(admin_client
                                              "password1": "a long enough passphrase 7",
                                              "password2": "a long enough passphrase 7"})
     assert Membership.objects.get(project=project, user__username="newbie").user.email == "new@example.org"
+
+
+# ---- the token leaves the URL after the first request; secret pages are not cached ----------
+
+
+def test_the_token_moves_from_the_url_into_the_session(admin_client, project, members):
+    """The full token was in the web server's access log on every request of the sign-up."""
+    token = invite(admin_client, project, role=Role.ADJUDICATOR)
+    newcomer = Client()
+    first = newcomer.get(f"/invitations/{token}/")
+    assert first.status_code == 302 and token not in first["Location"]
+    page = newcomer.get(first["Location"])
+    assert page.status_code == 200 and "Adjudicator" in page.content.decode() and token not in page.content.decode()
+    assert "no-store" in page["Cache-Control"]
+    newcomer.post(first["Location"], {"username": "newbie", "password1": "a long enough passphrase 7",
+                                      "password2": "a long enough passphrase 7"})
+    assert Membership.objects.get(project=project, user__username="newbie").role == Role.ADJUDICATOR
+    assert Client().get(first["Location"]).status_code == 404  # the short URL means nothing without the session
+
+
+def test_the_page_that_shows_a_link_is_never_cached(admin_client, project):
+    response = admin_client.post(f"/p/{project.slug}/members/invite/", {"role": Role.ANNOTATOR})
+    assert LINK.search(response.content.decode()) and "no-store" in response["Cache-Control"]

@@ -104,7 +104,8 @@ EXPECT: dict[str, Page | Site] = {
     "project-new": site((302, 302), (403, 403), outsider=(200, 200), admin=(200, 200)),
     "login": site((200, 200), (302, 302)),
     "logout": site((405, 302), (405, 302)),
-    "invitation-accept": site((200, 200), (200, 302)),  # anyone with the link: sign up, or join
+    # anyone with the link: its token goes into the session, then sign up, or join
+    "invitation-accept": site((302, 200), (302, 302)),
     # the project
     "project-dashboard": Page(ANNOTATOR),
     "project-label-styles": Page(ANNOTATOR),
@@ -359,7 +360,8 @@ def test_role_matrix(world):
                 got, where = response.status_code, response.get("Location", "")
                 if name == "logout" and method == "POST":
                     by_role = clients(world)  # logging out ends the client's session
-                elif got == 302 and who == "anonymous" and not where.startswith(LOGIN):
+                elif got == 302 and who == "anonymous" and not where.startswith(LOGIN) \
+                        and where != reverse("invitation-accept", args=["join"]):
                     got = f"302 to {where}"  # anonymous users go to the login page, nowhere else
                 if got != want:
                     failures.append(f"{method} {url} as {who}: {got} {where}, expected {want}")

@@ -249,3 +249,14 @@ def test_the_token_moves_from_the_url_into_the_session(admin_client, project, me
 def test_the_page_that_shows_a_link_is_never_cached(admin_client, project):
     response = admin_client.post(f"/p/{project.slug}/members/invite/", {"role": Role.ANNOTATOR})
     assert LINK.search(response.content.decode()) and "no-store" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize("password", ["12345678", "password123", "qwertyuiop"])
+def test_common_and_numeric_passwords_are_refused(admin_client, project, password):
+    """An invitation sign-up accepted 12345678."""
+    token = invite(admin_client, project)
+    c = Client()
+    c.get(f"/invitations/{token}/")
+    response = c.post("/invitations/join/", {"username": "newbie", "password1": password, "password2": password})
+    assert response.status_code == 200 and "too common" in response.content.decode()
+    assert not Membership.objects.filter(user__username="newbie").exists()

@@ -7,6 +7,8 @@ Endpoints stay thin: they parse with the pages' own forms, look objects up throu
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,7 @@ from annotator.services import jobs
 from annotator.services.accounts import client_address
 from annotator.services.api_tokens import (
     IdempotencyConflict,
+    IdempotencyMismatch,
     api_address_wait,
     api_token_failed,
     idempotent_claim,
@@ -125,6 +128,23 @@ def form_or_error(form: forms.Form) -> forms.Form:
     return form
 
 
+def request_fingerprint(request: HttpRequest) -> str:
+    """SHA-256 of what the request sends: its JSON body, or its form fields and each uploaded
+    file's name and bytes (an upload's raw body is no longer readable once it was parsed)."""
+    digest = hashlib.sha256()
+    if not request.FILES:
+        digest.update(request.body)
+        return digest.hexdigest()
+    digest.update(json.dumps(sorted(request.POST.lists())).encode())
+    for field, files in sorted(request.FILES.lists()):
+        for upload in files:
+            digest.update(json.dumps([field, upload.name, upload.size]).encode())
+            for chunk in upload.chunks():
+                digest.update(chunk)
+            upload.seek(0)
+    return digest.hexdigest()
+
+
 def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: int = 202) -> Status:
     """Run ``start`` (it queues a job and returns its JSON), once per ``Idempotency-Key``: a
     request that repeats a key gets the first answer again and starts nothing."""
@@ -134,7 +154,10 @@ def started(request: HttpRequest, start: Callable[[], dict[str, Any]], status: i
     if len(key) > MAX_KEY:
         raise ApiError(422, f"An Idempotency-Key has at most {MAX_KEY} characters.")
     try:
-        stored = idempotent_claim(user=request.user, key=key, route=request.path)
+        stored = idempotent_claim(user=request.user, key=key, route=request.path,
+                                  request_hash=request_fingerprint(request))
+    except IdempotencyMismatch as exc:
+        raise ApiError(422, str(exc)) from None
     except IdempotencyConflict as exc:
         raise ApiError(409, str(exc)) from None
     if stored is not None:

@@ -38,6 +38,10 @@ class IdempotencyConflict(ValueError):
     """The key was already used for another request."""
 
 
+class IdempotencyMismatch(IdempotencyConflict):
+    """The key's first request had another body: a replay must repeat it exactly."""
+
+
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -122,14 +126,17 @@ def token_revoke(*, token: ApiToken, by) -> ApiToken:
     return token
 
 
-def idempotent_claim(*, user, key: str, route: str) -> IdempotencyKey | None:
+def idempotent_claim(*, user, key: str, route: str, request_hash: str) -> IdempotencyKey | None:
     """Claim ``key`` for this request: None when it is new (the caller answers, then
     :func:`idempotent_record`), else the stored answer of the earlier request. Refused
     (:class:`IdempotencyConflict`) when the key was used on another route, or its first request
-    is still being answered (a concurrent twin must not start a second job)."""
+    is still being answered (a concurrent twin must not start a second job); and
+    (:class:`IdempotencyMismatch`) when the first request's body (``request_hash``) was another:
+    answering it with the first job would hide that the second was never started."""
     try:
         with transaction.atomic():
-            IdempotencyKey.objects.create(user=user, key=key, route=route[:300], status=0, body={})
+            IdempotencyKey.objects.create(user=user, key=key, route=route[:300], request_hash=request_hash,
+                                          status=0, body={})
         return None
     except IntegrityError:
         stored = IdempotencyKey.objects.get(user=user, key=key)
@@ -138,6 +145,9 @@ def idempotent_claim(*, user, key: str, route: str) -> IdempotencyKey | None:
     if not stored.status:
         raise IdempotencyConflict(f"A request with the Idempotency-Key {key!r} is still being answered; "
                                   "ask again in a moment.")
+    if stored.request_hash != request_hash:
+        raise IdempotencyMismatch(f"The Idempotency-Key {key!r} was already used for another request to this "
+                                  "URL, with another body; use a new key for a new request.")
     return stored
 
 

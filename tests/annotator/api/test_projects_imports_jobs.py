@@ -186,3 +186,22 @@ def test_a_long_file_name_is_a_json_422(api, project):
     response = api["admin"].post(IMPORTS, {"file": raw})
     assert response.status_code == 422 and response["Content-Type"].startswith("application/json")
     assert "name" in response.json()["detail"]
+
+
+def test_a_key_replayed_with_another_body_is_a_422(api, ws_project):
+    """The same key with another file, or another detector, silently returned the first job."""
+    first = upload(api["admin"], lines(GOOD), headers={"Idempotency-Key": "k-files"})
+    assert upload(api["admin"], lines(GOOD), headers={"Idempotency-Key": "k-files"}).json()["id"] == first.json()["id"]
+    other = dict(GOOD, id="another-dialogue")
+    refused = upload(api["admin"], lines(other), headers={"Idempotency-Key": "k-files"})
+    assert refused.status_code == 422 and "another request" in refused.json()["detail"]
+    renamed = upload(api["admin"], lines(GOOD), name="other.jsonl", headers={"Idempotency-Key": "k-files"})
+    assert renamed.status_code == 422
+    runs = "/api/v1/projects/test/runs/"
+    rules = api["admin"].post(runs, {"detector": "rules"}, content_type="application/json",
+                              headers={"Idempotency-Key": "k-runs"})
+    assert rules.status_code == 202
+    again = api["admin"].post(runs, {"detector": "rules", "config": {"x": 1}}, content_type="application/json",
+                              headers={"Idempotency-Key": "k-runs"})
+    assert again.status_code == 422 and "another request" in again.json()["detail"]
+    assert BackgroundJob.objects.filter(kind="import").count() == 1

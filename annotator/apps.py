@@ -1,4 +1,25 @@
 from django.apps import AppConfig
+from django.contrib.admin import AdminSite
+from django.contrib.admin import apps as admin_apps
+
+
+class SuperuserAdminSite(AdminSite):
+    """The Django admin, for superusers only.
+
+    Its model pages are site-wide: every project's messages, gold, mapping tables and memberships,
+    and every account. A project's admin does their work on the app's own pages, which look each
+    row up through ``annotator.access`` for the one project; scoping each model page, inline,
+    autocomplete and foreign-key widget of the admin per project instead would be a second access
+    layer to keep in step with the first, and one forgotten lookup reopens every project. Staff
+    who are not superusers keep only the app's site-wide switch (deactivating an account)."""
+
+    def has_permission(self, request) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+
+class BlindspotAdminConfig(admin_apps.AdminConfig):
+    default = False  # named in INSTALLED_APPS; "annotator" itself is AnnotatorConfig
+    default_site = "annotator.apps.SuperuserAdminSite"
 
 
 class AnnotatorConfig(AppConfig):

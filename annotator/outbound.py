@@ -55,10 +55,25 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+def embedded_ipv4(address: IPAddress) -> IPAddress | None:
+    """The IPv4 address an IPv6 one carries: mapped (``::ffff:127.0.0.1``), 6to4
+    (``2002:7f00:1::`` reaches 127.0.0.1 through a relay) or a Teredo client; None otherwise."""
+    if address.version != 6:
+        return None
+    return address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
+
+
 def refusal(address: IPAddress) -> str | None:
-    """Why a webhook may not be sent to ``address``, or None (public, or in an allowed network)."""
+    """Why a webhook may not be sent to ``address``, or None (public, or in an allowed network).
+    A mapped address is the IPv4 one it maps; a 6to4 or Teredo one must pass as the IPv4 address
+    it embeds and as itself."""
+    inner = embedded_ipv4(address)
     if address.version == 6 and address.ipv4_mapped:
-        address = address.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+        return _refusal(inner)  # ::ffff:127.0.0.1 is 127.0.0.1
+    return (_refusal(inner) if inner is not None else None) or _refusal(address)
+
+
+def _refusal(address: IPAddress) -> str | None:
     if any(address in ipaddress.ip_network(n, strict=False) for n in settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS):
         return None
     kinds = (("a cloud metadata address", address in METADATA), ("a loopback address", address.is_loopback),

@@ -68,7 +68,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "annotator.apps.BlindspotAdminConfig",  # the Django admin, for superusers only
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -148,6 +148,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},  # 12345678, password1…
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "project-list"
@@ -164,6 +166,9 @@ BLINDSPOT_TRUST_X_FORWARDED_FOR = env_bool("BEHIND_PROXY", False)
 BLINDSPOT_INVITATION_DAYS = env_int("BLINDSPOT_INVITATION_DAYS", 7)
 # The HTTP API (docs/api.md): requests per token, as COUNT/PERIOD (s, m, h or d); more answer 429.
 BLINDSPOT_API_RATE = os.environ.get("BLINDSPOT_API_RATE", "600/m")
+# Invalid API tokens one client address may send per window before all its API requests are refused
+BLINDSPOT_API_FAILURES_PER_ADDRESS = env_int("BLINDSPOT_API_FAILURES_PER_ADDRESS", 60)
+BLINDSPOT_API_FAILURE_WINDOW_SECONDS = env_int("BLINDSPOT_API_FAILURE_WINDOW_SECONDS", 300)
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                  else "django.core.mail.backends.console.EmailBackend")

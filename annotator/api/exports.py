@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
+from django.utils.cache import add_never_cache_headers
 from ninja import Query, Router
 
 from annotator import access
@@ -90,7 +91,9 @@ def export_file(request, slug: str, export_id: int, name: str):
         raise ApiError(404, str(exc)) from None
     audit_record(user=request.user, action=f"export.{export.kind}.download", obj=export, project=export.project,
                  file=name, via="api")
-    return FileResponse(stored, as_attachment=True, filename=export_services.export_file_name(export, name))
+    response = FileResponse(stored, as_attachment=True, filename=export_services.export_file_name(export, name))
+    add_never_cache_headers(response)  # gold and releases' files: no cache may keep them
+    return response
 
 
 @router.post("/projects/{slug}/exports/{export_id}/publish/", response={200: ExportDetail, 400: Error, **REFUSALS},

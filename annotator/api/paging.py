@@ -10,11 +10,14 @@ from pydantic import Field
 
 T = TypeVar("T")
 MAX_LIMIT = 200
+# Far past any list's end, and offset + limit still fits the database's integers (an offset of
+# 2**63 was a 500, "bigint out of range").
+MAX_OFFSET = 2**31 - 1
 
 
 class Page(Schema):
     limit: int = Field(50, ge=1, le=MAX_LIMIT)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class Paged(Schema, Generic[T]):

@@ -44,7 +44,13 @@ class LoginForm(ThrottledLoginMixin, AuthenticationForm):
 
 
 class AdminLoginForm(ThrottledLoginMixin, AdminAuthenticationForm):
-    pass
+    """The Django admin's login: superusers only, as the admin site itself (``SuperuserAdminSite``)."""
+
+    def confirm_login_allowed(self, user) -> None:
+        super().confirm_login_allowed(user)
+        if not user.is_superuser:
+            raise ValidationError(self.error_messages["invalid_login"], code="invalid_login",
+                                  params={"username": self.username_field.verbose_name})
 
 
 class AccountActiveForm(forms.Form):
@@ -66,6 +72,12 @@ class SignupForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username", "email")
+
+    def __init__(self, *args, invitation_email: str = "", **kwargs):
+        """An invitation sent to an address makes an account with that address, not another."""
+        super().__init__(*args, **kwargs)
+        if invitation_email:
+            self.fields["email"].initial, self.fields["email"].disabled = invitation_email, True
 
 
 class ApiTokenForm(forms.Form):

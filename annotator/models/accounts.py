@@ -24,6 +24,7 @@ class Invitation(models.Model):
     used_at = models.DateTimeField(null=True, blank=True)
     used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                 related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="Revoked by an admin: the link no longer works.")
 
     class Meta:
         ordering = ["-created_at"]

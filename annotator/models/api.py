@@ -36,6 +36,8 @@ class IdempotencyKey(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=200)
     route = models.CharField(max_length=300)
+    request_hash = models.CharField(max_length=64, blank=True,
+                                    help_text="SHA-256 of the first request's body: a replay must send the same.")
     status = models.PositiveSmallIntegerField()
     body = JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)

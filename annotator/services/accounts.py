@@ -31,6 +31,7 @@ from django.db import transaction
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from annotator.services.audit import audit_record
+from annotator.services.projects import projects_only_admin_of
 
 PREFIX = "blindspot:login-failures"
 
@@ -121,8 +122,9 @@ def user_active_set(*, user, active: bool, by) -> None:
 
     Site-wide, so staff only; a project admin removes people from their project instead
     (``projects.membership_remove``). Memberships and role groups are kept, so switching the
-    account back on restores what it had. Nobody switches off their own account, and only a
-    superuser switches off a superuser."""
+    account back on restores what it had. Nobody switches off their own account, only a
+    superuser switches off a superuser, and the last active admin of a project stays on (as
+    ``projects.membership_remove`` keeps them)."""
     if not (by.is_staff or by.is_superuser):
         raise AccountError("Only staff can deactivate or reactivate an account; remove them from the project instead.")
     if user.pk == by.pk:
@@ -132,6 +134,10 @@ def user_active_set(*, user, active: bool, by) -> None:
     if user.is_active == active:
         return
     with transaction.atomic():
+        orphaned = [] if active else projects_only_admin_of(user)
+        if orphaned:
+            raise AccountError(f"{user.get_username()} is the last active admin of {', '.join(orphaned)}: "
+                               "make someone else admin there first.")
         user.is_active = active
         user.save(update_fields=["is_active"])
         audit_record(user=by, action="user.activate" if active else "user.deactivate", obj=user,

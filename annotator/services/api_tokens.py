@@ -1,14 +1,24 @@
 """Personal access tokens for the HTTP API: create (the secret is returned once), authenticate
-(audited as last use), revoke; and idempotency keys, so a retried POST does not start a second job."""
+(audited as last use), revoke; the API's throttles; and idempotency keys, so a retried POST does
+not start a second job.
+
+The throttles count in fixed windows with the cache's atomic increment (Redis ``INCR`` in
+production), so concurrent requests of one token cannot all read the same count and all pass.
+Invalid tokens are counted per client address, and an address over its budget is refused before
+any token it sends is looked up; reaching the budget is audited once per address and window (the
+refused requests are not, so a guesser cannot fill the audit table)."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
+import time
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -26,6 +36,10 @@ class TokenError(ValueError):
 
 class IdempotencyConflict(ValueError):
     """The key was already used for another request."""
+
+
+class IdempotencyMismatch(IdempotencyConflict):
+    """The key's first request had another body: a replay must repeat it exactly."""
 
 
 def _digest(secret: str) -> str:
@@ -67,6 +81,41 @@ def token_authenticate(secret: str) -> ApiToken | None:
     return token
 
 
+def rate_hit(key: str, seconds: int) -> tuple[int, int]:
+    """Count one request against ``key`` in the current window of ``seconds``: the count so far
+    (this one included) and the seconds until the window ends."""
+    now = time.time()
+    window, left = f"{key}:{int(now // seconds)}", max(1, int(seconds - now % seconds))
+    cache.add(window, 0, seconds)
+    try:
+        return cache.incr(window), left
+    except ValueError:  # the window's counter expired between add and incr
+        cache.set(window, 1, seconds)
+        return 1, left
+
+
+def _failures_key(address: str) -> str:
+    return f"blindspot:api-token-failures:{address}"
+
+
+def api_address_wait(address: str) -> int | None:
+    """Seconds ``address`` must wait because it sent too many invalid tokens, or None."""
+    seconds = settings.BLINDSPOT_API_FAILURE_WINDOW_SECONDS
+    now = time.time()
+    count = cache.get(f"{_failures_key(address)}:{int(now // seconds)}", 0)
+    if count < settings.BLINDSPOT_API_FAILURES_PER_ADDRESS:
+        return None
+    return max(1, int(seconds - now % seconds))
+
+
+def api_token_failed(*, address: str) -> None:
+    """Count an invalid token sent from ``address``; audited once, when the budget is reached."""
+    seconds, limit = settings.BLINDSPOT_API_FAILURE_WINDOW_SECONDS, settings.BLINDSPOT_API_FAILURES_PER_ADDRESS
+    count, _ = rate_hit(_failures_key(address), seconds)
+    if count == limit:
+        audit_record(user=None, action="api.auth_throttled", address=address, failures=count, seconds=seconds)
+
+
 def token_revoke(*, token: ApiToken, by) -> ApiToken:
     """Revoke one of ``by``'s own tokens (a revoked one stays revoked)."""
     if token.revoked_at is None:
@@ -77,14 +126,17 @@ def token_revoke(*, token: ApiToken, by) -> ApiToken:
     return token
 
 
-def idempotent_claim(*, user, key: str, route: str) -> IdempotencyKey | None:
+def idempotent_claim(*, user, key: str, route: str, request_hash: str) -> IdempotencyKey | None:
     """Claim ``key`` for this request: None when it is new (the caller answers, then
     :func:`idempotent_record`), else the stored answer of the earlier request. Refused
     (:class:`IdempotencyConflict`) when the key was used on another route, or its first request
-    is still being answered (a concurrent twin must not start a second job)."""
+    is still being answered (a concurrent twin must not start a second job); and
+    (:class:`IdempotencyMismatch`) when the first request's body (``request_hash``) was another:
+    answering it with the first job would hide that the second was never started."""
     try:
         with transaction.atomic():
-            IdempotencyKey.objects.create(user=user, key=key, route=route[:300], status=0, body={})
+            IdempotencyKey.objects.create(user=user, key=key, route=route[:300], request_hash=request_hash,
+                                          status=0, body={})
         return None
     except IntegrityError:
         stored = IdempotencyKey.objects.get(user=user, key=key)
@@ -93,6 +145,9 @@ def idempotent_claim(*, user, key: str, route: str) -> IdempotencyKey | None:
     if not stored.status:
         raise IdempotencyConflict(f"A request with the Idempotency-Key {key!r} is still being answered; "
                                   "ask again in a moment.")
+    if stored.request_hash != request_hash:
+        raise IdempotencyMismatch(f"The Idempotency-Key {key!r} was already used for another request to this "
+                                  "URL, with another body; use a new key for a new request.")
     return stored
 
 

@@ -30,10 +30,12 @@ import json
 import shutil
 import zipfile
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -356,14 +358,21 @@ def export_build(*, export_id: int, kind: str, write: Callable[..., dict[str, An
     when the build goes on in other tasks (a release's second opinion in chunks), the last of
     which finishes it (:func:`export_finish`).
 
-    Whatever stops the build (an error, Ctrl-C in a command building it here) marks the export
-    failed with its error: it is never left "running"."""
+    The build claims its export first (``jobs.job_claim``): a second delivery of the same task
+    while it runs does nothing. Whatever stops the build (an error, Ctrl-C in a command building
+    it here) marks the export failed with its error: it is never left "running" by an error; a
+    worker that died is taken over once the broker would redeliver its task (its visibility
+    timeout)."""
     export = Export.objects.select_related("project", "source_run").get(pk=export_id)
     if export.kind != kind:
         raise ExportError(f"export {export_id} is a {export.kind} export, not a {kind} export")
     if export.status == Export.Status.SUCCEEDED:
         return "already built"
-    jobs.job_start(export, redo_failed=True)  # a redelivered task rebuilds from an empty directory
+    # A failed build runs again from an empty directory; one running is left to its worker.
+    redelivered_after = timedelta(seconds=settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"])
+    if not jobs.job_claim(export, redo_failed=True, take_over_after=redelivered_after):
+        export.refresh_from_db(fields=["status"])
+        return "already built" if export.status == Export.Status.SUCCEEDED else "already running"
     # What gold looks like before it is read: a change from here on makes the export stale. Kept
     # on the record at once, for whichever task finishes the build.
     export.gold_state = gold_state(export.project) if export.uses_gold else {}

@@ -4,7 +4,14 @@ joins the project with the invited role, creating the account first when the per
 A link is a random token; only its hash is stored (``selectors.invitations.token_hash``). It works
 once, until it expires (``BLINDSPOT_INVITATION_DAYS``), and accepting it locks its row, so two
 tabs cannot both use it. An invitation never grants more than the project's admin role, and only
-a project admin (or a superuser) creates one. Every step is audited."""
+a project admin (or a superuser) creates one.
+
+A link carries its sender's authority, so it works only while the sender is still an active admin
+of the project: removing an admin closes the links they handed out (they could otherwise open
+their own link and be admin again). An admin revokes an open invitation from the People page. An
+invitation sent to an address joins only the account with that address (a link forwarded from
+that mailbox to someone else's account does not), and a new account made from it gets that
+address. Every step is audited."""
 
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ from annotator.services.projects import membership_set
 REFUSED = {
     "unknown": "This invitation link is not valid. Ask the project's admin for a new one.",
     "used": "This invitation link has already been used. Ask the project's admin for a new one.",
+    "revoked": "This invitation link was revoked. Ask the project's admin for a new one.",
     "expired": "This invitation link has expired. Ask the project's admin for a new one.",
 }
 
@@ -61,14 +69,45 @@ def invitation_create(*, project: Project, role: str, by, email: str = "",
     return invitation, link
 
 
-def invitation_accept(*, token: str, user, new_account: bool = False) -> Invitation:
-    """Use the link: ``user`` joins the project with the invited role (or keeps a higher one they
-    already hold: an invitation never demotes). Refused, with the reason, when used or expired."""
+def invitation_revoke(*, invitation: Invitation, by) -> Invitation:
+    """Close an open invitation: its link no longer works (an accepted one is left as it is)."""
+    if not has_role(by, invitation.project, Role.ADMIN):
+        raise InvitationError(f"Only an admin of {invitation.project.name} can revoke its invitations.")
     with transaction.atomic():
-        invitation = invitation_by_token(token, lock=True)
+        invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         state = invitation_state(invitation)
         if state != "open":
             raise InvitationError(REFUSED[state])
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+        audit_record(user=by, action="invitation.revoke", obj=invitation, project=invitation.project,
+                     role=invitation.role, email=invitation.email)
+    return invitation
+
+
+def _check_acceptable(invitation: Invitation | None, user) -> None:
+    """Refuse a link that no longer works, whose sender is no longer an active admin of the
+    project (admin being the highest role, the role it grants is never above theirs), or that was
+    sent to another address."""
+    state = invitation_state(invitation)
+    if state != "open":
+        raise InvitationError(REFUSED[state])
+    sender, project = invitation.created_by, invitation.project
+    if sender is None or not sender.is_active or not has_role(sender, project, Role.ADMIN):
+        raise InvitationError(f"Whoever sent this link is no longer an admin of {project.name}, so it no "
+                              "longer works. Ask one of its admins for a new one.")
+    if invitation.email and invitation.email.casefold() != (user.email or "").casefold():
+        raise InvitationError(f"This invitation is for {invitation.email}. Log in with the account that has "
+                              "that address, or ask the project's admin to invite this account's address.")
+
+
+def invitation_accept(*, token: str, user, new_account: bool = False) -> Invitation:
+    """Use the link: ``user`` joins the project with the invited role (or keeps a higher one they
+    already hold: an invitation never demotes). Refused, with the reason, when it no longer works
+    or is not for ``user`` (``_check_acceptable``)."""
+    with transaction.atomic():
+        invitation = invitation_by_token(token, lock=True)
+        _check_acceptable(invitation, user)
         project = invitation.project
         current = project.memberships.filter(user=user, active=True).values_list("role", flat=True).first()
         if current is None or ROLE_RANK[current] < ROLE_RANK[invitation.role]:
@@ -82,7 +121,11 @@ def invitation_accept(*, token: str, user, new_account: bool = False) -> Invitat
 
 def invitation_signup(*, token: str, form) -> Invitation:
     """Create the account a valid ``SignupForm`` describes and accept the invitation with it, as
-    one: a link that no longer works creates no account."""
+    one: a link that no longer works creates no account. An invitation sent to an address gives
+    the account that address, whatever the form said."""
     with transaction.atomic():
+        invitation = invitation_by_token(token)
+        if invitation is not None and invitation.email:
+            form.instance.email = invitation.email
         user = form.save()
         return invitation_accept(token=token, user=user, new_account=True)

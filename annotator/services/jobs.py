@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
 from annotator.models import BackgroundJob, JobFields, JobStatus
@@ -33,6 +34,30 @@ def job_start(job: JobFields, *, redo_failed: bool = False) -> bool:
     allowed = UNFINISHED + ((JobStatus.FAILED, JobStatus.CANCELLED) if redo_failed else ())
     _rows(job).filter(started_at__isnull=True).update(started_at=timezone.now())
     return bool(_rows(job).filter(status__in=allowed).update(status=JobStatus.RUNNING, error="", finished_at=None))
+
+
+def job_claim(job: JobFields, *, redo_failed: bool = False, take_over_after: timedelta | None = None) -> bool:
+    """Queued -> running under the row's lock: True for the one delivery of a task that may work
+    on the job, False for a duplicate delivered while it runs (or after it finished), which must
+    do nothing. A build that restarts from an empty directory would otherwise pull the files from
+    under the first (``demo_setup`` building release v1 while a worker got the same task).
+
+    ``redo_failed`` lets a failed or cancelled job run again; ``take_over_after`` lets a delivery
+    take a job over whose claim is older than that (the broker redelivers a task whose worker died
+    only after its visibility timeout)."""
+    now = timezone.now()
+    with transaction.atomic():
+        row = _rows(job).select_for_update().values("status", "started_at").first()
+        if row is None:
+            return False
+        claimable = row["status"] == JobStatus.QUEUED or (
+            redo_failed and row["status"] in (JobStatus.FAILED, JobStatus.CANCELLED))
+        abandoned = (row["status"] == JobStatus.RUNNING and take_over_after is not None
+                     and (row["started_at"] is None or row["started_at"] < now - take_over_after))
+        if not (claimable or abandoned):
+            return False
+        _rows(job).update(status=JobStatus.RUNNING, started_at=now, error="", finished_at=None)
+    return True
 
 
 def job_progress(job: JobFields, done: int, total: int, message: str = "") -> None:

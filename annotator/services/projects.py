@@ -62,12 +62,26 @@ def _locked(project: Project, user) -> Membership | None:
     return Membership.objects.select_for_update().filter(project=project, user=user).first()
 
 
+def _another_active_admin(project_id: int, user) -> bool:
+    """Whether someone besides ``user`` is an admin of the project who can log in (a deactivated
+    account manages nothing)."""
+    return (Membership.objects.filter(project=project_id, role=Role.ADMIN, active=True, user__is_active=True)
+            .exclude(user=user).exists())
+
+
+def projects_only_admin_of(user) -> list[str]:
+    """Names of the projects whose only active admin ``user`` is, their rows locked (call inside a
+    transaction): switching the account off would leave them with nobody to manage their people."""
+    held = Membership.objects.filter(user=user, role=Role.ADMIN, active=True).values("project_id")
+    projects = list(Project.objects.select_for_update().filter(pk__in=held).order_by("pk").values_list("pk", "name"))
+    return [name for pk, name in projects if not _another_active_admin(pk, user)]
+
+
 def _keep_an_admin(membership: Membership, new_role: str | None) -> None:
-    """Refuse to demote or remove a project's last admin: nobody could manage its people after."""
+    """Refuse to demote or remove a project's last active admin: nobody could manage its people after."""
     if not membership.active or membership.role != Role.ADMIN or new_role == Role.ADMIN:
         return
-    others = Membership.objects.filter(project=membership.project_id, role=Role.ADMIN, active=True)
-    if not others.exclude(pk=membership.pk).exists():
+    if not _another_active_admin(membership.project_id, membership.user_id):
         raise MembershipError(f"{membership.user.username} is the last admin of {membership.project.name}: "
                               "make someone else admin first.")
 

@@ -14,6 +14,7 @@ project_patterns = [
     path("labels.css", styles.label_styles, name="project-label-styles"),
     path("members/", projects.project_members, name="project-members"),
     path("members/invite/", accounts.invitation_create, name="invitation-create"),
+    path("members/invitations/<int:invitation_id>/revoke/", accounts.invitation_revoke, name="invitation-revoke"),
     path("members/<int:user_id>/role/", projects.member_role, name="member-role"),
     path("members/<int:user_id>/remove/", projects.member_remove, name="member-remove"),
     path("members/<int:user_id>/account/", projects.member_account, name="member-account"),

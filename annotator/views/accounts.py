@@ -19,13 +19,18 @@ from annotator import access
 from annotator.forms.accounts import ApiTokenForm, InvitationForm, LoginForm, SignupForm
 from annotator.models import Role
 from annotator.selectors.api_tokens import user_token, user_tokens
-from annotator.selectors.invitations import invitation_by_token, invitation_state
+from annotator.selectors.invitations import invitation_by_token, invitation_open, invitation_state
 from annotator.services import invitations
 from annotator.services.api_tokens import TokenError, token_create, token_revoke
 from annotator.services.invitations import REFUSED, InvitationError
 
-# A link that no longer works: 404 when it never existed, 410 Gone when it was used or expired.
-REFUSED_STATUS = {"unknown": 404, "used": 410, "expired": 410}
+# An invitation's token leaves the URL at its first request, as Django's PasswordResetConfirmView
+# does it: kept in the session, the page answers at /invitations/join/, so the token is in the
+# web server's access log (and a Referer) once, not on every step of the sign-up.
+JOIN = "join"
+SESSION_TOKEN = "_invitation_token"
+# A link that no longer works: 404 when it never existed, 410 Gone when it was used, revoked or expired.
+REFUSED_STATUS = {"unknown": 404, "used": 410, "revoked": 410, "expired": 410}
 
 
 class LoginView(auth_views.LoginView):
@@ -44,6 +49,7 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+@never_cache  # the page shows a one-time link: no cache may keep it
 @login_required
 @require_POST
 def invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
@@ -69,16 +75,37 @@ def invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
                                                              "link": link})
 
 
+@login_required
+@require_POST
+def invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    """Revoke an open invitation from the People page: its link stops working."""
+    project = access.project_for(request.user, slug, Role.ADMIN)
+    invitation = invitation_open(project, invitation_id)
+    if invitation is None:
+        messages.error(request, "That invitation is no longer open: it was used, revoked or has expired.")
+        return redirect("project-members", slug=slug)
+    invitations.invitation_revoke(invitation=invitation, by=request.user)
+    messages.success(request, f"The invitation for {invitation.email or 'a one-time link'} was revoked.")
+    return redirect("project-members", slug=slug)
+
+
+@never_cache
 @require_http_methods(["GET", "POST"])
 def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
-    """Logged in: join with the invited role. Logged out: create an account (or log in first)."""
-    invitation = invitation_by_token(token)
+    """Logged in: join with the invited role. Logged out: create an account (or log in first).
+    Opened with its token, the link puts it in the session and sends the browser to ``JOIN``."""
+    if token != JOIN and request.method == "GET":
+        request.session[SESSION_TOKEN] = token
+        return redirect("invitation-accept", token=JOIN)
+    if token == JOIN:
+        token = request.session.get(SESSION_TOKEN, "")
+    invitation = invitation_by_token(token) if token else None
     state = invitation_state(invitation)
     if state != "open":
         return render(request, "accounts/invitation_refused.html", {"reason": REFUSED[state]},
                       status=REFUSED_STATUS[state])
     signed_in = request.user.is_authenticated
-    form = None if signed_in else SignupForm(request.POST or None, initial={"email": invitation.email})
+    form = None if signed_in else SignupForm(request.POST or None, invitation_email=invitation.email)
     if request.method == "POST" and (signed_in or form.is_valid()):
         try:
             if signed_in:
@@ -88,6 +115,7 @@ def invitation_accept_page(request: HttpRequest, token: str) -> HttpResponse:
                 login(request, form.instance, backend="django.contrib.auth.backends.ModelBackend")
         except InvitationError as exc:
             return render(request, "accounts/invitation_refused.html", {"reason": str(exc)}, status=410)
+        request.session.pop(SESSION_TOKEN, None)
         messages.success(request, f"Welcome to {invitation.project.name}.")
         return redirect("project-dashboard", slug=invitation.project.slug)
     context = {"invitation": invitation, "form": form, "token": token,

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotator import access
@@ -71,6 +72,7 @@ def export_detail(request: HttpRequest, slug: str, export_id: int) -> HttpRespon
     return render(request, "exports/detail.html", context)
 
 
+@never_cache  # gold and the mapping table are originals: no cache may keep them
 @login_required
 @require_GET
 def export_download(request: HttpRequest, slug: str, export_id: int, name: str) -> FileResponse:
@@ -84,6 +86,7 @@ def export_download(request: HttpRequest, slug: str, export_id: int, name: str) 
     return FileResponse(stored, as_attachment=True, filename=export_services.export_file_name(export, name))  # streamed from storage
 
 
+@never_cache  # gold and the mapping table are originals: no cache may keep them
 @login_required
 @require_GET
 def export_zip_download(request: HttpRequest, slug: str, export_id: int) -> StreamingHttpResponse:
@@ -102,6 +105,7 @@ def export_zip_download(request: HttpRequest, slug: str, export_id: int) -> Stre
     return response
 
 
+@never_cache  # gold and the mapping table are originals: no cache may keep them
 @login_required
 @require_GET
 def release_mapping_download(request: HttpRequest, slug: str, export_id: int) -> FileResponse:

@@ -206,3 +206,34 @@ def test_the_command_refuses_to_demote_the_last_admin(project, members):
 
     with pytest.raises(CommandError, match="last admin"):
         call_command("add_member", "admin", project=project.slug, role=Role.ANNOTATOR)
+
+
+# ---- the last admin is the last *active* admin ---------------------------------------------
+
+
+def test_a_deactivated_admin_does_not_count_as_another_admin(project, members, django_user_model):
+    """With the other admin's account switched off, the last active admin demoted themself."""
+    from annotator.services.accounts import user_active_set
+
+    root = django_user_model.objects.create_superuser("root", password="pw-root")
+    membership_set(project=project, user=members["adjudicator"], role=Role.ADMIN)
+    user_active_set(user=members["adjudicator"], active=False, by=root)
+    with pytest.raises(MembershipError, match="last admin"):
+        membership_role_set(project=project, user=members["admin"], role=Role.ANNOTATOR, by=members["admin"])
+    with pytest.raises(MembershipError, match="last admin"):
+        membership_remove(project=project, user=members["admin"], by=members["admin"])
+    assert Membership.objects.get(project=project, user=members["admin"]).role == Role.ADMIN
+
+
+def test_deactivating_the_last_active_admin_is_refused(project, members, django_user_model):
+    from annotator.services.accounts import AccountError, user_active_set
+
+    root = django_user_model.objects.create_superuser("root", password="pw-root")
+    with pytest.raises(AccountError, match="last active admin of Test project"):
+        user_active_set(user=members["admin"], active=False, by=root)
+    members["admin"].refresh_from_db()
+    assert members["admin"].is_active
+    membership_set(project=project, user=members["adjudicator"], role=Role.ADMIN)
+    user_active_set(user=members["admin"], active=False, by=root)  # another active admin remains
+    members["admin"].refresh_from_db()
+    assert not members["admin"].is_active

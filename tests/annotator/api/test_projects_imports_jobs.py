@@ -155,3 +155,53 @@ def test_any_job_is_readable_by_the_projects_admins(api, members, project, who, 
 def test_an_unknown_job_is_404(api, members):
     response = api["admin"].get("/api/v1/jobs/999999/")
     assert response.status_code == 404 and response.json() == {"detail": "No such job."}
+
+
+# ---- every refusal is JSON ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["offset=9223372036854775808", "offset=-1", "limit=0", "limit=100000",
+                                   "offset=abc"])
+def test_offsets_and_limits_out_of_bounds_are_a_json_422(api, project, query):
+    """An offset past a bigint was an HTML 500 ("bigint out of range") on every paged list."""
+    response = api["admin"].get(f"/api/v1/projects/?{query}")
+    assert response.status_code == 422 and response["Content-Type"].startswith("application/json")
+    assert response.json()["detail"]
+
+
+def test_a_body_over_the_limit_is_a_json_413(api, project, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    response = api["admin"].post("/api/v1/projects/test/exports/", {"kind": "gold", "pad": "x" * 2048},
+                                 content_type="application/json")
+    assert response.status_code == 413 and response["Content-Type"].startswith("application/json")
+    assert "1024" in response.json()["detail"]
+
+
+def test_a_long_file_name_is_a_json_422(api, project):
+    """A 3,000-character name makes the part's headers longer than Django's multipart parser reads."""
+    import io
+
+    raw = io.BytesIO(lines({"id": "x", "messages": [{"speaker": "Tutor", "text": "Hi"}]}))
+    raw.name = "n" * 3000 + ".jsonl"  # a SimpleUploadedFile would cut it to 255 characters itself
+    response = api["admin"].post(IMPORTS, {"file": raw})
+    assert response.status_code == 422 and response["Content-Type"].startswith("application/json")
+    assert "name" in response.json()["detail"]
+
+
+def test_a_key_replayed_with_another_body_is_a_422(api, ws_project):
+    """The same key with another file, or another detector, silently returned the first job."""
+    first = upload(api["admin"], lines(GOOD), headers={"Idempotency-Key": "k-files"})
+    assert upload(api["admin"], lines(GOOD), headers={"Idempotency-Key": "k-files"}).json()["id"] == first.json()["id"]
+    other = dict(GOOD, id="another-dialogue")
+    refused = upload(api["admin"], lines(other), headers={"Idempotency-Key": "k-files"})
+    assert refused.status_code == 422 and "another request" in refused.json()["detail"]
+    renamed = upload(api["admin"], lines(GOOD), name="other.jsonl", headers={"Idempotency-Key": "k-files"})
+    assert renamed.status_code == 422
+    runs = "/api/v1/projects/test/runs/"
+    rules = api["admin"].post(runs, {"detector": "rules"}, content_type="application/json",
+                              headers={"Idempotency-Key": "k-runs"})
+    assert rules.status_code == 202
+    again = api["admin"].post(runs, {"detector": "rules", "config": {"x": 1}}, content_type="application/json",
+                              headers={"Idempotency-Key": "k-runs"})
+    assert again.status_code == 422 and "another request" in again.json()["detail"]
+    assert BackgroundJob.objects.filter(kind="import").count() == 1

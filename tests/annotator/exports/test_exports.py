@@ -491,6 +491,26 @@ def test_admin_pages_and_downloads(client, members, built_pair):
 
 
 @pytest.mark.django_db
+def test_gold_and_mapping_downloads_are_never_stored_by_a_cache(client, members, built_pair):
+    """Gold spans and the private mapping table are the originals: no browser or proxy cache keeps them."""
+    gold, release = built_pair
+    client.force_login(members["admin"])
+    for url in (reverse("export-download", args=["test", gold.pk, "gold.jsonl"]),
+                reverse("export-zip", args=["test", gold.pk]),
+                reverse("release-mapping", args=["test", release.pk]),
+                reverse("api:api-export-file", kwargs={"slug": "test", "export_id": gold.pk, "name": "gold.jsonl"})):
+        response = client.get(url) if "/api/" not in url else _bearer(members["admin"]).get(url)
+        assert response.status_code == 200, url
+        assert "no-store" in response.get("Cache-Control", ""), url
+
+
+def _bearer(user):
+    from tests.annotator.api.conftest import bearer
+
+    return bearer(user)
+
+
+@pytest.mark.django_db
 def test_admin_starts_exports_from_the_page(client, members, corpus, django_capture_on_commit_callbacks):
     client.force_login(members["admin"])
     url = reverse("export-list", args=["test"])

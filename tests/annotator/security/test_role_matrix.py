@@ -104,13 +104,15 @@ EXPECT: dict[str, Page | Site] = {
     "project-new": site((302, 302), (403, 403), outsider=(200, 200), admin=(200, 200)),
     "login": site((200, 200), (302, 302)),
     "logout": site((405, 302), (405, 302)),
-    "invitation-accept": site((200, 200), (200, 302)),  # anyone with the link: sign up, or join
+    # anyone with the link: its token goes into the session, then sign up, or join
+    "invitation-accept": site((302, 200), (302, 302)),
     # the project
     "project-dashboard": Page(ANNOTATOR),
     "project-label-styles": Page(ANNOTATOR),
     "project-settings": Page(ADMIN, post=200),
     "project-members": Page(ADMIN, post=200),
     "invitation-create": Page(ADMIN, get=405, post=302),
+    "invitation-revoke": Page(ADMIN, get=405, post=302),
     "member-role": Page(ADMIN, get=405, post=302),
     "member-remove": Page(ADMIN, get=405, post=302),
     "member-account": Page(ADMIN, get=405, post=403),  # staff only: not even the project's admin
@@ -281,7 +283,7 @@ def world(ws_project, members, planned, settings, make_user):
     membership_set(project=other, user=members["outsider"], role=Role.ADMIN)
     from annotator.services.invitations import invitation_create
 
-    _, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
+    invitation, token = invitation_create(project=project, role=Role.ANNOTATOR, by=members["admin"], link_for=str)
     from annotator.models import Webhook, WebhookDelivery
     from annotator.services.api_tokens import token_create
 
@@ -296,7 +298,7 @@ def world(ws_project, members, planned, settings, make_user):
         "plan_id": plan.pk if isinstance(plan, AssignmentPlan) else AssignmentPlan.objects.get().pk,
         "item_id": adj_item.pk, "fmt": "csv", "export_id": export.pk, "name": "release.jsonl",
         "candidate_id": candidate.pk, "user_id": members["annotator2"].pk, "token": token,
-        "token_id": bearer["admin"][0].pk,
+        "token_id": bearer["admin"][0].pk, "invitation_id": invitation.pk,
     }
     special = {"reports-circularity-download": {"job_id": circ.pk}}
     return {"members": members, "kwargs": kwargs, "special": special,
@@ -358,7 +360,8 @@ def test_role_matrix(world):
                 got, where = response.status_code, response.get("Location", "")
                 if name == "logout" and method == "POST":
                     by_role = clients(world)  # logging out ends the client's session
-                elif got == 302 and who == "anonymous" and not where.startswith(LOGIN):
+                elif got == 302 and who == "anonymous" and not where.startswith(LOGIN) \
+                        and where != reverse("invitation-accept", args=["join"]):
                     got = f"302 to {where}"  # anonymous users go to the login page, nowhere else
                 if got != want:
                     failures.append(f"{method} {url} as {who}: {got} {where}, expected {want}")
@@ -416,3 +419,60 @@ def test_group_follows_the_highest_role_held_anywhere(members, project):
     membership_set(project=other, user=user, role=Role.ADMIN)
     membership_set(project=project, user=user, role=Role.ANNOTATOR)
     assert set(user.groups.values_list("name", flat=True)) == {"Admin", "Annotator"}
+
+
+# ---- Django admin, walked as a staff admin of another project ---------------------------------
+
+
+def admin_pattern_kwargs(name: str, route: str, world) -> dict | None:
+    """Arguments that make an admin URL name a row of the world's project (None: a public page)."""
+    if name in {"login", "logout", "jsi18n"} or name is None:
+        return None
+    if name == "app_list":
+        return {"app_label": "annotator"}
+    if name == "view_on_site":
+        return None  # a redirect to the object's own page, which has its own check
+    key = next((k for k in ("object_id", "id") if f"<{k}>" in route or f"<path:{k}>" in route), None)
+    if key is None:
+        return {}
+    label, model_name = name.split("_", 2)[:2]
+    model = next(m for m in django_admin.site._registry if m._meta.model_name == model_name
+                 and m._meta.app_label == label)
+    row = model._default_manager.order_by("pk").first()
+    return {key: str(row.pk if row is not None else 1)}
+
+
+def test_django_admin_refuses_a_staff_admin_of_another_project(world, project):
+    """Staff with a role in another project only: every admin URL that is not the login page sends
+    them to log in as someone allowed, and none of their POSTs writes (no membership of this
+    project, no change to its rows)."""
+    from annotator.models import Membership
+
+    outsider = world["members"]["outsider"]
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
+    client = Client()
+    client.force_login(outsider)
+    failures = []
+    for route, name, ns in walk(get_resolver().url_patterns):
+        kwargs = admin_pattern_kwargs(name, route, world) if ns == "admin" else None
+        if kwargs is None:
+            continue
+        url = reverse(f"admin:{name}", kwargs=kwargs)
+        for method in ("GET", "POST"):
+            body = {"project": project.pk, "user": outsider.pk, "role": Role.ADMIN, "active": "on"}
+            response = client.get(url) if method == "GET" else client.post(url, body)
+            if response.status_code != 302 or not response["Location"].startswith("/admin/login/"):
+                failures.append(f"{method} {url}: {response.status_code}")
+    assert not failures, "\n" + "\n".join(failures)
+    assert not Membership.objects.filter(project=project, user=outsider).exists()
+    export = Export.objects.get(project=project, kind=Export.Kind.RELEASE)
+    assert client.get(reverse("release-mapping", args=[project.slug, export.pk])).status_code == 404
+
+
+def test_role_groups_carry_no_admin_rights(members, project):
+    """Rights on a group are site-wide; a project admin's group must not open any project's rows."""
+    from django.contrib.auth.models import Group
+
+    assert not Group.objects.filter(name__in=["Admin", "Adjudicator"], permissions__isnull=False).exists()
+    assert not members["admin"].get_all_permissions()

@@ -43,6 +43,23 @@ def test_internal_addresses_are_refused_by_default(settings, address, kind):
     assert problem and kind in problem and "BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS" in problem
 
 
+@pytest.mark.parametrize(("address", "kind"), [
+    ("2002:7f00:1::", "loopback"), ("2002:a9fe:a9fe::", "cloud metadata"), ("2002:0a01:0203::1", "private"),
+    ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),  # Teredo: the client 127.0.0.1, obfuscated
+    ("2001:0:4136:e378:8000:63bf:5601:5601", "cloud metadata"),  # Teredo: the client 169.254.169.254
+])
+def test_6to4_and_teredo_addresses_are_checked_as_the_ipv4_they_embed(settings, address, kind):
+    """http://[2002:7f00:1::]/ and [2002:a9fe:a9fe::] were accepted: loopback and the metadata address."""
+    settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = []
+    problem = outbound.refusal(ipaddress.ip_address(address))
+    assert problem and kind in problem
+
+
+def test_a_6to4_address_of_a_public_ipv4_passes(settings):
+    settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = []
+    assert outbound.refusal(ipaddress.ip_address("2002:5db8:d822::")) is None
+
+
 @pytest.mark.parametrize("address", ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946", "8.8.8.8"])
 def test_public_addresses_pass(settings, address):
     settings.BLINDSPOT_WEBHOOK_ALLOWED_NETWORKS = []

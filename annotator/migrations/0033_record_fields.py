@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0029_adjudication_cursor'),
+        ('annotator', '0032_idempotency_request_hash'),
     ]
 
     operations = [

@@ -66,6 +66,9 @@ class LLMDetector(BaseDetector):
     name = "llm"
     version = "2"
     filters: tuple[str, ...] = ()  # the model's reply is taken as is: no maths or cue filters
+    # Its requests wait on the endpoint, not on the CPU: its own threads keep the endpoint busy,
+    # and more processes would each add their ``concurrency`` (and their own usage, out of sight).
+    max_processes = 1
     defaults: Mapping[str, Any] = {
         "base_url": None,
         "api_key": None,

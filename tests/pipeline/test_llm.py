@@ -531,7 +531,7 @@ def test_truncated_is_said_as_such_and_asked_again_with_twice_the_budget():
             if target_text(r).startswith("Maria has 5 apples")]
     assert sent == [40, 80]
     (problem,) = [p for p in detector.usage["failed"] if p["dialogue_id"] == "truncated_twice"]
-    assert problem["detail"].startswith("truncated: the reply reached max_tokens (80)")
+    assert problem["detail"].startswith("the reply reached max_tokens (80)")
     assert "not valid JSON" not in problem["detail"]
 
 

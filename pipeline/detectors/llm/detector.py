@@ -249,7 +249,7 @@ class LLMDetector(BaseDetector):
             try:
                 if finish == "length":
                     raise Unparsable(
-                        f"truncated: the reply reached max_tokens ({max_tokens}) before it ended; "
+                        f"the reply reached max_tokens ({max_tokens}) before it ended; "
                         f"reply: {content[:120]!r}",
                         kind="truncated",
                     )

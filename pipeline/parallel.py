@@ -71,12 +71,17 @@ def chunked(
 
 def detect_chunk(detector: Detector, chunk: Sequence[Dialogue]) -> list[list[Detection]]:
     """One chunk through ``detector``: one list of detections per dialogue."""
-    out = [list(found) for found in detector.detect_many(chunk)]
-    if len(out) != len(chunk):
-        raise DetectorError(
-            f"{detector.name}: {len(out)} results for a chunk of {len(chunk)} dialogues"
-        )
-    return out
+    return list(_streamed(detector, chunk))
+
+
+def _streamed(detector: Detector, chunk: Sequence[Dialogue]) -> Iterator[list[Detection]]:
+    """:func:`detect_chunk`, each dialogue's detections as soon as the detector yields them."""
+    n = 0
+    for found in detector.detect_many(chunk):
+        n += 1
+        yield list(found)
+    if n != len(chunk):
+        raise DetectorError(f"{detector.name}: {n} results for a chunk of {len(chunk)} dialogues")
 
 
 _worker_detector: Detector | None = None  # the one detector of a worker process
@@ -129,6 +134,7 @@ class ParallelDetector:
         self.plugins = tuple(plugins)
         self.chunk_messages = chunk_messages
         self.detector = _build(name, self.config, self.plugins)
+        self.processes = 0  # how many the last detect_many used (1: this one)
 
     @property
     def model_version(self) -> str:
@@ -136,12 +142,16 @@ class ParallelDetector:
 
     def detect_many(self, dialogues: Iterable[Dialogue]) -> Iterator[list[Detection]]:
         """One list of detections per dialogue, in input order. A stream of one chunk runs here:
-        starting processes would cost more than it saves."""
+        starting processes would cost more than it saves. So does a detector that allows one
+        process (``max_processes``: an LLM's requests wait on its endpoint, not on this CPU).
+        Here, each dialogue is handed on as soon as it is detected, so a caller that writes as
+        it goes keeps what finished when a later dialogue fails."""
         chunks = chunked(dialogues, self.chunk_messages)
         head = list(itertools.islice(chunks, 2))
-        if self.workers == 1 or len(head) < 2:
+        self.processes = 1
+        if min(self.workers, getattr(self.detector, "max_processes", self.workers)) == 1 or len(head) < 2:
             for chunk in itertools.chain(head, chunks):
-                yield from detect_chunk(self.detector, chunk)
+                yield from _streamed(self.detector, chunk)
             return
         yield from self._pooled(itertools.chain(head, chunks))
 
@@ -154,7 +164,8 @@ class ParallelDetector:
         )
         pending: deque[Future] = deque()
         try:
-            for chunk in chunks:
+            for n, chunk in enumerate(chunks, 1):
+                self.processes = min(self.workers, n)  # the pool starts a process per chunk, up to workers
                 # a worker that died already breaks the pool: submit raises, as result() would
                 pending.append(pool.submit(_detect_in_worker, chunk))
                 if len(pending) >= self.workers * IN_FLIGHT_PER_WORKER:

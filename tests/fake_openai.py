@@ -11,7 +11,8 @@
 delay before answering (longer than the client's timeout = a timeout). Helpers: :func:`ok` (a
 chat completion whose message content is the given JSON or text), :func:`error`,
 :func:`scripted` (replies in turn, the last one repeated), :func:`pii_handler` (answers from a
-function of the target message, for tests that only care about spans) and :func:`target_text`.
+function of the target message, for tests that only care about spans), :func:`target_text`, and
+:func:`replay` with :func:`recorded` (a real endpoint's replies, recorded, sent again).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -37,12 +39,12 @@ Handler = Callable[[dict[str, Any]], Reply]
 
 
 def ok(content: Any, *, prompt_tokens: int = 100, completion_tokens: int = 10,
-       model: str = "fake-model") -> Reply:
+       model: str = "fake-model", finish_reason: str = "stop") -> Reply:
     """A 200 chat completion; ``content`` that is not a str is sent as its JSON text."""
     text = content if isinstance(content, str) else json.dumps(content)
     return Reply(200, {
         "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
                      "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
@@ -79,6 +81,30 @@ def target_text(request: dict[str, Any]) -> str:
 def pii_handler(find: Callable[[str], list[dict[str, str]]]) -> Handler:
     """Answer ``{"pii": find(target text)}``; ``find`` returns ``[{"text", "label"}, ...]``."""
     return lambda request: ok({"pii": find(target_text(request))})
+
+
+def recorded(path: str | Path) -> list[dict[str, Any]]:
+    """The recorded replies of a JSONL file (bench/llm_endpoint_bench.py --record writes them):
+    one line per target message, ``{"name", "target", "source", "replies": [chat completion
+    bodies, in the order the endpoint sent them]}``."""
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def replay(rows: Iterable[dict[str, Any]]) -> Handler:
+    """Answer each target message with its recorded replies in turn (the last one repeated), as
+    the real endpoint did: a re-ask gets the reply the re-ask got."""
+    queues = {row["target"]: list(row["replies"]) for row in rows}
+    lock = threading.Lock()
+
+    def handler(request: dict[str, Any]) -> Reply:
+        with lock:
+            queue = queues.get(target_text(request))
+            if not queue:
+                return error(404, f"no recorded reply for {target_text(request)!r}")
+            return Reply(200, queue.pop(0) if len(queue) > 1 else queue[0])
+
+    return handler
 
 
 def no_pii(request: dict[str, Any]) -> Reply:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotator import model_store
 from annotator import task_names as names
 from annotator.adapters import dialogues_from_db
-from annotator.bulk import delete_for_messages, insert_rows
+from annotator.bulk import insert_rows
 from annotator.dispatch import enqueue
 from annotator.models import (
     DetectorRun,
@@ -41,7 +41,9 @@ from annotator.services.audit import audit_record
 from pipeline import registry
 from pipeline.detectors.base import ConfigError, Detector
 from pipeline.detectors.ensemble import with_member_configs
+from pipeline.detectors.llm import BudgetSpent, failed_share_error, usage_add
 from pipeline.detectors.llm.detector import DEFAULT_BASE_URL
+from pipeline.detectors.llm.usage import DEFAULT_MAX_FAILED_SHARE
 
 PRESETS: dict[str, dict[str, Any]] = {
     "rules": {},
@@ -176,8 +178,27 @@ def _with_endpoints(detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def detector_for(run: DetectorRun) -> Detector:
-    """The run's detector; secrets come from settings at build time and are never stored on the run."""
-    return shared_detector(run.detector, run.config)
+    """The run's detector; secrets come from settings at build time and are never stored on the run.
+    An LLM's is built for each chunk (no model to load): its usage is then the chunk's, and its
+    budget what the run has left of ``max_requests`` and ``max_seconds``."""
+    if run.detector != "llm":
+        return shared_detector(run.detector, run.config)
+    config = _with_endpoints(run.detector, run.config)
+    spent = {"max_requests": (run.usage or {}).get("requests", 0),
+             "max_seconds": (timezone.now() - (run.started_at or timezone.now())).total_seconds()}
+    for key, used in spent.items():
+        if config.get(key) is not None:
+            if used >= config[key]:
+                raise BudgetSpent(f"llm: the run's budget ({key}={config[key]:g}) is spent; nothing more is sent")
+            config[key] -= used
+    return registry.build(run.detector, config)
+
+
+def _llm_usage(run: DetectorRun, detector: Detector | None) -> dict[str, Any]:
+    """What a chunk's own LLM detector spent (nothing for other detectors)."""
+    if run.detector != "llm" or detector is None:
+        return {}
+    return dict(getattr(detector, "usage", {}) or {})
 
 
 def shared_detector(name: str, config: Mapping[str, Any]) -> Detector:
@@ -274,10 +295,12 @@ def run_resume(*, run: DetectorRun, user=None) -> int:
 
 
 def chunk_process(*, chunk_id: int, worker: str = "") -> str:
-    """Detect over one chunk and replace its predictions; returns what happened (for logs/tests).
+    """Detect over one chunk and write its predictions; returns what happened (for logs/tests).
 
     Any worker may take any chunk; ``worker`` (the Celery worker's name) is recorded on the chunk
-    that it finishes, so a run shows how its chunks spread."""
+    that it finishes, so a run shows how its chunks spread. Rows are written as dialogues finish
+    (:func:`_detect`), so an attempt that fails keeps what it wrote and the next one resumes
+    after it; an LLM's usage (also when it fails: the tokens were spent) is added to the run's."""
     chunk = RunChunk.objects.select_related("run").get(pk=chunk_id)
     run = chunk.run
     if chunk.status == RunChunk.Status.DONE:
@@ -285,62 +308,95 @@ def chunk_process(*, chunk_id: int, worker: str = "") -> str:
     if run.status in (DetectorRun.Status.CANCELLED, DetectorRun.Status.FAILED):
         return f"run {run.status}"
     jobs.job_start(run)
-    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1, messages_done=0)
+    RunChunk.objects.filter(pk=chunk.pk).update(attempts=F("attempts") + 1)
+    chunk.refresh_from_db(fields=["attempts", "messages_done"])
     t0 = time.perf_counter()
+    detector = None
     try:
         detector = detector_for(run)
         pairs = dialogues_from_db(chunk.dialogue_ids)
-        detections = _detect(detector, pairs, chunk)
+        return _detect(detector, pairs, chunk, worker=worker, t0=t0)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
-        chunk_fail(chunk=chunk, error=redact(error))
+        chunk_fail(chunk=chunk, error=redact(error), usage=_llm_usage(run, detector))
         if redact(error) != error:  # the worker logs what is raised: not the key an endpoint echoed
             raise ChunkError(redact(error)) from None
         raise
-    predictions, segments, margins, message_ids = _chunk_rows(run, pairs, detections)
-    usage = dict(getattr(detector, "usage", {}) or {})
+    finally:
+        if run.detector == "llm" and detector is not None:
+            detector.close()
+
+
+def _detect(detector: Detector, pairs, chunk: RunChunk, *, worker: str, t0: float) -> str:
+    """The chunk's dialogues not yet written, detected as the detector yields them; what is
+    detected is written (with the chunk's ``messages_done`` and the run's progress) every
+    ``PROGRESS_SECONDS``, the rest with the chunk's DONE. A fast detector writes once; a slow
+    one (an LLM's) keeps nearly all it finished when it fails."""
+    written = chunk.messages_done
+    todo = _unwritten(pairs, written)
+    batch: list = []
+    left, last = len(todo), time.monotonic()
+    for pair, dets in zip(todo, detector.detect_many([d for d, _ in todo]), strict=True):
+        batch.append((pair, dets))
+        left -= 1
+        if left and time.monotonic() - last >= PROGRESS_SECONDS:
+            if not _rows_write(chunk, batch, offset=written):
+                return "taken over by another attempt"
+            written += sum(len(d.messages) for (d, _), _ in batch)
+            batch, last = [], time.monotonic()
+            jobs.job_progress(chunk.run, _messages_done(chunk.run_id), chunk.run.progress_total)
+    return _chunk_finish(detector, pairs, chunk, batch, offset=written, worker=worker, t0=t0)
+
+
+def _unwritten(pairs: list, written: int) -> list:
+    """The dialogues after the first ``written`` messages (those an earlier attempt wrote)."""
+    seen = 0
+    for i, (dialogue, _) in enumerate(pairs):
+        if seen >= written:
+            return pairs[i:]
+        seen += len(dialogue.messages)
+    return []
+
+
+def _rows_write(chunk: RunChunk, batch: list, *, offset: int, locked: RunChunk | None = None) -> bool:
+    """Write one batch of ``(pair, detections)`` after the chunk's first ``offset`` messages;
+    False when another attempt of the chunk has written past them (or finished it)."""
+    with transaction.atomic():
+        locked = locked or RunChunk.objects.select_for_update().get(pk=chunk.pk)
+        if locked.status == RunChunk.Status.DONE or locked.messages_done != offset:
+            return False
+        pairs = [pair for pair, _ in batch]
+        predictions, segments, margins, _ = _chunk_rows(chunk.run, pairs, [dets for _, dets in batch])
+        for model, columns, rows in ((Prediction, PREDICTION_COLUMNS, predictions),
+                                     (MessageSegment, SEGMENT_COLUMNS, segments),
+                                     (MessageUncertainty, MARGIN_COLUMNS, margins)):
+            insert_rows(model, columns, rows)
+        locked.messages_done = offset + sum(len(d.messages) for d, _ in pairs)
+        RunChunk.objects.filter(pk=locked.pk).update(messages_done=locked.messages_done)
+    return True
+
+
+def _chunk_finish(detector: Detector, pairs, chunk: RunChunk, batch: list, *, offset: int, worker: str,
+                  t0: float) -> str:
+    """The chunk's last rows, its DONE and its usage in one transaction, then the run advanced."""
     with transaction.atomic():
         locked = RunChunk.objects.select_for_update().get(pk=chunk.pk)
-        current = DetectorRun.objects.select_for_update().get(pk=run.pk)
+        current = DetectorRun.objects.select_for_update().get(pk=chunk.run_id)
         if locked.status == RunChunk.Status.DONE:
             return "already done"
         if current.status == DetectorRun.Status.CANCELLED:
             return "run cancelled"
-        for model, columns, rows in ((Prediction, PREDICTION_COLUMNS, predictions),
-                                     (MessageSegment, SEGMENT_COLUMNS, segments),
-                                     (MessageUncertainty, MARGIN_COLUMNS, margins)):
-            # Rows of this run for these messages are written only here, with the chunk's DONE, so
-            # a first attempt has none to replace: the delete (a scan of the run's rows where the
-            # planner's statistics lag behind a fast-growing run: 1.2 s a chunk at 800k messages)
-            # is paid only by a retried or redelivered chunk.
-            if locked.attempts > 1:
-                delete_for_messages(model, run_id=run.pk, message_ids=message_ids)
-            insert_rows(model, columns, rows)
+        if not _rows_write(chunk, batch, offset=offset, locked=locked):
+            return "taken over by another attempt"
         _recount(locked, sum(len(d.messages) for d, _ in pairs))
         locked.status, locked.error, locked.worker = RunChunk.Status.DONE, "", worker[:200]
         locked.seconds, locked.finished_at = time.perf_counter() - t0, timezone.now()
         locked.peak_rss_mb = peak_rss_mb()
         locked.save(update_fields=["status", "error", "worker", "seconds", "finished_at", "peak_rss_mb",
                                    "message_count"])
-        _advance_run(current, str(getattr(detector, "model_version", ""))[:300], usage)
+        current.usage = usage_add(current.usage or {}, _llm_usage(current, detector))
+        _advance_run(current, str(getattr(detector, "model_version", ""))[:300])
     return "done"
-
-
-def _detect(detector: Detector, pairs, chunk: RunChunk) -> list:
-    """The chunk's detections, dialogue by dialogue as the detector yields them; after each
-    1/``PROGRESS_WRITES_PER_CHUNK`` of its messages, and ``PROGRESS_SECONDS`` since the last
-    write, the chunk's count and the run's progress are written (two small UPDATEs), so the run
-    page moves while a slow chunk is under way."""
-    step = max(1, chunk.message_count // PROGRESS_WRITES_PER_CHUNK)
-    detections, done, written, last = [], 0, 0, time.monotonic()
-    for (dialogue, _), dets in zip(pairs, detector.detect_many([d for d, _ in pairs]), strict=True):
-        detections.append(dets)
-        done += len(dialogue.messages)
-        if done - written >= step and done < chunk.message_count and time.monotonic() - last >= PROGRESS_SECONDS:
-            RunChunk.objects.filter(pk=chunk.pk, status=RunChunk.Status.PENDING).update(messages_done=done)
-            jobs.job_progress(chunk.run, _messages_done(chunk.run_id), chunk.run.progress_total)
-            written, last = done, time.monotonic()
-    return detections
 
 
 def peak_rss_mb() -> float:
@@ -392,16 +448,23 @@ def _chunk_rows(run: DetectorRun, pairs, detections) -> tuple[list, list, list, 
     return predictions, segments, margins, message_ids
 
 
-def _advance_run(current: DetectorRun, model_version: str, usage: dict) -> None:
+def _advance_run(current: DetectorRun, model_version: str) -> None:
     """Count a locked run's finished chunks and messages after one more chunk is done; the last
-    one marks it succeeded (and audits that)."""
+    one marks it succeeded (and audits that), or failed when more of its messages got no usable
+    answer than its detector allows (``max_failed_share``)."""
     current.done_chunks = current.chunks.filter(status=RunChunk.Status.DONE).count()
     current.progress_done = _messages_done(current.pk)
     current.model_version = model_version
-    if usage:
-        current.usage = usage
     fields = ["done_chunks", "progress_done", "model_version", "usage"]
     if current.done_chunks == current.total_chunks:
+        too_many = failed_share_error(
+            current.usage or {}, current.config.get("max_failed_share", DEFAULT_MAX_FAILED_SHARE))
+        if too_many:
+            current.save(update_fields=fields)
+            jobs.job_fail(current, f"{too_many}; the run page lists them")
+            audit_record(user=None, action="run.failed", obj=current, project=current.project, error=too_many)
+            run_finished_announce(current)
+            return
         current.status, current.finished_at = DetectorRun.Status.SUCCEEDED, timezone.now()
         fields += ["status", "finished_at"]
         audit_record(user=None, action="run.succeeded", obj=current, project=current.project,
@@ -416,9 +479,14 @@ def run_finished_announce(run: DetectorRun) -> None:
         enqueue(names.WEBHOOKS_FIRE, WebhookEvent.RUN_FINISHED.value, run.pk)
 
 
-def chunk_fail(*, chunk: RunChunk, error: str) -> None:
-    """A chunk failed for good: the run is marked failed with the error; finished chunks stay."""
+def chunk_fail(*, chunk: RunChunk, error: str, usage: Mapping[str, Any] | None = None) -> None:
+    """A chunk failed for good: the run is marked failed with the error, and what the chunk spent
+    added to its usage; finished chunks and the chunk's written dialogues stay."""
     with transaction.atomic():
+        if usage:
+            current = DetectorRun.objects.select_for_update().only("usage").get(pk=chunk.run_id)
+            current.usage = usage_add(current.usage or {}, usage)
+            current.save(update_fields=["usage"])
         RunChunk.objects.filter(pk=chunk.pk).update(status=RunChunk.Status.FAILED, error=error[:20000])
         if jobs.job_fail(chunk.run, f"chunk {chunk.index}: {error}"):
             audit_record(user=None, action="run.failed", obj=chunk.run, project=chunk.run.project, error=error[:500])

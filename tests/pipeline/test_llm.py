@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,17 @@ from pipeline import registry
 from pipeline.detectors.base import ConfigError, DetectorError
 from pipeline.detectors.llm import LLMDetector, locate, normalise_label, parse_reply
 from pipeline.types import DEFAULT_LABELS, MATH, NON_MATH, Detection, Dialogue, Message
-from tests.fake_openai import FakeOpenAI, Reply, error, ok, pii_handler, scripted, target_text
+from tests.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    error,
+    ok,
+    pii_handler,
+    recorded,
+    replay,
+    scripted,
+    target_text,
+)
 
 FAST = {"model": "fake-model", "timeout_s": 0.5, "max_retries": 2, "backoff_base_s": 0.01,
         "backoff_max_s": 0.05, "jitter": 0.0, "concurrency": 2}
@@ -151,7 +163,7 @@ def test_each_strategy_has_its_own_versioned_prompt(server, strategy):
     detector = make(server, strategy=strategy)
     detector.detect(d)
     version = detector.model_version
-    assert version.startswith(f"llm@1:fake-model:llm_{strategy}_v1#")
+    assert version.startswith(f"llm@2:fake-model:llm_{strategy}_v1#")
     system = server.requests[0]["messages"][0]["content"]
     user = server.requests[0]["messages"][1]["content"]
     if strategy == "basic":
@@ -215,10 +227,10 @@ def test_malformed_json_is_asked_again_once():
     assert "not valid JSON" in reask[3]["content"]
 
 
-def test_malformed_twice_fails_the_dialogue():
+def test_malformed_twice_fails_the_dialogue_when_asked_to():
     with FakeOpenAI(scripted([ok('{"pii": "Alex"}')])) as fake:
-        detector = make(fake)
-        with pytest.raises(DetectorError, match=r"dialogue d1 message 0: .*re-asked"):
+        detector = make(fake, on_unparsable="raise")
+        with pytest.raises(DetectorError, match=r"dialogue d1 message 0: no usable.*re-asked"):
             detector.detect(dialogue("Hi Alex"))
     assert detector.usage["failed_messages"] == 1
     assert detector.problems[0]["kind"] == "unparsable"
@@ -229,12 +241,14 @@ def test_malformed_can_be_skipped_and_recorded():
         return ok("nope") if target_text(request) == "bad" else ok({"pii": []})
 
     with FakeOpenAI(handler) as fake:
-        detector = make(fake, on_unparsable="skip")
+        detector = make(fake)  # the default: skipped, recorded, and counted against the run
         out = detector.detect(dialogue("fine", "bad", "fine too"))
     assert [x.spans for x in out] == [(), (), ()]
     assert detector.usage["failed_messages"] == 1
-    assert detector.problems == [{"dialogue_id": "d1", "index": 1, "kind": "unparsable",
-                                  "detail": detector.problems[0]["detail"]}]
+    assert detector.usage["unparsable"] == 2  # the reply and the re-ask's
+    assert [(p["index"], p["kind"], p["failed"]) for p in detector.problems] == [
+        (1, "unparsable", False), (1, "unparsable", True)]
+    assert detector.usage["failed"] == detector.problems[1:]
 
 
 def test_429_then_success():
@@ -245,9 +259,9 @@ def test_429_then_success():
     assert detector.usage["requests"] == 2 and detector.usage["retries"] == 1
 
 
-def test_timeout_then_success():
+def test_timeout_then_success_when_timeouts_may_be_retried():
     with FakeOpenAI(scripted([Reply(delay=2.0), ok({"pii": []})])) as fake:
-        detector = make(fake, timeout_s=0.3)
+        detector = make(fake, timeout_s=0.3, timeout_retries=1)
         (out,) = detector.detect(dialogue("hello"))
     assert out.spans == ()
     assert detector.usage["retries"] == 1 and len(fake.requests) == 2
@@ -309,7 +323,7 @@ def test_unlocatable_and_unknown_labels_are_counted_and_reported():
     assert spans(out, "Hi Alex on Main St") == [("Alex", "NAME")]
     assert detector.usage["unlocatable"] == 1 and detector.usage["unknown_labels"] == 1
     assert {(p["kind"], p["detail"]) for p in detector.problems} == {
-        ("unlocatable", "Jordan"), ("unknown_label", "'STREET' for 'Main St'")}
+        ("unlocatable", "Jordan"), ("unknown_label", "'STREET' for 'Main St': dropped")}
 
 
 def test_cost_is_priced_per_thousand_tokens():
@@ -327,13 +341,21 @@ def test_cost_is_priced_per_thousand_tokens():
     ('```json\n{"pii": [{"text": "Alex", "type": "NAME"}]}\n```', [("Alex", "NAME")]),
     ('[{"text": "x@y.io", "label": "EMAIL"}]', [("x@y.io", "EMAIL")]),
     ('{"pii": [{"text": "  ", "label": "NAME"}]}', []),
+    # how real servers say "nothing" and "one thing"
+    ("", []),
+    ("  \n", []),
+    ("{}", []),
+    ("null", []),
+    ('{"pii": null}', []),
+    ('{"text": "Sam", "label": "NAME"}', [("Sam", "NAME")]),
+    ('{"pii": {"text": "Sam", "label": "NAME"}}', [("Sam", "NAME")]),
 ])
 def test_parse_reply_accepts(content, expected):
     assert parse_reply(content) == expected
 
 
 @pytest.mark.parametrize("content", [
-    "", "Alex", '{"names": ["Alex"]}', '{"pii": ["Alex"]}', '{"pii": [{"text": "Alex"}]}',
+    "Alex", '"Alex"', '{"pii": [{"text": "<exact string from the target message>", "label": "NAME"}]}', '{"names": ["Alex"]}', '{"pii": ["Alex"]}', '{"pii": [{"text": "Alex"}]}',
     '{"pii": [{"text": 3, "label": "NAME"}]}',
 ])
 def test_parse_reply_rejects(content):
@@ -360,7 +382,7 @@ def test_locate(needle, text, expected):
     ("person", DEFAULT_LABELS, "NAME"),
     ("phone number", DEFAULT_LABELS, "PHONE"),
     ("date-of-birth", DEFAULT_LABELS, "DATE_OF_BIRTH"),
-    ("SPACESHIP", DEFAULT_LABELS, "OTHER_IDENTIFIER"),
+    ("SPACESHIP", DEFAULT_LABELS, None),  # never mapped silently: the caller counts it
     ("SPACESHIP", ("NAME",), None),
 ])
 def test_normalise_label(raw, labels, expected):
@@ -431,3 +453,156 @@ def test_segment_aware_with_the_real_segmenter(server):
     shown = {target_text(r): r["messages"][1]["content"] for r in server.requests}
     for message, segment in zip(d.messages, expected, strict=True):
         assert f'segment="{segment}">{message.text}</target>' in shown[message.text]
+
+
+# -- replies as real servers send them (tests/fixtures/llm_replies.jsonl, replayed) --------------
+
+REPLIES = recorded(Path(__file__).resolve().parent.parent / "fixtures" / "llm_replies.jsonl")
+
+
+def replayed(**config):
+    """Every recorded target as one message of its own dialogue, through a fresh detector."""
+    dialogues = [dialogue(row["target"], id=row["name"]) for row in REPLIES]
+    with FakeOpenAI(replay(REPLIES)) as fake:
+        detector = make(fake, concurrency=4, **config)
+        out = {ds[0].dialogue_id: ds[0] for ds in detector.detect_many(dialogues)}
+    return detector, out, fake
+
+
+def found(out, name: str) -> list[tuple[str, str]]:
+    text = next(row["target"] for row in REPLIES if row["name"] == name)
+    return spans(out[name], text)
+
+
+def test_real_replies_do_not_stop_the_run_and_mean_what_they_say():
+    detector, out, _ = replayed()
+    assert len(out) == len(REPLIES)
+    for name in ("empty_object", "empty_object_spaced", "pii_null", "pii_empty", "empty_reply"):
+        assert out[name].spans == ()
+    assert found(out, "lone_item") == [("Sam", "NAME")]
+    assert found(out, "lone_item_under_pii") == [("Lincoln Middle School", "SCHOOL")]
+    assert found(out, "bare_list_alias_label") == [("Jordan", "NAME")]
+    assert found(out, "fenced") == [("Rivera", "NAME")]
+    assert found(out, "truncated_then_whole") == [("sam.k@example.org", "EMAIL")]
+    assert found(out, "prose_then_json") == []
+
+
+def test_real_replies_leave_no_silent_loss():
+    detector, out, _ = replayed()
+    usage = detector.usage
+    failed = {(p["dialogue_id"], p["kind"]) for p in usage["failed"]}
+    assert failed == {("placeholder_template", "placeholder"), ("truncated_twice", "truncated")}
+    assert usage["failed_messages"] == 2
+    assert usage["placeholders"] == 2  # the reply and the re-ask's
+    assert usage["truncated"] == 3  # one recovered with a larger budget, two on the same message
+    assert usage["unparsable"] == 1  # prose, answered properly when re-asked
+    assert usage["unknown_labels"] == 1
+    assert usage["reasks"] == 4
+    assert usage["messages"] == len(REPLIES)
+    assert usage["requests"] == len(REPLIES) + usage["reasks"]
+
+
+def test_a_label_outside_the_taxonomy_is_a_problem_not_a_silent_mapping():
+    detector, out, _ = replayed()
+    assert found(out, "label_outside_taxonomy") == [("Room 12", "OTHER_IDENTIFIER")]
+    (problem,) = [p for p in detector.problems if p["kind"] == "unknown_label"]
+    assert problem["detail"] == "'CLASSROOM' for 'Room 12': kept as OTHER_IDENTIFIER"
+
+
+def test_placeholders_are_never_spans_nor_unlocatable_text():
+    detector, out, _ = replayed()
+    assert out["placeholder_template"].spans == ()
+    assert detector.usage["unlocatable"] == 0
+    assert not any("<" in s.label for x in out.values() for s in x.spans)
+
+
+def test_a_placeholder_beside_a_real_item_is_dropped_and_counted():
+    reply = ok({"pii": [{"text": "Alex", "label": "NAME"}, {"text": "...", "label": "NAME"}]})
+    with FakeOpenAI(lambda r: reply) as fake:
+        detector = make(fake)
+        (out,) = detector.detect(dialogue("Hi Alex"))
+    assert spans(out, "Hi Alex") == [("Alex", "NAME")]
+    assert detector.usage["placeholders"] == 1 and detector.usage["failed_messages"] == 0
+
+
+def test_truncated_is_said_as_such_and_asked_again_with_twice_the_budget():
+    detector, _, fake = replayed(max_tokens=40)
+    sent = [r["max_tokens"] for r in fake.requests
+            if target_text(r).startswith("Maria has 5 apples")]
+    assert sent == [40, 80]
+    (problem,) = [p for p in detector.usage["failed"] if p["dialogue_id"] == "truncated_twice"]
+    assert problem["detail"].startswith("the reply reached max_tokens (80)")
+    assert "not valid JSON" not in problem["detail"]
+
+
+def test_invalid_json_says_where_without_stuttering():
+    with pytest.raises(ValueError) as caught:
+        parse_reply('{"pii": [{"text": "Maria')
+    assert "at at" not in str(caught.value)
+    assert str(caught.value).startswith("not valid JSON: Unterminated string starting at")
+
+
+# -- bounded requests --------------------------------------------------------------------------
+
+def test_max_tokens_is_always_sent_and_grows_with_the_message(server):
+    make(server).detect(dialogue("hi", "x" * 600))
+    budgets = {len(target_text(r)): r["max_tokens"] for r in server.requests}
+    assert 0 < budgets[2] < budgets[600] <= 4096
+    assert budgets[600] >= 600  # room to copy the whole message back
+
+
+def test_max_tokens_grows_with_the_labels(server):
+    short = make(server, labels=["NAME"])._max_tokens("hello")
+    long = make(server, labels=["NAME", "A_VERY_LONG_LABEL_NAME_INDEED_FOR_TESTING"])._max_tokens("hello")
+    assert long > short
+
+
+def test_a_timeout_is_not_sent_again_into_a_busy_server():
+    with FakeOpenAI(lambda r: Reply(delay=2.0)) as fake:
+        detector = make(fake, timeout_s=0.3)
+        t0 = time.monotonic()
+        (out,) = detector.detect(dialogue("hello"))
+        elapsed = time.monotonic() - t0
+        assert len(fake.requests) == 1
+    assert out.spans == () and elapsed < 1.5
+    assert detector.usage["timeouts"] == 1 and detector.usage["retries"] == 0
+    assert detector.usage["failed"][0]["kind"] == "timeout"
+
+
+def test_the_request_budget_stops_the_run_clearly(server):
+    detector = make(server, max_requests=3, concurrency=1)
+    with pytest.raises(DetectorError, match=r"budget of 3 requests \(max_requests\) is spent"):
+        list(detector.detect_many([dialogue("a", "b"), dialogue("c", "d", id="d2")]))
+    assert len(server.requests) == 3
+
+
+def test_the_time_budget_stops_the_run_clearly():
+    with FakeOpenAI(lambda r: Reply(body=ok({"pii": []}).body, delay=0.2)) as fake:
+        detector = make(fake, max_seconds=0.3, concurrency=1)
+        with pytest.raises(DetectorError, match=r"budget of 0.3 s \(max_seconds\) is spent"):
+            detector.detect(dialogue(*[f"m{i}" for i in range(10)]))
+        assert len(fake.requests) < 10
+
+
+def test_concurrency_is_shared_by_detectors_on_one_endpoint():
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def handler(request):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return ok({"pii": []})
+
+    with FakeOpenAI(handler) as fake:
+        detectors = [make(fake, concurrency=2, strategy=s) for s in ("basic", "math_aware")]
+        threads = [threading.Thread(target=d.detect, args=(dialogue(*"abcdef"),)) for d in detectors]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(fake.requests) == 12
+    assert state["peak"] == 2

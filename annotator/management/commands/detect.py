@@ -16,6 +16,7 @@ from annotator.storage import StorageError
 from pipeline import registry
 from pipeline.corpus import CorpusError, detections_to_rows, write_jsonl
 from pipeline.detectors.base import ConfigError, DetectorError
+from pipeline.detectors.llm import failed_share_error, usage_line
 from pipeline.formats import read_corpus, sniff
 from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.parallel import ParallelDetector
@@ -41,6 +42,13 @@ def _stream(path: Path, *, count: bool) -> tuple[Iterator[Dialogue], int | None]
             yield from iter_jsonl_dialogues(fh)
 
     return read(), total
+
+
+def _processes(used: int, asked: int) -> str:
+    """The processes that detected, and the ``--workers`` asked for when those differ (a stream of
+    one chunk, or a detector such as the LLM that runs in one process)."""
+    text = f"{used} process{'es' * (used != 1)}"
+    return text if used == asked else f"{text}, {asked} asked for"
 
 
 def _objects(fh) -> Iterator[dict]:
@@ -95,12 +103,28 @@ class Command(BaseCommand):
         except CorpusError as exc:
             raise CommandError(str(exc)) from None
         except DetectorError as exc:
-            raise CommandError(f"{detector} failed: {exc}") from None
+            self._report_usage(det)
+            raise CommandError(f"{detector} failed after {written} messages written: {exc}") from None
         finally:
             if fh is not sys.stdout:
                 fh.close()
         seconds = time.perf_counter() - t0
         self.stderr.write(
             f"{detector} ({det.model_version}): {written} messages in {seconds:.1f}s "
-            f"({written / seconds if seconds else 0:,.0f} messages/s, {workers} worker{'s' * (workers > 1)}) -> {out}"
+            f"({written / seconds if seconds else 0:,.1f} messages/s, {_processes(det.processes, workers)}) -> {out}"
         )
+        usage = self._report_usage(det)
+        failed = failed_share_error(usage, det.detector.config["max_failed_share"]) if usage else None
+        if failed:
+            raise CommandError(f"{detector} failed: {failed}; the {written} messages are written to {out}")
+
+    def _report_usage(self, det: ParallelDetector) -> dict:
+        """What the detector spent and what went wrong (an LLM's; others report nothing), and each
+        message that got no usable answer."""
+        usage = dict(getattr(det.detector, "usage", None) or {})
+        if usage:
+            self.stderr.write(f"usage: {usage_line(usage)}")
+            for p in usage.get("failed", []):
+                self.stderr.write(f"  failed: dialogue {p['dialogue_id']} message {p['index']}: "
+                                  f"{p['kind']}: {p['detail'][:200]}")
+        return usage

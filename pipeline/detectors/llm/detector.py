@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,10 +16,12 @@ from pipeline.detectors.llm.replies import (
     Prompt,
     PromptError,
     Unparsable,
+    is_placeholder,
     locate,
     normalise_label,
     parse_reply,
 )
+from pipeline.detectors.llm.usage import DEFAULT_MAX_FAILED_SHARE, Ledger
 from pipeline.llm_client import ClientUnavailable, openai_client
 from pipeline.types import (
     DEFAULT_LABELS,
@@ -35,15 +38,37 @@ from pipeline.types import (
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 STRATEGIES = ("basic", "math_aware", "segment_aware")
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
-MAX_PROBLEMS = 200
+MAX_AUTO_TOKENS = 4096
+
+# One gate per endpoint in this process: detectors that share an endpoint (a run's chunks, an
+# ensemble's members, several strategies) share its ``concurrency`` instead of adding theirs.
+_ENDPOINT_GATES: dict[str, threading.BoundedSemaphore] = {}
+_GATES_LOCK = threading.Lock()
+
+
+class BudgetSpent(DetectorError):
+    """The run's budget (``max_requests`` or ``max_seconds``) is spent: nothing more is sent."""
+
+
+class TimedOut(Exception):
+    """No answer within ``timeout_s``: the endpoint may still be working on the request."""
+
+
+def endpoint_gate(base_url: str, concurrency: int) -> threading.BoundedSemaphore:
+    """The semaphore of ``base_url`` (sized by the first detector that asks for it)."""
+    with _GATES_LOCK:
+        return _ENDPOINT_GATES.setdefault(base_url, threading.BoundedSemaphore(concurrency))
 
 
 class LLMDetector(BaseDetector):
     """PII spans from a chat model (OpenAI-compatible API), with MathEd-PII's prompt strategies."""
 
     name = "llm"
-    version = "1"
+    version = "2"
     filters: tuple[str, ...] = ()  # the model's reply is taken as is: no maths or cue filters
+    # Its requests wait on the endpoint, not on the CPU: its own threads keep the endpoint busy,
+    # and more processes would each add their ``concurrency`` (and their own usage, out of sight).
+    max_processes = 1
     defaults: Mapping[str, Any] = {
         "base_url": None,
         "api_key": None,
@@ -52,17 +77,21 @@ class LLMDetector(BaseDetector):
         "prompt_version": "v1",
         "labels": None,  # names, or {name: description}; default: the project taxonomy
         "temperature": 0.0,
-        "max_tokens": None,
+        "max_tokens": None,  # None: sized to the target message and the labels (_max_tokens)
         "json_mode": True,  # send response_format={"type": "json_object"}
         "timeout_s": 60.0,
+        "timeout_retries": 0,  # a timed-out request is not sent again into a busy server
         "max_retries": 4,
         "backoff_base_s": 1.0,
         "backoff_max_s": 30.0,
         "jitter": 0.25,  # up to this fraction of each delay is added at random
-        "concurrency": 4,
+        "concurrency": 4,  # requests in flight at once to one endpoint, from this process
+        "max_requests": None,  # the run's budget: it stops, saying so, when either is spent
+        "max_seconds": None,
+        "max_failed_share": DEFAULT_MAX_FAILED_SHARE,  # more failed messages fail the run
         "price_per_1k_input": 0.0,
         "price_per_1k_output": 0.0,
-        "on_unparsable": "raise",  # or "skip": empty, recorded result for that message
+        "on_unparsable": "skip",  # a message with no usable answer: empty and recorded, or "raise"
         "segments": {"embed": False},  # config of math_segments when segment_aware must compute
     }
 
@@ -78,9 +107,14 @@ class LLMDetector(BaseDetector):
             raise ConfigError(f"llm: strategy must be one of {', '.join(STRATEGIES)}")
         if c["on_unparsable"] not in ("raise", "skip"):
             raise ConfigError("llm: on_unparsable must be 'raise' or 'skip'")
-        for key, low in (("concurrency", 1), ("max_retries", 0)):
+        for key, low in (("concurrency", 1), ("max_retries", 0), ("timeout_retries", 0)):
             if not isinstance(c[key], int) or c[key] < low:
                 raise ConfigError(f"llm: {key} must be an integer >= {low}")
+        for key in ("max_tokens", "max_requests", "max_seconds"):
+            if c[key] is not None and (not isinstance(c[key], int | float) or c[key] <= 0):
+                raise ConfigError(f"llm: {key} must be a number > 0 (or null)")
+        if not isinstance(c["max_failed_share"], int | float) or not 0 <= c["max_failed_share"] <= 1:
+            raise ConfigError("llm: max_failed_share must be a number between 0 and 1")
         for key in (
             "timeout_s",
             "backoff_base_s",
@@ -100,22 +134,10 @@ class LLMDetector(BaseDetector):
             self.prompt = Prompt(path)
         except PromptError as exc:
             raise ConfigError(f"llm: {exc}") from None
-        self.problems: list[dict[str, Any]] = []
-        self._usage = dict.fromkeys(
-            (
-                "prompt_tokens",
-                "completion_tokens",
-                "requests",
-                "retries",
-                "reasks",
-                "messages",
-                "unlocatable",
-                "unknown_labels",
-                "failed_messages",
-            ),
-            0,
-        )
+        self._ledger = Ledger()
+        self.problems = self._ledger.problems
         self._lock = threading.Lock()
+        self._started: float | None = None
         self._client: Any = None
         self._segmenter: Any = None
 
@@ -127,9 +149,9 @@ class LLMDetector(BaseDetector):
 
     @property
     def usage(self) -> dict[str, Any]:
-        """Token, request and cost counts of everything this detector has sent so far."""
-        with self._lock:
-            out: dict[str, Any] = dict(self._usage)
+        """Token, request and cost counts of everything this detector has sent so far, problems
+        by kind, and the messages that got no usable answer (``failed``)."""
+        out = self._ledger.snapshot()
         out["cost_usd"] = round(
             out["prompt_tokens"] / 1000 * self.config["price_per_1k_input"]
             + out["completion_tokens"] / 1000 * self.config["price_per_1k_output"],
@@ -200,45 +222,79 @@ class LLMDetector(BaseDetector):
             },
             {"role": "user", "content": self._user_content(dialogue, i, segments)},
         ]
-        self._count("messages")
-        for attempt in range(2):  # the answer, then one re-ask
-            content = self._complete(chat, where, abort)
+        self._ledger.count("messages")
+        try:
+            pairs = self._answer(chat, dialogue, target, abort)
+        except Unparsable as exc:
+            kind, reason = exc.kind, f"{exc} (also when re-asked)"
+        except TimedOut as exc:
+            kind, reason = "timeout", str(exc)
+        else:
+            return self._spans(dialogue, target, pairs)
+        self._ledger.problem(dialogue.id, target.index, kind, reason, failed=True)
+        if self.config["on_unparsable"] == "skip":
+            return ()
+        raise DetectorError(f"llm: {where}: no usable answer from the model: {reason}")
+
+    def _answer(
+        self, chat: list[dict[str, str]], dialogue: Dialogue, target: Message, abort: threading.Event
+    ) -> list[tuple[str, str]]:
+        """The model's pairs, asked once more when the first reply is unusable (counted as a
+        problem of its kind): with the reason when it is malformed, with twice the token budget
+        when it was cut short."""
+        where = f"dialogue {dialogue.id} message {target.index}"
+        max_tokens = self._max_tokens(target.text)
+        for attempt in range(2):
+            content, finish = self._complete(chat, max_tokens, where, abort)
             try:
-                pairs = parse_reply(content)
-                break
+                if finish == "length":
+                    raise Unparsable(
+                        f"the reply reached max_tokens ({max_tokens}) before it ended; "
+                        f"reply: {content[:120]!r}",
+                        kind="truncated",
+                    )
+                return parse_reply(content)
             except Unparsable as exc:
-                if attempt == 0:
-                    self._count("reasks")
-                    chat += [
-                        {"role": "assistant", "content": content},
-                        {
-                            "role": "user",
-                            "content": self.prompt.reask.safe_substitute(problem=str(exc)),
-                        },
-                    ]
+                if attempt:
+                    raise
+                self._ledger.problem(dialogue.id, target.index, exc.kind, f"{exc}; asked again")
+                self._ledger.count("reasks")
+                if exc.kind == "truncated":
+                    max_tokens *= 2
                     continue
-                self._count("failed_messages")
-                self._problem(dialogue, target, "unparsable", f"{exc}; reply: {content[:200]!r}")
-                if self.config["on_unparsable"] == "skip":
-                    return ()
-                raise DetectorError(
-                    f"llm: {where}: the model's reply is not the JSON asked for, even when "
-                    f"re-asked: {exc}"
-                ) from None
-        return self._spans(dialogue, target, pairs)
+                reask = self.prompt.reask.safe_substitute(problem=str(exc))
+                chat = [*chat, {"role": "assistant", "content": content},
+                        {"role": "user", "content": reask}]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _max_tokens(self, text: str) -> int:
+        """The configured ``max_tokens``, else a generous bound on a complete answer: every
+        character of the message copied back (about three times its tokens) and the JSON of a
+        few items with the longest label, so a model that rambles is stopped early."""
+        if self.config["max_tokens"]:
+            return int(self.config["max_tokens"])
+        per_item = 12 + max(len(label) for label in self.labels) // 3
+        return min(MAX_AUTO_TOKENS, 32 + len(text) + 4 * per_item)
 
     def _spans(self, dialogue: Dialogue, target: Message, pairs) -> tuple[Span, ...]:
         found: set[Span] = set()
+        fallback = "OTHER_IDENTIFIER" if "OTHER_IDENTIFIER" in self.labels else None
         for text, raw_label in pairs:
+            if is_placeholder(text):
+                self._ledger.problem(dialogue.id, target.index, "placeholder", f"{text!r} ({raw_label!r})")
+                continue
             label = normalise_label(raw_label, tuple(self.labels))
             if label is None:
-                self._count("unknown_labels")
-                self._problem(dialogue, target, "unknown_label", f"{raw_label!r} for {text!r}")
-                continue
+                kept = f"kept as {fallback}" if fallback else "dropped"
+                self._ledger.problem(
+                    dialogue.id, target.index, "unknown_label", f"{raw_label!r} for {text!r}: {kept}"
+                )
+                label = fallback
+                if label is None:
+                    continue
             places = locate(text, target.text)
             if not places:
-                self._count("unlocatable")
-                self._problem(dialogue, target, "unlocatable", text)
+                self._ledger.problem(dialogue.id, target.index, "unlocatable", text)
             found.update(Span(s, e, label, 1.0, self.name) for s, e in places)
         return tuple(resolve_overlaps(found))
 
@@ -272,7 +328,12 @@ class LLMDetector(BaseDetector):
                     raise DetectorError(f"llm: {exc}") from exc
             return self._client
 
-    def _complete(self, chat: list[dict[str, str]], where: str, abort: threading.Event) -> str:
+    def _complete(
+        self, chat: list[dict[str, str]], max_tokens: int, where: str, abort: threading.Event
+    ) -> tuple[str, str | None]:
+        """The reply's text and ``finish_reason``, transient errors retried with backoff. A
+        timeout is retried only ``timeout_retries`` times: the server may still be working on
+        the abandoned request, and sending it again would queue the same work twice."""
         import openai
 
         c = self.config
@@ -280,44 +341,44 @@ class LLMDetector(BaseDetector):
             "model": c["model"],
             "messages": chat,
             "temperature": c["temperature"],
+            "max_tokens": max_tokens,
         }
         if c["json_mode"]:
             kwargs["response_format"] = {"type": "json_object"}
-        if c["max_tokens"]:
-            kwargs["max_tokens"] = c["max_tokens"]
         client = self._get_client()
         endpoint = c["base_url"]
+        gate = endpoint_gate(endpoint, c["concurrency"])
+        timeouts = 0
         for attempt in range(c["max_retries"] + 1):
             if abort.is_set():
                 raise DetectorError(f"llm: {where}: abandoned after another message failed")
-            self._count("requests")
+            self._spend(where)
             try:
-                reply = client.chat.completions.create(**kwargs)
+                with gate:
+                    reply = client.chat.completions.create(**kwargs)
+            except openai.APITimeoutError:
+                timeouts += 1
+                if timeouts > c["timeout_retries"]:
+                    raise TimedOut(f"no answer within timeout_s={c['timeout_s']:g} s "
+                                   f"({timeouts} request(s))") from None
+                retry, wait, error = True, float(c["timeout_s"]), "request timed out"
             except openai.APIStatusError as exc:
                 retry = exc.status_code in RETRY_STATUSES or exc.status_code >= 500
                 error = f"HTTP {exc.status_code}: {_error_text(exc)}"
                 wait = _retry_after(exc)
-            except openai.APIConnectionError as exc:  # includes timeouts
+            except openai.APIConnectionError as exc:
                 retry, wait = True, None
                 cause = f" ({exc.__cause__})" if exc.__cause__ else ""
                 error = f"{exc}{cause}"
             except (openai.OpenAIError, ValueError) as exc:
                 raise DetectorError(f"llm: {where}: bad response from {endpoint}: {exc}") from exc
             else:
-                self._record(reply)
-                choices = getattr(reply, "choices", None)
-                message = getattr(choices[0], "message", None) if choices else None
-                if message is None:
-                    raise DetectorError(
-                        f"llm: {where}: {endpoint} answered with something that "
-                        f"is not a chat completion: {str(reply)[:200]!r}"
-                    )
-                return getattr(message, "content", None) or ""
+                return self._read(reply, where)
             if not retry:
                 raise DetectorError(f"llm: {where}: {endpoint} refused the request: {error}")
             if attempt == c["max_retries"]:
                 break
-            self._count("retries")
+            self._ledger.count("retries")
             delay = min(c["backoff_base_s"] * 2**attempt, c["backoff_max_s"])
             if wait is not None:
                 delay = max(delay, min(wait, c["backoff_max_s"]))
@@ -326,27 +387,33 @@ class LLMDetector(BaseDetector):
             f"llm: {where}: {endpoint} failed {c['max_retries'] + 1} time(s); last error: {error}"
         )
 
-    def _record(self, reply: Any) -> None:
+    def _spend(self, where: str) -> None:
+        """Count one request against the budget, or stop the run when it is spent."""
+        c = self.config
+        with self._lock:
+            now = time.monotonic()
+            self._started = self._started or now
+            requests = self._ledger.counts["requests"]
+            if c["max_requests"] is not None and requests >= c["max_requests"]:
+                raise BudgetSpent(f"llm: {where}: the budget of {c['max_requests']:g} requests "
+                                  "(max_requests) is spent; nothing more is sent")
+            if c["max_seconds"] is not None and now - self._started >= c["max_seconds"]:
+                raise BudgetSpent(f"llm: {where}: the budget of {c['max_seconds']:g} s "
+                                  "(max_seconds) is spent; nothing more is sent")
+        self._ledger.count("requests")
+
+    def _read(self, reply: Any, where: str) -> tuple[str, str | None]:
         usage = getattr(reply, "usage", None)
-        with self._lock:
-            self._usage["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
-            self._usage["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
-
-    def _count(self, key: str) -> None:
-        with self._lock:
-            self._usage[key] += 1
-
-    def _problem(self, dialogue: Dialogue, target: Message, kind: str, detail: str) -> None:
-        with self._lock:
-            if len(self.problems) < MAX_PROBLEMS:
-                self.problems.append(
-                    {
-                        "dialogue_id": dialogue.id,
-                        "index": target.index,
-                        "kind": kind,
-                        "detail": detail,
-                    }
-                )
+        self._ledger.count("prompt_tokens", int(getattr(usage, "prompt_tokens", 0) or 0))
+        self._ledger.count("completion_tokens", int(getattr(usage, "completion_tokens", 0) or 0))
+        choices = getattr(reply, "choices", None)
+        message = getattr(choices[0], "message", None) if choices else None
+        if message is None:
+            raise DetectorError(
+                f"llm: {where}: {self.config['base_url']} answered with something that "
+                f"is not a chat completion: {str(reply)[:200]!r}"
+            )
+        return getattr(message, "content", None) or "", getattr(choices[0], "finish_reason", None)
 
     # -- segments ----------------------------------------------------------------------------
 

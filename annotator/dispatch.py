@@ -2,13 +2,15 @@
 
 Services never import a task (tasks sit above services and call them): they call
 ``enqueue(names.EXPORTS_BUILD, export.pk)`` (one name per task, ``annotator.<area>.<verb>``, in
-:mod:`annotator.task_names`). With a broker (``REDIS_URL``) that sends the
-task by name. Without one, Celery runs tasks eagerly, in process; long jobs then run on ONE
-worker thread that takes them in order, like a single worker, so the page that started them can
-show progress instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism).
-One thread, not one per job: jobs started together (a tagger run's chunks) once clashed while
-importing the same libraries at the same time. The worker closes its database connections after
-each job (with a pool: hands them back), whatever ``CONN_MAX_AGE`` says.
+:mod:`annotator.task_names`). With a broker (``REDIS_URL``) that
+sends the task by name. Without one, Celery runs tasks eagerly, in process, on two lanes of ONE
+worker thread each that take their jobs in order, so the page that started them can show
+progress instead of hanging (``BLINDSPOT_EAGER_IN_THREAD``, off in tests for determinism): the
+long lane takes training, runs, releases and imports (:data:`annotator.task_names.LONG`), the
+short lane everything else, so a report or a plan never waits behind a ten-minute training.
+One thread per lane, not one per job: jobs started together (a tagger run's chunks) once clashed
+while importing the same libraries at the same time. The worker closes its database connections
+after each job (with a pool: hands them back), whatever ``CONN_MAX_AGE`` says.
 
 A broker that is away loses nothing and fails no request: a task it does not take is recorded
 (:class:`~annotator.models.UndeliveredTask`), its job stays "queued", the request that sent it
@@ -36,7 +38,9 @@ BATCH_PRIORITY = 9  # the lowest of Redis's priority steps (0, 3, 6, 9)
 # what a publish to an unreachable broker raises (kombu wraps the transport's own errors)
 BROKER_ERRORS = (OperationalError, RedisError, ConnectionError, OSError)
 
-_worker: ThreadPoolExecutor | None = None
+LANES = ("long", "short")
+_workers: dict[str, ThreadPoolExecutor] = {}
+_lanes = {which: {"running": None, "queued": 0} for which in LANES}  # what each lane does now
 _worker_lock = threading.Lock()
 _here = threading.local()
 
@@ -70,20 +74,53 @@ def in_this_thread() -> Iterator[None]:
         _here.on = False
 
 
-def worker() -> ThreadPoolExecutor:
-    """The in-process worker: one thread, so jobs run one at a time, in the order queued."""
-    global _worker
+def lane(name: str) -> str:
+    """The in-process lane a task runs on: "long" for the jobs of minutes or hours, else "short"."""
+    return "long" if name in names.LONG else "short"
+
+
+def worker(which: str) -> ThreadPoolExecutor:
+    """A lane's in-process worker: one thread, so its jobs run one at a time, in the order queued."""
     with _worker_lock:
-        if _worker is None:
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eager-job")
-        return _worker
+        if which not in _workers:
+            _workers[which] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"eager-job-{which}")
+        return _workers[which]
 
 
 def _run_in_process(name: str, args: tuple) -> None:
+    state = _lanes[lane(name)]
+    with _worker_lock:
+        state["queued"] -= 1
+        state["running"] = name
     try:
         _app().tasks[name].apply(args=args)
     finally:
+        with _worker_lock:
+            state["running"] = None
         connections.close_all()  # the job ends: never leave its connection open
+
+
+def _submit(name: str, args: tuple) -> Future:
+    with _worker_lock:
+        _lanes[lane(name)]["queued"] += 1
+    return worker(lane(name)).submit(_run_in_process, name, args)
+
+
+def wait_reason() -> str:
+    """Why a queued job waits, for its page: the broker's workers, or what this process's lanes
+    are doing (a report queued behind a report, never behind a training)."""
+    if has_broker():
+        return ("Queued on the broker: it starts when a worker is free. If it stays queued, check that a "
+                "worker runs (celery -A annotator worker).")
+    if not in_thread():
+        return ""
+    with _worker_lock:
+        busy = [f"the {which} lane runs {s['running'].split('.', 1)[-1].replace('.', ' ').replace('_', ' ')}"
+                + (f" with {s['queued']} more queued" if s["queued"] > 0 else "")
+                for which, s in _lanes.items() if s["running"]]
+    return ("Queued on this server's in-process worker, which runs one long job (training, runs, releases, "
+            "imports) and one short job (reports, plans, figures, merges) at a time: "
+            + ("; ".join(busy) if busy else "both lanes are free, so it starts in a moment") + ".")
 
 
 def send(name: str, *args) -> Future | None:
@@ -97,7 +134,7 @@ def send(name: str, *args) -> Future | None:
             _undelivered(name, args, exc)
         return None
     if in_thread():
-        return worker().submit(_run_in_process, name, args)
+        return _submit(name, args)
     app.tasks[name].delay(*args)  # eager: runs here, now, with Celery's eager settings
     return None
 
@@ -162,6 +199,7 @@ def enqueue(name: str, *args) -> None:
 
 
 def wait_idle(timeout: float | None = None) -> None:
-    """Wait until the in-process worker has run every job queued so far (tests, commands)."""
-    if _worker is not None:
-        worker().submit(lambda: None).result(timeout=timeout)
+    """Wait until both in-process lanes have run every job queued so far (tests, commands)."""
+    for which in LANES:
+        if which in _workers:
+            worker(which).submit(lambda: None).result(timeout=timeout)

@@ -34,6 +34,13 @@ WORKSPACE_PLAN_BUILD = "annotator.workspace.plan_build"
 # are sent at the lowest priority (annotator.dispatch), so everything else queued meanwhile runs first.
 BATCH = frozenset({RUNS_CHUNK_PROCESS, EXPORTS_RELEASE_CHUNK})
 
+# The long jobs: minutes to hours (a tagger's training, a run's or a release's chunks, a release's
+# build, a corpus import). Without a broker they take the in-process long lane, one at a time, and
+# everything else (reports, plans, figures, merges, webhooks) the short lane beside it, so a
+# report never waits behind a training (annotator.dispatch).
+LONG = frozenset({TAGGER_TRAIN, TAGGER_RETRAIN, RUNS_CHUNK_PROCESS, EXPORTS_BUILD, EXPORTS_RELEASE_CHUNK,
+                  PROJECTS_CORPUS_IMPORT})
+
 # old name -> the name it is registered under now
 ALIASES = {
     "annotator.export_build": EXPORTS_BUILD,

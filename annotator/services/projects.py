@@ -31,7 +31,7 @@ def project_create(*, name: str, slug: str = "", user=None, **fields) -> Project
     project.full_clean()
     with transaction.atomic():
         project.save()
-        if user is not None and not user.is_superuser:
+        if user is not None:  # a superuser too: the members page lists who made it
             membership_set(project=project, user=user, role=Role.ADMIN, by=user)
         audit_record(user=user, action="project.create", obj=project, project=project)
     return project

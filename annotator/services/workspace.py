@@ -438,7 +438,7 @@ def item_submit(*, assignment: Assignment, user, version: int | None, active: fl
                 f"or reject ({key_name('reject')}) each."
             )
     if not a.no_pii and not _spans(annotations):
-        raise WorkspaceError(f"Add a span, or mark the item as having no PII ({key_name('no-pii')}), "
+        raise WorkspaceError(f"Add a span, or mark the item as having no PII ({key_name('no-pii-next')}), "
                              "before submitting.")
     resubmit = a.submitted_at is not None  # submitted before, then reopened
     a.status = Assignment.Status.DONE
@@ -450,6 +450,14 @@ def item_submit(*, assignment: Assignment, user, version: int | None, active: fl
     # The last of the k annotators to finish turns the item into gold or a queue item.
     enqueue(names.ADJUDICATION_GOLD_MERGE, a.project_id, [a.message_id])
     return a
+
+
+@transaction.atomic
+def item_no_pii_submit(*, assignment: Assignment, user, version: int | None, active: float = 0.0) -> Assignment:
+    """'No PII here, next': most messages of a tutoring chat have none, so marking one and
+    submitting it is one key and one request, with the refusals of both steps."""
+    a = item_no_pii_set(assignment=assignment, user=user, version=version, value=True, active=active)
+    return item_submit(assignment=a, user=user, version=a.version)
 
 
 @transaction.atomic
@@ -500,6 +508,6 @@ def item_time_add(*, assignment: Assignment, active: float) -> float:
 
 __all__ = [
     "ConflictError", "NotFoundError", "OverlapError", "ReadOnlyError", "WorkspaceError", "item_flag_set",
-    "item_no_pii_set", "item_open", "item_reopen", "item_skip", "item_submit", "item_time_add", "item_undo",
+    "item_no_pii_set", "item_no_pii_submit", "item_open", "item_reopen", "item_skip", "item_submit", "item_time_add", "item_undo",
     "span_add", "span_delete", "span_relabel", "suggestion_accept", "suggestion_reject", "suggestion_relabel",
 ]

@@ -189,3 +189,12 @@ def when(value) -> str:
         moment = moment.replace(tzinfo=UTC)
     ago = "just now" if (timezone.now() - moment).total_seconds() < 60 else f"{timesince(moment)} ago"
     return f"{date_format(timezone.localtime(moment), 'j M Y, H:i T')} ({ago})"
+
+
+@register.inclusion_tag("_job_wait.html")
+def job_wait(job):
+    """Why a queued job waits, under its status on every job page ("Queued since 3 minutes"
+    said nothing of the training it waited behind)."""
+    from annotator.dispatch import wait_reason
+
+    return {"reason": wait_reason() if getattr(job, "status", "") == "queued" else ""}

@@ -18,6 +18,7 @@ urlpatterns = [
     path(item + "suggestions/reject/", v.suggestion_reject, name="workspace-suggestion-reject"),
     path(item + "suggestions/relabel/", v.suggestion_relabel, name="workspace-suggestion-relabel"),
     path(item + "no-pii/", v.no_pii, name="workspace-no-pii"),
+    path(item + "no-pii/next/", v.no_pii_next, name="workspace-no-pii-next"),
     path(item + "flag/", v.flag, name="workspace-flag"),
     path(item + "undo/", v.undo, name="workspace-undo"),
     path(item + "submit/", v.submit, name="workspace-submit"),

@@ -22,6 +22,7 @@ from annotator.forms.adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
 from annotator.selectors import adjudication as sel
+from annotator.selectors.keymap import adjudication_keymap
 from annotator.services.adjudication import (
     AdjudicationError,
     adjudication_submit,
@@ -91,8 +92,7 @@ def item(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
     it = _item_for(request, slug, item_id)
     context = sel.item_context(it)
     colors = taxonomy_colors(it.project.taxonomy)  # only #rrggbb reaches adjudication.js
-    context["labels"] = [{"label": d["label"], "key": d["key"].lower(), "color": colors[d["label"]]}
-                         for d in it.project.taxonomy]
+    context.update(colors=colors, keymap=adjudication_keymap(it.project.taxonomy))
     template = "adjudication/_item.html" if request.htmx else "adjudication/item.html"
     return render(request, template, context)
 

@@ -19,6 +19,7 @@ from annotator.forms.exports import (
 )
 from annotator.models import Export, ReleaseCandidate, Role
 from annotator.selectors.exports import export_is_stale, stale_export_ids
+from annotator.selectors.keymap import review_keymap
 from annotator.selectors.release_review import candidate_context, next_candidate, review_counts
 from annotator.services import exports as export_services
 from annotator.services import release_review as review_services
@@ -159,7 +160,8 @@ def release_review(request: HttpRequest, slug: str, export_id: int, candidate_id
 
 
 def _review_page(request, project, export, candidate, notice: str = "") -> HttpResponse:
-    context = {"project": project, "export": export, "notice": notice, "counts": review_counts(export)}
+    context = {"project": project, "export": export, "notice": notice, "counts": review_counts(export),
+               "keymap": review_keymap(project.labels)}
     if candidate is not None:
         context.update(candidate_context(candidate))
     return render(request, "exports/_review_item.html" if request.htmx else "exports/review.html", context)

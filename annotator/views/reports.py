@@ -100,8 +100,10 @@ def _refresh() -> HttpResponse:
 @require_GET
 def agreement_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    if fmt not in FORMATS:
+        raise Http404(f"The agreement report downloads as {' or '.join(sorted(FORMATS))}, not {fmt}.")
     job = sel.latest_result(project, Kind.AGREEMENT)
-    if job is None or fmt not in FORMATS:
+    if job is None:
         raise Http404("No agreement report has been computed yet.")
     if fmt == "json":
         return _download(json.dumps(job.result.get("agreement", {}), indent=1), fmt, f"{slug}-agreement")

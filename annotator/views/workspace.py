@@ -191,6 +191,13 @@ def no_pii(request, slug, public_id):
 
 @login_required
 @require_POST
+def no_pii_next(request, slug, public_id):
+    return _action(request, slug, public_id, ActionForm,
+                   lambda a, d: svc.item_no_pii_submit(**_common(request, a, d)), then_next=True)
+
+
+@login_required
+@require_POST
 def flag(request, slug, public_id):
     return _action(request, slug, public_id, FlagForm, lambda a, d: svc.item_flag_set(
         **_common(request, a, d), uncertain=d["uncertain"], comment=d["comment"]))

@@ -1,8 +1,11 @@
-// Adjudication workspace, keyboard first: 1-9 keep or drop a candidate, select text in the target
-// message and press a label key to add a span (snapped to whole words), Enter saves, Shift+Enter
-// saves confirming that marked text left out is not PII, Esc clears.
+// Adjudication, keyboard first, with the keymap every deciding screen shares
+// (annotator/selectors/keymap.py, read through static/js/keymap.js): a digit adds the selected
+// words (snapped to whole words) with that label, j / k walk the candidates, a keeps and r drops
+// the focused one and move on, u undoes, Enter saves, Shift+Enter saves confirming that marked text
+// left out is not PII, c writes a reply, Esc leaves a text box, clears the selection, then the focus.
 // Without JavaScript the same form works with checkboxes and the "add by offsets" fields.
 (function () {
+  "use strict";
   var WORD = /[\p{L}\p{M}\p{N}_'’@.\-]/u;
 
   // Offsets come from the runs the server rendered with their code-point offsets
@@ -24,66 +27,102 @@
     return { start: s, end: e, text: text.slice(s, e).join("") };
   }
 
-  function addCandidate(list, span, label) {
+  function addCandidate(list, span, label, color) {
     var empty = list.querySelector("[data-empty]");
     if (empty) empty.remove();
-    var n = list.querySelectorAll("li").length + 1;
     var li = document.createElement("li");
     li.className = "added";
-    li.dataset.i = String(n);
     var lab = document.createElement("label");
     var box = document.createElement("input");
     box.type = "checkbox"; box.name = "span"; box.checked = true;
-    box.value = span.start + ":" + span.end + ":" + label.label;
-    var kbd = document.createElement("kbd"); kbd.textContent = n <= 9 ? String(n) : "";
+    box.value = span.start + ":" + span.end + ":" + label;
     var mark = document.createElement("mark");
-    mark.style.setProperty("--c", label.color || "#fde68a");
+    mark.style.setProperty("--c", color || "#fde68a");
     mark.textContent = span.text;
-    var tag = document.createElement("span"); tag.className = "tag"; tag.textContent = label.label;
+    var tag = document.createElement("span"); tag.className = "tag"; tag.textContent = label;
     mark.appendChild(tag);
     var who = document.createElement("span"); who.className = "muted small"; who.textContent = "added by you";
-    lab.append(box, " ", kbd, " ", mark, " ", who);
+    lab.append(box, " ", mark, " ", who);
     li.appendChild(lab);
     list.appendChild(li);
+    return li;
   }
 
   function init() {
     var form = document.getElementById("adj-form");
     var target = document.getElementById("adj-target");
     var list = document.getElementById("adj-candidates");
-    var data = document.getElementById("adj-labels");
-    if (!form || !target || !list || !data) return;
-    var labels = JSON.parse(data.textContent);
+    if (!form || !target || !list) return;
+    var KEYS = window.blindspotKeys.load("adj-keymap");
+    var colors = JSON.parse(document.getElementById("adj-colors").textContent);
+    var focus = null, undo = [];
+    function toast(msg) { if (window.blindspotToast) window.blindspotToast(msg, false); }
+    function items() { return Array.prototype.slice.call(list.querySelectorAll("li:not([data-empty])")); }
+    function setFocus(li) {
+      items().forEach(function (el) { el.classList.remove("focused"); });
+      focus = li || null;
+      if (focus) { focus.classList.add("focused"); focus.scrollIntoView({ block: "nearest" }); }
+    }
+    function move(dir) {
+      var all = items(), i = all.indexOf(focus);
+      if (!all.length) return;
+      setFocus(all[i < 0 ? (dir > 0 ? 0 : all.length - 1) : (i + dir + all.length) % all.length]);
+    }
+    function decide(keep) {
+      var li = focus || items()[0];
+      if (!li) { toast("No candidate span to " + (keep ? "keep." : "drop.")); return; }
+      var box = li.querySelector("input[type=checkbox]"), was = box.checked;
+      box.checked = keep;
+      undo.push(function () { box.checked = was; setFocus(li); });
+      var all = items(), next = all[all.indexOf(li) + 1];
+      setFocus(next || null);
+    }
+    function addSpan(label) {
+      var span = selection(target);
+      if (!span) { toast("Select words in the highlighted message first, then press a label key."); return; }
+      var li = addCandidate(list, span, label, colors[label]);
+      window.getSelection().removeAllRanges();
+      undo.push(function () { li.remove(); if (focus === li) setFocus(null); });
+    }
+    function submit(confirm) {
+      var box = document.getElementById("adj-confirm-drop");
+      if (confirm && box) box.checked = true;
+      form.requestSubmit();
+    }
+    var HANDLERS = {
+      "focus-next": function () { move(1); },
+      "focus-prev": function () { move(-1); },
+      "accept": function () { decide(true); },
+      "reject": function () { decide(false); },
+      "comment": function () { document.getElementById("adj-reply").focus(); },
+      "undo": function () { var last = undo.pop(); if (last) last(); else toast("Nothing to undo."); },
+      "submit": function () { submit(false); },
+      "submit-confirm": function () { submit(true); },
+      "help": function () { window.blindspotKeys.open("adj-help"); },
+      "escape": function () {
+        if (selection(target)) window.getSelection().removeAllRanges(); else setFocus(null);
+      }
+    };
     document.addEventListener("keydown", function (ev) {
-      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      if (ev.target.closest && ev.target.closest("textarea, input:not([type=checkbox]), select")) return;
-      if (ev.key === "Enter") {
-        ev.preventDefault();
-        var confirm = document.getElementById("adj-confirm-drop");
-        if (confirm && ev.shiftKey) confirm.checked = true;
-        form.requestSubmit();
-        return;
-      }
-      if (ev.key === "Escape") { window.getSelection().removeAllRanges(); return; }
-      if (/^[1-9]$/.test(ev.key)) {
-        var box = list.querySelector('li[data-i="' + ev.key + '"] input[type=checkbox]');
-        if (box) { box.checked = !box.checked; ev.preventDefault(); }
-        return;
-      }
-      var key = ev.key.toLowerCase();
-      for (var i = 0; i < labels.length; i++) {
-        if (labels[i].key === key) {
-          var span = selection(target);
-          if (span) {
-            addCandidate(list, span, labels[i]);
-            window.getSelection().removeAllRanges();
-            ev.preventDefault();
-          } else if (window.blindspotToast) {
-            window.blindspotToast("Select words in the highlighted message first, then press a label key.", false);
-          }
-          return;
+      if (ev.defaultPrevented || ev.isComposing || document.querySelector("dialog[open]")) return;
+      var el = ev.target;
+      if (el.closest && el.closest("textarea, input:not([type=checkbox]), select")) {
+        if (ev.key === "Escape") { el.blur(); ev.preventDefault(); }
+        else if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && el.tagName === "TEXTAREA") {
+          ev.preventDefault(); submit(false);
         }
+        return;
       }
+      if (ev.key === "Enter" && el.closest && el.closest("button, a, summary")) return;
+      var id = window.blindspotKeys.id(ev);
+      if (!id) return;
+      var label = KEYS.labels[id], action = KEYS.commands[id];
+      if (label) { ev.preventDefault(); addSpan(label); }
+      else if (action && HANDLERS[action]) { ev.preventDefault(); HANDLERS[action](); }
+    });
+    list.addEventListener("click", function (ev) {
+      var li = ev.target.closest && ev.target.closest("li:not([data-empty])");
+      if (li) setFocus(li);
     });
   }
   document.addEventListener("DOMContentLoaded", init);

@@ -1,24 +1,30 @@
-// Release review, keyboard first: y confirms (PII), n dismisses (not PII), 1-9 choose the label a
-// confirmation gives, j skips. The form works the same without JavaScript (buttons and a select).
+// Release review, keyboard first, with the keymap every deciding screen shares
+// (annotator/selectors/keymap.py, read through static/js/keymap.js): a confirms (PII), r dismisses
+// (not PII), a label key chooses the label a confirmation gives, s skips. The form works the same
+// without JavaScript (buttons and a select).
 (function () {
+  "use strict";
   function typing(el) {
     return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   }
+  function click(id) {
+    var el = document.getElementById(id);
+    if (el) el.click();
+  }
+  var HANDLERS = {
+    "accept": function () { click("review-confirm"); },
+    "reject": function () { click("review-dismiss"); },
+    "skip": function () { click("review-skip"); },
+    "help": function () { window.blindspotKeys.open("review-help"); },
+    "escape": function () {}  // the open dialog closes itself
+  };
   document.addEventListener("keydown", function (ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev.target)) return;
-    var form = document.getElementById("review-form");
-    if (!form) return;
-    var click = function (id) {
-      var el = document.getElementById(id);
-      if (el) { ev.preventDefault(); el.click(); }
-    };
-    if (ev.key === "y") click("review-confirm");
-    else if (ev.key === "n") click("review-dismiss");
-    else if (ev.key === "j") click("review-skip");
-    else if (/^[1-9]$/.test(ev.key)) {
-      var select = document.getElementById("review-label");
-      var i = parseInt(ev.key, 10) - 1;
-      if (select && i < select.options.length) { ev.preventDefault(); select.selectedIndex = i; }
-    }
+    if (ev.defaultPrevented || typing(ev.target) || document.querySelector("dialog[open]")) return;
+    if (!document.getElementById("review-form")) return;
+    var KEYS = window.blindspotKeys.load("review-keymap"), id = window.blindspotKeys.id(ev);
+    var label = id && KEYS.labels[id], action = id && KEYS.commands[id];
+    var select = document.getElementById("review-label");
+    if (label && select) { ev.preventDefault(); select.value = label; }
+    else if (action) { ev.preventDefault(); HANDLERS[action](); }
   });
 })();

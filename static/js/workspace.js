@@ -25,7 +25,7 @@
   function toast(msg, ok) { if (window.blindspotToast) window.blindspotToast(msg, ok); }
   // The keymap comes from the server (annotator/selectors/keymap.py), the one definition the help
   // overlay and the docs are made from: key id → label, key id → action, action → its key's name.
-  var KEYS = JSON.parse(document.getElementById("ws-keymap").textContent);
+  var KEYS = window.blindspotKeys.load("ws-keymap");
   function keyOf(action) { return KEYS.names[action]; }
 
   // ------------------------------------------------------------------ saving state
@@ -263,31 +263,32 @@
     i = i < 0 ? (dir > 0 ? 0 : all.length - 1) : (i + dir + all.length) % all.length;
     setFocus(all[i].dataset.focus);
   }
-  function focusedOr(kind) {
-    if (st.focus && st.focus.charAt(0) === kind) return st.focus;
-    if (kind === "s") { var p = document.querySelector("#item [data-focus].pending"); return p ? p.dataset.focus : null; }
-    return null;
+  // a / r decide the focused suggestion and move on to the next undecided one at once (before the
+  // answer comes back), so a quick "a a Enter" decides two suggestions and submits.
+  function nextPending(key) {
+    var all = focusables(), i = all.findIndex(function (el) { return el.dataset.focus === key; });
+    var after = all.slice(i + 1).concat(all.slice(0, i + 1)).filter(function (el) {
+      return el.classList.contains("pending") && el.dataset.focus !== key;
+    });
+    return after.length ? after[0].dataset.focus : null;
+  }
+  function decide(cmd) {
+    var on = st.focus && document.querySelector("#item [data-focus='" + st.focus + "'].pending");
+    var key = on ? st.focus : nextPending(st.focus);  // a decided one has nothing left to decide
+    if (!key || !command(cmd, key)) { toast("No suggestion to " + cmd + ".", false); return; }
+    var entry = document.querySelector("#item [data-focus='" + key + "']");
+    if (entry) entry.classList.remove("pending");
+    setFocus(nextPending(key));
   }
   function relabel(key, label) {
     var id = key.slice(1);
     if (key.charAt(0) === "a") act(url("SpanRelabel"), { annotation: id, label: label });
     else if (url("ModelRelabel")) act(url("ModelRelabel"), { prediction: id, label: label });
   }
-  function openDialog(id) {
-    var d = document.getElementById(id);
-    if (d && !d.open) d.showModal();
-  }
+  var openDialog = window.blindspotKeys.open;
 
   // ------------------------------------------------------------------ keyboard
-  // A keydown as the keymap names it: a digit by its physical key (Digit1, Numpad1: the same on
-  // every layout), with "Shift+" for the second ten labels; a letter in lower case; "Ctrl+z".
-  function keyId(e) {
-    if (e.altKey) return null;
-    if (e.ctrlKey || e.metaKey) return e.key.toLowerCase() === "z" ? "Ctrl+z" : null;
-    var digit = /^(?:Digit|Numpad)([0-9])$/.exec(e.code || "");
-    if (digit) return (e.shiftKey ? "Shift+" : "") + digit[1];
-    return e.key.length === 1 ? e.key.toLowerCase() : e.key;
-  }
+  var keyId = window.blindspotKeys.id;
   var BY_FOCUS = " (" + keyOf("focus-next") + " / " + keyOf("focus-prev") + " or a click).";
   var HANDLERS = {
     "word-next": function (e) { moveWord(1, e.shiftKey); },
@@ -295,13 +296,15 @@
     "exact": function () { st.exact = !st.exact; setMode(); },
     "focus-next": function () { moveFocus(1); },
     "focus-prev": function () { moveFocus(-1); },
-    "accept": function () { if (!command("accept", focusedOr("s"))) toast("No suggestion to accept.", false); },
-    "reject": function () { if (!command("reject", focusedOr("s"))) toast("No suggestion to reject.", false); },
+    "accept": function () { decide("accept"); },
+    "reject": function () { decide("reject"); },
     "relabel": function () { if (st.focus) { st.relabel = st.focus; setMode(); } else toast("Focus a span or suggestion first" + BY_FOCUS, false); },
     "delete": function () {
       if (!(st.focus && st.focus.charAt(0) === "a" && command("delete", st.focus))) toast("Focus one of your spans first" + BY_FOCUS, false);
     },
-    "no-pii": function () { command("no-pii"); },
+    "no-pii-next": function () {
+      if (readOnly()) toast(READ_ONLY, false); else { saveDirtyComment(); command("no-pii-next"); }
+    },
     "uncertain": function () {
       var cb = document.getElementById("ws-uncertain");
       if (readOnly()) toast(READ_ONLY, false); else if (cb) { cb.checked = !cb.checked; cb.form.requestSubmit(); }
@@ -328,7 +331,10 @@
     var el = document.activeElement, typing = el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT" || el.tagName === "SELECT");
     if (document.querySelector("dialog[open]")) return;  // the dialog's own keys (Esc closes it)
     if (typing) {
-      if (el.id === "ws-comment" && e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); el.form.requestSubmit(); }
+      if (el.id === "ws-comment" && e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        // Saved: back to the page, so the next Enter submits instead of typing a newline.
+        e.preventDefault(); el.form.requestSubmit(); el.blur(); if (target()) target().focus({ preventScroll: true });
+      }
       else if (e.key === "Escape") el.blur();
       return;
     }
@@ -359,8 +365,7 @@
       else toast("Select text first, or focus a span to change its label.", false);
       return;
     }
-    var opener = t.closest && t.closest("[data-open]");
-    if (opener) { openDialog(opener.dataset.open); return; }
+    if (t.closest && t.closest("[data-open]")) return;  // keymap.js opens its dialog
     var goto = t.closest && t.closest("#item [data-focus-to]");  // "Overlaps …" links in the lists
     if (goto) { e.preventDefault(); setFocus(goto.dataset.focusTo); return; }
     var mark = t.closest && t.closest("#target-text mark");

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import AdjudicationItem, Assignment, GoldSpan
+from annotator.selectors.keymap import label_keys
 from annotator.services.adjudication import gold_merge_ready
 from tests.annotator.helpers import msg
 
@@ -70,7 +71,8 @@ def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser
 
     # Select part of the address (snapped to the whole address) and press the EMAIL key.
     select_in_target(page, 14, 34)
-    page.keyboard.press("e")
+    key = {lk.label: lk.key for lk in label_keys(study.taxonomy)}
+    page.keyboard.press(key["EMAIL"])
     added = page.locator("#adj-candidates li.added input")
     assert added.get_attribute("value") == "12:35:EMAIL" and added.is_checked()
     page.keyboard.press("Enter")
@@ -81,17 +83,22 @@ def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser
     assert page.locator("#adj-candidates input[type=checkbox]").count() == 2
     page.keyboard.press("Shift+Enter")
 
-    # 3. A boundary difference: keep the whole name with its number key.
+    # 3. A boundary difference: j walks to the whole name, a keeps it, r drops it, u undoes the drop.
     page.wait_for_url(f"**/adjudication/{boundary.pk}/")
     label.refresh_from_db()
     assert label.status == "settled" and gold(study, "d1", 3) == []
     whole = page.locator("#adj-candidates li:has(input[value='12:15:NAME'])")
-    key = whole.get_attribute("data-i")
-    page.keyboard.press(key)
-    assert whole.locator("input").is_checked()
-    page.keyboard.press(key)  # the same key toggles it off again…
+    for _ in range(page.locator("#adj-candidates li").count()):
+        page.keyboard.press("j")
+        if "focused" in (whole.get_attribute("class") or ""):
+            break
+    page.keyboard.press("a")
+    assert whole.locator("input").is_checked() and "focused" not in (whole.get_attribute("class") or "")
+    page.keyboard.press("k")
+    page.keyboard.press("r")
     assert not whole.locator("input").is_checked()
-    page.keyboard.press(key)  # …and on
+    page.keyboard.press("u")
+    assert whole.locator("input").is_checked()
     page.keyboard.press("Enter")
 
     # The queue is empty: back on the queue page, every item settled.
@@ -130,9 +137,11 @@ def test_the_adjudicator_reads_the_annotators_notes_and_replies(live_server, bro
     assert "annotator2" not in page.content()
     page.fill("#adj-reply", "It is the pupil's own address: always keep e-mail addresses.")
     page.screenshot(path=str(screenshots_dir / "adjudication-notes.png"), full_page=True)
-    page.locator("#adj-reply").evaluate("el => el.blur()")  # keys typed in a text box are text
+    page.focus("#adj-reply")
+    page.keyboard.press("Escape")  # Esc leaves the box: keys typed in a text box are text
+    assert page.evaluate("document.activeElement.id") != "adj-reply"
     select_in_target(page, 12, 35)
-    page.keyboard.press("e")
+    page.keyboard.press({lk.label: lk.key for lk in label_keys(study.taxonomy)}["EMAIL"])
     page.keyboard.press("Enter")
     page.wait_for_url(lambda url: f"/adjudication/{leak.pk}/" not in url)
     assert GoldSpan.objects.get(message=leak.message).decision.reply.startswith("It is the pupil's own address")

@@ -33,19 +33,19 @@ def test_an_adjudicator_reviews_a_release_with_the_keyboard(live_server, browser
         queue[0].message.text[queue[0].start:queue[0].end])
     assert "rules" not in page.content()  # blind to which detector raised it
 
-    page.keyboard.press("n")  # not PII
+    page.keyboard.press("r")  # not PII: reject
     moved_on(page, queue[0].pk)
     assert CandidateDecision.objects.get(key=queue[0].key).verdict == "dismissed"
 
     labels = [t["label"] for t in issue_project.taxonomy]
     page.keyboard.press("2")  # choose the second label, then confirm
-    page.keyboard.press("y")
+    page.keyboard.press("a")  # PII: accept
     moved_on(page, queue[1].pk)
     confirmed = CandidateDecision.objects.get(key=queue[1].key)
     assert confirmed.verdict == "confirmed" and confirmed.label == labels[1]
 
     if len(queue) > 2:
-        page.keyboard.press("j")  # skip: the next one comes, the skipped one waits
+        page.keyboard.press("s")  # skip: the next one comes, the skipped one waits
         if len(queue) > 3:
             moved_on(page, queue[2].pk)
     counts = page.inner_text("#review-counts")

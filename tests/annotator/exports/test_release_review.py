@@ -145,7 +145,7 @@ def test_review_pages_keyboard_first_blind_to_the_detector_and_role_checked(
     client.force_login(members["adjudicator"])
     url = reverse("release-review", args=[issue_project.slug, export.pk])
     page = client.get(url).content.decode()
-    assert "review.js" in page and 'id="review-confirm"' in page and "<kbd>y</kbd>" in page
+    assert "review.js" in page and 'id="review-confirm"' in page and "<kbd>a</kbd>" in page
     sources = set(export.candidates.values_list("source", flat=True))
     assert all(s and s not in page for s in sources)  # never says which detector raised it
     first = export.candidates.order_by("pk").first()

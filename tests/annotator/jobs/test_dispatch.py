@@ -1,5 +1,6 @@
-"""The one dispatcher: tasks queued by name; without a broker, in-process jobs run on one worker
-thread, in order, like a single worker (issue 13 item 2, and the tagger-run import clash)."""
+"""The one dispatcher: tasks queued by name; without a broker, in-process jobs run on two lanes of
+one worker thread each, in order (the tagger-run import clash), so a short job never waits behind
+a long one."""
 
 from __future__ import annotations
 
@@ -99,3 +100,49 @@ def test_services_queue_by_name_and_never_import_a_task():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("annotator.tasks"), f"{path} imports {node.module}"
+
+
+_gate = threading.Event()
+
+
+@app.task(name="tests.dispatch.train")
+def train_stand_in() -> None:
+    """A long job (a tagger's training) that runs until the test lets it finish."""
+    assert _gate.wait(30), "the test never released the long job"
+
+
+@pytest.mark.django_db
+def test_a_short_job_never_waits_behind_a_long_one(in_thread, monkeypatch, django_capture_on_commit_callbacks):
+    """Without a broker a report queued during a ten-minute training runs at once, on the short
+    lane, and a page asking why a job waits is told what each lane runs."""
+    from annotator import task_names
+
+    monkeypatch.setattr(task_names, "LONG", task_names.LONG | {"tests.dispatch.train"})
+    _gate.clear()
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            dispatch.enqueue("tests.dispatch.train")
+            dispatch.enqueue("tests.dispatch.train")
+        deadline = time.monotonic() + 10
+        while "runs dispatch train" not in dispatch.wait_reason() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "the long lane runs dispatch train with 1 more queued" in dispatch.wait_reason()
+        with django_capture_on_commit_callbacks(execute=True):
+            dispatch.enqueue("tests.dispatch.probe", 7)
+        deadline = time.monotonic() + 10
+        while 7 not in _state["done"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state["done"] == [7]  # the short job ran while the long one still runs
+        assert not _gate.is_set()
+    finally:
+        _gate.set()
+    dispatch.wait_idle(30)
+    assert "both lanes are free" in dispatch.wait_reason()
+
+
+def test_long_jobs_and_short_jobs_take_their_own_lanes():
+    from annotator import task_names as names
+
+    assert {dispatch.lane(n) for n in names.LONG} == {"long"}
+    assert {dispatch.lane(n) for n in (names.REPORTS_AGREEMENT, names.REPORTS_CIRCULARITY, names.WORKSPACE_PLAN_BUILD,
+                                       names.PROJECTS_FIGURE_REFRESH, names.ADJUDICATION_GOLD_MERGE)} == {"short"}

@@ -41,7 +41,12 @@ def test_a_new_project_saves_as_offered(client, members):
     data = {**_as_offered(ProjectForm()), **label_rows(default_taxonomy()), "name": "Fresh", "slug": "fresh"}
     response = client.post("/projects/new/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert Project.objects.get(slug="fresh").taxonomy == default_taxonomy()
+    fresh = Project.objects.get(slug="fresh")
+    assert fresh.taxonomy == default_taxonomy()
+    # its creator (a superuser here) is listed as its admin, not "No members yet."
+    members_page = client.get("/p/fresh/members/").content.decode()
+    assert "No members yet" not in members_page and "admin" in members_page
+    assert fresh.memberships.filter(user=members["admin"], role="admin").exists()
 
 
 def _settings(project, taxonomy, **rows) -> dict:

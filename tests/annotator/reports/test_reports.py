@@ -275,3 +275,12 @@ def test_scoring_reads_the_gold_s_dialogues_not_the_corpus(study, members, monke
     assert streamed == [(k, (t, tuple(s))) for k, (t, s) in everything.items()]
     assert any(spans for _k, (_t, spans) in streamed) and any(not spans for _k, (_t, spans) in streamed)
     assert {dpk for (dpk, _pos), *_ in dsel.gold_messages(study)} == gold_dialogues
+
+
+def test_an_unknown_download_format_says_so_not_that_nothing_was_computed(client, members, project, settings):
+    settings.DEBUG = True  # the demo's 404 page shows the reason
+    client.force_login(members["adjudicator"])
+    response = client.get("/p/test/reports/agreement.xml")
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert "csv or json" in body and "computed" not in body

@@ -290,3 +290,9 @@ def test_a_page_s_figure_overtakes_the_chunks_of_a_queued_run(celery_worker, pro
     wait_for(lambda: DetectorRun.objects.get(pk=run.pk).is_finished, timeout=90,
              what=lambda: f"the run to finish\n{worker.output()[-3000:]}")
     assert DetectorRun.objects.get(pk=run.pk).status == "succeeded"
+
+
+def test_a_refused_run_says_why_once(client, members, project):
+    client.force_login(members["admin"])
+    page = client.post("/p/test/runs/", {"preset": "tagger", "config": ""}).content.decode()
+    assert page.count("has no active tagger") == 1

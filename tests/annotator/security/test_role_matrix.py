@@ -139,7 +139,7 @@ EXPECT: dict[str, Page | Site] = {
     **{name: Page(ANNOTATOR, get=405, post=302, owner=True) for name in (
         "workspace-span-add", "workspace-span-delete", "workspace-span-relabel",
         "workspace-suggestion-accept", "workspace-suggestion-reject", "workspace-suggestion-relabel",
-        "workspace-no-pii", "workspace-flag", "workspace-undo", "workspace-submit", "workspace-skip",
+        "workspace-no-pii", "workspace-no-pii-next", "workspace-flag", "workspace-undo", "workspace-submit", "workspace-skip",
         "workspace-reopen")},
     "workspace-time": Page(ANNOTATOR, get=405, post=204, owner=True),
     "workspace-admin": Page(ADMIN, post=200),

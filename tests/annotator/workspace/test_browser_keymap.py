@@ -37,10 +37,11 @@ def start(word: str) -> int:
 
 @pytest.fixture
 def items(project, members):
-    """An aware item (suggestions on "mike" and "november") and a blind one after it."""
+    """An aware item (suggestions on "mike" and "november") and two blind ones after it."""
     d = Dialogue.objects.create(project=project, external_id="d-keys")
     m0 = Message.objects.create(dialogue=d, project=project, position=0, speaker="Tutor", text=TEXT)
     m1 = Message.objects.create(dialogue=d, project=project, position=1, speaker="Student", text="see you soon")
+    m2 = Message.objects.create(dialogue=d, project=project, position=2, speaker="Tutor", text="bye for now")
     run = DetectorRun.objects.create(project=project, detector="rules", model_version="m", detector_version="1",
                                      config={}, status=DetectorRun.Status.SUCCEEDED)
     for word in ("mike", "november"):
@@ -49,7 +50,8 @@ def items(project, members):
     project.suggestion_runs.add(run)
     me = members["annotator"]
     return (Assignment.objects.create(project=project, annotator=me, message=m0, condition="aware", order=0),
-            Assignment.objects.create(project=project, annotator=me, message=m1, condition="blind", order=1))
+            Assignment.objects.create(project=project, annotator=me, message=m1, condition="blind", order=1),
+            Assignment.objects.create(project=project, annotator=me, message=m2, condition="blind", order=2))
 
 
 class Keys:
@@ -79,7 +81,7 @@ def spans_shown(page, n: int) -> None:
 
 
 def test_every_shortcut_of_the_keymap(live_server, browser_page, members, project, items, screenshots_dir):
-    page, (a, b) = browser_page, items
+    page, (a, b, c) = browser_page, items
     press = Keys(page)
     keymap = workspace_keymap(project.taxonomy, aware=True)
     page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{a.public_id}/")
@@ -91,8 +93,8 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
     # ? opens the help, made from the same keymap; g the guidelines; Esc closes each.
     press("?")
     help_text = page.inner_text("#ws-help")
-    for c in keymap.commands:
-        assert c.help in help_text, c.action
+    for cmd in keymap.commands:
+        assert cmd.help in help_text, cmd.action
     for lk in keymap.labels:
         assert lk.key in help_text and lk.label in help_text
     page.locator("#ws-help").screenshot(path=str(screenshots_dir / "keymap.png"))
@@ -134,12 +136,13 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
     press("Escape")
     assert focused(page) is None
 
-    # a accepts the first undecided suggestion, r rejects the next.
+    # a accepts the first undecided suggestion and focuses the next, which r rejects.
     press("a")
     spans_shown(page, last + 1)
     assert Annotation.objects.get(assignment=a, start=start("mike")).origin == Origin.ACCEPTED
+    assert focused(page) == page.get_attribute("#ws-suggestions li.pending", "data-focus")
     press("r")
-    page.wait_for_function("() => !document.querySelector('#ws-suggestions li.pending')")
+    page.wait_for_function("() => document.querySelectorAll('#ws-suggestions li.decided').length === 2")
     assert Annotation.objects.get(assignment=a, start=start("november")).origin == Origin.REJECTED
     a.refresh_from_db()
     assert not a.no_pii  # the item has spans: rejecting the last suggestion is not "no PII" here
@@ -185,20 +188,21 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
     a.refresh_from_db()
     assert a.uncertain and a.comment == "check the call signs"
 
-    # Enter submits and opens the next item; there n marks no PII and s skips it.
+    # Enter submits and opens the next item; s skips it; on the next, n marks no PII and submits.
     press("Enter")
     page.wait_for_url(f"**/{b.public_id}/")
     page.wait_for_selector("#ws[data-ready] #target-text")
     a.refresh_from_db()
     assert a.status == "done"
-    press("n")
-    page.wait_for_selector(".ws-nopii")
-    b.refresh_from_db()
-    assert b.no_pii
     press("s")
-    page.wait_for_url(lambda url: str(b.public_id) not in url)
+    page.wait_for_url(f"**/{c.public_id}/")
+    page.wait_for_selector("#ws[data-ready] #target-text")
     b.refresh_from_db()
     assert b.status == "skipped"
+    press("n")
+    page.wait_for_url(lambda url: str(c.public_id) not in url)
+    c.refresh_from_db()
+    assert c.no_pii and c.status == "done"
 
     # o reopens the submitted item even with a word selected: it is a command, never a label.
     page.goto(f"{live_server.url}/p/test/item/{a.public_id}/")
@@ -217,7 +221,7 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
 
 def test_rejecting_the_only_suggestion_lets_enter_submit(live_server, browser_page, members, project, items):
     """The issue's repro: the only suggestion rejected, Enter submits with no n in between."""
-    page, (a, b) = browser_page, items
+    page, (a, b, _) = browser_page, items
     Prediction.objects.filter(message=a.message, start=start("november")).delete()
     page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{a.public_id}/")
     page.fill("input[name=username]", "annotator")

@@ -12,6 +12,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import AdjudicationItem, Annotation, Assignment, Dialogue, GoldSpan, Message
+from annotator.models.corpus import default_taxonomy
+from annotator.selectors.keymap import label_keys
 from annotator.services.adjudication import gold_merge_ready
 from tests.annotator.helpers import label
 
@@ -30,6 +32,7 @@ TEXTS = [
 
 
 THIRD_WORD = {2: "Garci\u0301a", 3: "Lopez"}  # what → → → selects, word by word
+OTHER_KEY = {lk.label: lk.key for lk in label_keys(default_taxonomy())}["OTHER_IDENTIFIER"]
 DRAGGED = {"Paris", "Lopez"}  # selected with a real mouse drag in the workspace; the rest by a DOM range
 
 
@@ -143,7 +146,7 @@ def test_adjudication_spans_are_the_selected_text(live_server, browser_page, mem
         added = [w for w in words[1:] if "\n" not in w]  # the adjudicator adds whole words
         for n, word in enumerate(added, start=1):
             select_word(page, "#adj-target", word)
-            page.keyboard.press("o")
+            page.keyboard.press(OTHER_KEY)
             expect(page.locator("#adj-candidates li.added")).to_have_count(n)
         values = page.eval_on_selector_all("#adj-candidates li.added input", "els => els.map(e => e.value)")
         assert [stored(text[int(v.split(':')[0]):int(v.split(':')[1])]) for v in values] == added

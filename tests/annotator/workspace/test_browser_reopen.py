@@ -23,6 +23,9 @@ def test_a_submitted_item_is_read_only_until_o_reopens_it(live_server, browser_p
     page.fill("input[name=password]", "pw-annotator")
     page.click("form button.primary")
     page.wait_for_selector("#ws[data-ready] #target-text")
+    # every edit's button looks as refused as it is: Undo, Skip and "No PII · next" are disabled
+    for cmd in ("undo", "skip", "no-pii-next"):
+        assert page.locator(f"#item form[data-cmd='{cmd}'] button").is_disabled(), cmd
     page.keyboard.press("?")
     assert "reopen a submitted item" in page.inner_text("#ws-help")
     page.keyboard.press("Escape")

@@ -1,6 +1,7 @@
-"""The workspace keymap (issue 24): label keys and command keys never meet, for the default
-taxonomy and for a long one; the script binds every command; docs/workspace.md shows the same
-table the help overlay is rendered from."""
+"""The keymap of the workspace, adjudication and the release review: label keys and command keys
+never meet, for the default taxonomy and for a long one; a key means one action on every screen;
+each script binds every command of its screen; docs/workspace.md shows the same tables the help
+overlays are rendered from."""
 
 from __future__ import annotations
 
@@ -10,21 +11,41 @@ from pathlib import Path
 import pytest
 
 from annotator.models.corpus import default_taxonomy
-from annotator.selectors.keymap import COMMANDS, LABEL_KEYS, key_name, workspace_keymap
+from annotator.selectors.keymap import (
+    ADJUDICATION,
+    KEYS,
+    LABEL_KEYS,
+    REVIEW,
+    WORKSPACE,
+    adjudication_keymap,
+    key_name,
+    keymap_markdown,
+    review_keymap,
+    workspace_keymap,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 # Key ids the script's keyId() can produce besides digits: lower-case characters, named keys, Ctrl+z.
-NAMED = {"ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown", "Enter", "Escape", "Delete", "Backspace", "Ctrl+z"}
+NAMED = {"ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown", "Enter", "Shift+Enter", "Escape", "Delete", "Backspace",
+         "Ctrl+z"}
 
 
 def many_labels(n: int) -> list[dict]:
     return [{"label": f"L{i:02d}", "key": "abcdefghijklmnopqrstuvwxyz0123456789"[i]} for i in range(n)]
 
 
+KEYMAPS = {
+    "workspace aware": lambda t: workspace_keymap(t, aware=True),
+    "workspace blind": lambda t: workspace_keymap(t, aware=False),
+    "adjudication": adjudication_keymap,
+    "review": lambda t: review_keymap([d["label"] for d in t]),
+}
+
+
 @pytest.mark.parametrize("taxonomy", [default_taxonomy(), many_labels(36)], ids=["default", "36 labels"])
-@pytest.mark.parametrize("aware", [True, False], ids=["aware", "blind"])
-def test_label_keys_and_command_keys_never_intersect(taxonomy, aware):
-    km = workspace_keymap(taxonomy, aware=aware)
+@pytest.mark.parametrize("screen", list(KEYMAPS))
+def test_label_keys_and_command_keys_never_intersect(taxonomy, screen):
+    km = KEYMAPS[screen](taxonomy)
     label_keys = [lk.key for lk in km.labels if lk.key]
     command_keys = [k for c in km.commands for k in c.keys]
     assert set(label_keys).isdisjoint(command_keys)
@@ -35,6 +56,20 @@ def test_label_keys_and_command_keys_never_intersect(taxonomy, aware):
     assert len(label_keys) == min(len(taxonomy), len(LABEL_KEYS))
 
 
+def test_a_key_means_one_action_on_every_screen():
+    owner = {}
+    for action, keys in KEYS.items():
+        for k in keys:
+            assert owner.setdefault(k, action) == action, f"{k} is bound to {owner[k]} and {action}"
+    for screen in KEYMAPS.values():
+        for key, action in screen(default_taxonomy()).data()["commands"].items():
+            assert owner[key] == action
+    # the decisions every screen shares sit on the same letters
+    for actions in (WORKSPACE, ADJUDICATION, REVIEW):
+        assert {"accept", "reject", "help"} <= {c.action for c in actions}
+    assert (key_name("accept"), key_name("reject"), key_name("undo"), key_name("help")) == ("a", "r", "u", "?")
+
+
 def test_the_default_taxonomy_has_a_key_for_every_label_and_a_long_one_says_which_have_none():
     assert [lk.key for lk in workspace_keymap(default_taxonomy(), aware=False).labels] == [
         "1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "Shift+1", "Shift+2"]
@@ -43,9 +78,9 @@ def test_the_default_taxonomy_has_a_key_for_every_label_and_a_long_one_says_whic
 
 
 def test_every_command_key_is_one_the_script_can_name():
-    for c in COMMANDS:
-        for k in c.keys:
-            assert k in NAMED or (len(k) == 1 and k == k.lower() and not k.isdigit()), (c.action, k)
+    for action, keys in KEYS.items():
+        for k in keys:
+            assert k in NAMED or (len(k) == 1 and k == k.lower() and not k.isdigit()), (action, k)
 
 
 def test_suggestions_are_named_only_where_they_are_shown():
@@ -56,27 +91,22 @@ def test_suggestions_are_named_only_where_they_are_shown():
     assert key_name("reopen") == "o" and key_name("word-next") == "→"
 
 
-def test_the_script_binds_every_command_of_the_keymap():
-    js = (ROOT / "static/js/workspace.js").read_text()
-    block = js[js.index("var HANDLERS = {"):js.index("\n  };", js.index("var HANDLERS = {"))]
-    assert set(re.findall(r'^\s{4}"([a-z-]+)": function', block, re.M)) == {c.action for c in COMMANDS}
+def handlers(script: str) -> set[str]:
+    js = (ROOT / "static/js" / script).read_text()
+    block = re.search(r"var HANDLERS = \{\n(.*?)\n\s*\};", js, re.S).group(1)
+    return set(re.findall(r'^\s+"([a-z-]+)": function', block, re.M))
 
 
-def keymap_markdown() -> str:
-    """The keymap as docs/workspace.md shows it: the aware item's commands, then the default labels."""
-    km = workspace_keymap(default_taxonomy(), aware=True)
-    rows = ["| Key | Action |", "| --- | --- |"]
-    rows += [f"| {' / '.join(f'`{k}`' for k in c.shown)} | {c.help}{' (aware items only)' if c.aware_only else ''} |"
-             for c in km.commands]
-    rows += ["", "| Key | Label (default taxonomy) |", "| --- | --- |"]
-    rows += [f"| `{lk.key}` | {lk.label} |" for lk in km.labels]
-    return "\n".join(rows)
+@pytest.mark.parametrize("script, commands", [("workspace.js", WORKSPACE), ("adjudication.js", ADJUDICATION),
+                                              ("review.js", REVIEW)], ids=["workspace", "adjudication", "review"])
+def test_each_script_binds_every_command_of_its_keymap(script, commands):
+    assert handlers(script) == {c.action for c in commands}
 
 
-def test_docs_show_the_keymap_the_page_is_made_from():
+def test_docs_show_the_keymaps_the_pages_are_made_from():
     docs = (ROOT / "docs/workspace.md").read_text()
     start, end = "<!-- keymap: generated from annotator/selectors/keymap.py -->\n", "\n<!-- /keymap -->"
     assert start in docs and end in docs, "docs/workspace.md lost its keymap markers"
     shown = docs[docs.index(start) + len(start):docs.index(end)]
-    assert shown == keymap_markdown(), "docs/workspace.md's keymap is stale; put this between the markers:\n" + \
-        keymap_markdown()
+    expected = keymap_markdown(default_taxonomy())
+    assert shown == expected, "docs/workspace.md's keymap is stale; put this between the markers:\n" + expected

@@ -1,0 +1,102 @@
+"""A release built in the app de-identifies the whole record: speaker labels, ids, metadata and
+timestamps under the project's field policy, with candidates outside the messages in the review
+queue (confirmed, the next build replaces them)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotator.models import Export, Project
+from annotator.services import release_review as review
+from annotator.services import releases as release_services
+from annotator.services.exports import export_dir
+from annotator.services.imports import corpus_import
+from pipeline.formats import parse_upload
+from tests.annotator.helpers import original_ids
+
+RECORD = {
+    "id": "maria-lopez-session-1",
+    "anchor": "Ms. Okafor's class shares 28 stickers.",
+    "meta": {"teacher": "Ms. Okafor", "student_email": "maria.lopez@lincoln.k12.us", "grade": 4},
+    "messages": [
+        {"speaker": "Ms. Okafor", "text": "Maria Lopez, how many does each table get?", "ts": "2024-03-01T10:15:00",
+         "spans": [{"start": 0, "end": 11, "label": "NAME"}]},
+        {"speaker": "Maria Lopez", "text": "7 each", "ts": "2024-03-01T10:15:40"},
+        {"speaker": "Caleb", "text": "yeah jose helped me", "ts": "2024-03-01T10:16:00"},
+        {"speaker": "T", "text": "José said 28 / 4 first, Caleb, talk to me.", "ts": "2024-03-01T10:16:30",
+         "spans": [{"start": 0, "end": 4, "label": "NAME"}]},
+    ],
+}
+NAMES = ("okafor", "maria", "lopez", "caleb", "jose", "josé")
+
+
+@pytest.fixture
+def record_project(project: Project, members) -> Project:
+    project.second_opinion_presidio = False  # the rules' second opinion finds the e-mail, and fast
+    project.save(update_fields=["second_opinion_presidio"])
+    raw = (json.dumps(RECORD) + "\n").encode()
+    corpus_import(project=project, dialogues=parse_upload(raw, name="record.jsonl"), source="record.jsonl",
+                  spans_as="gold")
+    return project
+
+
+def _build(capture, project, user) -> Export:
+    with capture(execute=True):
+        export = release_services.release_start(project=project, user=user)
+    export.refresh_from_db()
+    assert export.status == "succeeded", export.error
+    return export
+
+
+def _released(export) -> dict:
+    return json.loads((export_dir(export) / "release.jsonl").read_text(encoding="utf-8").splitlines()[0])
+
+
+@pytest.mark.django_db
+def test_no_name_of_the_record_ships_and_the_policy_is_declared(record_project, members,
+                                                              django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, record_project, members["admin"])
+    row = _released(export)
+    out = json.dumps(row, ensure_ascii=False).lower()
+    assert not [n for n in NAMES if n in out], out
+    assert original_ids(export) == {row["id"]: RECORD["id"]}
+    speakers = [m["speaker"] for m in row["messages"]]
+    assert speakers[3] == "T" and row["messages"][0]["text"].startswith(speakers[1])
+    assert row["messages"][3]["text"].endswith(f"{speakers[2]}, talk to me.")
+    assert row["meta"]["grade"] == 4 and row["meta"]["teacher"] == speakers[0]
+    assert all(m["ts"][10:] == o["ts"][10:] != "" and m["ts"] != o["ts"]
+               for m, o in zip(row["messages"], RECORD["messages"], strict=True))
+    assert {f["field"]: f["policy"] for f in export.manifest["fields"]}["messages[].speaker"] == "pseudonym"
+    assert export.report["summary"]["speaker_originals"] == 3
+
+
+@pytest.mark.django_db
+def test_an_envelope_candidate_is_reviewed_and_replaced_by_the_next_build(record_project, members,
+                                                                        django_capture_on_commit_callbacks, client):
+    export = _build(django_capture_on_commit_callbacks, record_project, members["admin"])
+    email = export.candidates.get(field="meta.student_email")
+    assert email.reason == "second_opinion" and email.message.position == 0
+    client.force_login(members["adjudicator"])
+    page = client.get(reverse("release-review-item", args=[record_project.slug, export.pk, email.pk]))
+    assert page.status_code == 200
+    assert "metadata “student_email”" in page.content.decode() and "lincoln.k12.us" in page.content.decode()
+    review.candidate_decide(candidate_id=email.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    newer = _build(django_capture_on_commit_callbacks, record_project, members["admin"])
+    assert "lincoln" not in _released(newer)["meta"]["student_email"]
+    assert not newer.candidates.filter(field="meta.student_email", status="pending").exists()
+
+
+@pytest.mark.django_db
+def test_the_project_chooses_its_policy_per_field(record_project, members, django_capture_on_commit_callbacks,
+                                                 client):
+    client.force_login(members["admin"])
+    form = client.get(reverse("project-settings", args=[record_project.slug]))
+    assert "The released record" in form.content.decode()
+    record_project.release_fields = {"id": "keep", "ts": "drop", "meta_keys": {"student_email": "drop"}}
+    record_project.save(update_fields=["release_fields"])
+    row = _released(_build(django_capture_on_commit_callbacks, record_project, members["admin"]))
+    assert row["id"] == RECORD["id"] and "student_email" not in row["meta"]
+    assert all("ts" not in m for m in row["messages"])

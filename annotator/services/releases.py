@@ -86,7 +86,7 @@ from pipeline.surrogates.batch import (
 )
 from pipeline.surrogates.candidates import Candidate
 from pipeline.surrogates.engine import Deidentifier
-from pipeline.surrogates.fields import FieldPolicy
+from pipeline.surrogates.fields import FieldPolicy, FieldPolicyError
 from pipeline.surrogates.llm import LLMSurrogates
 from pipeline.surrogates.parts import (
     Record,
@@ -117,6 +117,10 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
     if source not in SOURCES or mode not in MODES or scope not in SCOPES:
         raise ExportError("Unknown source, mode or scope.")
     surrogate_key(mode)
+    try:
+        project.field_policy()
+    except FieldPolicyError as exc:
+        raise ExportError(f"The project's policy for the released record is not valid: {exc}") from None
     if source == "run":
         if run is None or run.project_id != project.pk:
             raise ExportError("Choose a run of this project.")
@@ -128,7 +132,8 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
         raise ExportError("LLM surrogates need OPENAI_BASE_URL or OPENAI_API_KEY.")
     params = {"source": source, "run": run.pk if run else None, "mode": mode, "scope": scope,
               "use_llm": use_llm, "complete_only": complete_only,
-              "fields": project.field_policy().to_dict()}  # the policy it is built with, whatever changes later
+              # the field policy it is built with (the project's choices; {} is the defaults)
+              "fields": dict(project.release_fields)}
     export = export_create(project=project, kind=Export.Kind.RELEASE, user=user, params=params,
                            source_run=run if source == "run" else None)
     enqueue(names.EXPORTS_BUILD, export.pk)

@@ -34,3 +34,32 @@ def issue_project(project, members):
     corpus_import(project=project, dialogues=parse_upload(raw, name="issue.jsonl"), source="issue.jsonl",
                   spans_as="gold")
     return project
+
+
+RECORD = {
+    "id": "maria-lopez-session-1",
+    "anchor": "Ms. Okafor's class shares 28 stickers.",
+    "meta": {"teacher": "Ms. Okafor", "student_email": "maria.lopez@lincoln.k12.us", "grade": 4},
+    "messages": [
+        {"speaker": "Ms. Okafor", "text": "Maria Lopez, how many does each table get?", "ts": "2024-03-01T10:15:00",
+         "spans": [{"start": 0, "end": 11, "label": "NAME"}]},
+        {"speaker": "Maria Lopez", "text": "7 each", "ts": "2024-03-01T10:15:40"},
+        {"speaker": "Caleb", "text": "yeah jose helped me", "ts": "2024-03-01T10:16:00"},
+        {"speaker": "T", "text": "José said 28 / 4 first, Caleb, talk to me.", "ts": "2024-03-01T10:16:30",
+         "spans": [{"start": 0, "end": 4, "label": "NAME"}]},
+    ],
+}
+
+
+@pytest.fixture
+def record_project(project, members):
+    """A lesson whose speaker labels, id, metadata and timestamps name people, imported as gold."""
+    from annotator.services.imports import corpus_import
+    from pipeline.formats import parse_upload
+
+    project.second_opinion_presidio = False  # the rules' second opinion finds the e-mail, and fast
+    project.save(update_fields=["second_opinion_presidio"])
+    raw = (json.dumps(RECORD) + "\n").encode()
+    corpus_import(project=project, dialogues=parse_upload(raw, name="record.jsonl"), source="record.jsonl",
+                  spans_as="gold")
+    return project

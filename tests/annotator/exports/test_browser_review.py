@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import CandidateDecision
+from tests.annotator.exports.conftest import RECORD
 from tests.annotator.exports.test_release_review import _build
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -50,3 +51,32 @@ def test_an_adjudicator_reviews_a_release_with_the_keyboard(live_server, browser
             moved_on(page, queue[2].pk)
     counts = page.inner_text("#review-counts")
     assert f"{len(queue) - 2} waiting" in counts and "1 confirmed" in counts and "1 dismissed" in counts
+
+
+def test_the_release_page_declares_its_record_policy_and_the_queue_shows_a_place_outside_the_messages(
+        live_server, browser_page, members, record_project, django_capture_on_commit_callbacks, screenshots_dir):
+    """The whole record: the release page's field-policy table, and a metadata e-mail (the second
+    opinion's) in the review queue with its field and the value around it, confirmed by key."""
+    project = record_project
+    export = _build(django_capture_on_commit_callbacks, project, members["admin"])
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{live_server.url}/accounts/login/?next=/p/{project.slug}/exports/{export.pk}/")
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", "pw-admin")
+    page.click("form button.primary")
+    table = page.wait_for_selector("#release-fields")
+    text = table.inner_text()
+    assert "messages[].speaker" in text and "pseudonym" in text and "keyed" in text and "shift" in text
+    page.screenshot(path=str(screenshots_dir / "release-record-policy.png"), full_page=True)
+
+    email = export.candidates.get(field="meta.student_email")
+    page.goto(f"{live_server.url}/p/{project.slug}/exports/{export.pk}/review/{email.pk}/")
+    page.wait_for_selector("#review-target mark")
+    page.wait_for_load_state("load")
+    assert "student_email" in page.inner_text(".field-candidate")
+    assert page.inner_text("#review-target mark").startswith(RECORD["meta"]["student_email"])  # and its label
+    page.screenshot(path=str(screenshots_dir / "review-envelope-candidate.png"), full_page=True)
+    page.keyboard.press("a")  # PII, with the label it was found as
+    moved_on(page, email.pk)
+    assert CandidateDecision.objects.get(key=email.key).field == "meta.student_email"

@@ -9,38 +9,14 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotator.models import Export, Project
+from annotator.models import Export
 from annotator.services import release_review as review
 from annotator.services import releases as release_services
 from annotator.services.exports import export_dir
-from annotator.services.imports import corpus_import
-from pipeline.formats import parse_upload
+from tests.annotator.exports.conftest import RECORD
 from tests.annotator.helpers import original_ids
 
-RECORD = {
-    "id": "maria-lopez-session-1",
-    "anchor": "Ms. Okafor's class shares 28 stickers.",
-    "meta": {"teacher": "Ms. Okafor", "student_email": "maria.lopez@lincoln.k12.us", "grade": 4},
-    "messages": [
-        {"speaker": "Ms. Okafor", "text": "Maria Lopez, how many does each table get?", "ts": "2024-03-01T10:15:00",
-         "spans": [{"start": 0, "end": 11, "label": "NAME"}]},
-        {"speaker": "Maria Lopez", "text": "7 each", "ts": "2024-03-01T10:15:40"},
-        {"speaker": "Caleb", "text": "yeah jose helped me", "ts": "2024-03-01T10:16:00"},
-        {"speaker": "T", "text": "José said 28 / 4 first, Caleb, talk to me.", "ts": "2024-03-01T10:16:30",
-         "spans": [{"start": 0, "end": 4, "label": "NAME"}]},
-    ],
-}
 NAMES = ("okafor", "maria", "lopez", "caleb", "jose", "josé")
-
-
-@pytest.fixture
-def record_project(project: Project, members) -> Project:
-    project.second_opinion_presidio = False  # the rules' second opinion finds the e-mail, and fast
-    project.save(update_fields=["second_opinion_presidio"])
-    raw = (json.dumps(RECORD) + "\n").encode()
-    corpus_import(project=project, dialogues=parse_upload(raw, name="record.jsonl"), source="record.jsonl",
-                  spans_as="gold")
-    return project
 
 
 def _build(capture, project, user) -> Export:

@@ -132,8 +132,10 @@ def detector_config(*, project: Project, detector: str, config: Mapping[str, Any
 def _deployment_config(*, project: Project, detector: str, config: Mapping[str, Any]) -> dict[str, Any]:
     cfg = dict(config)
     if detector == "ensemble":
-        if cfg.get("members") is None:  # the default members: their tagger is the project's
+        if cfg.get("members") is None:  # the default members: their tagger (and roles) are the project's
             cfg["tagger"] = cfg.get("tagger") or {}
+            if "role_labels" in project.release_fields:
+                cfg["speakers"] = cfg.get("speakers") or {}
         cfg = with_member_configs(  # anything malformed: the ensemble says what is wrong
             cfg, lambda name, member: _deployment_config(project=project, detector=name, config=member))
     if detector == "tagger":
@@ -149,6 +151,8 @@ def _deployment_config(*, project: Project, detector: str, config: Mapping[str, 
                 raise RunError(f"{project.name} has no active tagger: train one, or make a version "
                                "active on the Tagger page.")
             cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / project.active_tagger)
+    if detector == "speakers" and "role_labels" in project.release_fields:
+        cfg.setdefault("roles", list(project.field_policy().role_labels))  # one list of roles per project
     if detector == "llm":
         cfg.setdefault("model", settings.BLINDSPOT_LLM_MODEL)
         cfg.setdefault("endpoint", DEFAULT_ENDPOINT)

@@ -54,15 +54,17 @@ def with_member_configs(
     config: Mapping[str, Any], fn: Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 ) -> dict[str, Any]:
     """A copy of an ensemble's ``config`` with ``fn(name, member_config)`` in place of each
-    member's config: the default tagger member's (``tagger``, when there are no ``members``) or
+    member's config: the default tagger and speakers members' (``tagger``, ``speakers``, when there
+    are no ``members``) or
     that of each ``{name, config}`` in ``members``. Anything malformed is left as it is, for the
     ensemble to refuse when it is built. The one walk of an ensemble's config, for callers that
     fill in what their members need (a deployment's settings, endpoints, model paths)."""
     cfg = dict(config)
     members = cfg.get("members")
     if members is None:
-        if isinstance(cfg.get("tagger"), Mapping):
-            cfg["tagger"] = fn("tagger", cfg["tagger"])
+        for name in ("tagger", "speakers"):
+            if isinstance(cfg.get(name), Mapping):
+                cfg[name] = fn(name, cfg[name])
     elif isinstance(members, list):
         cfg["members"] = [
             {**m, "config": fn(m["name"], m.get("config") or {})}

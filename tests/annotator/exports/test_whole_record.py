@@ -76,3 +76,15 @@ def test_the_project_chooses_its_policy_per_field(record_project, members, djang
     row = _released(_build(django_capture_on_commit_callbacks, record_project, members["admin"]))
     assert row["id"] == RECORD["id"] and "student_email" not in row["meta"]
     assert all("ts" not in m for m in row["messages"])
+
+
+@pytest.mark.django_db
+def test_the_projects_role_words_reach_the_speakers_detector(project):
+    from annotator.services.runs import detector_config
+
+    project.release_fields = {"role_labels": ["T", "S", "Coach"]}
+    project.active_tagger = "some-model/1"  # recorded as a path only: nothing loads here
+    project.save(update_fields=["release_fields", "active_tagger"])
+    assert detector_config(project=project, detector="speakers", config={})["roles"] == ["T", "S", "Coach"]
+    ensemble = detector_config(project=project, detector="ensemble", config={})
+    assert ensemble["speakers"]["roles"] == ["T", "S", "Coach"]

@@ -97,7 +97,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     n, r = tally.released, tally.reviewed
     share = r / n if n else 0.0
     per_message = annotations / by_people if by_people else 0.0
-    unreviewed = source == "run" or r < n
+    unreviewed = r < n  # a run's reviewed messages go out with their gold: all reviewed, nothing is unreviewed
     statement = _evidence_statement(source=source, run_id=run_id, n=n, r=r, share=share, annotators=len(annotators),
                                     per_message=per_message, decisions=decided, imported=imported,
                                     imported_from=imported_from)

@@ -103,3 +103,21 @@ def workspace_keymap(taxonomy: list[dict], *, aware: bool) -> Keymap:
         return Keymap(label_keys(taxonomy), list(COMMANDS))
     return Keymap(label_keys(taxonomy),
                   [replace(c, help=c.blind_help or c.help) for c in COMMANDS if not c.aware_only])
+
+
+_REVIEW_HELP = {
+    "accept": "PII: confirm it (the next build replaces it); a kept number is confirmed with its label key instead",
+    "reject": "not PII: dismiss it (no build asks again)",
+    "skip": "skip it: it comes back when the rest are done (remembered for you, after a reload too)",
+    "undo": "undo your last verdict in this release (again: the one before)",
+    "help": "open this help",
+}
+
+
+def review_keymap(labels: list[str]) -> Keymap:
+    """The release review's keys: the workspace's letters for the same acts (``a`` confirms, ``r``
+    dismisses, ``s`` skips, ``u`` undoes), so a key learnt on one screen never does something
+    else here, and its label keys, which choose the label a confirmation gives (on a kept number,
+    the only way to confirm it: a generic "yes" never makes teaching content PII)."""
+    return Keymap(label_keys([{"label": label} for label in labels]),
+                  [replace(_BY_ACTION[action], help=text) for action, text in _REVIEW_HELP.items()])

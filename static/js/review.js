@@ -1,24 +1,42 @@
-// Release review, keyboard first: y confirms (PII), n dismisses (not PII), 1-9 choose the label a
-// confirmation gives, j skips. The form works the same without JavaScript (buttons and a select).
+// Release review, keyboard first, with the keys every deciding screen shares
+// (annotator/selectors/keymap.py, read through static/js/keymap.js): a confirms (PII), r dismisses
+// (not PII), s skips, u undoes the last verdict, a label key (digits, Shift+digits) chooses the
+// label a confirmation gives. A kept number is confirmed only by its label key: a alone does not.
+// The form works the same without JavaScript (buttons and a select).
 (function () {
+  "use strict";
   function typing(el) {
     return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
   }
-  document.addEventListener("keydown", function (ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev.target)) return;
+  function click(id) {
+    var el = document.getElementById(id);
+    if (el) el.click();
+  }
+  function isNumber() {
     var form = document.getElementById("review-form");
-    if (!form) return;
-    var click = function (id) {
-      var el = document.getElementById(id);
-      if (el) { ev.preventDefault(); el.click(); }
-    };
-    if (ev.key === "y") click("review-confirm");
-    else if (ev.key === "n") click("review-dismiss");
-    else if (ev.key === "j") click("review-skip");
-    else if (/^[1-9]$/.test(ev.key)) {
-      var select = document.getElementById("review-label");
-      var i = parseInt(ev.key, 10) - 1;
-      if (select && i < select.options.length) { ev.preventDefault(); select.selectedIndex = i; }
-    }
+    return form && form.hasAttribute("data-number");
+  }
+  function choose(label) {
+    var select = document.getElementById("review-label");
+    if (!select || !Array.prototype.some.call(select.options, function (o) { return o.value === label; })) return;
+    select.value = label;
+    if (isNumber()) click("review-confirm");
+  }
+  var HANDLERS = {
+    "accept": function () {
+      var hint = document.getElementById("review-number-hint");
+      if (isNumber()) { if (hint) hint.classList.add("notice"); } else click("review-confirm");
+    },
+    "reject": function () { click("review-dismiss"); },
+    "skip": function () { click("review-skip"); },
+    "undo": function () { click("review-undo"); },
+    "help": function () { var d = document.getElementById("review-help"); if (d) d.open = !d.open; }
+  };
+  document.addEventListener("keydown", function (ev) {
+    if (ev.defaultPrevented || typing(ev.target)) return;
+    var KEYS = window.blindspotKeys.load("review-keymap"), id = window.blindspotKeys.id(ev);
+    var label = id && KEYS.labels[id], action = id && KEYS.commands[id];
+    if (label) { ev.preventDefault(); choose(label); }
+    else if (action && HANDLERS[action]) { ev.preventDefault(); HANDLERS[action](); }
   });
 })();

@@ -368,7 +368,7 @@ def test_a_miss_of_the_imported_gold_found_in_review_stands_for_the_unreviewed(c
 
 
 @pytest.mark.django_db
-def test_a_release_from_a_run_fixes_what_the_review_found(project, members, built):
+def test_a_release_from_a_run_fixes_what_the_review_found(project, members, built, client):
     """The run (the rules: no names) misses "Miles" four times in a lesson people reviewed: the
     release from the run carries the lesson's gold there, and asks nobody about Miles."""
     from annotator.models import AdjudicationDecision, ReleaseCandidate
@@ -397,6 +397,9 @@ def test_a_release_from_a_run_fixes_what_the_review_found(project, members, buil
     assert "5 of the 9 released messages (56 %) were reviewed and go out with their gold spans" in evidence["statement"]
     assert rr["missed_found"] == 0 and rr["strata"][0]["missed_if_unreviewed"] == 4
     assert rr["sentence"].startswith("4 miss(es) found in 5 reviewed messages (1 dialogue)")
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=[project.slug, export.pk])).content.decode()
+    assert '<td class="num">4</td><td class="num">0</td></tr>' in detail  # found 4, none left in the release
 
 
 @pytest.mark.django_db

@@ -237,6 +237,8 @@ def release_review_undo(request: HttpRequest, slug: str, export_id: int) -> Http
             messages.warning(request, str(exc))
             return redirect("release-review", slug=slug, export_id=export.pk)
         return _review_page(request, project, export, _next(request, export, after=None), str(exc))
+    notice = "Undone: it waits for your verdict again."
     if not request.htmx:
+        messages.success(request, notice)
         return redirect("release-review-item", slug=slug, export_id=export.pk, candidate_id=candidate.pk)
-    return _review_page(request, project, export, candidate, "Undone: it waits for your verdict again.")
+    return _review_page(request, project, export, candidate, notice)

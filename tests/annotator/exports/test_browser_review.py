@@ -76,7 +76,8 @@ def test_a_mis_key_is_undone_with_u(live_server, browser_page, members, issue_pr
 
     page.keyboard.press("u")  # the mis-key taken back: the number waits again
     page.wait_for_selector(f"#review-form[action*='/review/{number.pk}/']")
-    assert "Undone" in page.inner_text("#review-notice")
+    assert "Undone: it waits for your verdict again." in page.inner_text("main")
+    page.wait_for_load_state("load")
     assert not CandidateDecision.objects.filter(key=number.key).exists()
     page.keyboard.press("Control+z")  # and the one before
     page.wait_for_selector(f"#review-form[action*='/review/{first.pk}/']")

@@ -282,3 +282,22 @@ def test_every_label_has_a_key_and_a_number_waits_for_its_label(issue_project, m
     assert response.context["candidate"].pk == number.pk and "with its label" in response.content.decode()
     client.post(decide, {"verdict": "confirmed", "label": "AGE"}, headers={"HX-Request": "true"})
     assert CandidateDecision.objects.get(key=number.key).label == "AGE"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("reason", ["maths_number", "word_problem_number", "uncued_number", "fragment"])
+def test_every_kind_of_kept_number_needs_its_label(issue_project, members, reason):
+    export = Export.objects.create(project=issue_project, kind=Export.Kind.RELEASE, version=1,
+                                   status=Export.Status.SUCCEEDED)
+    msg = issue_project.messages.get(dialogue__external_id="C")
+    c = ReleaseCandidate.objects.create(export=export, message=msg, start=64, end=66, label="AGE", key="n" * 32,
+                                        reason=reason)
+    if reason == "fragment":  # not a number: the candidate's label will do
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    else:
+        with pytest.raises(review.ReviewError, match="with its label"):
+            review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"],
+                                    verdict="confirmed")
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="confirmed",
+                                label="AGE")
+    assert CandidateDecision.objects.get(key=c.key).label == "AGE"

@@ -125,6 +125,18 @@ def _source_spans(source: Source, dialogue_ids: list[int]) -> dict[int, list[Spa
     return {mid: sorted(ss) for mid, ss in spans.items()}
 
 
+def _gold_where_reviewed(spans: dict[int, list[Span]], batch: list[int], decided: dict[int, str]) -> dict[int, list[Span]]:
+    """A run's spans, except on the messages people reviewed: there the gold set's, the best
+    evidence there is (imported gold nobody reviewed in Blindspot does not count as reviewed)."""
+    reviewed = {mid for mid, outcome in decided.items() if outcome != AdjudicationDecision.Outcome.IMPORTED}
+    if not reviewed:
+        return spans
+    gold = _source_spans("gold", batch)
+    out = {mid: ss for mid, ss in spans.items() if mid not in reviewed}
+    out.update((mid, gold[mid]) for mid in reviewed if mid in gold)
+    return out
+
+
 def _with_spans(dialogue: PDialogue, pks: list[int], spans: dict[int, list[Span]],
                 details: dict[int, dict] | None, keep: list[bool]) -> PDialogue:
     messages = []
@@ -137,7 +149,7 @@ def _with_spans(dialogue: PDialogue, pks: list[int], spans: dict[int, list[Span]
 
 
 def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: bool = False,
-                   reviewed_only: bool = False, gold_details: bool = False,
+                   reviewed_only: bool = False, gold_details: bool = False, gold_where_reviewed: bool = False,
                    dialogue_ids: Sequence[int] | None = None,
                    stats: StreamStats | None = None) -> Iterator[StreamedDialogue]:
     """Dialogues in import order with ``source``'s spans ("gold" or a :class:`DetectorRun`).
@@ -145,7 +157,9 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
     ``complete_only`` leaves out dialogues with a message outside the gold set; ``reviewed_only``
     keeps only the messages in it (and the dialogues with any); ``gold_details`` puts each gold
     message's decision, span provenance and annotators' notes in its ``meta["gold"]`` (what a gold
-    export writes; a release never asks for it).
+    export writes; a release never asks for it); ``gold_where_reviewed`` gives a run's messages
+    that people reviewed their gold spans instead (what a release from a run ships; never a
+    report that scores the run).
     """
     stats = stats if stats is not None else StreamStats()
     names = pseudonyms(project) if gold_details else {}
@@ -154,13 +168,15 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
         msg_ids = [pk for _, pks in pairs for pk in pks]
         # by the batch's dialogues, not its thousands of message ids: building those IN lists was
         # a third of a release's first pass at a million messages (issue 26)
-        decided = set(AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)
-                      .values_list("message_id", flat=True))
+        decided = dict(AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)
+                       .values_list("message_id", "outcome"))
         details = None
         if gold_details:
             spans, details = _gold_details(msg_ids, names)
         else:
             spans = _source_spans(source, batch)
+            if gold_where_reviewed and source != "gold":
+                spans = _gold_where_reviewed(spans, batch, decided)
         present = set(Dialogue.objects.filter(pk__in=batch).values_list("pk", flat=True))
         for dialogue_pk, (dialogue, pks) in zip([pk for pk in batch if pk in present], pairs, strict=True):
             stats.dialogues += 1

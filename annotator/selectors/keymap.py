@@ -110,9 +110,11 @@ ADJUDICATION: tuple[Command, ...] = (
 )
 
 REVIEW: tuple[Command, ...] = (
-    Command("accept", "PII: confirm it (the next build replaces it)"),
+    Command("accept", "PII: confirm it (the next build replaces it); a kept number is confirmed with its "
+                      "label key instead"),
     Command("reject", "not PII: dismiss it (no build asks again)"),
-    Command("skip", "skip to the next one"),
+    Command("skip", "skip it: it comes back when the rest are done (remembered for you, after a reload too)"),
+    Command("undo", "undo your last verdict in this release (again: the one before)"),
     Command("help", "open this help"),
     Command("escape", "close this help"),
 )

@@ -3,19 +3,23 @@
 A build reads :func:`review_verdicts` (which candidate keys people dismissed or confirmed) and
 :func:`confirmed_spans` (the spans confirmations add, whatever the release's source); the review
 pages read the queue of one release (:func:`review_progress`, :func:`next_candidate`) and one
-candidate in its context window (:func:`candidate_context`). The reviewer never sees which check
-or detector raised a candidate: :attr:`ReleaseCandidate.source` is not read here.
+candidate in its context window (:func:`candidate_context`); a reviewer's skips live in their
+session (:func:`skipped_candidates`). The reviewer never sees which check or detector raised a
+candidate: :attr:`ReleaseCandidate.source` is not read here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count
 
 from annotator.models import CandidateDecision, Export, Message, Project, ReleaseCandidate
 from annotator.rendering import Mark, highlight
+from annotator.selectors.keymap import label_keys
+from pipeline.surrogates.candidates import NUMBER_REASONS
 from pipeline.surrogates.fields import field_title, field_value
 from pipeline.types import Span
 
@@ -89,15 +93,45 @@ def pending_candidates(export: Export) -> int:
     return export.candidates.filter(status=PENDING).count()
 
 
-def next_candidate(export: Export, *, after: int | None = None) -> ReleaseCandidate | None:
-    """The next pending candidate in corpus order (after candidate ``after``, wrapping round), so a
-    reviewer who skips one comes back to it only when the rest are done."""
+def next_candidate(export: Export, *, after: int | None = None, skipped: Sequence[int] = ()) -> ReleaseCandidate | None:
+    """The next pending candidate in corpus order (after candidate ``after``, wrapping round) that
+    the reviewer did not skip (``skipped``: :func:`skipped_candidates`, in the order skipped), so a
+    reviewer comes back to a skipped one only when the rest are done, the longest skipped first."""
     pending = export.candidates.filter(status=PENDING).select_related("message", "message__dialogue")
+    fresh = pending.exclude(pk__in=skipped) if skipped else pending
     if after is not None:
-        later = pending.filter(pk__gt=after).order_by("pk").first()
+        later = fresh.filter(pk__gt=after).order_by("pk").first()
         if later is not None:
             return later
-    return pending.order_by("pk").first()
+    first = fresh.order_by("pk").first()
+    if first is not None or not skipped:
+        return first
+    waiting = {c.pk: c for c in pending.filter(pk__in=skipped)}
+    return next((waiting[pk] for pk in skipped if pk in waiting), None)
+
+
+def skipped_key(export: Export) -> str:
+    """Where a reviewer's session keeps the candidates of ``export`` they skipped."""
+    return f"release-review-skipped-{export.pk}"
+
+
+def skipped_candidates(session: Mapping, export: Export) -> list[int]:
+    """The candidates of ``export`` the reviewer skipped, the longest skipped first."""
+    return list(session.get(skipped_key(export), []))
+
+
+def last_verdict(export: Export, user) -> ReleaseCandidate | None:
+    """The candidate of ``export`` that ``user`` decided last (what an undo takes back), or None."""
+    return (export.candidates.filter(decision__decided_by=user).select_related("decision", "message")
+            .order_by("-decision__decided_at", "-decision__pk").first())
+
+
+def undo_offer(export: Export, user) -> dict | None:
+    """What the review page's undo would take back: the verdict and the words it was given on."""
+    last = last_verdict(export, user)
+    if last is None:
+        return None
+    return {"verdict": last.get_status_display(), "words": last.message.text[last.start:last.end]}
 
 
 def candidate_context(candidate: ReleaseCandidate) -> dict:
@@ -121,6 +155,7 @@ def candidate_context(candidate: ReleaseCandidate) -> dict:
         "target_html": highlight(text, [mark]),
         "words": text[candidate.start:candidate.end],
         "question": QUESTIONS.get(candidate.reason, ""),
-        "labels": [t["label"] for t in project.taxonomy],
+        "number": candidate.reason in NUMBER_REASONS,  # confirmed only with a label key
+        "labels": label_keys(project.taxonomy),
         "counts": review_counts(candidate.export),
     }

@@ -83,9 +83,13 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
             by_people += 1
             annotations += len(users)
         drawn += weight is not None
-        # a gold release: messages in gold carry their gold spans; the others go out without any
-        out = list(predicted.pop(order, ())) if source == "run" else (spans if outcome is not None else [])
-        unreviewed_out = out if source == "run" else list(carried.pop(order, ()))
+        # a gold release: messages in gold carry their gold spans; the others go out without any.
+        # A run's: its spans, except where people reviewed (there gold: what they found is fixed)
+        run_spans = list(predicted.pop(order, ()))
+        if source == "run":
+            out, unreviewed_out = (spans if reviewed else run_spans), run_spans
+        else:
+            out, unreviewed_out = (spans if outcome is not None else []), list(carried.pop(order, ()))
         tally.add(dialogue=order[0], reviewed=reviewed, gold=spans, released=out, unreviewed=unreviewed_out,
                   imported=source == "gold" and (outcome == AdjudicationDecision.Outcome.IMPORTED
                                                  or notes.startswith("imported from") or bool(unreviewed_out)),
@@ -93,7 +97,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     n, r = tally.released, tally.reviewed
     share = r / n if n else 0.0
     per_message = annotations / by_people if by_people else 0.0
-    unreviewed = source == "run" or r < n
+    unreviewed = r < n  # a run's reviewed messages go out with their gold: all reviewed, nothing is unreviewed
     statement = _evidence_statement(source=source, run_id=run_id, n=n, r=r, share=share, annotators=len(annotators),
                                     per_message=per_message, decisions=decided, imported=imported,
                                     imported_from=imported_from)
@@ -117,8 +121,9 @@ def _evidence_statement(*, source: str, run_id: int | None, n: int, r: int, shar
     imported_note = (f" {imported:,} message(s) carry gold imported from {files}, not reviewed in Blindspot: "
                      "they count as unreviewed." if imported else "")
     if source == "run":
-        statement = (f"Built from detector run #{run_id}: its spans are released unreviewed. "
-                     f"{share:.0%} of the {n:,} released messages have gold to measure them against.")
+        statement = (f"Built from detector run #{run_id}: {r:,} of the {n:,} released messages ({share:.0%}) "
+                     "were reviewed and go out with their gold spans; the run's spans go out unreviewed on the "
+                     f"other {n - r:,}.")
     else:
         statement = (f"Built from gold: {share:.0%} of the {n:,} released messages reviewed"
                      + (f" by {annotators} annotator(s), {per_message:.1f} per message annotated"

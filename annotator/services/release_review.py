@@ -11,6 +11,12 @@ it, this one and later ones:
   and must be rebuilt before it can be published;
 - *dismiss* (not PII): recorded, and no later build asks again.
 
+A kept bare number (:data:`~pipeline.surrogates.candidates.NUMBER_REASONS`) is confirmed only with
+the label the reviewer chose for it. A reviewer takes back their last verdicts one by one
+(:func:`candidate_undo`, audited): the place waits again, and no later build obeys the verdict.
+Skipping is the reviewer's own: :func:`candidate_skip` keeps the skipped candidates in their
+session, per release, so a reload does not bring them back first.
+
 Two reviewers deciding the same candidate at once: the first wins, the second is told
 (:class:`ReviewConflict`), never silently overwritten.
 """
@@ -31,9 +37,9 @@ from annotator.models import (
     Message,
     ReleaseCandidate,
 )
-from annotator.selectors.release_review import candidate_text
+from annotator.selectors.release_review import candidate_text, last_verdict, skipped_key
 from annotator.services.audit import audit_record
-from pipeline.surrogates.candidates import Candidate
+from pipeline.surrogates.candidates import NUMBER_REASONS, Candidate
 
 BATCH = 2000
 Verdict = CandidateDecision.Verdict
@@ -89,8 +95,9 @@ def candidates_record(export: Export, path: Path, dialogue_pks: dict[str, int]) 
 def candidate_decide(*, candidate_id: int, export: Export, user, verdict: str, label: str | None = None,
                      ) -> ReleaseCandidate:
     """Record ``verdict`` (confirmed / dismissed) on a pending candidate of ``export``, with the label
-    a confirmation gives its span (default: the candidate's). Pending candidates of the project's
-    other releases at the same place are settled with it."""
+    a confirmation gives its span (default: the candidate's; a kept number has none: the reviewer
+    names it). Pending candidates of the project's other releases at the same place are settled
+    with it."""
     if verdict not in Verdict.values:
         raise ReviewError("Choose PII (confirm) or not PII (dismiss).")
     project = export.project
@@ -101,6 +108,9 @@ def candidate_decide(*, candidate_id: int, export: Export, user, verdict: str, l
             raise ReviewError("No such candidate in this release.")
         if candidate.status != Status.PENDING:
             raise ReviewConflict(f"Somebody already decided this one ({candidate.get_status_display()}).")
+        if verdict == Verdict.CONFIRMED and not label and candidate.reason in NUMBER_REASONS:
+            raise ReviewError("A number is confirmed with its label: press its label's key (or choose it), "
+                              "since it may be the maths.")
         label = label or candidate.label
         if label not in project.labels:
             raise ReviewError(f"{label!r} is not a label of {project.name}.")
@@ -142,3 +152,43 @@ def _gold_span(msg: Message, start: int, end: int, label: str) -> None:
     GoldSpan.objects.get_or_create(message=msg, start=start, end=end, label=label,
                                    defaults={"provenance": AdjudicationDecision.Outcome.AUDITED,
                                              "decision": decision})
+
+
+def candidate_undo(*, export: Export, user) -> ReleaseCandidate:
+    """Take back ``user``'s last verdict on a candidate of ``export`` (audited; again: the one
+    before). The verdict is deleted, so no later build obeys it (an un-confirmed number is kept and
+    asked about again); the candidates it settled wait again in every release of the project, and
+    a confirmation's audited gold span goes unless another confirmation holds it. Returns the
+    candidate of ``export``, waiting again."""
+    with transaction.atomic():
+        candidate = last_verdict(export, user)
+        if candidate is None:
+            raise ReviewError("You have no verdict in this release to undo.")
+        decision = CandidateDecision.objects.select_for_update().filter(pk=candidate.decision_id).first()
+        if decision is None:
+            raise ReviewConflict("That verdict was already undone.")
+        ReleaseCandidate.objects.filter(decision=decision).update(status=Status.PENDING, decision=None)
+        if decision.verdict == Verdict.CONFIRMED and not decision.field and not (  # a field's holds no gold
+                CandidateDecision.objects.filter(project=decision.project, message=decision.message_id,
+                                                 start=decision.start, end=decision.end, label=decision.label,
+                                                 field="", verdict=Verdict.CONFIRMED).exclude(pk=decision.pk).exists()):
+            GoldSpan.objects.filter(message=decision.message_id, start=decision.start, end=decision.end,
+                                    label=decision.label, provenance=AdjudicationDecision.Outcome.AUDITED).delete()
+        decision.delete()
+        audit_record(user=user, action="release.candidate.undo", obj=export, project=export.project,
+                     version=export.version, candidate=candidate.pk, message=decision.message_id,
+                     verdict=decision.verdict, start=decision.start, end=decision.end, label=decision.label,
+                     reason=decision.reason)
+    candidate.refresh_from_db()
+    return candidate
+
+
+SKIPPED_KEPT = 500  # a session holds the last skips of a release, not an unbounded list
+
+
+def candidate_skip(*, session, export: Export, candidate_id: int) -> None:
+    """Remember that the reviewer skipped a candidate of ``export`` (``session``: theirs), so the
+    queue brings it back only when the rest are done, after a reload too."""
+    key = skipped_key(export)
+    skipped = [pk for pk in session.get(key, []) if pk != candidate_id]
+    session[key] = (skipped + [candidate_id])[-SKIPPED_KEPT:]

@@ -183,9 +183,10 @@ def _source(export: Export) -> str | DetectorRun:
 def _first_pass(export: Export, released: Released, confirmed: dict[int, list[Span]]) -> Iterator[PDialogue]:
     """The chosen dialogues with the source's spans, after merging pending gold (as a gold export
     does), plus the spans people confirmed in a release review (``confirmed``, by message id);
-    ``complete_only`` keeps only fully reviewed dialogues, from gold or from a run alike."""
+    ``complete_only`` keeps only fully reviewed dialogues, from gold or from a run alike. A run's
+    messages that people reviewed go out with their gold spans: what the review found is fixed."""
     for s in stream_dialogues(export.project, _source(export), export.params.get("complete_only", True),
-                              stats=released.stats):
+                              stats=released.stats, gold_where_reviewed=True):
         released.dialogue_ids.append(s.pk)
         released.dialogue_pks[s.dialogue.id] = s.pk
         released.messages += len(s.message_ids)

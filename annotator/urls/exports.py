@@ -15,4 +15,7 @@ urlpatterns = [
     path("exports/<int:export_id>/review/<int:candidate_id>/", exports.release_review, name="release-review-item"),
     path("exports/<int:export_id>/review/<int:candidate_id>/decide/", exports.release_review_decide,
          name="release-review-decide"),
+    path("exports/<int:export_id>/review/<int:candidate_id>/skip/", exports.release_review_skip,
+         name="release-review-skip"),
+    path("exports/<int:export_id>/review/undo/", exports.release_review_undo, name="release-review-undo"),
 ]

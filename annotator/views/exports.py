@@ -20,7 +20,13 @@ from annotator.forms.exports import (
 from annotator.models import Export, ReleaseCandidate, Role
 from annotator.selectors.exports import export_is_stale, stale_export_ids
 from annotator.selectors.keymap import review_keymap
-from annotator.selectors.release_review import candidate_context, next_candidate, review_counts
+from annotator.selectors.release_review import (
+    candidate_context,
+    next_candidate,
+    review_counts,
+    skipped_candidates,
+    undo_offer,
+)
 from annotator.services import exports as export_services
 from annotator.services import release_review as review_services
 from annotator.services import releases as release_services
@@ -147,24 +153,36 @@ def _built_release(project, export_id: int) -> Export:
 @require_GET
 def release_review(request: HttpRequest, slug: str, export_id: int, candidate_id: int | None = None) -> HttpResponse:
     """The release's review queue, one candidate at a time in its context window (adjudicators
-    and admins; never told which detector raised it)."""
+    and admins; never told which detector raised it), past the ones this reviewer skipped."""
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     export = _built_release(project, export_id)
     if candidate_id is not None:
-        candidate = get_object_or_404(ReleaseCandidate.objects.select_related("message", "message__dialogue"),
-                                      pk=candidate_id, export=export)
+        candidate = _candidate(export, candidate_id)
     else:
         after = request.GET.get("after", "")
-        candidate = next_candidate(export, after=int(after) if after.isdigit() else None)
+        candidate = _next(request, export, after=int(after) if after.isdigit() else None)
     return _review_page(request, project, export, candidate)
+
+
+def _next(request, export, *, after: int | None) -> ReleaseCandidate | None:
+    return next_candidate(export, after=after, skipped=skipped_candidates(request.session, export))
 
 
 def _review_page(request, project, export, candidate, notice: str = "") -> HttpResponse:
     context = {"project": project, "export": export, "notice": notice, "counts": review_counts(export),
-               "keymap": review_keymap(project.labels)}
+               "keymap": review_keymap(project.labels), "undoable": undo_offer(export, request.user)}
     if candidate is not None:
         context.update(candidate_context(candidate))
     return render(request, "exports/_review_item.html" if request.htmx else "exports/review.html", context)
+
+
+def _review_next(request, slug, project, export, after: int, notice: str) -> HttpResponse:
+    """After a verdict or a skip: the next candidate (htmx), or the queue's page with the notice."""
+    if not request.htmx:
+        if notice:
+            messages.warning(request, notice)
+        return redirect(f"{reverse('release-review', args=[slug, export.pk])}?after={after}")
+    return _review_page(request, project, export, _next(request, export, after=after), notice)
 
 
 @login_required
@@ -173,18 +191,58 @@ def release_review_decide(request: HttpRequest, slug: str, export_id: int, candi
     project = access.project_for(request.user, slug, Role.ADJUDICATOR)
     export = _built_release(project, export_id)
     form = CandidateDecisionForm(request.POST, labels=project.labels)
-    notice = ""
     if not form.is_valid():
-        notice = "Choose PII or not PII (and a label from this project's)."
-    else:
-        try:
-            review_services.candidate_decide(candidate_id=candidate_id, export=export, user=request.user,
-                                            verdict=form.cleaned_data["verdict"],
-                                            label=form.cleaned_data["label"] or None)
-        except review_services.ReviewError as exc:
-            notice = str(exc)
+        return _review_again(request, project, export, candidate_id,
+                             "Choose PII or not PII (and a label from this project's).")
+    notice = ""
+    try:
+        review_services.candidate_decide(candidate_id=candidate_id, export=export, user=request.user,
+                                        verdict=form.cleaned_data["verdict"], label=form.cleaned_data["label"] or None)
+    except review_services.ReviewConflict as exc:  # settled by somebody else: on to the next
+        notice = str(exc)
+    except review_services.ReviewError as exc:  # not recorded: the same candidate, with why
+        return _review_again(request, project, export, candidate_id, str(exc))
+    return _review_next(request, slug, project, export, candidate_id, notice)
+
+
+def _review_again(request, project, export, candidate_id: int, notice: str) -> HttpResponse:
     if not request.htmx:
-        if notice:
-            messages.warning(request, notice)
-        return redirect(f"{reverse('release-review', args=[slug, export.pk])}?after={candidate_id}")
-    return _review_page(request, project, export, next_candidate(export, after=candidate_id), notice)
+        messages.warning(request, notice)
+        return redirect("release-review-item", slug=project.slug, export_id=export.pk, candidate_id=candidate_id)
+    return _review_page(request, project, export, _candidate(export, candidate_id), notice)
+
+
+def _candidate(export: Export, candidate_id: int) -> ReleaseCandidate:
+    return get_object_or_404(ReleaseCandidate.objects.select_related("message", "message__dialogue"),
+                             pk=candidate_id, export=export)
+
+
+@login_required
+@require_POST
+def release_review_skip(request: HttpRequest, slug: str, export_id: int, candidate_id: int) -> HttpResponse:
+    """Skip a candidate: this reviewer's queue brings it back only when the rest are done."""
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    export = _built_release(project, export_id)
+    review_services.candidate_skip(session=request.session, export=export,
+                                   candidate_id=_candidate(export, candidate_id).pk)
+    return _review_next(request, slug, project, export, candidate_id, "")
+
+
+@login_required
+@require_POST
+def release_review_undo(request: HttpRequest, slug: str, export_id: int) -> HttpResponse:
+    """Take back this reviewer's last verdict in the release and show its candidate again."""
+    project = access.project_for(request.user, slug, Role.ADJUDICATOR)
+    export = _built_release(project, export_id)
+    try:
+        candidate = review_services.candidate_undo(export=export, user=request.user)
+    except review_services.ReviewError as exc:
+        if not request.htmx:
+            messages.warning(request, str(exc))
+            return redirect("release-review", slug=slug, export_id=export.pk)
+        return _review_page(request, project, export, _next(request, export, after=None), str(exc))
+    notice = "Undone: it waits for your verdict again."
+    if not request.htmx:
+        messages.success(request, notice)
+        return redirect("release-review-item", slug=slug, export_id=export.pk, candidate_id=candidate.pk)
+    return _review_page(request, project, export, candidate, notice)

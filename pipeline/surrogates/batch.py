@@ -20,9 +20,11 @@ opinion on the released text and the engine's own candidates; the release is pub
 with no leak and no pending candidate. The summary's ``capture_recapture`` estimates what the
 release's spans and an independent source both missed (:mod:`pipeline.metrics.capture`).
 
-With ``gold`` (dialogues of the corpus with reviewed spans), the summary also estimates the residual
-risk: what the release's spans miss, per 1,000 messages, with an upper bound
-(:mod:`pipeline.metrics.residual`); without it, it says there is nothing to estimate from.
+With ``gold`` (dialogues of the corpus with reviewed spans), the gold dialogues are released with
+their gold spans (the best evidence there is for them: a miss the audit found is fixed) and the
+summary estimates the residual risk of the rest: what the source's spans miss, per 1,000
+messages, with an upper bound (:mod:`pipeline.metrics.residual`); without it, it says there is
+nothing to estimate from.
 """
 
 from __future__ import annotations
@@ -101,38 +103,48 @@ NO_GOLD = ("No audit sample to estimate from: no gold was given for a sample of 
 
 class ResidualTally:
     """Released messages, and for the messages of the gold sample, their gold spans and what the
-    release's spans miss. The gold file holds whole dialogues, so the dialogue is the sampled
-    unit: one stratum of every released message, its misses counted per gold dialogue."""
+    source's spans miss. The gold file holds whole dialogues, so the dialogue is the sampled
+    unit: one stratum of every released message, its misses counted per gold dialogue.
+
+    A reviewed dialogue is released with its gold spans (:meth:`add` returns them): what the audit
+    found is fixed, never shipped. Its misses are still counted against the source's spans, since
+    those are what every unreviewed dialogue is released with, and what they miss there is what
+    is estimated."""
 
     def __init__(self, gold_path: str | Path):
         self.gold = {d.id: d for d in read_corpus(gold_path)}
-        self.counts: dict[str, Any] = {"released": 0, "sampled": 0, "gold": 0, "missed": 0, "units": 0,
+        self.counts: dict[str, Any] = {"released": 0, "sampled": 0, "gold": 0, "would": 0, "units": 0,
                                        "clustered_sq": 0.0}
         self.matched = 0
 
-    def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> None:
+    def add(self, dialogue: Dialogue, spans: list[list[Span]]) -> list[list[Span]]:
+        """Count ``dialogue`` with the source's ``spans``; return the spans it is released with:
+        the gold file's where it was reviewed, ``spans`` elsewhere."""
         c = self.counts
         c["released"] += len(spans)
         reviewed = self.gold.get(dialogue.id)
         if reviewed is None:
-            return
+            return spans
         if [m.text for m in reviewed.messages] != [m.text for m in dialogue.messages]:
             raise CorpusError([CorpusProblem(0, f"gold dialogue {dialogue.id!r}: its messages differ "
                                                 "from the corpus's")])
         self.matched += 1
-        missed = 0
+        would = 0
         for message, ss in zip(reviewed.messages, spans, strict=True):
             gold = list(message.spans)
-            missed += len(uncovered(gold, ss))
+            would += len(uncovered(gold, ss))
             c["gold"] += len(gold)
         c["sampled"] += len(spans)
-        c["missed"] += missed
+        c["would"] += would
         c["units"] += 1
-        c["clustered_sq"] += missed * missed / max(len(spans), 1)
+        c["clustered_sq"] += would * would / max(len(spans), 1)
+        return [list(m.spans) for m in reviewed.messages]
 
     def to_dict(self) -> dict[str, Any]:
         c = self.counts
-        est = estimate_residual([Stratum("released", **{**c, "units": c["units"] or None})], dialogues=self.matched)
+        stratum = Stratum("released", released=c["released"], sampled=c["sampled"], gold=c["gold"], missed=0,
+                          missed_if_unreviewed=c["would"], units=c["units"] or None, clustered_sq=c["clustered_sq"])
+        est = estimate_residual([stratum], dialogues=self.matched)
         return {**est.to_dict(), "gold_dialogues": len(self.gold), "gold_dialogues_matched": self.matched,
                 "assumes": "the gold dialogues are a random sample of the corpus's dialogues; misses cluster "
                            "by dialogue no more than the bound assumes, or the sample shows it"}
@@ -174,11 +186,13 @@ def collect_spans(
     """Pass 1: find each dialogue's spans, spill them one line per dialogue (to a file, read back
     by :func:`spilled_spans` beside the dialogues; or, with the dialogues, to the files a release
     in parts reads: :mod:`pipeline.surrogates.parts`), collect the originals: the spans' and
-    the names that speaker labels give (``fields``: the release's field policy)."""
+    the names that speaker labels give (``fields``: the release's field policy). With ``tally``,
+    a dialogue of its gold sample is counted and released with its gold spans."""
     t0 = time.perf_counter()
     found = SpanPass()
     fields = fields if fields is not None else FieldPolicy()
-    for dialogue, spans in iter_spans(dialogues, spans_for):
+    for dialogue, found_spans in iter_spans(dialogues, spans_for):
+        spans = tally.add(dialogue, found_spans) if tally is not None else found_spans
         names = fields.speaker_names(dialogue).values()
         found.originals.update(("NAME", name) for name in names)
         found.speaker_originals.update(names)
@@ -193,8 +207,6 @@ def collect_spans(
             spill.add(dialogue.id, len(dialogue.messages), dialogue_record(dialogue, spans))
         else:
             spill.write(json.dumps(rows) + "\n")
-        if tally is not None:
-            tally.add(dialogue, spans)
         found.dialogues += 1
         found.messages += len(dialogue.messages)
         if progress and found.dialogues % 100 == 0:

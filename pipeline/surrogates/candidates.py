@@ -28,6 +28,9 @@ REASONS = (
     "word_problem_number",  # a bare-number span whose number also appears in the dialogue's word problem
     "uncued_number",  # a bare-number span with no cue for its label anywhere in its message: kept
 )
+# A kept bare number: teaching content unless a person says which PII it is, so a confirmation
+# names its label (a reviewer's generic "yes" on "6/28" made a date of a fraction).
+NUMBER_REASONS = ("maths_number", "word_problem_number", "uncued_number")
 
 
 def candidate_key(dialogue_id: str, index: int, start: int, end: int, text: str, field: str = "") -> str:

@@ -879,9 +879,10 @@ def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
 
     summary = deidentify_file(corpus, tmp_path / "release.jsonl", key=KEY, gold=gold)
     rr = summary["residual_risk"]
-    assert rr["available"] and rr["gold_dialogues_matched"] == 2 and (rr["sampled"], rr["missed_found"]) == (4, 4)
-    assert rr["recall"] == pytest.approx(1 / 3)
-    assert rr["per_1000"] == pytest.approx(1000 * 20 / 20)  # 2 misses in each of the 10 parent messages
+    assert rr["available"] and rr["gold_dialogues_matched"] == 2 and (rr["sampled"], rr["missed_found"]) == (4, 0)
+    assert rr["strata"][0]["missed_if_unreviewed"] == 4  # the file's spans miss 2 in each parent message
+    # the two gold dialogues go out with their gold: 2 misses in each of the other 8 parent messages
+    assert rr["per_1000"] == pytest.approx(1000 * 16 / 20)
     assert rr["per_1000_upper"] > rr["per_1000"]
     assert json.loads((tmp_path / "release.summary.json").read_text())["residual_risk"] == rr
 

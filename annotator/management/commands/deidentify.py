@@ -51,7 +51,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-mapping", action="store_true", help="Do not write the mapping table.")
         parser.add_argument("--gold", default="",
                             help="Reviewed dialogues of the corpus (import format, their spans are gold): "
-                                 "estimate the residual PII the spans miss, per 1,000 messages, with a 95 %% "
+                                 "released with their gold spans, and what the detector misses on them "
+                                 "estimates the residual PII of the rest, per 1,000 messages, with a 95 %% "
                                  "upper bound.")
         parser.add_argument("--second-opinion", default="", metavar="DETECTOR[,DETECTOR]",
                             help="Detectors that also scan the released text, beside the rules detector's "

@@ -263,12 +263,16 @@ def test_complete_only_is_honoured_for_run_sources(corpus, members, built):
     ids = original_ids(export)
     assert "Oyekan" not in release and [ids[d["id"]] for d in _read_jsonl(export_dir(export) / "release.jsonl")] == ["d1", "d2"]
     assert export.manifest["skipped_dialogues"] == 1
-    # every released message is reviewed, but the run's spans (none on d1, d2) are what was released:
-    # the gold set knows exactly what it misses, which the leak check cannot see
+    # every released message is reviewed: the run found nothing on d1, d2, but they go out with
+    # their gold spans, so what the review found is not in the release
+    assert "Maria" not in release and "maria.lopez" not in release
     residual = export.manifest["residual_risk"]
     assert residual["available"] and residual["census"]
-    assert residual["missed_found"] == 2 and residual["per_1000"] == pytest.approx(1000 * 2 / 6)
-    assert export.manifest["evidence"]["kind"] == "run" and export.manifest["evidence"]["reviewed_share"] == 1.0
+    assert residual["missed_found"] == 0 and residual["per_1000"] == 0
+    assert residual["sentence"] == "Every one of the 6 released messages was reviewed; none holds a miss."
+    evidence = export.manifest["evidence"]
+    assert evidence["kind"] == "run" and evidence["reviewed_share"] == 1.0 and not evidence["needs_acknowledgement"]
+    assert "6 of the 6 released messages (100 %) were reviewed and go out with their gold spans" in evidence["statement"]
 
 
 @pytest.mark.django_db
@@ -284,7 +288,7 @@ def test_unreviewed_run_release_states_it_and_needs_an_audited_acknowledgement(c
     assert export.publishable
     evidence = export.manifest["evidence"]
     assert evidence["kind"] == "run" and evidence["unreviewed"] and evidence["needs_acknowledgement"]
-    assert "unreviewed" in evidence["statement"]
+    assert "the run's spans go out unreviewed on the other 8" in evidence["statement"]
     residual = export.manifest["residual_risk"]
     assert not residual["available"] and residual["sentence"].startswith("No audit sample")
     assert export.report["residual_risk"] == residual
@@ -367,6 +371,41 @@ def test_a_miss_of_the_imported_gold_found_in_review_stands_for_the_unreviewed(c
 
 
 @pytest.mark.django_db
+def test_a_release_from_a_run_fixes_what_the_review_found(project, members, built, client):
+    """The run (the rules: no names) misses "Miles" four times in a lesson people reviewed: the
+    release from the run carries the lesson's gold there, and asks nobody about Miles."""
+    from annotator.models import AdjudicationDecision, ReleaseCandidate
+    from annotator.services.imports import corpus_import
+    from pipeline.formats import parse_upload
+    from tests.pipeline.test_release_gold import MILES, lesson
+
+    other = [("Teacher", "What is 7 times 8?"), ("Student", "56")]
+    raw = "".join(json.dumps(d) + "\n" for d in (lesson("lesson-1", other), lesson("lesson-miles", MILES, names=True),
+                                                  lesson("lesson-3", other))).encode()
+    corpus_import(project=project, dialogues=parse_upload(raw, name="lessons.jsonl"), source="lessons.jsonl",
+                  spans_as="gold")
+    AdjudicationDecision.objects.exclude(message__dialogue__external_id="lesson-miles").delete()
+    _dialogue_sample_reviewed(project, members["annotator"], "lesson-miles", of=3)
+    run = DetectorRun.objects.create(project=project, detector="rules", status=DetectorRun.Status.SUCCEEDED)
+
+    export = built(release_services.release_start, project=project, user=members["admin"], source="run", run=run,
+                   complete_only=False)
+    assert export.status == "succeeded", export.error
+    released = _read_jsonl(export_dir(export) / "release.jsonl")
+    assert len(released) == 3 and not any("Miles" in m["text"] for m in released[1]["messages"])
+    assert released[1]["messages"][1]["text"] == MILES[1][1]
+    assert not ReleaseCandidate.objects.filter(export=export, message__dialogue__external_id="lesson-miles").exists()
+    evidence, rr = export.manifest["evidence"], export.manifest["residual_risk"]
+    assert (evidence["messages"], evidence["reviewed_messages"]) == (9, 5) and evidence["needs_acknowledgement"]
+    assert "5 of the 9 released messages (56 %) were reviewed and go out with their gold spans" in evidence["statement"]
+    assert rr["missed_found"] == 0 and rr["strata"][0]["missed_if_unreviewed"] == 4
+    assert rr["sentence"].startswith("4 miss(es) found in 5 reviewed messages (1 dialogue)")
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=[project.slug, export.pk])).content.decode()
+    assert '<td class="num">4</td><td class="num">0</td></tr>' in detail  # found 4, none left in the release
+
+
+@pytest.mark.django_db
 def test_gold_release_states_its_review_evidence(corpus, members, built):
     _reviewed_in_app(corpus)
     export = built(release_services.release_start, project=corpus, user=members["admin"])
@@ -416,13 +455,16 @@ def test_residual_risk_from_a_flagged_plus_audit_sample(project, members, built,
                    complete_only=False)
     assert export.status == "succeeded", export.error
     rr = export.manifest["residual_risk"]
-    assert rr["available"] and not rr["census"] and (rr["sampled"], rr["missed_found"]) == (30, 1)
+    # the miss found goes out fixed (its message carries its gold), and stands for the unreviewed
+    assert rr["available"] and not rr["census"] and (rr["sampled"], rr["missed_found"]) == (30, 0)
+    assert rr["sentence"].startswith("1 miss(es) found in 30 reviewed messages")
     strata = {s["name"]: s for s in rr["strata"]}
     assert strata["flagged"]["released"] == strata["flagged"]["sampled"] == 20
     assert (strata["unflagged"]["released"], strata["unflagged"]["sampled"], strata["unflagged"]["rate"]) == (80, 10, 0.125)
-    assert rr["residual_spans"] == pytest.approx(1 + 70 / 10)  # the miss, and 7 unreviewed messages per sampled one
-    assert rr["per_1000"] == pytest.approx(80) and rr["per_1000_upper"] > 200
-    assert rr["recall"] == pytest.approx(20 / 28)
+    assert strata["unflagged"]["missed_if_unreviewed"] == 1
+    assert rr["residual_spans"] == pytest.approx(70 / 10)  # 7 unreviewed messages per sampled one
+    assert rr["per_1000"] == pytest.approx(70) and rr["per_1000_upper"] > 200
+    assert rr["recall"] == pytest.approx(21 / 28)
     assert (export_dir(export) / "manifest.json").read_text().count("residual_risk") == 1
     client.force_login(members["admin"])
     detail = client.get(reverse("export-detail", args=["test", export.pk])).content.decode()

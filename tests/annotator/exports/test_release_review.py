@@ -28,6 +28,7 @@ def _build(capture, project, user) -> Export:
 
 
 def _released(export) -> dict[str, list[str]]:
+    """The released texts by the corpus's dialogue ids (the release keys its ids: the mapping has them)."""
     rows = [json.loads(line) for line in (export_dir(export) / "release.jsonl").read_text().splitlines()]
     ids = original_ids(export)
     return {ids[r["id"]]: [m["text"] for m in r["messages"]] for r in rows}
@@ -85,7 +86,8 @@ def test_a_confirmed_maths_number_is_replaced_and_a_dismissed_one_not_asked_agai
     others = export.candidates.exclude(pk=number.pk)
     for c in others:
         review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="dismissed")
-    review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"], verdict="confirmed",
+                            label="AGE")
     again = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
     assert not _released(again)["C"][0].endswith(" is 14.")  # people said it is PII: replaced
     assert again.candidates.count() == 0
@@ -170,3 +172,133 @@ def test_a_redelivered_build_records_the_queue_once(issue_project, members, djan
     Export.objects.filter(pk=export.pk).update(status=Export.Status.FAILED)
     assert release_build(export_id=export.pk) == "built"
     assert export.candidates.count() == n
+
+
+# --- a queue that forgives a mis-key: undo, remembered skips, numbers confirmed by their label --
+
+
+def _number(export) -> ReleaseCandidate:
+    return export.candidates.get(reason__in=["maths_number", "word_problem_number", "uncued_number"])
+
+
+@pytest.mark.django_db
+def test_a_bare_number_is_confirmed_only_with_a_label_chosen_for_it(issue_project, members,
+                                                                    django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    number = _number(export)
+    with pytest.raises(review.ReviewError, match="with its label"):
+        review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"],
+                                verdict="confirmed")
+    assert not CandidateDecision.objects.exists()
+    review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"], verdict="dismissed")
+    other = export.candidates.exclude(pk=number.pk).first()  # not a number: the candidate's label will do
+    review.candidate_decide(candidate_id=other.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    assert CandidateDecision.objects.get(key=other.key).label == other.label
+
+
+@pytest.mark.django_db
+def test_undoing_a_confirmed_number_keeps_it_in_the_next_build(issue_project, members,
+                                                               django_capture_on_commit_callbacks):
+    """One mis-key confirmed "14" as PII; undone, no later build replaces it, and it is asked again."""
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    number, other = _number(export), export.candidates.exclude(reason__contains="number").first()
+    review.candidate_decide(candidate_id=other.pk, export=export, user=members["adjudicator"], verdict="dismissed")
+    review.candidate_decide(candidate_id=number.pk, export=export, user=members["adjudicator"], verdict="confirmed",
+                            label="DATE_OF_BIRTH")
+    assert GoldSpan.objects.filter(message=number.message, provenance="audited").exists()
+    with pytest.raises(review.ReviewError, match="no verdict"):
+        review.candidate_undo(export=export, user=members["admin"])  # only your own verdicts
+
+    undone = review.candidate_undo(export=export, user=members["adjudicator"])
+    assert undone.pk == number.pk and undone.status == "pending" and undone.decision is None
+    assert not CandidateDecision.objects.filter(key=number.key).exists()
+    assert not GoldSpan.objects.filter(message=number.message, provenance="audited").exists()
+    event = AuditEvent.objects.get(action="release.candidate.undo")
+    assert event.user == members["adjudicator"] and event.details["verdict"] == "confirmed"
+    assert (event.details["candidate"], event.details["label"]) == (number.pk, "DATE_OF_BIRTH")
+    assert not export_is_stale(export)
+
+    again = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    assert _released(again)["C"][0].endswith(" is 14.")  # kept: nobody says it is PII any more
+    assert again.candidates.filter(key=number.key, status="pending").exists()  # and asked again
+    assert not again.candidates.filter(key=other.key).exists()  # the dismissal before it stands
+
+    assert review.candidate_undo(export=export, user=members["adjudicator"]).pk == other.pk  # the one before
+    with pytest.raises(review.ReviewError, match="no verdict"):
+        review.candidate_undo(export=export, user=members["adjudicator"])
+
+
+@pytest.mark.django_db
+def test_a_skip_is_remembered_for_the_reviewer_and_undo_is_a_page_action(issue_project, members, client,
+                                                                         django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    queue = list(export.candidates.order_by("pk"))
+    assert len(queue) >= 2
+    client.force_login(members["adjudicator"])
+    url = reverse("release-review", args=[issue_project.slug, export.pk])
+
+    def shown(response) -> int:
+        return response.context["candidate"].pk if response.context.get("candidate") else None
+
+    assert shown(client.get(url)) == queue[0].pk
+    response = client.post(reverse("release-review-skip", args=[issue_project.slug, export.pk, queue[0].pk]),
+                           headers={"HX-Request": "true"})
+    assert shown(response) == queue[1].pk
+    assert shown(client.get(url)) == queue[1].pk  # a reload does not bring the skipped one back first
+    for c in queue[1:]:
+        client.post(reverse("release-review-decide", args=[issue_project.slug, export.pk, c.pk]),
+                    {"verdict": "dismissed"}, headers={"HX-Request": "true"})
+    assert shown(client.get(url)) == queue[0].pk  # the rest done: the skipped one comes back
+    client.force_login(members["admin"])
+    assert shown(client.get(url)) == queue[0].pk  # another reviewer never skipped it
+
+    client.force_login(members["adjudicator"])
+    page = client.get(url).content.decode()
+    assert 'id="review-undo"' in page and "Not PII (dismissed)" in page
+    response = client.post(reverse("release-review-undo", args=[issue_project.slug, export.pk]),
+                           headers={"HX-Request": "true"})
+    assert shown(response) == queue[-1].pk and "Undone" in response.content.decode()
+    assert ReleaseCandidate.objects.get(pk=queue[-1].pk).status == "pending"
+    client.force_login(members["annotator"])
+    assert client.post(reverse("release-review-undo", args=[issue_project.slug, export.pk])).status_code == 403
+
+
+@pytest.mark.django_db
+def test_every_label_has_a_key_and_a_number_waits_for_its_label(issue_project, members, client,
+                                                                django_capture_on_commit_callbacks):
+    export = _build(django_capture_on_commit_callbacks, issue_project, members["admin"])
+    number = _number(export)
+    client.force_login(members["adjudicator"])
+    response = client.get(reverse("release-review-item", args=[issue_project.slug, export.pk, number.pk]))
+    keys = response.context["keymap"].data()
+    labels = issue_project.labels
+    assert len(labels) == 12 and set(keys["labels"].values()) == set(labels)  # every label has a key
+    assert keys["labels"]["0"] == labels[9] and keys["labels"]["Shift+2"] == labels[11]
+    assert (keys["commands"]["a"], keys["commands"]["r"], keys["commands"]["s"], keys["commands"]["u"]) == (
+        "accept", "reject", "skip", "undo")
+    page = response.content.decode()
+    assert "data-number" in page and '<option value="" selected>' in page and "Shift+2 · " in page
+    decide = reverse("release-review-decide", args=[issue_project.slug, export.pk, number.pk])
+    response = client.post(decide, {"verdict": "confirmed", "label": ""}, headers={"HX-Request": "true"})
+    assert response.context["candidate"].pk == number.pk and "with its label" in response.content.decode()
+    client.post(decide, {"verdict": "confirmed", "label": "AGE"}, headers={"HX-Request": "true"})
+    assert CandidateDecision.objects.get(key=number.key).label == "AGE"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("reason", ["maths_number", "word_problem_number", "uncued_number", "fragment"])
+def test_every_kind_of_kept_number_needs_its_label(issue_project, members, reason):
+    export = Export.objects.create(project=issue_project, kind=Export.Kind.RELEASE, version=1,
+                                   status=Export.Status.SUCCEEDED)
+    msg = issue_project.messages.get(dialogue__external_id="C")
+    c = ReleaseCandidate.objects.create(export=export, message=msg, start=64, end=66, label="AGE", key="n" * 32,
+                                        reason=reason)
+    if reason == "fragment":  # not a number: the candidate's label will do
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="confirmed")
+    else:
+        with pytest.raises(review.ReviewError, match="with its label"):
+            review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"],
+                                    verdict="confirmed")
+        review.candidate_decide(candidate_id=c.pk, export=export, user=members["adjudicator"], verdict="confirmed",
+                                label="AGE")
+    assert CandidateDecision.objects.get(key=c.key).label == "AGE"

@@ -167,6 +167,8 @@ EXPECT: dict[str, Page | Site] = {
     "release-review": Page(ADJUDICATOR),
     "release-review-item": Page(ADJUDICATOR),
     "release-review-decide": Page(ADJUDICATOR, get=405, post=302),
+    "release-review-skip": Page(ADJUDICATOR, get=405, post=302),
+    "release-review-undo": Page(ADJUDICATOR, get=405, post=302),
     # webhooks
     "webhook-list": Page(ADMIN, post=200),
     "webhook-detail": Page(ADMIN),

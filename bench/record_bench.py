@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.corpus import read_corpus  # noqa: E402
+from pipeline.formats import read_corpus  # noqa: E402
 from pipeline.speakers import named_speakers  # noqa: E402
 from pipeline.surrogates.fields import meta_items  # noqa: E402
 from pipeline.text import fold  # noqa: E402

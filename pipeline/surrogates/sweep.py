@@ -94,7 +94,7 @@ def drop_maths_numbers(dialogue: Dialogue, chosen: list[list[Span]], *, confirme
         keep = []
         for s in chosen[i]:
             value = msg.text[s.start : s.end]
-            reason = guard.reason(i, s)
+            reason = guard.reason(i, s, chosen[i])
             if reason is None or candidate_key(dialogue.id, msg.index, s.start, s.end, value) in confirmed:
                 keep.append(s)
             else:

@@ -186,3 +186,33 @@ def test_deidentify_file_releases_the_whole_record_and_counts_speaker_originals(
     assert summary["leaks"] == 0
     mapping = [json.loads(line) for line in (tmp_path / "out.mapping.jsonl").open(encoding="utf-8")]
     assert {"label": "DIALOGUE_ID", "original": OKAFOR.id} .items() <= mapping[0].items()
+
+
+@pytest.mark.parametrize(("text", "number", "label", "prev"), [
+    ("my locker combo is 35-14-27 lol", "35-14-27", "OTHER_IDENTIFIER", ""),
+    ("My bus pass number is 2624", "2624", "ID_NUMBER", ""),
+    ("student #: 1438", "1438", "ID_NUMBER", ""),
+    ("If you need to reschedule, call the center at 3825440892.", "3825440892", "PHONE", ""),
+    ("1-810-833-5127", "1-810-833-5127", "PHONE", ""),
+    ("thats my brother Corey, he is 6", "6", "AGE", ""),
+    ("My bday is 12/19!", "12/19", "DATE_OF_BIRTH", ""),
+    ("it's 67255273", "67255273", "ID_NUMBER", "I need your student id for the portal."),
+    ("13", "13", "AGE", "how old are you?"),
+])
+def test_a_number_said_to_be_personal_is_replaced(text, number, label, prev):
+    messages = ([msg(0, "tutor", prev)] if prev else []) + [msg(len(prev and [1]), "student", text, [(number, label)])]
+    result, _ = released(Dialogue("c", tuple(messages)))
+    assert number not in result.release.messages[-1].text and not result.candidates
+
+
+@pytest.mark.parametrize(("text", "number", "label"), [
+    ("The total number of old records that the 5 people brought in is 14.", "14", "AGE"),
+    ("Sam is 12 years old. In 5 years, how old will he be? 12 + 5 = 17", "12", "AGE"),
+    ("divide 4815162342 by 2 and add 3/4", "4815162342", "PHONE"),
+    ("the number of apples is 2624", "2624", "ID_NUMBER"),
+    ("so 6/11 of the class said yes", "6/11", "DATE"),
+])
+def test_a_number_nothing_says_is_personal_is_kept_and_asked_about(text, number, label):
+    result, _ = released(Dialogue("m", (msg(0, "tutor", text, [(number, label)]),)))
+    assert number in result.release.messages[0].text
+    assert [c.text for c in result.candidates] == [number]

@@ -73,12 +73,14 @@ def main() -> None:
         if args.release is None:
             _release(args.corpus, release, args.detector)
         summary = json.loads(release.with_name(release.stem + ".summary.json").read_text(encoding="utf-8"))
+        utility = json.loads(release.with_name(release.stem + ".utility.json").read_text(encoding="utf-8"))
         figures = audit(args.corpus, release)
     pending = summary["candidates"]["pending"]
     figures.update({
         "speaker_originals": summary.get("speaker_originals", 0), "leaks": summary["leaks"],
         "candidates_pending": pending, "candidates_by_reason": summary["candidates"]["by_reason"],
         "candidates_per_1000_messages": round(1000 * pending / max(figures["messages"], 1), 2),
+        "messages_numbers_changed": utility["messages_numbers_changed"],
         "strategy": summary["strategy"]["strategy"],
     })
     print(json.dumps(figures, indent=2, ensure_ascii=False))

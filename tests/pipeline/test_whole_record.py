@@ -216,3 +216,10 @@ def test_a_number_nothing_says_is_personal_is_kept_and_asked_about(text, number,
     result, _ = released(Dialogue("m", (msg(0, "tutor", text, [(number, label)]),)))
     assert number in result.release.messages[0].text
     assert [c.text for c in result.candidates] == [number]
+
+
+def test_a_keyed_id_is_the_releases_own_and_no_leak():
+    d = Dialogue("Student D", (msg(0, "T", "D, what is 3/4 of 8?", [("D", "NAME")]),))
+    result, originals = released(d)
+    assert result.release.id.startswith("d-")
+    assert LeakChecker(originals).check_result(result) == []

@@ -168,8 +168,8 @@ def _release_here(*, project: Project, user, mode: str) -> Export:
 def release_review_settle(*, project: Project, user, truth: Mapping[Key, tuple[Span, ...]],
                           rounds: int = 3) -> dict[str, int]:
     """Settle the newest release's review queue with the true spans, as an adjudicator would on the
-    Review page: a candidate that overlaps a true span is confirmed (with that span's label), any
-    other is dismissed. Confirmations make the release stale, so a new version is built and its
+    Review page: a candidate that overlaps a true span is confirmed (with that span's label), and
+    one outside the messages (a lesson's metadata e-mail) too; any other is dismissed. Confirmations make the release stale, so a new version is built and its
     queue settled in turn (a confirmed full name can surface its parts elsewhere), at most
     ``rounds`` times; what is left waits in the queue."""
     counts = {"confirmed": 0, "dismissed": 0, "builds": 0}
@@ -183,6 +183,8 @@ def release_review_settle(*, project: Project, user, truth: Mapping[Key, tuple[S
         for cand in pending:
             true = truth.get((cand.message.dialogue.external_id, cand.message.position), ())
             hit = next((s for s in true if s.start < cand.end and cand.start < s.end), None)
+            if cand.field:  # outside the messages: the generator writes only people into metadata strings
+                hit = Span(cand.start, cand.end, cand.label)
             try:
                 candidate_decide(candidate_id=cand.pk, export=release, user=user,
                                  verdict="confirmed" if hit else "dismissed", label=hit.label if hit else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import sys
@@ -63,3 +64,17 @@ def drop_database(url: str) -> None:
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def write_generated_corpus(path: Path, messages: int, *, seed: int = 42) -> tuple[int, int]:
+    """Write at least ``messages`` generated messages (``pipeline.synthetic``, seeded) to ``path``
+    in the import format; return (dialogues, messages). The corpus the import, release and
+    pipeline benches share, so their figures are on the same text."""
+    from pipeline.corpus import dialogue_to_obj
+    from pipeline.synthetic import generate_messages
+
+    dialogues = generate_messages(messages, seed=seed)
+    with open(path, "w", encoding="utf-8") as fh:
+        for d in dialogues:
+            fh.write(json.dumps(dialogue_to_obj(d), ensure_ascii=False) + "\n")
+    return len(dialogues), sum(len(d.messages) for d in dialogues)

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from bench.common import write_generated_corpus  # noqa: E402
 from bench.deidentify_bench import tree_rss_mb  # noqa: E402
 from bench.tagger_bench import ensure_model  # noqa: E402
 from pipeline.parallel import threads_per_worker, usable_cores  # noqa: E402
@@ -220,17 +221,6 @@ def wait_job(obj, workers: Workers, what: str, timeout: float = 3600) -> float:
 # --- steps -----------------------------------------------------------------------------------
 
 
-def write_corpus(path: Path, messages: int) -> tuple[int, int]:
-    from pipeline.corpus import dialogue_to_obj
-    from pipeline.synthetic import generate_messages
-
-    dialogues = generate_messages(messages, seed=42)
-    with open(path, "w", encoding="utf-8") as fh:
-        for d in dialogues:
-            fh.write(json.dumps(dialogue_to_obj(d), ensure_ascii=False) + "\n")
-    return len(dialogues), sum(len(d.messages) for d in dialogues)
-
-
 def make_project():
     from django.contrib.auth import get_user_model
 
@@ -354,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         # 1. import
         corpus = tmp / "corpus.jsonl"
         t0 = time.perf_counter()
-        n_dialogues, n_messages = write_corpus(corpus, args.messages)
+        n_dialogues, n_messages = write_generated_corpus(corpus, args.messages)
         print(
             f"corpus: {n_dialogues:,} dialogues, {n_messages:,} messages, {corpus.stat().st_size / 1e6:.1f} MB "
             f"(generated in {time.perf_counter() - t0:.1f} s, not counted)",

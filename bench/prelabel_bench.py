@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -38,6 +37,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import peak_rss_mb  # noqa: E402
 
 DEMO = ROOT / "annotator" / "demo" / "demo_corpus.jsonl"
 DEMO_SEED = 7  # the demo corpus's seed: the speed corpus uses another one
@@ -52,10 +53,6 @@ DETECTORS: list[tuple[str, str, dict[str, Any]]] = [
     ("presidio tuned", "presidio", {"preset": "tuned"}),
     ("tagger", "tagger", {}),
 ]
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def _current_rss_mb() -> float:
@@ -147,7 +144,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         "load_seconds": load_s,
         "msg_per_s": n_messages / seconds if seconds else float("inf"),
         "spans_per_1000": 1000 * n_spans / max(n_messages, 1),
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
         "rss_before_mb": rss_before,
         "demo": {
             "token": report.token.to_dict(),

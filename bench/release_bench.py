@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import write_generated_corpus  # noqa: E402
+
 BENCH_KEY = "release-bench-key-not-secret"
 
 
@@ -36,18 +38,6 @@ def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def write_corpus(path: Path, messages: int) -> tuple[int, int]:
-    from pipeline.corpus import dialogue_to_obj
-    from pipeline.synthetic import generate_messages
-
-    dialogues = generate_messages(messages, seed=42)
-    n = sum(len(d.messages) for d in dialogues)
-    with open(path, "w", encoding="utf-8") as fh:
-        for d in dialogues:
-            fh.write(json.dumps(dialogue_to_obj(d), ensure_ascii=False) + "\n")
-    return len(dialogues), n
 
 
 def gold_release(corpus: Path, out: Path) -> None:
@@ -106,7 +96,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         t0 = time.perf_counter()
-        n_dialogues, n_messages = write_corpus(corpus, args.messages)
+        n_dialogues, n_messages = write_generated_corpus(corpus, args.messages)
         print(f"corpus              {n_dialogues:,} dialogues, {n_messages:,} messages, "
               f"{corpus.stat().st_size / 1e6:.1f} MB (generated in {time.perf_counter() - t0:.1f} s)")
         gold_release(corpus, Path(tmp) / "release.jsonl")

@@ -74,6 +74,7 @@ _SHAPES = {
 _NAME_IS_RE = re.compile(r"(?:'s)?\s+(?:is|was|turned|turns|will\s+be)\s+", re.IGNORECASE)
 _FIRST_PERSON_RE = re.compile(r"\b(?:my|mine|i'?m|im|i\s+am|i\s+was|i\s+turn(?:ed)?)\b", re.IGNORECASE)
 _ASKS_RE = re.compile(r"\?|\b(?:your|ur|need|send|give|tell|what)\b", re.IGNORECASE)
+_MIN_ID_DIGITS = 4  # a phone or an id has at least this many digits
 _BEFORE, _AFTER = 40, 25  # characters around a number where its cue counts
 _SHORT_REPLY = 14  # words: a reply this short answers the question before it
 
@@ -113,8 +114,11 @@ class NumberGuard:
         span's kind: a cue word near it, its kind's shape, an age or birthday statement?"""
         text = self.dialogue.messages[i].text
         kind = _KIND_OF.get(span.label)
-        if has_pii_cue(text, span.start, span.end) or kind is None:
-            return kind is not None
+        if kind is None:
+            return False
+        if kind in ("id", "phone") and sum(c.isdigit() for c in value) >= _MIN_ID_DIGITS \
+                and has_pii_cue(text, span.start, span.end):
+            return True  # "student id 4815", not "my new number is 8" (a long division)
         if self._shaped(i, kind, value) or self._said(text, span, kind, maths=self._dense(i)):
             return True
         prev = self.dialogue.messages[i - 1].text if i else ""

@@ -223,3 +223,10 @@ def test_a_keyed_id_is_the_releases_own_and_no_leak():
     result, originals = released(d)
     assert result.release.id.startswith("d-")
     assert LeakChecker(originals).check_result(result) == []
+
+
+def test_my_new_number_in_a_long_division_is_no_date():
+    text = "Bring down my 8.  My new number is 8, so I need 8 or less."
+    d = Dialogue("ld", (msg(0, "teacher", text, [("8", "DATE_OF_BIRTH")]),))
+    result, _ = released(d)
+    assert result.release.messages[0].text == text and [c.text for c in result.candidates] == ["8"]

@@ -1,7 +1,7 @@
 """Does a release ship the names its record carries? Speaker names in every released field, the
 originals that came from speaker labels, and the review candidates per 1,000 messages.
 
-    python bench/record_bench.py CORPUS.jsonl [--detector rules] [--out DIR]
+    python bench/record_bench.py CORPUS.jsonl [--detector tagger --config '{"policy": "strict"}'] [--out DIR]
     python bench/record_bench.py CORPUS.jsonl --release RELEASE.jsonl   # audit a release made before
 
 The first form releases CORPUS with ``deidentify`` (the spans in the file, or ``--detector``'s) and
@@ -66,12 +66,13 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--release", type=Path, help="audit this release instead of making one")
     parser.add_argument("--detector", default="", help="a detector's spans instead of the file's")
+    parser.add_argument("--config", default="{}", help="the detector's config as JSON")
     parser.add_argument("--out", type=Path, help="where to write the release (default: a temporary folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         release = args.release or (args.out or Path(tmp)) / "release.jsonl"
         if args.release is None:
-            _release(args.corpus, release, args.detector)
+            _release(args.corpus, release, args.detector, args.config)
         summary = json.loads(release.with_name(release.stem + ".summary.json").read_text(encoding="utf-8"))
         utility = json.loads(release.with_name(release.stem + ".utility.json").read_text(encoding="utf-8"))
         figures = audit(args.corpus, release)
@@ -86,7 +87,7 @@ def main() -> None:
     print(json.dumps(figures, indent=2, ensure_ascii=False))
 
 
-def _release(corpus: Path, release: Path, detector: str) -> None:
+def _release(corpus: Path, release: Path, detector: str, config: str) -> None:
     import os
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
@@ -96,7 +97,7 @@ def _release(corpus: Path, release: Path, detector: str) -> None:
 
     django.setup()
     call_command("deidentify", str(corpus), "--out", str(release), "--key", "record-bench-key",
-                 *(["--detector", detector] if detector else []))
+                 *(["--detector", detector, "--config", config] if detector else []))
 
 
 if __name__ == "__main__":

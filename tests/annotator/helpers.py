@@ -70,3 +70,16 @@ def original_ids(export) -> dict[str, str]:
 
     rows = (json.loads(line) for line in (private_dir(export) / "mapping.jsonl").read_text(encoding="utf-8").splitlines())
     return {r["surrogate"]: r["original"] for r in rows if r["label"] == "DIALOGUE_ID"}
+
+
+LAPTOP = {"width": 1280, "height": 720}  # the screen the workspace and adjudication must fit
+
+
+def in_view(page, selector: str, viewport: dict = LAPTOP) -> dict:
+    """The bounding box of ``selector``'s first match, asserted whole inside the window (no
+    scrolling needed to reach it)."""
+    box = page.locator(selector).bounding_box()
+    assert box is not None, selector
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], (selector, box)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], (selector, box)
+    return box

@@ -6,18 +6,11 @@ from __future__ import annotations
 import pytest
 
 from annotator.services.adjudication import gold_merge_ready
+from tests.annotator.helpers import LAPTOP, in_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LAPTOP = {"width": 1280, "height": 720}
 
-
-def in_view(page, selector: str) -> dict:
-    box = page.locator(selector).bounding_box()
-    assert box is not None, selector
-    assert 0 <= box["y"] and box["y"] + box["height"] <= LAPTOP["height"], (selector, box)
-    assert 0 <= box["x"] and box["x"] + box["width"] <= LAPTOP["width"], (selector, box)
-    return box
 
 
 def overlap(a: dict, b: dict) -> bool:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, Prediction
-from tests.annotator.helpers import msg
+from tests.annotator.helpers import LAPTOP, in_view, msg
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LAPTOP = {"width": 1280, "height": 720}
 # Words of d1#2 ("Email me at maria.lopez@example.com if you get stuck.") the model suggests.
 WORDS = [(0, 5, "NAME"), (6, 8, "NAME"), (9, 11, "LOCATION"), (36, 38, "NAME"), (39, 42, "NAME"),
          (43, 46, "NAME")]
@@ -27,13 +26,6 @@ def open_item(page, live_server, assignment) -> None:
     page.click("form button.primary")
     page.wait_for_selector("#ws[data-ready] #target-text")
 
-
-def in_view(page, selector: str) -> dict:
-    box = page.locator(selector).bounding_box()
-    assert box is not None, selector
-    assert 0 <= box["y"] and box["y"] + box["height"] <= LAPTOP["height"], (selector, box)
-    assert 0 <= box["x"] and box["x"] + box["width"] <= LAPTOP["width"], (selector, box)
-    return box
 
 
 @pytest.fixture

@@ -52,6 +52,13 @@
   document.addEventListener("htmx:afterSettle", dropJobFlash);
 })();
 
+// A result rendered below a long form (a plan's dry run) is brought into view: the page would
+// otherwise open at its top, and the result would look like nothing happened.
+document.addEventListener("DOMContentLoaded", function () {
+  var el = document.querySelector("[data-reveal]");
+  if (el) el.scrollIntoView({ block: "start" });
+});
+
 // <select data-autosubmit> submits its form on change (was an inline onchange, which the CSP refuses).
 document.addEventListener("change", function (e) {
   var el = e.target;

@@ -54,7 +54,7 @@ def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
             "labels-INITIAL_FORMS": str(len(taxonomy) if initial is None else initial),
             "labels-MIN_NUM_FORMS": "0", "labels-MAX_NUM_FORMS": "1000"}
     for i, entry in enumerate(taxonomy):
-        for field in ("label", "description", "key", "color"):
+        for field in ("label", "description", "color"):
             data[f"labels-{i}-{field}"] = entry.get(field, "")
         if i in delete:
             data[f"labels-{i}-DELETE"] = "on"

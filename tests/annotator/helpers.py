@@ -61,6 +61,16 @@ def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
     return data
 
 
+def field_rows(policy=None) -> dict:
+    """The release-fields part of the project form as the page offers it (prefix ``fields``; the
+    default policy unless ``policy``), for tests that post the whole form."""
+    from annotator.forms.projects import ReleaseFieldsForm
+    from pipeline.surrogates.fields import FieldPolicy
+
+    form = ReleaseFieldsForm(policy=policy or FieldPolicy())
+    return {form[name].html_name: form[name].value() for name in form.fields if form[name].value() not in (None, False)}
+
+
 def original_ids(export) -> dict[str, str]:
     """A release's ids -> the dialogues' own ids, from its private mapping table (a release keys
     its ids by default: opaque, the originals in the mapping)."""

@@ -2,23 +2,20 @@
 project is offered the default labels and saves as offered; the settings page adds, renames and
 deletes labels, and says on the row what is wrong with it."""
 
-from annotator.forms.projects import ProjectForm, ReleaseFieldsForm
+from annotator.forms.projects import ProjectForm
 from annotator.models import AuditEvent, Project
 from annotator.models.corpus import default_taxonomy
-from pipeline.surrogates.fields import FieldPolicy
-from tests.annotator.helpers import label_rows
+from tests.annotator.helpers import field_rows, label_rows
 
 
-def _as_offered(*forms) -> dict:
-    """What the browser would post if the admin only typed a name and a slug (the project's form
-    and its release-fields form, whose fields carry a prefix)."""
+def _as_offered(form: ProjectForm) -> dict:
+    """What the browser would post if the admin only typed a name and a slug."""
     data = {}
-    for form in forms:
-        for name in form.fields:
-            value = form[name].value()
-            if value is None or value is False:
-                continue
-            data[form[name].html_name] = value
+    for name in form.fields:
+        value = form[name].value()
+        if value is None or value is False:
+            continue
+        data[name] = value
     return data
 
 
@@ -43,7 +40,7 @@ def test_the_new_project_page_offers_the_default_labels_a_row_each(client, membe
 
 def test_a_new_project_saves_as_offered(client, members):
     _superuser(client, members)
-    data = {**_as_offered(ProjectForm(), ReleaseFieldsForm(policy=FieldPolicy())), **label_rows(default_taxonomy()),
+    data = {**_as_offered(ProjectForm()), **field_rows(), **label_rows(default_taxonomy()),
             "name": "Fresh", "slug": "fresh"}
     response = client.post("/projects/new/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -56,7 +53,7 @@ def test_a_new_project_saves_as_offered(client, members):
 
 
 def _settings(project, taxonomy, **rows) -> dict:
-    return {**_as_offered(ProjectForm(instance=project), ReleaseFieldsForm(policy=project.field_policy())),
+    return {**_as_offered(ProjectForm(instance=project)), **field_rows(project.field_policy()),
             **label_rows(taxonomy, **rows)}
 
 

@@ -18,27 +18,27 @@ SPEAKER_ROLES = ("tutor", "student", "other")
 
 @dataclass(frozen=True, slots=True)
 class LabelDef:
-    """One PII type of a project's taxonomy."""
+    """One PII type of a project's taxonomy. It has no key of its own: a screen that labels by key
+    gives each label the key of its place in the taxonomy."""
 
     label: str
     description: str
-    key: str
     color: str = "#fde68a"
 
 
 DEFAULT_TAXONOMY: tuple[LabelDef, ...] = (
-    LabelDef("NAME", "A real person: student, tutor, parent, teacher.", "n", "#fca5a5"),
-    LabelDef("SCHOOL", "A school, college or district attended or worked at.", "s", "#fdba74"),
-    LabelDef("LOCATION", "Address, city or neighbourhood that locates a participant.", "l", "#fcd34d"),
-    LabelDef("AGE", "A participant's age.", "a", "#bef264"),
-    LabelDef("DATE_OF_BIRTH", "A birthday or date of birth.", "b", "#86efac"),
-    LabelDef("EMAIL", "An e-mail address.", "e", "#6ee7b7"),
-    LabelDef("PHONE", "A telephone number.", "p", "#5eead4"),
-    LabelDef("URL", "A personal web address or profile link.", "u", "#7dd3fc"),
-    LabelDef("USERNAME", "A handle, login or gamer tag.", "h", "#a5b4fc"),
-    LabelDef("ID_NUMBER", "A student id, licence, account or other identifying number.", "i", "#c4b5fd"),
-    LabelDef("COURSE", "A course code with its number, such as 'Algebra 300'.", "c", "#f0abfc"),
-    LabelDef("OTHER_IDENTIFIER", "Anything else that identifies a participant.", "o", "#f9a8d4"),
+    LabelDef("NAME", "A real person: student, tutor, parent, teacher.", "#fca5a5"),
+    LabelDef("SCHOOL", "A school, college or district attended or worked at.", "#fdba74"),
+    LabelDef("LOCATION", "Address, city or neighbourhood that locates a participant.", "#fcd34d"),
+    LabelDef("AGE", "A participant's age.", "#bef264"),
+    LabelDef("DATE_OF_BIRTH", "A birthday or date of birth.", "#86efac"),
+    LabelDef("EMAIL", "An e-mail address.", "#6ee7b7"),
+    LabelDef("PHONE", "A telephone number.", "#5eead4"),
+    LabelDef("URL", "A personal web address or profile link.", "#7dd3fc"),
+    LabelDef("USERNAME", "A handle, login or gamer tag.", "#a5b4fc"),
+    LabelDef("ID_NUMBER", "A student id, licence, account or other identifying number.", "#c4b5fd"),
+    LabelDef("COURSE", "A course code with its number, such as 'Algebra 300'.", "#f0abfc"),
+    LabelDef("OTHER_IDENTIFIER", "Anything else that identifies a participant.", "#f9a8d4"),
 )
 
 DEFAULT_LABELS: tuple[str, ...] = tuple(d.label for d in DEFAULT_TAXONOMY)

@@ -40,19 +40,12 @@ class ProjectForm(forms.ModelForm):
 
 
 class LabelForm(forms.Form):
-    """One label of the taxonomy: its name, what it means, its key in the workspace, its colour."""
+    """One label of the taxonomy: its name, what it means, its colour (its key is its row)."""
 
     label = forms.CharField(max_length=60)
     description = forms.CharField(required=False, max_length=500)
-    key = forms.CharField(max_length=1, help_text="One letter or digit.")
     color = forms.CharField(required=False, label="Colour",
                             widget=forms.TextInput(attrs={"placeholder": "#rrggbb", "class": "mono"}))
-
-    def clean_key(self):
-        key = self.cleaned_data["key"]
-        if not key.isalnum():
-            raise forms.ValidationError("One letter or digit.")
-        return key
 
     def clean_color(self):
         color = self.cleaned_data["color"].strip()
@@ -62,13 +55,13 @@ class LabelForm(forms.Form):
 
     def entry(self) -> dict:
         d = self.cleaned_data
-        return {"label": d["label"], "description": d["description"], "key": d["key"],
+        return {"label": d["label"], "description": d["description"],
                 **({"color": d["color"]} if d["color"] else {})}
 
 
 class BaseTaxonomyFormSet(forms.BaseFormSet):
-    """The labels, a row each (an empty row adds one, a ticked Delete removes one); a label or key
-    used twice is marked on each row that uses it, and the whole passes the one taxonomy check."""
+    """The labels, a row each (an empty row adds one, a ticked Delete removes one); a label used
+    twice is marked on each row that uses it, and the whole passes the one taxonomy check."""
 
     def _kept(self) -> list[LabelForm]:
         return [f for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
@@ -77,12 +70,11 @@ class BaseTaxonomyFormSet(forms.BaseFormSet):
         kept = self._kept()
         if not kept and not any(self.errors):
             raise forms.ValidationError("Keep at least one label.")
-        for field, norm in (("label", str), ("key", str.lower)):
-            values = [(f, f.cleaned_data[field]) for f in kept if field in f.cleaned_data]
-            counts = Counter(norm(v) for _, v in values)
-            for f, v in values:
-                if counts[norm(v)] > 1:
-                    f.add_error(field, f"{v!r} is used by another label too.")
+        values = [(f, f.cleaned_data["label"]) for f in kept if "label" in f.cleaned_data]
+        counts = Counter(v for _, v in values)
+        for f, v in values:
+            if counts[v] > 1:
+                f.add_error("label", f"{v!r} is used by another label too.")
         if not any(self.errors):
             validate_taxonomy(self.taxonomy())  # the one check of a taxonomy (a ValidationError here)
 
@@ -96,7 +88,7 @@ TaxonomyFormSet = forms.formset_factory(LabelForm, formset=BaseTaxonomyFormSet, 
 
 def taxonomy_formset(data=None, *, taxonomy: list[dict]) -> BaseTaxonomyFormSet:
     """The settings page's label rows, filled with ``taxonomy`` (prefix ``labels``)."""
-    initial = [{k: entry.get(k, "") for k in ("label", "description", "key", "color")} for entry in taxonomy]
+    initial = [{k: entry.get(k, "") for k in ("label", "description", "color")} for entry in taxonomy]
     return TaxonomyFormSet(data, initial=initial, prefix="labels")
 
 

@@ -59,6 +59,7 @@ class QueueFilterForm(forms.Form):
     # a page's cursor (annotator.selectors.keyset_page): "<order>-<id>" of the row it follows or precedes
     after = forms.RegexField(required=False, regex=r"^\d+-\d+$", widget=forms.HiddenInput)
     before = forms.RegexField(required=False, regex=r"^\d+-\d+$", widget=forms.HiddenInput)
+    page = forms.IntegerField(min_value=1, required=False)  # before cursors: a bookmark's page 1 still opens
 
 
 class PlanForm(forms.Form):

@@ -15,7 +15,7 @@ from pipeline.types import DEFAULT_TAXONOMY
 
 def default_taxonomy() -> list[dict]:
     return [
-        {"label": d.label, "description": d.description, "key": d.key, "color": d.color}
+        {"label": d.label, "description": d.description, "color": d.color}
         for d in DEFAULT_TAXONOMY
     ]
 
@@ -124,22 +124,22 @@ def is_color(value) -> bool:
 
 
 def validate_taxonomy(taxonomy) -> None:
-    """The one check of a taxonomy, for the settings form, ``Project.clean`` and any import."""
+    """The one check of a taxonomy, for the settings form, ``Project.clean`` and any import.
+
+    A label's key is its place in the list (annotator/selectors/keymap.py), so an entry has no key
+    of its own; the letter ``key`` that taxonomies stored before carry is ignored, never refused."""
     if not isinstance(taxonomy, list) or not taxonomy:
         raise ValidationError("The taxonomy must be a non-empty list of labels.")
-    seen_labels, seen_keys = set(), set()
+    seen_labels = set()
     for entry in taxonomy:
-        if not isinstance(entry, dict) or not entry.get("label") or not entry.get("key"):
-            raise ValidationError("Each taxonomy entry needs a 'label' and a one-character 'key'.")
-        label, key = entry["label"], entry["key"]
-        if len(key) != 1 or not key.isalnum():
-            raise ValidationError(f"Key {key!r} of {label} must be one letter or digit.")
+        if not isinstance(entry, dict) or not entry.get("label"):
+            raise ValidationError("Each taxonomy entry needs a 'label'.")
+        label = entry["label"]
         if "color" in entry and not is_color(entry["color"]):
             raise ValidationError(f"The colour of {label} must be #rrggbb (six hex digits), got {entry['color']!r}.")
-        if label in seen_labels or key.lower() in seen_keys:
-            raise ValidationError(f"Label {label} or key {key!r} is used twice.")
+        if label in seen_labels:
+            raise ValidationError(f"Label {label} is used twice.")
         seen_labels.add(label)
-        seen_keys.add(key.lower())
 
 
 class Role(models.TextChoices):

@@ -34,6 +34,14 @@ def page_of(qs, page: int, per_page: int = 50, *, keys_first: bool = False,
     return list(rows), paginator.count
 
 
+def first_page_only(page: int | None) -> None:
+    """A list paged by cursor has no numbered pages: ``?page=1`` (a bookmark from before cursors)
+    opens its first page, any other number is a 404, as a page past the end of a numbered list is
+    (:func:`page_of`), so that every list answers a page it does not have the same way."""
+    if (page or 1) > 1:
+        raise Http404("No such page.")
+
+
 BIGGEST = 2**31 - 1  # a cursor past the largest key a column holds (queue order: an integer) ends no list
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count
 from django.utils import timezone
@@ -49,3 +51,28 @@ def run_label_counts(run: DetectorRun) -> list[tuple[str, int]]:
     return list(
         Prediction.objects.filter(run=run).values_list("label").annotate(n=Count("pk")).order_by("-n")
     )
+
+
+MODELS_DIR = "BLINDSPOT_MODELS_DIR"
+
+
+def config_shown(run: DetectorRun) -> Any:
+    """The run's config as its page shows it: a path inside the models folder is written from
+    ``BLINDSPOT_MODELS_DIR`` on, since the server's absolute path says nothing an admin can act on
+    and shows how the server's disk is laid out; the stored config keeps the path the run used."""
+    root = Path(settings.BLINDSPOT_MODELS_DIR).resolve()
+
+    def shown(value):
+        if isinstance(value, dict):
+            return {k: shown(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shown(v) for v in value]
+        if isinstance(value, str) and Path(value).is_absolute():
+            try:
+                inside = Path(value).resolve().relative_to(root)
+            except ValueError:
+                return value
+            return MODELS_DIR if inside == Path() else f"{MODELS_DIR}/{inside.as_posix()}"
+        return value
+
+    return shown(run.config)

@@ -171,9 +171,19 @@ def _suggestion(a: Assignment, annotations: list[Annotation], prediction_id) -> 
     raise NotFoundError("No such suggestion (it may already be decided).")
 
 
+# Sentence punctuation and quotes name nobody: a selection's ends drop them.
+_EDGE = frozenset("?!.,;:…\"“”«»¿¡")
+
+
 def _snap(text: str, start: int, end: int) -> tuple[int, int]:
-    """Whole words, as the annotator meant; a possessive 's they did not select stays out."""
+    """Whole words, as the annotator meant: the punctuation and quotes at either end stay out (a
+    drag past the end of "What is 9755 x 468?" takes the "?"), and so does a possessive 's they
+    did not select."""
     s, e = word_bounds(text, start, end)
+    while s < e and (text[s] in _EDGE or text[s].isspace()):
+        s += 1
+    while e > s and (text[e - 1] in _EDGE or text[e - 1].isspace()):
+        e -= 1
     tail = text[e - 2:e] if e - s > 2 else ""
     if tail in ("'s", "’s", "'S", "’S") and end <= e - 2:
         e -= 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -22,6 +22,7 @@ from annotator.forms.adjudication import DecisionForm, QueueFilterForm
 from annotator.models import AdjudicationItem, Role
 from annotator.rendering import taxonomy_colors
 from annotator.selectors import adjudication as sel
+from annotator.selectors import first_page_only
 from annotator.selectors.keymap import adjudication_keymap
 from annotator.services.adjudication import (
     AdjudicationError,
@@ -47,8 +48,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     filters = {"status": AdjudicationItem.Status.OPEN, "flag": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
         filters = {name: form.cleaned_data[name] or default for name, default in filters.items()}
-        if (form.cleaned_data["page"] or 1) > 1:  # numbered pages are gone (cursors): only the first is left
-            raise Http404("No such page.")
+        first_page_only(form.cleaned_data["page"])
     if not request.htmx:
         _sweep(project)
     context = {"project": project, **filters, **sel.queue_page(project, **filters),

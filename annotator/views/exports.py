@@ -43,7 +43,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         if action == "gold" and gold_form.is_valid():
             export = export_services.gold_export_start(project=project, user=request.user, **gold_form.cleaned_data)
-            messages.success(request, f"Gold export v{export.version} queued.")
+            messages.success(request, f"Gold export v{export.version} queued.", extra_tags="job")
             return redirect("export-detail", slug=slug, export_id=export.pk)
         if action == "release" and release_form.is_valid():
             source, run = release_form.source_and_run()
@@ -52,7 +52,7 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
                 project=project, user=request.user, source=source, run=run, mode=data["mode"],
                 scope=data["scope"], use_llm=data["use_llm"], complete_only=data["complete_only"],
             )
-            messages.success(request, f"Release v{export.version} queued.")
+            messages.success(request, f"Release v{export.version} queued.", extra_tags="job")
             return redirect("export-detail", slug=slug, export_id=export.pk)
     except export_services.ExportError as exc:
         (gold_form if action == "gold" else release_form).add_error(None, str(exc))

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotator import access
 from annotator.forms.runs import RunForm
 from annotator.models import DetectorRun, Role
-from annotator.selectors.runs import finished_run_counts, run_progress
+from annotator.selectors.runs import config_shown, finished_run_counts, run_progress
 from annotator.services import runs as run_services
 from annotator.services.reports import ambiguity_rows, evaluation_rows, run_scores
 
@@ -27,14 +27,14 @@ def run_list(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             run_services.run_enqueue(run)
-            messages.success(request, f"Run {run.label} queued.")
+            messages.success(request, f"Run {run.label} queued.", extra_tags="job")
             return redirect("run-detail", slug=slug, run_id=run.pk)
     runs = DetectorRun.objects.filter(project=project).order_by("-created_at")
     return render(request, "runs/list.html", {"project": project, "form": form, "runs": runs})
 
 
 def _run_context(project, run) -> dict:
-    context = {"project": project, "run": run, "progress": run_progress(run)}
+    context = {"project": project, "run": run, "progress": run_progress(run), "config": config_shown(run)}
     if run.is_finished:
         context["label_counts"], context["segments"] = finished_run_counts(run)
         scores = run_scores(run)  # cached; a job computes them (the page polls while it runs)
@@ -72,5 +72,5 @@ def run_resume(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     project = access.project_for(request.user, slug, Role.ADMIN)
     run = get_object_or_404(DetectorRun, pk=run_id, project=project, source=DetectorRun.Source.DETECTOR)
     n = run_services.run_resume(run=run, user=request.user)
-    messages.success(request, f"Re-queued {n} unfinished chunk(s).")
+    messages.success(request, f"Re-queued {n} unfinished chunk(s).", extra_tags="job")
     return redirect("run-detail", slug=slug, run_id=run.pk)

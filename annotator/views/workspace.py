@@ -33,6 +33,7 @@ from annotator.forms.workspace import (
     TimeForm,
 )
 from annotator.models import Assignment, AssignmentPlan, Role
+from annotator.selectors import first_page_only
 from annotator.selectors import workspace as sel
 from annotator.selectors.assignments import condition_exposure
 from annotator.selectors.keymap import label_keys
@@ -87,6 +88,7 @@ def queue_list(request: HttpRequest, slug: str) -> HttpResponse:
     filters = {"status": "", "q": "", "after": "", "before": ""}
     if form.is_valid():
         filters = {name: form.cleaned_data[name] or "" for name in filters}
+        first_page_only(form.cleaned_data["page"])
     context = {
         "project": project, "status": filters["status"], "q": filters["q"], "form": form,
         **sel.queue_page(request.user, project, **filters),

@@ -7,22 +7,22 @@
 (function () {
   "use strict";
   var WORD = /[\p{L}\p{M}\p{N}_'’@.\-]/u;
+  // Spaces, sentence punctuation and quotes at a selection's ends name nobody: they stay out (as
+  // the workspace's snapping does, annotator/services/workspace.py).
+  var EDGE = /[\s?!.,;:…"“”«»¿¡]/u;
 
   // Offsets come from the runs the server rendered with their code-point offsets
   // (static/js/offsets.js), never from textContent, which lost the message's CRs and counts UTF-16
   // units; snapping walks the stored text one code point at a time.
+  // A selection dragged past the message's ends is clipped to the message.
   function selection(target) {
-    var sel = window.getSelection();
-    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
-    var r = sel.getRangeAt(0);
-    if (!target.contains(r.startContainer) || !target.contains(r.endContainer)) return null;
     var off = window.blindspotOffsets.selection(target);
     if (!off) return null;
     var text = window.blindspotOffsets.chars(target), s = off.start, e = off.end;
     while (s > 0 && WORD.test(text[s - 1]) && WORD.test(text[s])) s--;
     while (e < text.length && WORD.test(text[e - 1]) && WORD.test(text[e])) e++;
-    while (s < e && /\s/.test(text[s])) s++;
-    while (e > s && /\s/.test(text[e - 1])) e--;
+    while (s < e && EDGE.test(text[s])) s++;
+    while (e > s && EDGE.test(text[e - 1])) e--;
     if (s >= e) return null;
     return { start: s, end: e, text: text.slice(s, e).join("") };
   }

@@ -37,6 +37,28 @@
   });
 })();
 
+// A flash that says a job was queued ("Run #4 rules queued.") goes once the page shows the job
+// finished (its polled progress carries data-job-finished): it would say something no longer true.
+(function () {
+  function dropJobFlash() {
+    if (!document.querySelector("[data-job-finished]")) return;
+    document.querySelectorAll(".flash li.job").forEach(function (li) {
+      var list = li.parentElement;
+      li.remove();
+      if (!list.children.length) list.remove();
+    });
+  }
+  document.addEventListener("DOMContentLoaded", dropJobFlash);
+  document.addEventListener("htmx:afterSettle", dropJobFlash);
+})();
+
+// A result rendered below a long form (a plan's dry run) is brought into view: the page would
+// otherwise open at its top, and the result would look like nothing happened.
+document.addEventListener("DOMContentLoaded", function () {
+  var el = document.querySelector("[data-reveal]");
+  if (el) el.scrollIntoView({ block: "start" });
+});
+
 // <select data-autosubmit> submits its form on change (was an inline onchange, which the CSP refuses).
 document.addEventListener("change", function (e) {
   var el = e.target;

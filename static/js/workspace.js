@@ -393,6 +393,6 @@
   restoreFocus(null);
   restoreDraft();
   var t0 = target();
-  if (t0) t0.focus({ preventScroll: true });
+  if (t0) { t0.focus({ preventScroll: true }); t0.scrollIntoView({ block: "nearest" }); }  // a long window scrolls in its column
   ws.dataset.ready = "1";  // the shortcuts are bound: keys pressed from now on are handled
 })();

@@ -54,11 +54,21 @@ def label_rows(taxonomy, *, delete=(), initial: int | None = None) -> dict:
             "labels-INITIAL_FORMS": str(len(taxonomy) if initial is None else initial),
             "labels-MIN_NUM_FORMS": "0", "labels-MAX_NUM_FORMS": "1000"}
     for i, entry in enumerate(taxonomy):
-        for field in ("label", "description", "key", "color"):
+        for field in ("label", "description", "color"):
             data[f"labels-{i}-{field}"] = entry.get(field, "")
         if i in delete:
             data[f"labels-{i}-DELETE"] = "on"
     return data
+
+
+def field_rows(policy=None) -> dict:
+    """The release-fields part of the project form as the page offers it (prefix ``fields``; the
+    default policy unless ``policy``), for tests that post the whole form."""
+    from annotator.forms.projects import ReleaseFieldsForm
+    from pipeline.surrogates.fields import FieldPolicy
+
+    form = ReleaseFieldsForm(policy=policy or FieldPolicy())
+    return {form[name].html_name: form[name].value() for name in form.fields if form[name].value() not in (None, False)}
 
 
 def original_ids(export) -> dict[str, str]:
@@ -70,3 +80,16 @@ def original_ids(export) -> dict[str, str]:
 
     rows = (json.loads(line) for line in (private_dir(export) / "mapping.jsonl").read_text(encoding="utf-8").splitlines())
     return {r["surrogate"]: r["original"] for r in rows if r["label"] == "DIALOGUE_ID"}
+
+
+LAPTOP = {"width": 1280, "height": 720}  # the screen the workspace and adjudication must fit
+
+
+def in_view(page, selector: str, viewport: dict = LAPTOP) -> dict:
+    """The bounding box of ``selector``'s first match, asserted whole inside the window (no
+    scrolling needed to reach it)."""
+    box = page.locator(selector).bounding_box()
+    assert box is not None, selector
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], (selector, box)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], (selector, box)
+    return box

@@ -261,3 +261,14 @@ def test_only_the_project_s_admins_see_the_pseudonym_key(client, members, comput
     client.force_login(members["adjudicator"])
     page = client.get(url).content.decode()
     assert "Pseudonym key" not in page and "annotator2" not in page
+
+
+# ---- a page a list does not have is a 404 on every list -------------------------------------
+
+@pytest.mark.parametrize("url,who", [("/p/test/dialogues/", "adjudicator"), ("/p/test/adjudication/", "adjudicator"),
+                                     ("/p/test/queue/items/", "annotator")])
+def test_every_list_answers_a_page_past_its_end_with_404(client, members, queued, url, who):
+    client.force_login(members[who])
+    assert client.get(url, {"page": 1}).status_code == 200
+    for page in (2, 10**30):
+        assert client.get(url, {"page": page}).status_code == 404, (url, page)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import DetectorRun, Project
-from tests.annotator.helpers import label_rows
+from tests.annotator.helpers import field_rows, label_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,7 @@ def test_a_too_low_role_gets_a_page_that_says_why(client, members):
 def _settings(**extra):
     return {"name": "Test project", "slug": "test", "visibility_mode": "randomized", "overlap_k": 2,
             "context_window": 3, "labelling_policy": "strict", "merge_rule": "unanimous",
-            "guidelines": "x", **label_rows(Project.objects.get(slug="test").taxonomy), **extra}
+            "guidelines": "x", **label_rows(Project.objects.get(slug="test").taxonomy), **field_rows(), **extra}
 
 
 def test_admin_chooses_the_suggestion_runs_in_settings(client, members, project):

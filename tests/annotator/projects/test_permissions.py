@@ -92,6 +92,6 @@ def test_settings_form_rejects_bad_taxonomy(client, members):
     response = client.post("/p/test/settings/", {
         "name": "Test project", "slug": "test", "visibility_mode": "blind", "overlap_k": 2,
         "context_window": 3, "labelling_policy": "strict", "merge_rule": "unanimous",
-        "guidelines": "x", **label_rows([{"label": "NAME", "key": "!"}]),
+        "guidelines": "x", **label_rows([{"label": "NAME", "color": "red"}]),
     })
-    assert response.status_code == 200 and b"One letter or digit." in response.content
+    assert response.status_code == 200 and b"A colour is #rrggbb" in response.content

@@ -296,3 +296,34 @@ def test_a_refused_run_says_why_once(client, members, project):
     client.force_login(members["admin"])
     page = client.post("/p/test/runs/", {"preset": "tagger", "config": ""}).content.decode()
     assert page.count("has no active tagger") == 1
+
+
+@pytest.mark.django_db
+def test_a_run_with_no_findings_says_0_spans(client, members, django_capture_on_commit_callbacks):
+    from annotator.services.imports import corpus_import
+    from pipeline.formats import parse_upload
+
+    project = members["admin"].memberships.get().project
+    line = json.dumps({"id": "quiet", "messages": [{"speaker": "Tutor", "text": "what is 3 + 4 ?"}]})
+    corpus_import(project=project, dialogues=parse_upload(line.encode()), source="q.jsonl")
+    client.force_login(members["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/p/test/runs/", {"preset": "rules", "config": ""})
+    page = client.get(response["Location"]).content.decode()
+    assert "Succeeded" in page and "0 spans: the detector found nothing in 1 message." in page
+
+
+@pytest.mark.django_db
+def test_a_runs_config_shows_paths_from_the_models_folder(client, members, settings, tmp_path):
+    settings.BLINDSPOT_MODELS_DIR = tmp_path / "var" / "models"
+    project = members["admin"].memberships.get().project
+    run = DetectorRun.objects.create(project=project, detector="tagger", status=DetectorRun.Status.SUCCEEDED, config={
+        "model_dir": str(settings.BLINDSPOT_MODELS_DIR), "model_path": str(settings.BLINDSPOT_MODELS_DIR / "test-v3"),
+        "other": "/etc/elsewhere", "threshold": 0.5})
+    client.force_login(members["admin"])
+    page = client.get(f"/p/test/runs/{run.pk}/").content.decode()
+    assert str(tmp_path) not in page
+    assert "&quot;model_path&quot;: &quot;BLINDSPOT_MODELS_DIR/test-v3&quot;" in page
+    assert "&quot;model_dir&quot;: &quot;BLINDSPOT_MODELS_DIR&quot;" in page and "/etc/elsewhere" in page
+    run.refresh_from_db()
+    assert run.config["model_path"] == str(settings.BLINDSPOT_MODELS_DIR / "test-v3")  # stored as the run used it

@@ -154,3 +154,52 @@ def test_adjudication_spans_are_the_selected_text(live_server, browser_page, mem
         page.wait_for_url(lambda url, here=f"/adjudication/{item.pk}/": here not in url)
         gold = GoldSpan.objects.filter(message=m, label="OTHER_IDENTIFIER").order_by("start")
         assert sorted(stored(text[g.start:g.end]) for g in gold) == sorted(added)
+
+
+QUESTION = "What is 9755 x 468?"
+
+
+def test_a_drag_past_the_end_of_a_message_leaves_out_its_punctuation(live_server, browser_page, members, project):
+    """A drag from a word to beyond the end of the message (into the next one) takes the "?" with
+    it; the span, in the workspace and in adjudication, ends at the last word."""
+    d = Dialogue.objects.create(project=project, external_id="q1")
+    m = Message.objects.create(dialogue=d, project=project, position=0, speaker="Tutor", text=QUESTION)
+    Message.objects.create(dialogue=d, project=project, position=1, speaker="Student", text="by hand?")
+    item = Assignment.objects.create(project=project, annotator=members["annotator"], message=m, condition="blind")
+    page = browser_page
+    login(page, live_server, "annotator", f"/p/test/item/{item.public_id}/")
+    page.wait_for_selector("#ws[data-ready] #target-text")
+    start = page.evaluate("""() => {
+        const walker = document.createTreeWalker(document.getElementById('target-text'), NodeFilter.SHOW_TEXT);
+        let t; while ((t = walker.nextNode())) { const at = t.data.indexOf('9755'); if (at >= 0) {
+          const r = document.createRange(); r.setStart(t, at); r.setEnd(t, at + 1);
+          const b = r.getBoundingClientRect(); return {x: b.left + 1, y: b.top + b.height / 2}; } }
+    }""")
+    after = page.locator(".msg.context .text").bounding_box()  # the next message, below the target
+    page.mouse.move(start["x"], start["y"])
+    page.mouse.down()
+    page.mouse.move(after["x"] + 20, after["y"] + after["height"] / 2, steps=8)
+    page.mouse.up()
+    assert page.evaluate("window.getSelection().toString()").startswith("9755 x 468?")
+    page.keyboard.press(OTHER_KEY)
+    expect(page.locator("#ws-spans [data-focus]")).to_have_count(1)
+    ann = Annotation.objects.get(assignment=item)
+    assert QUESTION[ann.start:ann.end] == "9755 x 468"
+
+    page.keyboard.press("Enter")  # submitted: the other annotator marked nothing, so it is a disagreement
+    page.wait_for_url(lambda url: str(item.public_id) not in url)
+    label(members["annotator2"], m, [])
+    gold_merge_ready(project=project)
+    adj = AdjudicationItem.objects.get(message=m)
+    page.context.clear_cookies()
+    login(page, live_server, "adjudicator", f"/p/test/adjudication/{adj.pk}/")
+    page.wait_for_selector("#adj-target")
+    page.evaluate("""() => {  // from "9755" to past the end of the message
+        const run = document.querySelector('#adj-target .run'), t = run.firstChild;
+        const r = document.createRange(); r.setStart(t, t.data.indexOf('9755'));
+        r.setEndAfter(document.querySelector('#adj-target').closest('li').nextElementSibling);
+        const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r);
+    }""")
+    page.keyboard.press(OTHER_KEY)
+    added = page.locator("#adj-candidates li.added input")
+    assert added.get_attribute("value") == f"{ann.start}:{ann.end}:OTHER_IDENTIFIER"

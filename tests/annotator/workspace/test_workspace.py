@@ -105,6 +105,23 @@ def test_possessive_stays_out_of_a_snapped_span(members, ws_project, planned):
     assert (ann.start, ann.end) == (0, 5)
 
 
+@pytest.mark.parametrize("text,start,end,span", [
+    ("What is 9755 x 468?", 8, 19, "9755 x 468"),  # dragged past the end of the message
+    ("ask “Maria”, please", 4, 11, "Maria"),
+    ("Email a.b@example.com.", 6, 22, "a.b@example.com"),
+    ("Dr. Lopez!", 0, 10, "Dr. Lopez"),  # inside a span the punctuation stays
+])
+def test_a_snapped_span_leaves_out_punctuation_at_its_ends(members, ws_project, planned, text, start, end, span):
+    from annotator.models import Dialogue, Message
+
+    planned("blind")
+    d = Dialogue.objects.get(project=ws_project, external_id="d2")
+    m = Message.objects.create(dialogue=d, project=ws_project, position=9, speaker="T", text=text)
+    a = Assignment.objects.create(project=ws_project, annotator=members["annotator"], message=m, order=99)
+    ann = svc.span_add(assignment=a, user=members["annotator"], version=0, start=start, end=end, label="NAME")
+    assert text[ann.start:ann.end] == span
+
+
 def test_overlap_is_refused_with_a_message(client, members, blind_item):
     client.force_login(members["annotator"])
     post_action(client, blind_item, "span-add", start=3, end=8, label="NAME")

@@ -172,6 +172,10 @@ class ReleaseFieldsForm(forms.Form):
     def __init__(self, data=None, *, policy: FieldPolicy):
         initial = {**policy.to_dict(), "role_labels": ", ".join(policy.role_labels),
                    "meta_keys": "\n".join(f"{k}: {v}" for k, v in policy.meta_keys.items())}
+        if data is not None:  # a post that leaves a field out (a script, an older page) keeps its choice
+            data = data.copy()
+            for name in self.base_fields:
+                data.setdefault(f"fields-{name}", initial[name])
         super().__init__(data, initial=initial, prefix="fields")
 
     def clean_meta_keys(self) -> dict[str, str]:

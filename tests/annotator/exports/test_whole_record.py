@@ -88,3 +88,18 @@ def test_the_projects_role_words_reach_the_speakers_detector(project):
     assert detector_config(project=project, detector="speakers", config={})["roles"] == ["T", "S", "Coach"]
     ensemble = detector_config(project=project, detector="ensemble", config={})
     assert ensemble["speakers"]["roles"] == ["T", "S", "Coach"]
+
+
+@pytest.mark.django_db
+def test_a_settings_post_without_the_record_fields_keeps_the_projects_policy(project, members, client):
+    project.release_fields = {"ts": "drop"}
+    project.save(update_fields=["release_fields"])
+    client.force_login(members["admin"])
+    form = client.get(reverse("project-settings", args=[project.slug])).context["form"]
+    data = {k: v for k, v in form.initial.items() if v is not None and k != "suggestion_runs"}
+    data.update({"name": project.name, "slug": project.slug, "labels-TOTAL_FORMS": "1", "labels-INITIAL_FORMS": "0",
+                 "labels-0-label": "NAME", "labels-0-description": "a person"})
+    response = client.post(reverse("project-settings", args=[project.slug]), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    project.refresh_from_db()
+    assert project.release_fields == {"ts": "drop"}

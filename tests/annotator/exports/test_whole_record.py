@@ -9,22 +9,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotator.models import Export
 from annotator.services import release_review as review
-from annotator.services import releases as release_services
 from annotator.services.exports import export_dir
 from tests.annotator.exports.conftest import RECORD
+from tests.annotator.exports.test_release_review import _build
 from tests.annotator.helpers import original_ids
 
 NAMES = ("okafor", "maria", "lopez", "caleb", "jose", "josé")
-
-
-def _build(capture, project, user) -> Export:
-    with capture(execute=True):
-        export = release_services.release_start(project=project, user=user)
-    export.refresh_from_db()
-    assert export.status == "succeeded", export.error
-    return export
 
 
 def _released(export) -> dict:

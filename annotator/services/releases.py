@@ -103,11 +103,18 @@ SOURCES = ("gold", "run")
 NO_KEY = "no-surrogate-key-needed-for-tags"  # tag and redact modes draw nothing at random
 
 
-def surrogate_key(mode: str) -> str:
+def surrogate_key(mode: str, *, keyed_ids: bool = False) -> str:
+    """The release's key. Surrogates need one; so do keyed ids in any mode: an HMAC under a key
+    everybody knows is undone by hashing guessed ids ("maria-lopez-session-1")."""
     key = settings.BLINDSPOT_SURROGATE_KEY
-    if mode == "surrogate" and len(key or "") < 8:
-        raise ExportError("Set BLINDSPOT_SURROGATE_KEY (at least 8 characters) to build surrogate releases.")
+    if (mode == "surrogate" or keyed_ids) and len(key or "") < 8:
+        needs = "surrogate releases" if mode == "surrogate" else "keyed dialogue ids (or set the project's ids to keep)"
+        raise ExportError(f"Set BLINDSPOT_SURROGATE_KEY (at least 8 characters) to build {needs}.")
     return key or NO_KEY
+
+
+def release_key(export: Export) -> str:
+    return surrogate_key(export.params.get("mode", "surrogate"), keyed_ids=field_policy(export).id == "keyed")
 
 
 def release_start(*, project: Project, user, source: str = "gold", run: DetectorRun | None = None,
@@ -116,9 +123,8 @@ def release_start(*, project: Project, user, source: str = "gold", run: Detector
     """Queue a release build (a Celery job with progress)."""
     if source not in SOURCES or mode not in MODES or scope not in SCOPES:
         raise ExportError("Unknown source, mode or scope.")
-    surrogate_key(mode)
     try:
-        project.field_policy()
+        surrogate_key(mode, keyed_ids=project.field_policy().id == "keyed")
     except FieldPolicyError as exc:
         raise ExportError(f"The project's policy for the released record is not valid: {exc}") from None
     if source == "run":
@@ -337,7 +343,7 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
 def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any] | None:
     """Build the release files; returns the record's fields (files, manifest, report, publishable),
     or None when it goes on in chunks (the last of them finishes the release)."""
-    key = surrogate_key(export.params.get("mode", "surrogate"))
+    key = release_key(export)
     paths = release_paths(export)
     dialogues = max(Dialogue.objects.filter(project=export.project).count(), 1)
     total = (3 if dialogues > release_chunks.chunk_size() else 2) * dialogues  # chunks: a third for them
@@ -396,7 +402,7 @@ def _release_part(export: Export, plan: dict[str, Any], index: int, records: Ite
     Returns its state (:func:`~pipeline.surrogates.parts.part_state`) and its pending candidates."""
     engines, first = release_chunks.ENGINES, index * plan["chunk_dialogues"]
     checker = engines.checker(engine.key, engine.originals)
-    deid = engines.take(engine.key, lambda: _engine(export, surrogate_key(export.params.get("mode", "surrogate")),
+    deid = engines.take(engine.key, lambda: _engine(export, release_key(export),
                                                      engine.originals, plan["confirmed"]),
                         engine.registered, first)
     with release_chunks.scratch(release_chunks.local_chunks(export)) as scratch:

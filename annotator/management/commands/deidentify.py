@@ -71,7 +71,11 @@ class Command(BaseCommand):
                workers=None, second_opinion="", model=None, fields="{}", **opts):
         workers = workers_or_error(workers)
         policy = self._fields(fields)
-        key = key or settings.BLINDSPOT_SURROGATE_KEY or ("no-key-needed-for-tags" if mode != "surrogate" else "")
+        key = key or settings.BLINDSPOT_SURROGATE_KEY
+        if not key and mode != "surrogate" and policy.id == "keyed":
+            raise CommandError("Keyed dialogue ids need a key: pass --key or set BLINDSPOT_SURROGATE_KEY "
+                               "(an HMAC under a known key is undone by guessing ids), or --fields '{\"id\": \"keep\"}'.")
+        key = key or ("no-key-needed-for-tags" if mode != "surrogate" else "")
         det = self._detector(detector, config, workers, model)
         opinion = self._second_opinion(second_opinion, model)
         proposer = self._proposer(llm)

@@ -214,7 +214,13 @@ def test_surrogate_release_needs_a_key(corpus, members, settings):
     settings.BLINDSPOT_SURROGATE_KEY = ""
     with pytest.raises(ExportError, match="BLINDSPOT_SURROGATE_KEY"):
         release_services.release_start(project=corpus, user=members["admin"])
-    assert not Export.objects.exists()
+    # keyed ids need the key in every mode: an HMAC under a known key is undone by guessing ids
+    with pytest.raises(ExportError, match="keyed dialogue ids"):
+        release_services.release_start(project=corpus, user=members["admin"], mode="tag")
+    corpus.release_fields = {"id": "keep"}
+    corpus.save(update_fields=["release_fields"])
+    release_services.release_start(project=corpus, user=members["admin"], mode="tag")
+    assert Export.objects.count() == 1
 
 
 @pytest.mark.django_db

@@ -457,13 +457,17 @@ def test_segment_aware_with_the_real_segmenter(server):
 
 # -- replies as real servers send them (tests/fixtures/llm_replies.jsonl, replayed) --------------
 
-REPLIES = recorded(Path(__file__).resolve().parent.parent / "fixtures" / "llm_replies.jsonl")
+FIXTURE = recorded(Path(__file__).resolve().parent.parent / "fixtures" / "llm_replies.jsonl")
+# One line per shape, rebuilt from what a real server was reported to send (named for the shape) ...
+REPLIES = [row for row in FIXTURE if not row["source"].startswith("recorded")]
+# ... and lines recorded verbatim from a real server (bench/llm_endpoint_bench.py --record).
+RECORDED = [row for row in FIXTURE if row["source"].startswith("recorded")]
 
 
-def replayed(**config):
-    """Every recorded target as one message of its own dialogue, through a fresh detector."""
-    dialogues = [dialogue(row["target"], id=row["name"]) for row in REPLIES]
-    with FakeOpenAI(replay(REPLIES)) as fake:
+def replayed(rows=REPLIES, **config):
+    """Every target of ``rows`` as one message of its own dialogue, through a fresh detector."""
+    dialogues = [dialogue(row["target"], id=row["name"]) for row in rows]
+    with FakeOpenAI(replay(rows)) as fake:
         detector = make(fake, concurrency=4, **config)
         out = {ds[0].dialogue_id: ds[0] for ds in detector.detect_many(dialogues)}
     return detector, out, fake
@@ -500,6 +504,25 @@ def test_real_replies_leave_no_silent_loss():
     assert usage["reasks"] == 4
     assert usage["messages"] == len(REPLIES)
     assert usage["requests"] == len(REPLIES) + usage["reasks"]
+
+
+def test_a_recorded_small_base_model_run_fails_each_unusable_reply_loudly():
+    """gemma3-270m in JSON mode: template copies (a lone item, or under "pii"), the re-ask copied
+    too, and ``{}`` followed by whitespace; without JSON mode, prose cut at ``max_tokens`` twice.
+    Each unusable reply is a failed message of its kind, never a span nor "no PII"."""
+    detector, out, _ = replayed(RECORDED)
+    usage = detector.usage
+    copies = {row["name"] for row in RECORDED if "template" in row["name"]}
+    cut = {row["name"] for row in RECORDED if "truncated" in row["name"]}
+    assert copies and cut and len(copies | cut) < len(RECORDED)
+    failed = {p["dialogue_id"]: p["kind"] for p in usage["failed"]}
+    assert failed == {**dict.fromkeys(copies, "placeholder"), **dict.fromkeys(cut, "truncated")}
+    assert all(x.spans == () for x in out.values())
+    assert usage["placeholders"] == 2 * len(copies)  # the reply and the re-ask's
+    assert usage["truncated"] == 2 * len(cut)  # and again with twice the budget
+    assert usage["reasks"] == len(copies | cut) and usage["unparsable"] == usage["unlocatable"] == 0
+    assert usage["requests"] == len(RECORDED) + usage["reasks"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
 
 
 def test_a_label_outside_the_taxonomy_is_a_problem_not_a_silent_mapping():

@@ -10,7 +10,9 @@ from django.core.management.base import CommandError
 
 from tests.fake_openai import FakeOpenAI, error, ok, recorded, replay, target_text
 
-REPLIES = recorded(Path(__file__).resolve().parents[2] / "fixtures" / "llm_replies.jsonl")
+# The lines rebuilt one per shape (the verbatim recordings are replayed in tests/pipeline/test_llm.py).
+REPLIES = [row for row in recorded(Path(__file__).resolve().parents[2] / "fixtures" / "llm_replies.jsonl")
+           if not row["source"].startswith("recorded")]
 FAST = {"model": "fake-model", "timeout_s": 2, "max_retries": 1, "backoff_base_s": 0.01,
         "backoff_max_s": 0.02, "jitter": 0.0}
 

@@ -11,6 +11,7 @@ callers decide to write nothing when any error was found.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import io
 import json
 import math
@@ -51,6 +52,20 @@ class ParseReport:
 
     normalised: dict[str, int] = field(default_factory=dict)  # dialogue id -> messages whose CR/CRLF became LF
     derived_ids: set[str] = field(default_factory=set)  # dialogues the file gave no id: named from file + content
+    repeats: list[Repeat] = field(default_factory=list)  # dialogues the file repeats identically: imported once
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A dialogue given again, identically, later in the same file (``line``; first on ``first``):
+    the same anchor and messages (speakers, texts, times, spans, the messages' meta) once their
+    texts are canonical. ``other_meta``: the dialogue's own ``meta`` differs, and the first line's
+    is the one kept (a corpus that lists one excerpt once per annotation of it, as Bridge does)."""
+
+    dialogue_id: str
+    line: int
+    first: int
+    other_meta: bool = False
 
 
 # A browser's HTML parser turns CRLF and a lone CR into LF and drops NUL, so a text that keeps them
@@ -273,6 +288,20 @@ def _message_from_obj(m: Any, i: int, line: int, labels: set[str] | None, proble
         spans=spans,
         meta=m.get("meta") if isinstance(m.get("meta"), dict) else {},
     )
+
+
+def fingerprints(dialogue: Dialogue) -> tuple[bytes, bytes]:
+    """Digests of a dialogue's content (anchor and messages, as they would be stored) and of its
+    own ``meta``: two lines of one file with the same id and content are one dialogue repeated."""
+    content = {"anchor": dialogue.anchor, "messages": [
+        [m.speaker, m.text, m.ts, dict(m.meta), [[s.start, s.end, s.label, s.score] for s in m.spans]]
+        for m in dialogue.messages]}
+    return _digest(content), _digest(dict(dialogue.meta))
+
+
+def _digest(value: Any) -> bytes:
+    blob = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.blake2b(blob.encode("utf-8", "surrogatepass"), digest_size=16).digest()  # 16 bytes an id held
 
 
 def json_lines(text: str | Iterable[str], problems: list[CorpusProblem]) -> Iterator[tuple[int, Any]]:

@@ -7,14 +7,15 @@ store each is a download of its ``tagger.json``, so a page reads them once and p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from annotator import model_store
+from annotator import model_store, storage
 from annotator.models import AdjudicationDecision, BackgroundJob, JobStatus, Project
 from annotator.selectors.exports import gold_state_cached
-from pipeline.tagger import activation_blockers
+from pipeline.tagger import ModelNotFoundError, activation_blockers
 from pipeline.tagger.retrain import learning_point
-from pipeline.tagger.store import metric_name
+from pipeline.tagger.store import gold_free, metric_name
 
 RETRAIN = BackgroundJob.Kind.RETRAIN
 TRAIN = BackgroundJob.Kind.TRAIN
@@ -24,6 +25,72 @@ UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING)  # a job still to finish
 def tagger_versions(project: Project) -> list:
     """The project's saved versions, newest first (from the model store: annotator/model_store.py)."""
     return sorted(model_store.model_infos(project.slug), key=lambda i: i.version, reverse=True)
+
+
+def _stored_info(version: str):
+    """The ``ModelInfo`` of a stored version, or ``None`` when there is none (or it is unreadable)."""
+    try:
+        return model_store.model_info(version)
+    except (ModelNotFoundError, storage.StorageError, ValueError, KeyError, TypeError):
+        return None
+
+
+def shared(info) -> bool:
+    """Whether ``info`` may run in any project: trained on generated dialogues only, itself and the
+    version it was distilled or warm-started from (:func:`pipeline.tagger.store.gold_free`). A
+    version trained on a project's gold stays in that project: it can repeat that gold's names."""
+    return gold_free(info, _stored_info)
+
+
+@dataclass(frozen=True)
+class ProjectTagger:
+    """Which model a project's tagger runs and where it came from, for runs and for people.
+
+    ``source``: ``project`` (a version of its own, made active), ``shared`` (another project's
+    version trained on generated dialogues only, made active here), ``default`` (nothing active:
+    the deployment's default version, itself generated-only) or ``none`` (``version`` empty and
+    ``note`` says why and what to do)."""
+
+    version: str
+    source: str
+    note: str
+
+    def __bool__(self) -> bool:
+        return bool(self.version)
+
+
+def project_tagger(project: Project) -> ProjectTagger:
+    """The version ``project``'s tagger runs: its active version, else the deployment's default
+    version (``manage.py tagger_activate VERSION --default``; the demo and the first training
+    publish theirs) where that carries no project's gold (:func:`shared`), so that a new project
+    starts with the day-one model until it trains its own; else none, saying why."""
+    active = project.active_tagger
+    if active:
+        if active.split("/")[0] == project.slug:
+            return ProjectTagger(active, "project", "this project's own version, made active here")
+        return ProjectTagger(active, "shared", "a version trained on generated dialogues only (no project's "
+                                               "gold), made active here")
+    try:
+        default = model_store.model_default()
+    except storage.StorageError as exc:
+        return ProjectTagger("", "none", f"the deployment's default version cannot be read ({exc})")
+    if not default:
+        return ProjectTagger("", "none", "the deployment has no default version")
+    info = _stored_info(default)
+    own = default.split("/")[0] == project.slug
+    shown = f" {default}" if own or (info is not None and shared(info)) else ""  # another project's name: not here
+    if info is None:
+        return ProjectTagger("", "none", f"the deployment's default version{shown} is missing")
+    blockers = activation_blockers(info)
+    if blockers:
+        return ProjectTagger("", "none", f"the deployment's default version{shown} cannot run: {'; '.join(blockers)}")
+    if own:
+        return ProjectTagger(default, "default", "the deployment's default version, one of this project's own")
+    if not shown:
+        return ProjectTagger("", "none", "the deployment's default version was trained on another project's gold, "
+                                         "which stays in that project")
+    return ProjectTagger(default, "default", "the deployment's default version, trained on generated dialogues "
+                                             "only (no project's gold), until this project trains its own")
 
 
 def version_blockers(info) -> list[str]:

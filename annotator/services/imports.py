@@ -31,7 +31,7 @@ from annotator.models import (
 )
 from annotator.services.audit import audit_record
 from pipeline import formats
-from pipeline.corpus import CorpusError, CorpusProblem, ParseReport
+from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, Repeat
 from pipeline.types import Dialogue as PDialogue
 
 BATCH = 5000
@@ -69,6 +69,8 @@ class ImportResult:
     seconds: float = 0.0
     normalised: int = 0  # messages whose CRLF / CR line breaks were stored as LF
     derived_ids: int = 0  # dialogues of the file that had no id: named from the file name and their content
+    repeats: int = 0  # dialogues the file repeated identically: imported once (ParseReport.repeats)
+    repeats_other_meta: int = 0  # of which the repeat's own meta differed: the first line's kept
 
     def to_dict(self) -> dict:
         return {
@@ -76,6 +78,8 @@ class ImportResult:
             "messages": self.messages,
             "normalised": self.normalised,
             "derived_ids": self.derived_ids,
+            "repeats": self.repeats,
+            "repeats_other_meta": self.repeats_other_meta,
             "spans": self.spans,
             "skipped": len(self.skipped),
             "run_id": self.run_id,
@@ -147,16 +151,17 @@ def corpus_import(
     *, project: Project, dialogues: Sequence[PDialogue], source: str, user=None,
     spans_as: str = "run", skip_existing: bool = False,
     progress: Callable[[int, int], None] | None = None, normalised: Mapping[str, int] | None = None,
-    derived_ids: Collection[str] = (),
+    derived_ids: Collection[str] = (), repeats: Sequence[Repeat] = (),
 ) -> ImportResult:
     """Write parsed dialogues in one transaction; on any error nothing is written.
-    ``normalised`` (dialogue id -> messages) is what parsing changed, and ``derived_ids`` the ids
+    ``normalised`` (dialogue id -> messages) is what parsing changed, ``derived_ids`` the ids
     parsing made for dialogues the file gave none (Label Studio, doccano, DocBin: file name and
-    content hash), for the report; the latter counts every such dialogue of the file, skipped or not."""
+    content hash), and ``repeats`` the dialogues the file repeated identically (parsed once), for
+    the report; ``derived_ids`` counts every such dialogue of the file, skipped or not."""
     total = sum(len(d.messages) for d in dialogues)
     size = settings.BLINDSPOT_IMPORT_BATCH_DIALOGUES
     batches = (dialogues[start:start + size] for start in range(0, len(dialogues), size))
-    report = ParseReport(normalised=dict(normalised or {}), derived_ids=set(derived_ids))
+    report = ParseReport(normalised=dict(normalised or {}), derived_ids=set(derived_ids), repeats=list(repeats))
     return _import_batches(project, batches, report, source=source, user=user, spans_as=spans_as,
                            skip_existing=skip_existing, progress=progress and (lambda done: progress(done, total)))
 
@@ -188,6 +193,8 @@ def _import_batches(
         if result.skipped and not skip_existing:
             raise ExistingDialoguesError(project, set(result.skipped))
         result.skipped.sort()
+        result.repeats = len(report.repeats)  # known once the file is read: the reader lists them as it goes
+        result.repeats_other_meta = sum(r.other_meta for r in report.repeats)
         writer.finish(result)
         audit_record(user=user, action="corpus.import", obj=project, project=project,
                      source=source, spans_as=spans_as, **result.to_dict())

@@ -57,6 +57,7 @@ from annotator.selectors.release_review import (
     review_verdicts,
 )
 from annotator.selectors.releases import release_evidence
+from annotator.selectors.tagger import project_tagger
 from annotator.services import release_chunks
 from annotator.services.audit import audit_record
 from annotator.services.dialogues import stream_dialogues
@@ -213,7 +214,7 @@ def _with_confirmed(dialogue: PDialogue, message_ids: tuple[int, ...], confirmed
 
 def second_opinion_detectors(export: Export) -> tuple[SecondOpinion, list[list[Any]], dict[str, str]]:
     """The detectors that look again at the released text: the rules detector's structured
-    identifiers always; the project's active tagger (recall first) and Presidio tuned where the
+    identifiers always; the project's tagger (its active version or the day-one model; recall first) and Presidio tuned where the
     project asks for them and they can run here. Never the release's own source (a run of the
     tagger is not its own second opinion). Returns the second opinion; the ``[name, recorded
     config]`` of its detectors beyond the rules (what a chunk on another worker rebuilds); and why
@@ -222,7 +223,7 @@ def second_opinion_detectors(export: Export) -> tuple[SecondOpinion, list[list[A
     run = export.source_run if export.params.get("source") == "run" else None
     source = run.detector if run is not None else ""
     wanted, specs, unavailable = [], [], {}
-    if project.second_opinion_tagger and project.active_tagger and source not in ("tagger", "ensemble"):
+    if project.second_opinion_tagger and project_tagger(project) and source not in ("tagger", "ensemble"):
         wanted.append(("tagger", {"policy": "recall_first"}))
     if project.second_opinion_presidio and source != "presidio":
         wanted.append(("presidio", {"preset": "tuned"}))

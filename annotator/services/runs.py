@@ -35,6 +35,7 @@ from annotator.models import (
     RunChunk,
     WebhookEvent,
 )
+from annotator.selectors.tagger import project_tagger
 from annotator.selectors.webhooks import hooks_listening
 from annotator.services import jobs, tagger
 from annotator.services.audit import audit_record
@@ -146,11 +147,12 @@ def _deployment_config(*, project: Project, detector: str, config: Mapping[str, 
                 cfg["model_path"] = str(tagger.project_version(project, cfg.pop("version")).path)
             except tagger.TaggerError as exc:
                 raise RunError(str(exc)) from None
-        if not cfg.get("model_path"):  # the project's active version, never "the newest"
-            if not project.active_tagger:
-                raise RunError(f"{project.name} has no active tagger: train one, or make a version "
-                               "active on the Tagger page.")
-            cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / project.active_tagger)
+        if not cfg.get("model_path"):  # the project's active version (or the day-one model), never "the newest"
+            runs_on = project_tagger(project)
+            if not runs_on:
+                raise RunError(f"{project.name} has no active tagger ({runs_on.note}): train one, or make a "
+                               "version active on the Tagger page.")
+            cfg["model_path"] = str(settings.BLINDSPOT_MODELS_DIR / runs_on.version)
     if detector == "speakers" and "role_labels" in project.release_fields:
         cfg.setdefault("roles", list(project.field_policy().role_labels))  # one list of roles per project
     if detector == "llm":

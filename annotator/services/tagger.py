@@ -46,6 +46,8 @@ from annotator.selectors.tagger import (
     open_distillation,
     open_retrain,
     open_training,
+    project_tagger,
+    shared,
     version_blockers,
 )
 from annotator.services import jobs
@@ -99,19 +101,29 @@ def training_data(*, project: Project | None, use_gold: bool, jsonl: str | None,
     dialogues. The same options give the same dialogue ids (generated dialogue ``i`` is
     ``train-1234-<i>`` whatever the count), so a student distilled with its teacher's options
     finds the teacher's dev dialogues by id (``pipeline.tagger.training.data.teacher_dev_split``)."""
-    data: list[PDialogue] = []
+    return training_sources(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)[0]
+
+
+def training_sources(*, project: Project | None, use_gold: bool, jsonl: str | None, synthetic: int,
+                     seed: int = SYNTHETIC_SEED) -> tuple[list[PDialogue], dict[str, int]]:
+    """:func:`training_data` and how many of its dialogues came from each source (``gold``,
+    ``file``, ``generated``): recorded with the version (``hyper.sources``), so that a version
+    trained on generated dialogues only is known to carry no project's gold and may run in any
+    project (:func:`annotator.selectors.tagger.shared`)."""
+    gold: list[PDialogue] = []
     if use_gold and project is not None:  # less the held-out part that retrains are judged on
-        data += gold_split(gold_dialogues(project))[0]
-    if jsonl:
-        data += read_corpus(jsonl)
+        gold = gold_split(gold_dialogues(project))[0]
+    labelled = read_corpus(jsonl) if jsonl else []
+    generated: list[PDialogue] = []
     if synthetic:
         policy = project.labelling_policy if project is not None else "strict"
-        data += generate_corpus(synthetic, seed=seed, policy=policy, id_prefix="train")
+        generated = generate_corpus(synthetic, seed=seed, policy=policy, id_prefix="train")
+    data = gold + labelled + generated
     if not data:
         raise TaggerError("No training data: the project has no complete gold dialogues outside the part "
                           "held out to compare versions; "
                           "add --synthetic N or --jsonl PATH.")
-    return data
+    return data, {"gold": len(gold), "file": len(labelled), "generated": len(generated)}
 
 
 def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None = None, synthetic: int = 0,
@@ -131,28 +143,29 @@ def tagger_train(*, project: Project, use_gold: bool = True, jsonl: str | None =
     ``dev_jsonl`` names labelled dialogues to score dev on instead of a split of the training data
     (for a student: instead of its teacher's dev dialogues); the caller answers for neither model
     having trained on them."""
-    dialogues = training_data(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic, seed=seed)
+    dialogues, sources = training_sources(project=project, use_gold=use_gold, jsonl=jsonl, synthetic=synthetic,
+                                          seed=seed)
     config = TrainConfig(
         dialogues, read_corpus(dev_jsonl) if dev_jsonl else None, name=project.slug, out_dir=settings.BLINDSPOT_MODELS_DIR,
         base_model=settings.BLINDSPOT_TAGGER_BASE or None, labels=project.labels,
         progress=progress, export_onnx=settings.BLINDSPOT_TAGGER_ONNX, **(options or {}),
     )
     data_options = {"use_gold": use_gold, "jsonl": jsonl, "synthetic": synthetic, "seed": seed}
-    info = _record(project, train_tagger(config), data_options, user)
+    info = _record(project, train_tagger(config), data_options, sources, user)
     made = [info]
     if student and config.teacher is None:
         info, pupil = distil_after(info, config, settings.BLINDSPOT_TAGGER_STUDENT)
         model_store.model_publish(info.path)  # the teacher's rewritten tagger.json
-        made = [_record(project, pupil, data_options, user), info] if pupil is not None else made
+        made = [_record(project, pupil, data_options, sources, user), info] if pupil is not None else made
     usable = [i for i in made if not activation_blockers(i)]
     if activate and usable:
         tagger_activate(project=project, version=usable[0].full_version, user=user)
     return info
 
 
-def _record(project: Project, info, data_options: dict[str, Any], user):
-    """A newly trained version with its data options recorded, published, and audited."""
-    info = update_info(info.path, hyper={**info.hyper, "data_options": data_options})
+def _record(project: Project, info, data_options: dict[str, Any], sources: dict[str, int], user):
+    """A newly trained version with its data options and sources recorded, published, and audited."""
+    info = update_info(info.path, hyper={**info.hyper, "data_options": data_options, "sources": sources})
     model_store.model_publish(info.path)  # into the object store, where one is configured
     audit_record(user=user, action="tagger.train", obj=project, project=project, version=info.full_version,
                  data=info.data, dev_metrics=info.dev_metrics, seconds=info.training_seconds,
@@ -251,13 +264,25 @@ def version_info(version: str):
 
 
 def project_version(project: Project, version: str):
-    """``version_info`` of a version of ``project``'s own tagger: another project's model was
-    trained on that project's gold and can repeat its names, so every reference a project's admin
-    gives (activate, distil, a run's ``version``) is checked here first."""
-    if not isinstance(version, str) or version.split("/")[0] != project.slug:
-        shown = version[:120] if isinstance(version, str) else version
-        raise TaggerError(f"{shown} is not a version of {project.slug}'s tagger.")
-    return version_info(version)
+    """``version_info`` of a version ``project`` may use: one of its own tagger's, or one trained on
+    generated dialogues only (:func:`annotator.selectors.tagger.shared`: the deployment's day-one
+    model, whatever project trained it). Another project's version trained on that project's gold
+    can repeat its names, so every reference a project's admin gives (activate, distil, a run's
+    ``version``) is checked here first; a missing one and one that is not shared get the same
+    answer, which says nothing of what another project has."""
+    if isinstance(version, str) and version.split("/")[0] == project.slug:
+        return version_info(version)
+    shown = version[:120] if isinstance(version, str) else version
+    info = None
+    if isinstance(version, str) and "/" in version:
+        try:
+            info = version_info(version)
+        except TaggerError:
+            info = None
+    if info is None or not shared(info):
+        raise TaggerError(f"{shown} is not a version of {project.slug}'s tagger (another project's version may run "
+                          "here only when it was trained on generated dialogues alone, as a day-one model is).")
+    return info
 
 
 def teacher_path(ref: str) -> str:
@@ -441,7 +466,7 @@ def _retraining_set(job: BackgroundJob, project: Project):
     redelivered job uses the same parent after activating its child), else full."""
     gold = gold_dialogues(project)
     if "warm_from" not in job.params:
-        params = {**job.params, "warm_from": "" if job.params.get("full") else project.active_tagger or ""}
+        params = {**job.params, "warm_from": "" if job.params.get("full") else project_tagger(project).version}
         BackgroundJob.objects.filter(pk=job.pk).update(params=params)
         job.params = params
     parent = job.params["warm_from"]
@@ -486,7 +511,7 @@ def _compare(project: Project, new_info, dev, say) -> tuple[Any, str | None]:
     version cannot even be scored), and the active version compared with."""
     say("scoring the new version on the project's dev dialogues")
     new_pred = _predictions(new_info.full_version, project, dev)
-    old_version = project.active_tagger or None
+    old_version = project_tagger(project).version or None  # its own, or the day-one model it runs
     old_pred = None
     if old_version:
         say(f"scoring the active version {old_version}")
@@ -500,9 +525,10 @@ def _activate_unless_changed(job: BackgroundJob, project: Project, info, old_ver
     ``old_version``; ``(decision, reason, activated)``."""
     with transaction.atomic():
         locked = Project.objects.select_for_update().get(pk=project.pk)
-        if (locked.active_tagger or None) != old_version:
+        now = project_tagger(locked).version or None
+        if now != old_version:
             return "not activated", (
-                f"the active version changed to {locked.active_tagger or 'none'} during the "
+                f"the active version changed to {now or 'none'} during the "
                 f"retrain; compared with {old_version or 'none'}: {reason}"
             ), False
         tagger_activate(project=locked, version=info.full_version, user=job.created_by)
@@ -517,7 +543,7 @@ def _decide_and_record(job: BackgroundJob, project: Project, info, data) -> dict
         jobs.job_progress(job, 1, 1, message)
 
     blockers = version_blockers(info)
-    comparison, old_version, error = None, project.active_tagger or None, ""
+    comparison, old_version, error = None, project_tagger(project).version or None, ""
     try:
         comparison, old_version = _compare(project, info, data.dev, say)
     except (

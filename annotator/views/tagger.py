@@ -35,7 +35,7 @@ def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = No
         row["distillable"] = not tagger_selectors.distil_refusal(row["info"], row["blockers"])
     curve = tagger_selectors.learning_curve(project, infos)
     return render(request, "tagger/page.html", {
-        "project": project, "form": form or TrainForm(),
+        "project": project, "form": form or TrainForm(), "runs_on": tagger_selectors.project_tagger(project),
         "settings_form": settings_form or RetrainSettingsForm(initial={"retrain_every": project.retrain_every}),
         "versions": rows, "curve": charts.learning_curve(curve) if curve else None,
         "open_retrain": tagger_selectors.open_retrain(project),

@@ -5,7 +5,9 @@ Measured on real classroom transcripts, every detector flags some of: fillers ("
 references into the material ("page 177", "exploration 3A"), road names of a task map ("I-95"),
 the modal "May" ("May I go"), initials that a transcript already de-identified ("Ms. H",
 "Mrs. L"), and, in lower case, function words ("has", "the"), nouns after a determiner ("a ray")
-and the verb of a request ("please recheck your answer"). :func:`junk_kind` says which of these a
+and the verb of a request ("please recheck your answer"); in chat, a lower-case NAME that is a
+close misspelling of a frequent English or chat word and no given or family name ("alreda", "aight"),
+two frequent words glued ("rightcause") and laughter ("ahah"). :func:`junk_kind` says which of these a
 span is; detectors drop such spans and the classroom bench counts them as junk flags, from the
 same lists.
 """
@@ -15,7 +17,14 @@ from __future__ import annotations
 import re
 
 from pipeline.filters import register
-from pipeline.filters.vocabulary import english_words, given_names, one_edit
+from pipeline.filters.vocabulary import (
+    english_words,
+    family_names,
+    given_names,
+    glued_frequent_words,
+    one_edit,
+    slip_of,
+)
 from pipeline.maths import MATH_WORDS
 
 FILLER_RE = re.compile(
@@ -29,6 +38,10 @@ FILLER_RE = re.compile(
     # chat abbreviations ("ty" stays out: Ty is a name)
     r"t+h+x+|t+h+a+n+x+|f+y+i+|e+z+|n+p+|y+e+y+|b+r+b+|o+m+g+|i+k+r+|b+t+w+",
     re.IGNORECASE,
+)
+# laughter, typed any way: "ahah", "hahah", "hehe", "heh", "lmao", "jaja" (chat, never a name)
+LAUGHTER_RE = re.compile(
+    r"a?(?:h+[aei]+)+h+|a?(?:h+[aei]+){2,}|l+m+f?a+o+|r+o+f+l+|(?:j+a+){2,}j*|(?:j+e+){2,}", re.IGNORECASE
 )
 ENDEARMENTS = frozenset(
     """honey hon hun sweetie sweetheart sweetpea sweety sugar darling dear dearie love lovey babe
@@ -107,7 +120,7 @@ MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("s
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun", "requested_verb", "misspelling", "figure_label")
+         "function_word", "common_noun", "requested_verb", "misspelling", "figure_label", "slip", "glued_words")
 
 
 def _words(piece: str) -> list[str]:
@@ -118,8 +131,14 @@ def is_filler(piece: str) -> bool:
     """Every word of the span is a filler: "Mhm", "Ahuh", "Mm-hmm", "uh huh"."""
     words = re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", piece)
     return (
-        bool(words) and not re.search(r"\d", piece) and all(FILLER_RE.fullmatch(w) for w in words)
+        bool(words) and not re.search(r"\d", piece)
+        and all(FILLER_RE.fullmatch(w) or is_laughter(w) for w in words)
     )
+
+
+def is_laughter(word: str) -> bool:
+    """One word of laughter, typed any way: "ahah", "hahah", "hehe", "lmao" (:data:`LAUGHTER_RE`)."""
+    return LAUGHTER_RE.fullmatch(word) is not None
 
 
 def is_endearment(piece: str) -> bool:
@@ -141,7 +160,7 @@ def _maths_word_or_plural(word: str) -> bool:
     )
 
 
-@register("junk.span", "5")  # 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
+@register("junk.span", "6")  # 6: slips of frequent English and chat words, glued frequent words, laughter; 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -196,6 +215,20 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             return "requested_verb"
         if label in ("NAME", "LOCATION") and is_misspelt_word(piece):
             return "misspelling"
+        if label == "NAME" and piece not in given_names() and piece not in family_names():
+            return lexicon_kind(piece)
+    return None
+
+
+def lexicon_kind(word: str) -> str | None:
+    """What the word lists say a lower-case NAME that is no known given or family name is: ``slip``, a close
+    misspelling of a frequent English or chat word ("gona", "alreda", "aight":
+    :func:`pipeline.filters.vocabulary.slip_of`), ``glued_words``, two frequent words typed without
+    the space ("rightcause"), or None."""
+    if slip_of(word):
+        return "slip"
+    if glued_frequent_words(word):
+        return "glued_words"
     return None
 
 

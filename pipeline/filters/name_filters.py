@@ -33,6 +33,7 @@ __all__ = [
     "not_a_name",
     "speaker_words",
     "story_characters",
+    "story_places",
 ]
 
 _NUMBERISH = re.compile(r"\d")
@@ -287,6 +288,58 @@ def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
                 elif is_present(message.text, m.start(), m.end()):
                     present.add(name)
     return characters - present
+
+
+# what a maths problem about places talks of: distances, travel, maps, populations, temperatures
+_TRAVEL_RE = re.compile(
+    r"\b(?:miles?|mi|km|kilomet(?:er|re)s?|meters?|metres?|feet|yards?|mph|drives?|drove|driv(?:en|ing)|"
+    r"flights?|fl(?:y|ies|ew|ying)|trains?|bus(?:es)?|travel(?:s|ed|led|ing|ling)?|trips?|journey|"
+    r"distance|far|away|population|people|residents|temperature|degrees|maps?|routes?|leaves|arrives?)\b",
+    re.IGNORECASE,
+)
+# a sentence about the speaker or the people talking: "I live in Chicago", "we moved to Denver"
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'?m|im|we|we'?re|my|our|me|us|mine|ours)\b", re.IGNORECASE)
+
+
+@register("name.word_problem_place", "1")
+def is_word_problem_place(text: str, start: int, end: int) -> bool:
+    """Is the place at ``start..end`` part of a maths problem ("A train leaves Chicago at 60 miles
+    per hour", "How far is Denver from Boston?", "Miami is 1,200 miles away") rather than where
+    someone is ("I live in Chicago, 5 miles from school")? The word-problem rule of names
+    (:func:`is_word_problem_character`), or a quantity with distance, travel, map or population
+    words in its sentence; never in a sentence in the first person."""
+    before, _, after = _sentence_around(text, start, end)
+    sentence = before + " " + after
+    if _FIRST_PERSON_RE.search(sentence):
+        return False
+    return is_word_problem_character(text, start, end) or bool(
+        _QUANTITY_RE.search(sentence) and _TRAVEL_RE.search(sentence))
+
+
+@register("name.story_places", "1")
+def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
+    """The LOCATIONs among ``spans`` (one list per message) that the dialogue uses in maths
+    problems (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live
+    in Chicago"), lower-cased; every mention counts, flagged or not. A city of a word problem is
+    no more anyone's address than its characters are anyone's name."""
+    flagged = {
+        message.text[s.start : s.end].lower()
+        for message, found in zip(dialogue.messages, spans, strict=True)
+        for s in found
+        if s.label == "LOCATION"
+    }
+    places: set[str] = set()
+    personal: set[str] = set()
+    for place in flagged:
+        mention = re.compile(rf"(?<!\w){re.escape(place)}(?!\w)", re.IGNORECASE)
+        for message in dialogue.messages:
+            for m in mention.finditer(message.text):
+                before, _, after = _sentence_around(message.text, m.start(), m.end())
+                if _FIRST_PERSON_RE.search(before + " " + after):
+                    personal.add(place)
+                elif is_word_problem_place(message.text, m.start(), m.end()):
+                    places.add(place)
+    return places - personal
 
 
 # a title before the name ("Ms Krause") and what sets a vocative off before it: the sentence's

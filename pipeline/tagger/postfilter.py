@@ -26,12 +26,15 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   words, page and lesson references, road names, the modal "May", de-identified initials;
   nor a structured identifier that cannot be one (an e-mail without "@", a URL without a dot or
   slash, a function word as a user name);
-- under the ``strict`` policy a name that occurs in the dialogue's anchor text (the word problem)
-  is a problem character and is dropped; under ``recall_first`` it stays (potential PII);
+- under the ``strict`` policy a name or place that occurs in the dialogue's anchor text (the word
+  problem) is a problem character or place and is dropped; under ``recall_first`` it stays
+  (potential PII);
 - a name the dialogue's own talk uses as a word-problem character ("Mike has 4 cookies and he
   eats 3", "How many yards did Jason sprint?") or as the character of a quoted worksheet question
   ("Which equation shows that Jason's answer is incorrect?") and never as someone taking part is
-  dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's).
+  dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's),
+  and so is a place a maths problem travels to or counts ("A train leaves Chicago at 60 miles per
+  hour") that no one's first-person sentence names ("I live in Chicago").
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from pipeline.filters.maths import (
     is_number_sequence,
     is_reference,
 )
-from pipeline.filters.name_filters import story_characters
+from pipeline.filters.name_filters import story_characters, story_places
 from pipeline.filters.placeholder import is_placeholder_span
 from pipeline.maths import has_pii_cue
 from pipeline.tagger.encoding import trim_edges
@@ -81,6 +84,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.pii",
         "cue.short_id",
         "name.story_characters",
+        "name.story_places",
     ),
     "strict": (
         "placeholder.span",
@@ -92,6 +96,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.short_id",
         "anchor.words",
         "name.story_characters",
+        "name.story_places",
     ),
 }
 _DIGIT = re.compile(r"\d")
@@ -172,7 +177,7 @@ def filter_spans(
             continue
         if (
             policy == "strict"
-            and span.label == "NAME"
+            and span.label in ("NAME", "LOCATION")
             and anchor_vocab
             and is_anchor_name(text[span.start : span.end], anchor_vocab)
         ):
@@ -185,19 +190,22 @@ def filter_dialogue(
     dialogue: Dialogue, spans: Sequence[Sequence[Span]], *, policy: str = "recall_first"
 ) -> list[list[Span]]:
     """Every message's ``spans`` through :func:`filter_spans`, then the dialogue's word-problem
-    characters (:func:`pipeline.filters.name_filters.story_characters`) dropped wherever they
-    are named: whether "Mike" is a story's or a student's is known only from the whole dialogue."""
+    characters (:func:`pipeline.filters.name_filters.story_characters`) and the places of its
+    maths problems (:func:`pipeline.filters.name_filters.story_places`: "A train leaves Chicago at
+    60 miles per hour") dropped wherever they are named: whether "Mike" is a story's or a
+    student's, or "Chicago" a problem's or someone's home, is known only from the whole dialogue."""
     vocab = anchor_words(dialogue.anchor)
     kept = [
         filter_spans(dialogue, k, found, policy=policy, anchor_vocab=vocab)
         for k, found in enumerate(spans)
     ]
-    if "name.story_characters" not in POLICY_FILTERS[policy]:
+    filters = POLICY_FILTERS[policy]
+    characters = story_characters(dialogue, kept) if "name.story_characters" in filters else set()
+    places = story_places(dialogue, kept) if "name.story_places" in filters else set()
+    if not characters and not places:
         return kept
-    characters = story_characters(dialogue, kept)
-    if not characters:
-        return kept
+    dropped = {"NAME": characters, "LOCATION": places}
     return [
-        [s for s in found if not (s.label == "NAME" and m.text[s.start : s.end].lower() in characters)]
+        [s for s in found if m.text[s.start : s.end].lower() not in dropped.get(s.label, ())]
         for m, found in zip(dialogue.messages, kept, strict=True)
     ]

@@ -16,7 +16,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -150,6 +150,32 @@ def activation_blockers(info: ModelInfo) -> list[str]:
         else:
             problems.extend(teacher_shortfalls(check))
     return problems
+
+
+def gold_free(info: ModelInfo, parent: Callable[[str], ModelInfo | None] = lambda version: None, *,
+              depth: int = 4) -> bool:
+    """Whether ``info`` was trained on generated dialogues only, so that it carries no project's
+    gold and may run in any project (a deployment's day-one model). Its own data, as training
+    recorded it (``hyper.sources``: dialogues from a project's gold, from a labelled file, and
+    generated; before those counts were recorded, ``hyper.data_options`` with no gold, no file and
+    generated dialogues), and the same of the version it was distilled or warm-started from,
+    found through ``parent(name/version)``. Anything unknown counts as gold: a version with no
+    record, a labelled file (it may be a project's gold export), a parent not found."""
+    hyper = info.hyper or {}
+    sources = hyper.get("sources")
+    if isinstance(sources, dict):
+        own = not sources.get("gold") and not sources.get("file") and bool(sources.get("generated"))
+    else:
+        options = hyper.get("data_options") or {}
+        own = options.get("use_gold", True) is False and not options.get("jsonl") and bool(options.get("synthetic"))
+    if not own:
+        return False
+    for ref in (info.distilled_from, info.warm_started_from):
+        if ref:
+            found = parent(ref) if depth > 0 else None
+            if found is None or not gold_free(found, parent, depth=depth - 1):
+                return False
+    return True
 
 
 def metric_name(key: str) -> str:

@@ -46,12 +46,20 @@ class Command(BaseCommand):
             f"Imported {result.dialogues} dialogues, {result.messages} messages, {result.spans} spans "
             f"in {result.seconds:.1f}s ({rate:,.0f} messages/s)"
             + (f"; skipped {len(result.skipped)} existing" if result.skipped else "")
+            + (f"; {_repeats(result)}" if result.repeats else "")
             + (f"; {result.normalised} message{pluralize(result.normalised)} with CR line breaks stored with LF"
                if result.normalised else "")
             + (f"; spans are run #{result.run_id}" if result.run_id else "")
             + (f"; ids: {result.derived_ids} derived from the file name and content (the file had none)"
                if result.derived_ids else "")
         ))
+
+
+def _repeats(result) -> str:
+    """"107 identical duplicates skipped (104 with other meta: the first line's kept)"."""
+    n, other = result.repeats, result.repeats_other_meta
+    return (f"{n} identical duplicate{pluralize(n)} skipped"
+            + (f" ({other} with other dialogue meta: the first line's kept)" if other else ""))
 
 
 def _speaker_hint(exc: CorpusError) -> str:

@@ -67,7 +67,7 @@ def test_activate_refuses_an_unknown_version_or_project_or_another_projects_vers
     project_create(name="Other project", slug="other")
     fake_version(settings, GOOD_V, name="other")
     error = refused("tagger_activate", f"other/{GOOD_V}", project="test")
-    assert f"other/{GOOD_V} is not a version of test's tagger." in str(error)
+    assert f"other/{GOOD_V} is not a version of test's tagger (another project's" in str(error)
     error = refused("tagger_activate", GOOD_V, project="nosuch")
     assert str(error).startswith("No project with slug 'nosuch'")
     assert Project.objects.get(pk=versions.pk).active_tagger == ""
@@ -84,7 +84,8 @@ def test_versions_lists_them_newest_first_with_the_active_one_and_blockers(versi
     assert lines[0].startswith("Default of commands without a project: none") and lines[1] == ""
     lines = lines[2:]
     assert lines[0] == "test: 3 versions, active: test/" + GOOD_V
-    header, *rows = lines[1:]
+    assert lines[1] == f"  Runs test/{GOOD_V}: this project's own version, made active here."
+    header, *rows = lines[2:]
     assert header.split() == ["VERSION", "ACTIVE", "CREATED", "DEV", "CAN", "BECOME", "ACTIVE"]
     assert [r.split()[0] for r in rows] == [f"test/{CUT_V}", f"test/{NEWER_V}", f"test/{GOOD_V}"]
     good = rows[2]
@@ -100,7 +101,8 @@ def test_versions_of_every_project_and_of_none(versions, settings):
     project_create(name="Other project", slug="other")
     out = run("tagger_versions")
     assert "test: 3 versions, active: none" in out
-    assert "other: 0 versions, active: none\n  No trained version yet (manage.py train_tagger --project other)." in out
+    assert ("other: 0 versions, active: none\n  Runs no tagger: the deployment has no default version.\n"
+            "  No trained version yet (manage.py train_tagger --project other).") in out
     assert out.index("other:") < out.index("test:")  # by slug
 
 

@@ -87,7 +87,7 @@ def test_after_a_problem_no_batch_is_written_and_every_problem_is_named(project,
 
 
 def test_a_duplicate_id_in_a_later_batch_is_found(project, tmp_path):
-    path = _file(tmp_path, _dialogue("a"), _dialogue("b"), _dialogue("c"), _dialogue("d"), _dialogue("a"))
+    path = _file(tmp_path, _dialogue("a"), _dialogue("b"), _dialogue("c"), _dialogue("d"), _dialogue("a", spans=True))
     with pytest.raises(CorpusError, match=r"line 5: duplicate dialogue id 'a' \(first on line 1\)"):
         corpus_import_file(project=project, path=path)
     _nothing_written()

@@ -35,7 +35,7 @@ CURSOR_VARS = ("after", "before")
 
 
 class KeysFirstPaginator(Paginator):
-    """Pages of a table of corpus size (issue 14 item 4: no request scans the corpus).
+    """Pages of a table of corpus size (no request scans the corpus).
 
     A page deep in the list reads only the page's primary keys past the offset (an index-only
     scan), then those rows with their joins, instead of every joined row before them. On
@@ -84,7 +84,7 @@ class KeysetChangeList(ChangeList):
     """A changelist newest first (by primary key) pages past its first :data:`DEEPEST_PAGE` pages
     by cursor: ``?after=<pk>`` (older rows) and ``?before=<pk>`` (newer ones) read the page's rows
     from the key's index (``pk < k ... LIMIT``), never an ``OFFSET`` that reads every row before
-    them (issue 26). Another order (a column header clicked) keeps the page numbers only."""
+    them. Another order (a column header clicked) keeps the page numbers only."""
 
     def __init__(self, request, *args, **kwargs):
         self.cursor = {v: request.GET.get(v, "") for v in CURSOR_VARS}

@@ -2,8 +2,8 @@
 
 A run's chunk replaces about a thousand messages' predictions and margins in one transaction. Built
 as model instances and sent as ``bulk_create`` INSERTs (and ``message_id IN (…1,000 parameters)``
-deletes), the writing cost a project run about a third of its CPU next to the tagger (issue 23
-item 3: profiled at 1,000-message chunks); COPY takes plain tuples, and an array is one parameter.
+deletes), the writing cost a project run about a third of its CPU next to the tagger
+(profiled at 1,000-message chunks); COPY takes plain tuples, and an array is one parameter.
 """
 
 from __future__ import annotations

@@ -407,7 +407,7 @@ BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
 # A run's chunk (one task any worker may take) closes at whichever comes first: this many messages
 # (the tagger's own sweep, pipeline.parallel.CHUNK_MESSAGES) or this many dialogues. Sized by
 # messages, a corpus of short exchanges (two messages a dialogue) no longer makes chunks of 100
-# messages whose fixed cost (task, locks, writes) outweighs the detection (issue 23 item 3).
+# messages whose fixed cost (task, locks, writes) outweighs the detection.
 BLINDSPOT_RUN_CHUNK_MESSAGES = env_int("BLINDSPOT_RUN_CHUNK_MESSAGES", 1024)
 BLINDSPOT_RUN_CHUNK_DIALOGUES = env_int("BLINDSPOT_RUN_CHUNK_DIALOGUES", 1000)
 # Dialogues per chunk of a release's second opinion, each chunk a task any worker may take

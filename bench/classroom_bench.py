@@ -1,4 +1,4 @@
-"""Classroom talk (issue 16 items 4-5): name recall, numbers removed and junk flags before and
+"""Classroom talk: name recall, numbers removed and junk flags before and
 after the generator's classroom lessons and the junk filter, and Presidio tuned against vanilla.
 
     nice -n 10 .venv/bin/python bench/classroom_bench.py [--data ../shared/data]
@@ -7,14 +7,14 @@ after the generator's classroom lessons and the junk filter, and Presidio tuned 
     nice -n 10 .venv/bin/python bench/classroom_bench.py --day-one MODEL [--policy recall_first|strict]
         [--split dev|test] [--with-presidio]
 
-``--day-one`` prints only the four day-one figures of issue 23 item 5 for one model and policy:
+``--day-one`` prints only the four day-one figures (no user gold) for one model and policy:
 classroom name recall (NCTE), word-problem characters flagged (generated tutoring), spans on no
 gold name per 1,000 tutoring-chat messages (bridge; "junk": every flag there that is not a gold
 name, so names the upstream anonymisation missed count too) and numbers removed (all messages),
 each against its target; on dev also junk less the spans a reviewer marked as real names left in
 (:data:`REVIEWED_REAL_NAMES_DEV`). The held-out set is halved by dialogue (seed ``DAY_ONE_SPLIT_SEED``):
 tune thresholds and generator choices on ``dev`` only, report ``test`` once. The word problems
-are seed 2027 for dev (the figure the issue quotes) and 2028 for test, without hard negatives.
+are seed 2027 for dev (the figure quoted so far) and 2028 for test, without hard negatives.
 ``--with-presidio`` scores the ensemble instead: the tagger + rules + Presidio tuned (a recall
 member behind Presidio's maths, junk and word-problem filters).
 
@@ -85,7 +85,7 @@ TAGGER_RUNTIME = {"backend": "torch", "precision": "fp32"}
 SETS = {"classroom": "ncte-", "tutoring": "bridge-"}  # dialogue id prefixes of the two files
 WORD_PROBLEM_SEED = 2027  # generated tutoring dialogues whose word-problem characters are counted
 # day one: the held-out set halved into dev (tune here) and test (report here), and one seed of
-# generated word problems for each (dev's is the seed above, so its figure is the issue's)
+# generated word problems for each (dev's is the seed above, so its figure is the one quoted so far)
 DAY_ONE_SPLIT_SEED = 23
 WORD_PROBLEM_SEEDS = {"dev": WORD_PROBLEM_SEED, "test": WORD_PROBLEM_SEED + 1}
 # Junk spans on the dev half's tutoring chats that a reviewer read (2026-12-04, every junk span of
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# --- day-one figures (issue 23 item 5) ---------------------------------------------------------
+# --- day-one figures (none of the user's gold) --------------------------------------------------
 
 
 def dev_test_split(held_out: Sequence[Dialogue]) -> dict[str, list[Dialogue]]:
@@ -513,7 +513,7 @@ def reviewed_key(dialogue_id: str, index: int, text: str) -> tuple[str, int, str
 
 
 def flagged_per_1k(dialogues: Sequence[Dialogue], predicted: Predicted) -> dict:
-    """Every span per 1,000 messages, the spans on no gold name (the junk of the issue), and how
+    """Every span per 1,000 messages, the spans on no gold name (junk: fillers, maths words, fragments), and how
     many of those a reviewer marked as real names left in (:data:`REVIEWED_REAL_NAMES_DEV`)."""
     spans = off_gold = real = messages = 0
     for d, preds in zip(dialogues, predicted, strict=True):

@@ -9,7 +9,7 @@ data is absent). Each run is the whole command in a child process (start, model 
 passes, reports); its peak RSS is the largest sum over the command and all its workers, sampled
 every 0.1 s from /proc. The runs must write byte-identical releases, mapping tables and reports.
 
-Targets (issue 14): 115,620 messages in <= 10 min with 2 workers, peak RSS <= 2.5 GB; the time is
+Targets: 115,620 messages in <= 10 min with 2 workers, peak RSS <= 2.5 GB; the time is
 projected from the measured rate, so a smaller ``--messages`` gives an estimate (start-up and
 model loading are counted in full, so it errs slow). Needs a trained tagger: without ``--model``
 it uses or trains one as ``bench/tagger_bench.py`` does. No database is needed.

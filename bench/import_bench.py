@@ -2,7 +2,7 @@
 and the import's peak RSS.
 
 The file is generated a dialogue at a time (``iter_corpus``), never held, so the process's peak
-RSS after the import is the import's (issue 26: it must not grow with the file; compare two
+RSS after the import is the import's (it must not grow with the file; compare two
 sizes). Run with ``DEBUG=0``: Django's debug query log keeps every batch's SQL.
 Target: ≤ 60 s. Usage: .venv/bin/python bench/import_bench.py [--messages N]
 """

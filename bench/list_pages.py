@@ -4,7 +4,7 @@
 messages, the rest in the adjudication queue, exports, jobs, audit events), in SQL, because the
 real merge would take as long as the bench; :func:`time_pages` then asks for every list page and
 the Django admin's changelists as the role that uses them, ``n`` times each, and prints p50 / p95
-against the 200 ms target (issue 14 item 4). The first request of each page comes right after a
+against the 200 ms target. The first request of each page comes right after a
 write to the project: it is timed apart as ``cold``, and its query count is printed (the N + 1
 check).
 """

@@ -1,4 +1,4 @@
-"""The whole pipeline at MathEd-PII size, each step timed, the targets printed PASS/MISS (issue 14 item 5).
+"""The whole pipeline at MathEd-PII size, each step timed, the targets printed PASS/MISS.
 
     nice -n 10 .venv/bin/python bench/pipeline_bench.py [--messages 115620] [--workers 2]
         [--model PATH | --model-dir var/models --name synthetic] [--config JSON] [--audit-rate 0.1]

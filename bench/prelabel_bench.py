@@ -14,7 +14,7 @@ trained model exists under ``var/models``. Presidio is ~50x slower than the rule
 on the first ``--presidio-messages`` messages (10,000 by default, 0 for all) to keep the whole
 run to a few minutes; its demo-gold evaluation is always complete.
 
-Targets (issue 3), printed as PASS / FAIL:
+Targets, printed as PASS / FAIL:
 
 - rules + math_segments run in sequence at >= 2,000 messages/s;
 - presidio tuned and rules each cut numeric false positives (predicted spans with a digit that

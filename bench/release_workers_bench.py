@@ -1,4 +1,4 @@
-"""A release as Celery jobs on 1, then N real workers (issue 26): does adding workers cut its time?
+"""A release as Celery jobs on 1, then N real workers: does adding workers cut its time?
 
 Imports ``--messages`` generated messages (their spans become an import run), then for each worker
 count in ``--workers`` (default ``1 2``) starts that many fresh workers (one process each),

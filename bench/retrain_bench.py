@@ -1,4 +1,4 @@
-"""Issue 16's "done when": on the development data, does a tagger retrained from 300 gold-labelled
+"""Does the user's own gold help? On the development data, does a tagger retrained from 300 gold-labelled
 dialogues beat the generated-only model on name recall without more junk flags?
 
     nice -n 10 .venv/bin/python bench/retrain_bench.py [--data ../shared/data] [--gold 300]
@@ -33,7 +33,7 @@ Each (b) is also put through the app's activation comparison against (a) on the 
 side (:func:`pipeline.metrics.comparison.compare_versions`: F2 interval, numbers, numeric FPs).
 Models are trained fully (no time cut-off) once and reused from ``var/bench-models``.
 
-``--warm`` measures issue 23's warm-started retrain against a full one instead
+``--warm`` measures a retrain warm-started from the active version against a full one instead
 (:mod:`bench.warm_retrain`).
 """
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "--train-only", action="store_true", help="train the missing versions, score nothing"
     )
     parser.add_argument("--json", help="write every figure here")
-    parser.add_argument("--warm", action="store_true", help="warm-started vs full retrain (issue 23)")
+    parser.add_argument("--warm", action="store_true", help="warm-started vs full retrain")
     parser.add_argument("--lessons", type=int, default=0,
                         help="with --warm: N generated lessons as the gold instead of the real data")
     parser.add_argument("--skip-full", action="store_true", help="with --warm: time the warm retrain only")

@@ -1,4 +1,4 @@
-"""A national corpus on one machine (issue 26): every stage of a project at ``--messages``, on
+"""A national corpus on one machine: every stage of a project at ``--messages``, on
 PostgreSQL, with real Celery workers; prints each figure against its target.
 
 1. import: generated messages (``pipeline.synthetic``) through the import service (their spans
@@ -32,7 +32,7 @@ messages and a finished run; the plan when the run's sampling plan exists; the g
 is finished; the pages' finished work when its plan exists), so a crash in a later stage does not
 cost the build again; ``--pages-only`` then times the pages alone (no job, no worker), and
 ``--reports-only`` the two report jobs alone on the gold there is (after the pages' finished work,
-gold on nine messages in ten: the reports' cost grows with the gold, issue 26), and
+gold on nine messages in ten: the reports' cost grows with the gold), and
 ``--releases-only`` the releases alone (``--release-sources gold`` or ``run`` for one of them).
 ``--skip-releases`` leaves out both releases (at 1M messages each is 45-55 min of Presidio CPU
 on two cores). ``--gold-dialogues N`` simulates gold for N dialogues instead
@@ -153,7 +153,7 @@ def prelabel(project, args, workers, detector=None, config=None):
 
 def against_presidio(project, args, workers, tagger_rates) -> None:
     """Presidio vanilla as a project run on the same corpus and workers, and the tagger's speed as
-    a multiple of it (issue 23 item 3: >= 4x, wall and per CPU-second)."""
+    a multiple of it (target >= 4x, wall and per CPU-second)."""
     config = {"preset": "vanilla", "reuse": False, **json.loads(args.presidio_config)}
     _, presidio_rates = prelabel(project, args, workers, detector="presidio", config=config)
     print(f"tagger / presidio   {tagger_rates[0] / presidio_rates[0]:.2f}x msg/s, "

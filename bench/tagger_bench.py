@@ -60,7 +60,7 @@ TARGETS = {
     "numeric_fp_per_1k": 1.0,
     "rss_mb": 1536,
 }
-QUALITY_TOLERANCE = 0.01  # issue 14: a faster model may lose at most this much of any figure
+QUALITY_TOLERANCE = 0.01  # a faster model may lose at most this much of any figure
 
 
 # --- metrics ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """How long the tagger takes to train on 5,000 generated messages with the default settings.
 
-Target (issue 4): ≤ 10 minutes on the 2 cores here. Usage: .venv/bin/python bench/train_time_bench.py
+Target: ≤ 10 minutes on the 2 cores here. Usage: .venv/bin/python bench/train_time_bench.py
 """
 
 from __future__ import annotations

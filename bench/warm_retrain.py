@@ -1,4 +1,5 @@
-"""Issue 23 item 4: a warm-started retrain against a full one, on the same split.
+"""A warm-started retrain against a full one, on the same split: does it keep a full retrain's gain
+in a fraction of its time?
 
     nice -n 10 .venv/bin/python bench/retrain_bench.py --warm [--gold 300] [--lessons N] [--skip-full]
 
@@ -12,8 +13,8 @@ held-out dialogues and on the same project-gold dev side, as the app's retrain j
 
 Each is timed as the job spends it: training (with the app's precision checks and ONNX export)
 plus scoring the new and the active version on the dev side. ``--lessons N`` replaces the real
-gold with N generated whole-class lessons of about 420 messages (150 of them ≈ 63k messages, the
-issue's size; for timing: their recall is on generated text). Printed: wall time, steps and why
+gold with N generated whole-class lessons of about 420 messages (150 of them ≈ 63k messages, a
+lab's transcripts; for timing: their recall is on generated text). Printed: wall time, steps and why
 training stopped, name recall on the held-out dialogues, numeric false positives, the app's
 activation decision against the parent, and warm - full name recall with a paired bootstrap CI.
 """

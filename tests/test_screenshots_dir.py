@@ -1,5 +1,5 @@
 """Running the suite never writes into tracked files: browser screenshots go to a temporary
-directory unless ``bin/screenshots`` asks for docs/screenshots/ (issue 21, item 14)."""
+directory unless ``bin/screenshots`` asks for docs/screenshots/."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ class PlanForm(forms.Form):
         super().__init__(*args, **kwargs)
         # "Scored": the run's smallest margin, read from the index (run, margin). An EXISTS here let
         # PostgreSQL scan the margins, a million rows for a tagger run at a million messages, to
-        # find none for each run that has none (issue 26).
+        # find none for each run that has none.
         least_sure = MessageUncertainty.objects.filter(run=OuterRef("pk")).order_by("margin").values("margin")[:1]
         self.fields["runs"].queryset = DetectorRun.objects.filter(project=project).order_by("-pk").annotate(
             least_margin=Subquery(least_sure))

@@ -1,4 +1,4 @@
-"""One job lifecycle (issue 13, item 2): BackgroundJob, Export and DetectorRun share JobFields.
+"""One job lifecycle: BackgroundJob, Export and DetectorRun share JobFields.
 
 Existing rows keep their meaning: every old status value ("queued", "running", "succeeded",
 "failed", "cancelled") is a value of the shared JobStatus, so no status is rewritten; a run's

@@ -1,4 +1,4 @@
-"""A trigram index on messages' text, for the admin's message search (issue 14 item 4).
+"""A trigram index on messages' text, for the admin's message search (no request scans the corpus).
 
 Django's ``icontains`` on PostgreSQL is ``UPPER(text) LIKE UPPER('%term%')``, which reads every
 message unless a trigram index on ``UPPER(text)`` serves it. PostgreSQL only: ``pg_trgm`` is a

@@ -1,4 +1,4 @@
-"""Imported runs record what they covered (issue 24): a run imported before that gets the one
+"""Imported runs record what they covered: a run imported before that gets the one
 chunk a new import writes, holding the dialogues its file brought, so it is scored only on them.
 
 Those dialogues are the project's with the run's file as their ``source``, created by the time the

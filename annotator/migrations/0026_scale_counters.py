@@ -1,4 +1,4 @@
-"""A national corpus (issue 26): dialogues keep their message count, so a run is planned without
+"""A national corpus (a million messages): dialogues keep their message count, so a run is planned without
 counting the message table in the request; a run's chunks record the worker's peak memory."""
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-"""Per-annotator assignment counts kept in the write's transaction (issue 26): the queue's pager
+"""Per-annotator assignment counts kept in the write's transaction: the queue's pager
 and progress and the dashboard's counts read these instead of counting the assignment table.
 Counted once here from the assignments that exist. The index of unfinished items finds an
 annotator's next item without reading a finished queue to its end."""

@@ -1,4 +1,4 @@
-"""Release chunks (issue 26): a release's second opinion split into chunks of dialogues, one Celery
+"""Release chunks: a release's second opinion split into chunks of dialogues, one Celery
 task each, so that every worker shares it as they share a run's detection."""
 
 import annotator.models.fields

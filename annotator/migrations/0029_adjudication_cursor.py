@@ -1,4 +1,4 @@
-"""The adjudication queue by cursor (issue 26): each item carries its message's dialogue and
+"""The adjudication queue by cursor (no OFFSET at corpus size): each item carries its message's dialogue and
 position, filled here for the items there are (one UPDATE, SQLite and PostgreSQL alike), and one
 index serves the queue's whole order, risk first, then dialogue order."""
 

@@ -18,7 +18,7 @@ class AdjudicationItem(models.Model):
     project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="adjudication_items")
     message = models.OneToOneField("annotator.Message", on_delete=models.CASCADE, related_name="adjudication_item")
     # The message's dialogue and position, copied for the queue's order (risk, then dialogue order)
-    # so that one index serves it and a cursor pages it (issue 26); a message never moves. The item
+    # so that one index serves it and a cursor pages it at any depth; a message never moves. The item
     # goes with its message; DO_NOTHING keeps a dialogue's deletion from looking items up by it.
     dialogue = models.ForeignKey("annotator.Dialogue", on_delete=models.DO_NOTHING, related_name="+",
                                  db_index=False)

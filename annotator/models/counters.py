@@ -1,4 +1,4 @@
-"""Counts kept beside the rows they count, so a page never counts a corpus table (issue 26).
+"""Counts kept beside the rows they count, so a page never counts a corpus table.
 
 :class:`QueueCount` holds one annotator's assignments in one project by status. Counting them
 (the queue's pager and progress, the dashboard's per-annotator and project totals) read every

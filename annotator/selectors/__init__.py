@@ -48,7 +48,7 @@ BIGGEST = 2**31 - 1  # a cursor past the largest key a column holds (queue order
 def keyset_page(qs, *, after: str = "", before: str = "", per_page: int = 50, key: str = "order") -> dict:
     """One page of ``qs`` in (``key``, pk) order, after or before a cursor ("<key>-<pk>", from a
     previous page), never at an offset: a page deep in a list of corpus size reads its own rows
-    from the index (``key >= k`` ... ``LIMIT``), not every row before it (issue 26). The first page
+    from the index (``key >= k`` ... ``LIMIT``), not every row before it. The first page
     has no cursor. Returns the rows, whether there are more either side, and the cursors to them."""
     cursor = _cursor(after or before)
     if cursor is not None and before:
@@ -88,7 +88,7 @@ def ordered_keyset_page(qs, order: tuple[str, ...], *, after: str = "", before: 
     greater last one, then the same values up to the one before and a greater one there, ... and
     last a greater first column; each range is an index range in order (equalities, then one
     inequality) under ``LIMIT``, and the ranges stop as soon as the page is full. An index on
-    ``order`` therefore serves every page, however deep, reading only its own rows (issue 26).
+    ``order`` therefore serves every page, however deep, reading only its own rows.
     Only the order's columns are read so (no join for the planner to weigh against the index);
     the page's rows are then loaded by primary key from ``rows`` (default ``qs``), with whatever
     joins and annotations it carries."""

@@ -52,7 +52,7 @@ def audit_sample_weights(project: Project) -> Iterator[tuple[tuple[int, int], Sa
     count with weight 1. A message sampled by several plans takes the largest probability (the
     smallest weight) and is flagged when any plan flagged it (None: no plan that drew it used
     runs). Grouped in the database and streamed: a census plan at a million messages has 2
-    million assignments, which as a dict of messages took 200 MB (issue 26).
+    million assignments, which as a dict of messages took 200 MB.
     """
     flagged = Max(Case(When(flagged=True, then=Value(2)), When(flagged=False, then=Value(1)),
                        default=None, output_field=IntegerField()))  # NULLs aside, any True wins
@@ -76,7 +76,7 @@ def design_weights(project: Project) -> dict[Key, float]:
 
     The probabilities of :func:`audit_sample_weights` (each message's largest over its
     assignments; none or 0 counts as 1), taken in the database: the reports read the audit
-    sample's few rows, not a row per assignment (2.75 million at a million messages, issue 26).
+    sample's few rows, not a row per assignment (2.75 million at a million messages).
     """
     rows = (Assignment.objects.filter(project=project)
             .values("message__dialogue__external_id", "message__position")

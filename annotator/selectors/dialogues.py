@@ -167,7 +167,7 @@ def iter_dialogues(project: Project, source: Source = "gold", *, complete_only: 
         pairs = dialogues_from_db(batch)
         msg_ids = [pk for _, pks in pairs for pk in pks]
         # by the batch's dialogues, not its thousands of message ids: building those IN lists was
-        # a third of a release's first pass at a million messages (issue 26)
+        # a third of a release's first pass at a million messages
         decided = dict(AdjudicationDecision.objects.filter(message__dialogue_id__in=batch)
                        .values_list("message_id", "outcome"))
         details = None
@@ -202,7 +202,7 @@ def gold_messages(project: Project) -> Iterator[tuple[Order, Key, str, tuple[Spa
 
     Two streamed reads, the gold messages and their spans, sorted alike and merged as they come:
     whole dialogues built and cut down to their gold cost more than scoring them, and the gold
-    held in dicts took hundreds of MB, with gold on nine messages in ten of a million (issue 26).
+    held in dicts took hundreds of MB, with gold on nine messages in ten of a million.
     A span of a message decided after the messages were read is passed over."""
     gold = Message.objects.filter(project=project, decision__isnull=False)
     spans = InOrder(spans_in_order(

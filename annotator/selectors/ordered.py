@@ -1,7 +1,7 @@
 """Merge joins of streamed reads: two queries sorted the same way, read side by side.
 
 A report over a million messages cannot hold one side of a join in a dict (the run's
-predictions, the gold spans, the assignments' spans: hundreds of MB each, issue 26), and joining
+predictions, the gold spans, the assignments' spans: hundreds of MB each), and joining
 them in SQL multiplies rows (a message's spans times its assignments). Reading both sorted by the
 same key, ``(dialogue pk, position[, assignment pk])``, and matching them as they come holds
 neither: memory stays flat whatever the corpus.

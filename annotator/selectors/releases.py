@@ -40,7 +40,7 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     One pass over the messages in dialogue order, merged with the decisions, the gold spans (or
     the run's), the finished assignments and the sampling design, each read in the same order as
     it comes (:mod:`annotator.selectors.ordered`): at a million messages, the messages' ids in
-    lists of 2,000 took 49 s and held the gold of every message (issue 26)."""
+    lists of 2,000 took 49 s and held the gold of every message."""
     released = set(dialogue_pks)
     by_message = ("message__dialogue_id", "message__position")
     decisions = InOrder(((d, p), (outcome, notes)) for d, p, outcome, notes in (

@@ -63,7 +63,7 @@ def _items_in_order(project: Project) -> Iterator[tuple[Order, AnnotatedItem]]:
     Streamed reads whatever the gold's size, each joined in the database and all in one order:
     the finished assignments with their messages (a message's assignments come together and make
     one item), their spans and the messages' segments, merged here as they come. Nothing of the
-    project is held: the spans were once read first into a dict of every assignment (issue 26).
+    project is held: the spans were once read first into a dict of every assignment.
     The ids of 2 million assignments sent back as ``IN`` lists cost more than the rows themselves;
     reading the messages apart (``EXISTS`` a finished assignment) left the join's direction to the
     planner, and two report jobs on gold for 200 dialogues of a million messages took 63 s and 43 s."""

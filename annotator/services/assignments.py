@@ -43,7 +43,7 @@ from pipeline import assignment as algo
 UNFINISHED = (Assignment.Status.PENDING, Assignment.Status.IN_PROGRESS, Assignment.Status.SKIPPED)
 PENDING = Assignment.Status.PENDING
 # A plan's rows, written with COPY (annotator.bulk): 200,000 assignments at 100k messages took
-# 49.5 s as bulk_create's model instances and INSERTs (issue 26).
+# 49.5 s as bulk_create's model instances and INSERTs.
 PLAN_COLUMNS = ("public_id", "project_id", "plan_id", "annotator_id", "message_id", "condition", "status", "order",
                 "inclusion_probability", "flagged", "version", "no_pii", "uncertain", "comment", "active_seconds",
                 "undo_log", "created_at")

@@ -1,4 +1,4 @@
-"""A release in chunks of dialogues, spread over the Celery workers (issue 26).
+"""A release in chunks of dialogues, spread over the Celery workers.
 
 De-identifying, leak-checking and auditing one dialogue needs nothing of the others but a little
 state the engine carries (:mod:`pipeline.surrogates.parts`), and the second opinion (Presidio, the

@@ -11,7 +11,7 @@ elsewhere becomes a one-message dialogue named after the file's name and a hash 
 (:class:`~pipeline.formats._common.DerivedIds`).
 
 A ``.spacy`` file is zlib-compressed msgpack, so a few KB can declare hundreds of MB or hundreds of
-thousands of docs (issue 21, item 5). :func:`parse_docbin` therefore inflates it itself, a chunk at
+thousands of docs (a decompression bomb). :func:`parse_docbin` therefore inflates it itself, a chunk at
 a time, and refuses it before spaCy expands anything when
 
 * it decompresses to more than ``max_bytes`` (the caller's ``BLINDSPOT_IMPORT_MAX_BYTES``): the

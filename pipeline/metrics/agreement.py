@@ -277,7 +277,7 @@ def _build_table(
     never held at once (they outweigh the table many times). Only the items someone marked get
     token rows: every token of the others is O for each annotator who labelled the item, so
     their tokens are counted per item (``plain_m``, ``plain_n``), and the table grows with what
-    people marked, not with the gold (issue 26: 7.3 million token rows at a million messages).
+    people marked, not with the gold (7.3 million token rows at a million messages).
     The table keeps its codes in the smallest integers that hold them, annotators and labels in
     sorted order."""
     rec = _Records(labels)
@@ -383,8 +383,8 @@ def _token_kappa_block(out: _Emitter, t: _Table, w: np.ndarray, metric: str, pai
 class _CellSums:
     """Sums per dialogue and cell of a stack of confusion (or coincidence) matrices, kept for the
     cells that occur only: a ``(D, used)`` array, not ``(D, G, K, K)``. Most cells never occur
-    (labels no two annotators confused); the full arrays took 180 MB each at a million messages
-    (issue 26). Cells get a column the first time they occur."""
+    (labels no two annotators confused); the full arrays took 180 MB each at a million messages.
+    Cells get a column the first time they occur."""
 
     def __init__(self, n_dialogues: int, n_cells: int):
         self.n_dialogues, self.n_cells = n_dialogues, n_cells
@@ -411,7 +411,7 @@ class _CellSums:
 class _Folded:
     """Sums over dialogues, and over each bootstrap resample's dialogues (``w``), of some cells,
     folded in a block of dialogues at a time: the sums per dialogue of a million messages (33,355
-    dialogues by hundreds of cells, for each breakdown) are never held at once (issue 26)."""
+    dialogues by hundreds of cells, for each breakdown) are never held at once."""
 
     def __init__(self, w: np.ndarray, n_cells: int):
         self.w = w
@@ -473,7 +473,7 @@ def _pair_confusions(t: _Table, a: int, b: int, group: np.ndarray, item_group: n
                      n_groups: int, w: np.ndarray) -> _Folded:
     """Per (dialogue, group) confusion matrices of raters a and b over dialogues and resamples,
     a block of dialogues at a time (the whole table's temporaries took 600 MB at a million
-    messages, issue 26): their tokens, then their items nobody marked, whose tokens both raters
+    messages): their tokens, then their items nobody marked, whose tokens both raters
     labelled add to their group's O-O cell."""
     k = t.k
     folded = _Folded(w, n_groups * k * k)
@@ -541,7 +541,7 @@ def _all_rater(out: _Emitter, t: _Table, w: np.ndarray) -> None:
     Units where every rater said O (most tokens) agree trivially: P_i = 1 in every scheme, and
     their m_u ratings add to O's total and to the O-O coincidence cell (:func:`_units`). Only the
     units someone marked need per-unit work, done a block of units at a time into per-dialogue
-    sums (the whole set's temporaries grew with the gold, issue 26), a block of dialogues at a
+    sums (the whole set's temporaries grew with the gold), a block of dialogues at a
     time, folded over dialogues and resamples."""
     n_cols = 3 + len(t.labels) + t.k  # P_i typed, untyped and per label, one per unit, each category's ratings
     cond_sets = [(None, None)] + [(c, i) for i, c in enumerate(CONDITIONS)]

@@ -252,7 +252,7 @@ AGREE_COLUMNS = 4  # n_ann, ann matched, n_model, model matched
 class _Tally:
     """What one pass over the items counts. The bootstrap needs counts per dialogue: a
     dialogue's are added in short lists while its items pass, then appended to flat arrays of
-    doubles, so a million items leave a few numbers per dialogue, not the items (issue 26). The
+    doubles, so a million items leave a few numbers per dialogue, not the items. The
     items of a dialogue must come together (the exposure is counted per dialogue too)."""
 
     def __init__(self, match: str, weights: Mapping[Key, float]):

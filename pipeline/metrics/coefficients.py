@@ -30,7 +30,7 @@ def bootstrap_weights(n_groups: int, n_boot: int, seed: int = 0) -> np.ndarray:
 
     Kept as small integers (a dialogue is drawn a handful of times at most), drawn and counted one
     resample at a time: at 33,000 dialogues the float matrix with its draws took 800 MB and the
-    counts take 33 MB (issue 26). The draws are the same as one ``(n_boot, n_groups)`` call's."""
+    counts take 33 MB. The draws are the same as one ``(n_boot, n_groups)`` call's."""
     if n_groups == 0 or n_boot <= 0:
         return np.zeros((max(n_boot, 0), n_groups), dtype=np.uint8)
     rng = np.random.default_rng(seed)
@@ -48,7 +48,7 @@ def resampled_sums(w: np.ndarray, counts: np.ndarray) -> np.ndarray:
     one row of counts per dialogue), multiplied on the columns that hold a count only, a block of
     resamples at a time. Most cells of per-dialogue confusion matrices are zero in every dialogue
     (labels no two annotators confused) and total zero in every resample; skipping them is most of
-    the product, which grows with the dialogues (issue 26)."""
+    the product, which grows with the dialogues."""
     counts = np.asarray(counts)
     used = np.flatnonzero(counts.any(axis=0))
     out = np.zeros((w.shape[0], counts.shape[1]), dtype=np.result_type(np.float64, counts))

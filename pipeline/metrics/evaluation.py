@@ -341,7 +341,7 @@ class Scoring:
     """Scores against gold counted one message at a time (:meth:`add`), then the report
     (:meth:`report`): each dialogue's count row, the error and number tallies, how many messages,
     gold and predicted spans there are, and whether any weighs. Several runs are scored in one
-    pass over a gold set with one each (the detectors-versus-gold report, issue 26)."""
+    pass over a gold set with one each (the detectors-versus-gold report)."""
 
     def __init__(self, labels: Sequence[str], *, segmented: bool = False):
         self.labels, self.segmented = tuple(labels), segmented
@@ -440,7 +440,7 @@ def evaluate_messages(
     confidence: float = 0.95,
 ) -> EvaluationReport:
     """:func:`evaluate` on messages read once, one at a time, so a gold set of a million
-    messages is never held (issue 26). ``labels`` are given, since a stream cannot be read for
+    messages is never held. ``labels`` are given, since a stream cannot be read for
     them first; ``segmented`` says the messages carry MATH / NON-MATH segments (a message without
     one counts as unsegmented)."""
     scoring = Scoring(labels, segmented=segmented)

@@ -1,4 +1,4 @@
-"""A release de-identified in parts, on as many machines as there are workers (issue 26).
+"""A release de-identified in parts, on as many machines as there are workers.
 
 De-identifying, leak-checking and auditing one dialogue reads only that dialogue and a little state
 that earlier dialogues left in the engine: every dialogue *registers* the originals its spans name

@@ -40,7 +40,7 @@ class NgramCounts:
     """1- to 3-gram counts whose memory does not grow with the corpus.
 
     A million messages of real tutoring text hold millions of distinct 3-grams: counted in one
-    dictionary, before and after, they would be a gigabyte (issue 26). So past ``spill_at``
+    dictionary, before and after, they would be a gigabyte. So past ``spill_at``
     distinct n-grams the counts go to ``BUCKETS`` files on disk, each n-gram always to the same
     one, and the figures are read back a bucket at a time. The entropy needs only how many
     n-grams occur how often, so it is the same to the last bit however the counts came: in one

@@ -36,8 +36,8 @@ from pipeline.tagger.training.config import RETRAIN_SYNTHETIC_SEED, TrainingErro
 from pipeline.tagger.training.data import split_by_dialogue, stable_dev_split
 from pipeline.types import Dialogue, Span
 
-# Generated dialogues added per gold training dialogue. Generated data has hit its ceiling (issue
-# 16: 10x more of it lowered real classroom recall), so gold leads and generated data fills in
+# Generated dialogues added per gold training dialogue. Generated data has hit its ceiling (10x
+# more of it lowered real classroom recall), so gold leads and generated data fills in
 # the maths traps and rare identifiers a small gold set lacks. bench/ may tune this value.
 GENERATED_PER_GOLD = 2
 DEV_FRACTION = 0.2  # of the project's gold dialogues, held out to compare versions

@@ -1,4 +1,4 @@
-"""When Redis is away (issue 21, item 6): pages answer, a job queued meanwhile is recorded and the
+"""When Redis is away: pages answer, a job queued meanwhile is recorded and the
 request says so (no 500), and a sweep sends it again once the broker is back, exactly once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 24, item 7 ("honest pages") in Chromium: what only a browser sees. Every main page loads
+"""Honest pages in Chromium: what only a browser sees. Every main page loads
 with a clean console (no favicon 404, no Content Security Policy refusal, no failed request), and
 a refused action's toast shows non-Latin-1 text as it was written."""
 

@@ -1,4 +1,4 @@
-"""Issue 24, item 7 ("honest pages"): what the pages say is what the data says. The Client-level
+"""Honest pages: what the pages say is what the data says. The Client-level
 checks; what only a browser can see is in ``test_browser_honest_pages.py``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every model's JSON field refuses NaN and infinity when the row is written (issue 21 item 2):
+"""Every model's JSON field refuses NaN and infinity when the row is written:
 PostgreSQL's JSON has neither, and a NaN once turned every re-decision into a 500."""
 
 from __future__ import annotations

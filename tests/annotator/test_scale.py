@@ -1,4 +1,4 @@
-"""The scale bench in CI size (issue 26): at 20,000 messages with 40,000 finished assignments,
+"""The scale bench in CI size: at 20,000 messages with 40,000 finished assignments,
 a run's worker memory does not grow with the run's size (5k against 20k messages), and no page
 nor the run start reads a whole corpus table (EXPLAIN of every query they send; bench/scan_check.py).
 Not timed: bench/scale_bench.py prints the figures."""

@@ -337,7 +337,7 @@ def test_single_annotator_gives_no_figures():
 
 
 def test_the_table_counted_in_blocks_of_tokens_gives_the_same_figures(items, report, monkeypatch):
-    """Issue 26: the token table is counted a block of tokens (and of marked units) at a time,
+    """The token table is counted a block of tokens (and of marked units) at a time,
     for flat working memory at a million messages; blocks far smaller than the table must not
     move a figure."""
     from pipeline.metrics import agreement
@@ -354,7 +354,7 @@ def test_the_table_counted_in_blocks_of_tokens_gives_the_same_figures(items, rep
 
 
 def test_only_items_someone_marked_get_token_rows_and_the_figures_stay():
-    """Issue 26: an item nobody marked is O for every token and every annotator who labelled it, so
+    """An item nobody marked is O for every token and every annotator who labelled it, so
     its tokens are counted per item, not stored one row each (most of the gold is such items). The
     same items with a span of a label outside the taxonomy (ignored, but the item then takes the
     token rows) give the same figures, exactly: the counts are whole numbers either way."""

@@ -116,7 +116,7 @@ def test_rebalance_never_gives_an_item_to_someone_who_has_it():
     assert out[1] == "z" and out[2] is None and out[3] in ("y", "z")
 
 
-# --- issue 11 (3): the unit of randomization is (annotator, dialogue) --------------------------
+# --- the unit of randomization is (annotator, dialogue) ----------------------------------------
 
 
 def demo_like_plan(seed=7):
@@ -192,7 +192,7 @@ def test_make_plan_records_the_unit_and_the_exposure():
     assert result.summary["paired_items"] > 0
 
 
-# --- issue 11 (7): inclusion probabilities of the sampling design -------------------------------
+# --- inclusion probabilities of the sampling design ----------------------------------------------
 
 
 def test_inclusion_probability_of_each_design():
@@ -211,7 +211,7 @@ def test_inclusion_probability_of_each_design():
     assert set(flagged.inclusion.values()) == {1.0}
 
 
-# --- issue 16 (2): where the model is least sure ------------------------------------------------
+# --- where the model is least sure ---------------------------------------------------------------
 
 
 def scored(n_dialogues=20, per=10, flag_every=3):

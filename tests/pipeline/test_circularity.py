@@ -133,7 +133,7 @@ def test_scores_agree_with_the_evaluation_module(match, level):
         assert scores.f1.value == pytest.approx(ev.f1)
 
 
-# --- issue 11 (7): audit samples weighted by the design; the flag decided on the interval -------
+# --- audit samples weighted by the design; the flag decided on the interval ---------------------
 
 
 def audit_sample(sim, rate: float, seed: int):
@@ -214,7 +214,7 @@ def test_flag_needs_the_interval_above_zero():
     assert "not flagged" in rep.summary or "does not flag" in rep.summary
 
 
-# --- issue 11 (3): cross-condition exposure, measured ------------------------------------------
+# --- cross-condition exposure, measured ----------------------------------------------------------
 
 
 def test_exposure_is_measured_on_the_items():
@@ -262,7 +262,7 @@ def _stream(n_dialogues: int, per_dialogue: int = 10):
 
 
 def test_the_check_holds_no_item_it_has_read():
-    """Issue 26: at a million messages, listing the items took 1.3 GB of a worker. The check keeps
+    """At a million messages, listing the items took 1.3 GB of a worker. The check keeps
     a few numbers per dialogue and per decision (tens of bytes an item), never the items (about
     a kilobyte each here): what 9,000 more items add is measured, after a first run that warms
     the caches."""

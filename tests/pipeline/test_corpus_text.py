@@ -1,7 +1,7 @@
 """One canonical message text at import: CRLF and CR become LF, control characters are refused.
 
 Browsers normalise CRLF and drop NUL, so a stored text that keeps them has offsets the annotator's
-selection cannot reproduce (issue 11).
+selection cannot reproduce.
 """
 
 import csv

@@ -1,4 +1,4 @@
-"""Issue 21, item 5: a ``.spacy`` DocBin is zlib-compressed msgpack, so a few KB can declare hundreds
+"""A ``.spacy`` DocBin is zlib-compressed msgpack, so a few KB can declare hundreds
 of MB or hundreds of thousands of docs. The reader bounds the decompressed size (streaming, never past
 the bound), the compression ratio and the declared counts, and refuses with a numbered CorpusError
 before spaCy expands anything."""

@@ -316,7 +316,7 @@ def test_format_grid():
 
 
 def test_scoring_a_stream_holds_no_message_it_has_read():
-    """Issue 26: the detectors' scores read a gold set of 900,000 messages once per run; the
+    """The detectors' scores read a gold set of 900,000 messages once per run; the
     scorer keeps one row of counts per dialogue, nothing per message (listing them kept about
     600 bytes each here)."""
     import tracemalloc

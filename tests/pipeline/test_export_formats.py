@@ -52,7 +52,7 @@ def test_split_is_by_dialogue_stable_and_near_the_share():
     assert {split_of(i, test_fraction=0.0) for i in ids} == {"train"}
 
 
-# --- the writer pipeline (issue 13, item 1) ---------------------------------------------------
+# --- the writer pipeline ------------------------------------------------------------------------
 
 
 def _gold_dialogue(did: str = "d1") -> Dialogue:

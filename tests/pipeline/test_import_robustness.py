@@ -1,4 +1,4 @@
-"""Issue 21, item 8: deep nesting, lone surrogates and C1/bidi/line-separator characters in an
+"""Deep nesting, lone surrogates and C1/bidi/line-separator characters in an
 import end in a numbered CorpusError, never a traceback or a character the exports carry as a token."""
 
 from __future__ import annotations

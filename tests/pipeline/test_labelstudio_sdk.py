@@ -62,7 +62,7 @@ def _convert(tasks_path, labels, fmt: str, out):
 
 def _exported(tmp_path, corpus) -> tuple:
     """Our file exactly as written, nothing added (it needed ids Label Studio's export has:
-    ``KeyError: 'id'`` before, issue 24 item 4)."""
+    ``KeyError: 'id'`` before)."""
     path = tmp_path / "tasks.json"
     path.write_text(_written(corpus), encoding="utf-8")
     return path, sorted({s.label for d in corpus for m in d.messages for s in m.spans})

@@ -1,4 +1,4 @@
-"""Loading Presidio says nothing a user must act on (issue 24 item 8): its registry's dozen
+"""Loading Presidio says nothing a user must act on: its registry's dozen
 "Recognizer not added to registry" warnings (recognizers of languages an English engine does not
 load) are silenced on its own logger while the engine is built, and only then."""
 

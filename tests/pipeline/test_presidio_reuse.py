@@ -57,7 +57,7 @@ def test_without_reuse_every_text_is_analysed_each_time_with_the_same_detections
 
 def test_what_is_kept_does_not_hold_its_batch_of_token_vectors() -> None:
     """Each spaCy doc's token vectors are a view of its whole batch's array: an analysis kept for
-    reuse held that array alive (issue 26: hundreds of megabytes in a release's worker)."""
+    reuse held that array alive (hundreds of megabytes in a release's worker)."""
     texts = [f"Maria Lopez, call me on (617) 555-01{i:02d} about problem {i}" for i in range(80)]
     detector = build("presidio", {"preset": "tuned"})
     fresh = list(detector.detect_many([dialogue("a", *texts)]))

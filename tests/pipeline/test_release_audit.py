@@ -1,4 +1,4 @@
-"""Issue 20: the release audits itself (fragments, completion, second opinion, maths numbers,
+"""The release audits itself (fragments, completion, second opinion, maths numbers,
 capture-recapture)."""
 
 import json
@@ -110,7 +110,7 @@ def test_capture_recapture_interval_covers_the_truth_at_about_the_nominal_rate()
 
 
 def test_audits_of_spilled_chunks_merged_in_order_are_the_audit_of_the_whole(tmp_path):
-    """Issue 26: what the audit reads of each released dialogue survives the spill file exactly (roles,
+    """What the audit reads of each released dialogue survives the spill file exactly (roles,
     timestamps, meta, a U+2028 inside a message), and chunks audited apart then merged give the same
     counts, capture tally, listing and candidates file as one audit."""
     from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, read_audit_inputs

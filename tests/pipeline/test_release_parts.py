@@ -1,4 +1,4 @@
-"""Issue 26: a release de-identified in parts (pipeline/surrogates/parts.py) is the one-pass release.
+"""A release de-identified in parts (pipeline/surrogates/parts.py) is the one-pass release.
 
 Each part gets the engine as it stood before its first dialogue, from the corpus's originals and
 what the dialogues before it registered (or from the part before, in the same process); its files joined in order and its reports merged are the

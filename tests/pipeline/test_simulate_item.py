@@ -1,4 +1,4 @@
-"""The simulated annotator and model of the demo's first round (issue 15): known rates, seeded."""
+"""The simulated annotator and model of the demo's first round: known rates, seeded."""
 
 import random
 

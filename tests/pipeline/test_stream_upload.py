@@ -1,4 +1,4 @@
-"""Issue 26: :func:`pipeline.formats.stream_upload` reads a JSONL upload as its batches are asked
+""":func:`pipeline.formats.stream_upload` reads a JSONL upload as its batches are asked
 for (never the whole file first), and stays all or nothing."""
 
 import io

@@ -2,7 +2,8 @@
 
 The property tests build random dialogues full of names, schools, cities, e-mails, phones, ids,
 ages and dates (Faker's lists, the same pools the surrogates draw from, so collisions are tried
-often) around maths talk, and check every rule of issue 7 on the release.
+often) around maths talk, and check every surrogate rule on the release (type and form kept, never an
+original, never within one edit of one, one surrogate per original).
 """
 
 from __future__ import annotations
@@ -898,7 +899,7 @@ def _said(dialogue_id: str, text: str, piece: str, label: str) -> Dialogue:
 
 @pytest.mark.parametrize("order", [(0, 1), (1, 0)])
 def test_one_original_gets_one_label_across_the_release_whatever_the_order(order):
-    """Issue 21 (13): a detector labelled "Jordan" COURSE in one dialogue and NAME in another, and
+    """A detector labelled "Jordan" COURSE in one dialogue and NAME in another, and
     which it said near a tie depended on ``--workers``; after a first pass every dialogue releases
     it under one label (most seen, then NAME first), in any order."""
     dialogues = [_said("a", "ask Jordan about it", "Jordan", "COURSE"),

@@ -1,4 +1,4 @@
-"""Issue 26: the utility report's n-gram counts wait on disk past a bound, so a release's worker does
+"""The utility report's n-gram counts wait on disk past a bound, so a release's worker does
 not hold every distinct n-gram of a million messages; the figures stay exactly those of one pass."""
 
 from __future__ import annotations

@@ -275,7 +275,7 @@ class PresidioDetector(BaseDetector):
 def _detached(doc: Any) -> Any:
     """``doc`` without its token vectors, which nothing here reads: each is a view of its batch's
     array (about 400 KB for 64 messages), so the analyses kept for reuse pinned hundreds of
-    megabytes of batch arrays in a release's worker (issue 26)."""
+    megabytes of batch arrays in a release's worker."""
     doc.tensor = doc.tensor[:0].copy()
     return doc
 

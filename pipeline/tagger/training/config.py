@@ -21,7 +21,8 @@ DISTILL_TEMPERATURE = 2.0
 # How a student's recall-first thresholds are chosen (distillation.student_thresholds).
 THRESHOLD_RULES = ("imitate", "lower", "own")
 # Dev F-beta and recall a student may lose against its teacher on the same dev dialogues and still
-# become active: issue 14's bar (every quality figure within 0.01 of the teacher's).
+# become active: the bar any faster model must meet (every quality figure within 0.01 of
+# the teacher's).
 DISTILL_TOLERANCE = 0.01
 PRECISION_TOLERANCE = 0.01  # dev F1 an int8 or bf16 model may lose against fp32
 # A version whose dev F-beta (recall-first thresholds) ends below this is taken as diverged and

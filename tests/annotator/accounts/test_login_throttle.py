@@ -120,7 +120,7 @@ def fullwidth(name: str) -> str:
 
 @pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
 def test_a_look_alike_name_is_the_same_locked_account(client, throttle, django_user_model, url):
-    """Issue 21 item 3: after the lockout, the fullwidth spelling with the right password logged in."""
+    """After the lockout, the fullwidth spelling with the right password used to log in."""
     name, addr = throttle.user(), throttle.address()
     django_user_model.objects.filter(username=name).update(is_staff=True)
     for _ in range(5):

@@ -110,7 +110,7 @@ def test_an_adjudicator_settles_the_queue_with_the_keyboard(live_server, browser
 
 def test_the_adjudicator_reads_the_annotators_notes_and_replies(live_server, browser_page, members, study,
                                                                  screenshots_dir):
-    """Issue 24: each annotator's comment and "uncertain" flag beside their spans; the queue's
+    """Each annotator's comment and "uncertain" flag beside their spans; the queue's
     "Uncertain" filter finds the item; the reply saved with the decision (screenshot:
     docs/screenshots/adjudication-notes.png through ``bin/screenshots``)."""
     page = browser_page

@@ -1,4 +1,4 @@
-"""Issue 24, item 1: what annotators tell the adjudicator (a comment, an "uncertain" flag) reaches
+"""What annotators tell the adjudicator (a comment, an "uncertain" flag) reaches
 them on the item page and in the queue's filters, travels in the gold export's provenance but
 never in a release, and the adjudicator's reply reaches each annotator on their own item only.
 

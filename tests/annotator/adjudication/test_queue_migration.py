@@ -1,5 +1,5 @@
 """Migration 0029 gives every existing adjudication item its message's dialogue and position
-(issue 26: the queue's cursor), on SQLite and PostgreSQL, and goes back."""
+(the queue's cursor), on SQLite and PostgreSQL, and goes back."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The adjudication queue's order (risk, then dialogue order; issue 14 item 4) paged by cursor
-(issue 26): each item carries its message's dialogue and position, one index serves the order, and
+"""The adjudication queue's order (risk, then dialogue order) paged by cursor:
+each item carries its message's dialogue and position, one index serves the order, and
 a page deep in the queue reads its own rows, not every row before it."""
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def test_filters_keep_working_with_the_cursor(study):
 
 
 def test_the_unfiltered_queue_is_counted_once_per_revision_not_per_page(study):
-    """Issue 26: the pager's total of the open (or settled) queue is the cached queue count."""
+    """The pager's total of the open (or settled) queue is the cached queue count."""
     gold_merge_ready(project=study)
     n = AdjudicationItem.objects.filter(project=study, status="open").count()
     assert queue_page(study)["total"] == n  # counts, caches the figures
@@ -201,7 +201,7 @@ def _item_nodes(plan: dict):
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_a_deep_page_reads_its_own_rows_from_the_index(require_postgres, model_project, members, client):
-    """Issue 26: at 6,000 open items (ties in risk and weight over 60 dialogues), the page after
+    """At 6,000 open items (ties in risk and weight over 60 dialogues), the page after
     the 5,000th item reads about a page of items, through ``adjudication_queue_order``, where the
     ``OFFSET`` read the 5,000 before it (EXPLAIN ANALYZE of every query the request sends)."""
     import json

@@ -1,4 +1,4 @@
-"""Issue 21 item 2: an item changed after its decision (or decided while an annotator has it
+"""An item changed after its decision (or decided while an annotator has it
 reopened) can be decided, on PostgreSQL, whose JSON refuses NaN.
 
 Both sequences leave the adjudicator with no disputed span (the annotators now agree, or only one

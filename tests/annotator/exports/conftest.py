@@ -1,4 +1,5 @@
-"""Fixtures of the export tests: the examples of issue 20 imported as gold (the release review)."""
+"""Fixtures of the export tests: the release-review examples (``ISSUE``: gold with misses and
+a wrong span that a release's self-audit must catch) imported as gold."""
 
 from __future__ import annotations
 

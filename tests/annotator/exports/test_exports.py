@@ -230,7 +230,7 @@ def test_release_from_an_unfinished_run_is_refused(corpus, members):
         release_services.release_start(project=corpus, user=members["admin"], source="run", run=run)
 
 
-# --- evidence, acknowledgement and residual risk (issue 11, parts 4 and 5) --------------------
+# --- evidence, acknowledgement and residual risk -------------------------------------------
 
 OYEKAN = "Hi Mr Oyekan, this is miss Gamble, Stephen's mom."
 
@@ -323,7 +323,7 @@ def test_unreviewed_run_release_states_it_and_needs_an_audited_acknowledgement(c
 
 @pytest.mark.django_db
 def test_imported_gold_is_its_own_evidence_not_a_review(corpus, members, built):
-    """Issue 20 item 5: gold imported from a file read "100 % reviewed" and needed no acknowledgement."""
+    """Gold imported from a file used to read "100 % reviewed" and needed no acknowledgement."""
     export = built(release_services.release_start, project=corpus, user=members["admin"])
     evidence = export.manifest["evidence"]
     assert evidence["kind"] == "gold" and evidence["unreviewed"] and evidence["needs_acknowledgement"]
@@ -624,7 +624,7 @@ def test_release_with_llm_surrogates_and_offline_fallback(corpus, members, built
     assert export.publishable and export.manifest["strategy"]["strategy"].startswith("surrogate@3+llm:")
 
 
-# --- one read path (issue 13, item 1) --------------------------------------------------------
+# --- one read path: releases and gold exports read the same gold ------------------------------
 
 
 @pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""A release in chunks over the workers (issue 26, annotator/services/release_chunks.py): each chunk
+"""A release in chunks over the workers (annotator/services/release_chunks.py): each chunk
 de-identifies, checks and audits its own dialogues (or, under the corpus scope, audits them); the
 chunked release is the single job's, byte for byte; a chunk run twice counts once; a failing chunk
 fails the release with its reason; real workers over Redis share the chunks."""
@@ -39,7 +39,8 @@ def _surrogate_key(settings):
 
 
 def _import(project, *, presidio: bool):
-    """The issue's examples and seven generated dialogues (217 messages) as gold: ten dialogues."""
+    """The release-review examples (conftest.ISSUE) and seven generated dialogues (217 messages)
+    as gold: ten dialogues."""
     from annotator.services.imports import corpus_import
     from pipeline.formats import parse_upload
     from pipeline.synthetic import generate_messages

@@ -1,5 +1,6 @@
-"""Issue 20 in the app: the examples of the issue imported as gold and released from the Exports
-page, and the release review that settles what the self-audit leaves (confirm, dismiss, races)."""
+"""The release review in the app: the release-review examples (conftest.ISSUE) imported as gold
+and released from the Exports page, and the release review that settles what the self-audit
+leaves (confirm, dismiss, races)."""
 
 from __future__ import annotations
 

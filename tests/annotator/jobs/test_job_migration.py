@@ -1,4 +1,4 @@
-"""The job-lifecycle migration keeps every existing row's meaning (issue 13, item 2)."""
+"""The job-lifecycle migration keeps every existing row's meaning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the commands print (issue 24 item 8): a refused re-import names ``--skip-existing`` and no
+"""What the commands print: a refused re-import names ``--skip-existing`` and no
 "line 0", an empty speaker can be given a name with ``--default-speaker``, ``train_tagger`` shows
 its progress and warns about a tiny dev set, ``make_assignments`` prints a table (``--json`` for
 scripts) and ``segments_grid`` explains its columns."""

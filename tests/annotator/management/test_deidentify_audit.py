@@ -1,4 +1,4 @@
-"""Issue 20: deidentify --fail-on-leaks exits non-zero while review candidates remain; a dialogue
+"""deidentify --fail-on-leaks exits non-zero while review candidates remain; a dialogue
 of --gold is released with its gold spans."""
 
 import json

@@ -46,7 +46,7 @@ def _counts():
 
 
 def test_demo_setup_finishes_a_first_round_with_a_known_anchoring_bias(capsys):
-    """Issue 15 (1): simulated annotators finish part of the queue through the workspace services,
+    """Simulated annotators finish part of the queue through the workspace services,
     gold is merged with a handful of disagreements left open, both reports and a release exist,
     and the circularity report finds the aware annotators' anchoring on wrong suggestions."""
     call_command("demo_setup")
@@ -104,7 +104,7 @@ def test_demo_setup_settles_the_release_review_so_the_newest_release_is_publisha
 
 @pytest.mark.slow
 def test_demo_setup_train_tagger_makes_the_student_its_first_model_and_the_default(capsys, monkeypatch, settings):
-    """Issue 23: the demo's first tagger is the student distilled after its teacher, where the
+    """The demo's first tagger is the student distilled after its teacher, where the
     student passes its check; it is the default of commands without a project and the tagger run
     the demo adds is the student's. A tiny training (2-layer teacher, 1-layer student, one epoch)
     and a tolerance every student passes stand in for the real one."""

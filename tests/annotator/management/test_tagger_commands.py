@@ -1,4 +1,4 @@
-"""CLI parity for the tagger (issue 24 item 5): ``tagger_activate VERSION --project SLUG`` is the
+"""CLI parity for the tagger: ``tagger_activate VERSION --project SLUG`` is the
 Tagger page's "Make active" (the same service, checks and audit event), ``tagger_versions`` its
 table of versions."""
 

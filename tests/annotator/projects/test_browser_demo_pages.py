@@ -1,4 +1,4 @@
-"""Issue 15 (1), "Done when": after ``demo_setup`` every project page shows content.
+"""After ``demo_setup`` every project page shows content: a new user sees the tool working.
 
 Chromium logs in as the demo's admin, adjudicator and an annotator, opens every page the project
 navigation links to (and the report tabs those pages link to) and finds no empty-state message

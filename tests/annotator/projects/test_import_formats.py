@@ -87,7 +87,7 @@ def test_upload_page_takes_a_label_studio_file(client, members, tmp_path, django
 
 
 def test_a_docbin_bomb_is_refused_against_the_import_limit_and_writes_nothing(project, tmp_path, settings):
-    """Issue 21, item 5: the upload is checked against BLINDSPOT_IMPORT_MAX_BYTES inflated, not as sent."""
+    """A DocBin bomb: the upload is checked against BLINDSPOT_IMPORT_MAX_BYTES inflated, not as sent."""
     pytest.importorskip("spacy")
     import zlib
 

@@ -1,4 +1,4 @@
-"""Issue 26: an import file is read, checked and written a batch at a time, in one transaction, so
+"""An import file is read, checked and written a batch at a time, in one transaction, so
 the worker's memory is a batch's, and a bad line anywhere still leaves nothing written. The
 batch size is two dialogues here, so every file below spans several batches."""
 

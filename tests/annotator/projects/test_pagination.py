@@ -1,5 +1,5 @@
-"""Issue 11: a page number past the end of a list is a 404, however large (it was a 500); so is a
-cursor past any key of a list that pages by cursor (the annotator's queue, issue 26), and any
+"""A page number past the end of a list is a 404, however large (it was a 500); so is a
+cursor past any key of a list that pages by cursor (the annotator's queue), and any
 malformed cursor of the adjudication queue (which has only its first numbered page left)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The project form and its labels (issue 24, item 7): a row per label instead of raw JSON. A new
+"""The project form and its labels: a row per label instead of raw JSON. A new
 project is offered the default labels and saves as offered; the settings page adds, renames and
 deletes labels, and says on the row what is wrong with it."""
 

@@ -1,4 +1,4 @@
-"""Report charts (issue 15 item 5): per-label pairwise kappa and per-detector precision/recall.
+"""Report charts: per-label pairwise kappa and per-detector precision/recall.
 
 The SVG on the page is parsed: one bar per figure, each bar's length, whiskers and printed value
 from the cached report, a <title>/<desc>, no inline style, and the same numbers in a table.

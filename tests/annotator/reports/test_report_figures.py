@@ -1,4 +1,4 @@
-"""The agreement and circularity reports' figures, pinned on a small generated study (issue 26).
+"""The agreement and circularity reports' figures, pinned on a small generated study.
 
 The reports' readers and arithmetic were rewritten for a million messages; the figures must not
 move. ``report_figures.json`` holds every figure both reports computed on this study before

@@ -199,7 +199,7 @@ def test_management_command_errors(study):
         call_command("circularity_report", "--project", "test", "--run", "99999")
 
 
-# --- issue 11 (3, 7): unit, exposure and design weights on both reports; the command stores ------
+# --- unit, exposure and design weights on both reports; the command stores ---------------------
 
 
 def test_management_command_stores_its_result_for_the_page(client, members, study, capsys):
@@ -244,8 +244,8 @@ def test_reports_state_unit_exposure_and_weighting(client, members, study, djang
 
 
 def test_a_run_is_scored_against_gold_once(study, members):
-    """The run page and the detectors-versus-gold report show the same scoring of a run (issue 13:
-    they were two computations that could disagree: labels, weights, source labels)."""
+    """The run page and the detectors-versus-gold report show the same scoring of a run
+    (they were two computations that could disagree: labels, weights, source labels)."""
     from annotator.selectors.reports import detectors_against_gold, evaluate_run
 
     gold_merge_ready(project=study)
@@ -256,7 +256,7 @@ def test_a_run_is_scored_against_gold_once(study, members):
 
 
 def test_scoring_reads_the_gold_s_dialogues_not_the_corpus(study, members, monkeypatch):
-    """Issue 26: the detectors' scores and the run page read the gold set through the messages
+    """The detectors' scores and the run page read the gold set through the messages
     that hold gold (the decisions), not every dialogue of the project (a 200-dialogue gold set at
     a million messages read all 33,355 dialogues); the gold they read is the same."""
     from annotator.models import Dialogue

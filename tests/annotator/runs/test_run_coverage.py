@@ -1,4 +1,4 @@
-"""A run is scored only on the gold messages it covered (issue 24 item 3): a run over one of two
+"""A run is scored only on the gold messages it covered: a run over one of two
 dialogues, or one imported for new dialogues, is not charged the rest of the project's gold as
 misses, the pages say how many gold messages that was, and the cached scores move with coverage."""
 

@@ -1,5 +1,5 @@
 """The run page's scores against gold: computed by a job, cached under the scoring state, never in
-the request (issue 14 item 4), and recomputed when gold changes."""
+the request, and recomputed when gold changes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A tagger run stores each message's decision margin with its predictions (issue 16 item 2)."""
+"""A tagger run stores each message's decision margin with its predictions."""
 
 from __future__ import annotations
 

@@ -236,7 +236,7 @@ def _spans(run) -> list[tuple]:
 @pytest.mark.redis
 def test_two_workers_share_a_runs_chunks_and_predict_what_one_process_does(celery_worker, project,
                                                                           django_capture_on_commit_callbacks):
-    """Issue 14 item 3: any worker takes any chunk; together they leave no duplicate and no gap."""
+    """Any worker takes any chunk; together they leave no duplicate and no gap."""
     from annotator.celery import app
 
     _corpus(project, n=16)

@@ -1,4 +1,4 @@
-"""Issue 12, part 2: the Content Security Policy is enforced and the workspace still works under it.
+"""The Content Security Policy is enforced and the workspace still works under it.
 
 An annotator labels with the keyboard in Chromium while the server's policy is in force: no
 violation may appear in the console (htmx, workspace.js and the label colours all run without

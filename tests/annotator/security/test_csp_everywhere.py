@@ -1,4 +1,4 @@
-"""Every response carries the Content Security Policy, as the README says (issue 21, item 7):
+"""Every response carries the Content Security Policy, as the README says:
 static files WhiteNoise serves with DEBUG off, and 404/500 pages with DEBUG on (where django-csp
 leaves Django's debug pages without one)."""
 

@@ -1,4 +1,4 @@
-"""Issue 12, part 8: the documented production variables pass ``manage.py check --deploy`` cleanly.
+"""The documented production variables pass ``manage.py check --deploy`` cleanly.
 
 The production variables are the ones ``.env.example`` sets and the docker-compose stack passes
 to the app; the README's *Production* section names each of them. Each check runs ``manage.py``
@@ -143,7 +143,7 @@ def test_migrate_on_a_fresh_clone_creates_the_sqlite_directory(tmp_path):
 
 
 def test_check_deploy_warns_when_the_surrogate_key_is_the_secret_key(settings):
-    """Issue 21 item 12: one leaked key would then both forge sessions and reverse surrogates."""
+    """One leaked key would then both forge sessions and reverse surrogates."""
     from django.core.checks import run_checks
 
     def ids() -> set[str]:

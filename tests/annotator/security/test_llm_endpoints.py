@@ -1,4 +1,4 @@
-"""Issue 21 item 1: the deployment's LLM key goes only to the deployment's endpoints.
+"""The deployment's LLM key goes only to the deployment's endpoints.
 
 The endpoint of an ``llm`` run is the deployment's (``OPENAI_BASE_URL`` with ``OPENAI_API_KEY``)
 or one named in ``BLINDSPOT_LLM_ENDPOINTS`` (each with its own key); a run config may name one,

@@ -1,4 +1,4 @@
-"""Issue 12, parts 1 and 3: user Markdown cannot carry script, a label colour cannot carry CSS.
+"""User Markdown cannot carry script, a label colour cannot carry CSS.
 
 Guidelines are written by project admins and read by every annotator (and superusers), so a
 ``javascript:`` link in them is stored XSS; a taxonomy colour is written into a stylesheet every

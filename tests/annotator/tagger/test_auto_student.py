@@ -1,4 +1,4 @@
-"""Issue 23 item 2: training distils a faster student after the teacher, in the same call (the
+"""Training distils a faster student after the teacher, in the same call (the
 command, the Tagger page's job, the demo), and activates it when it passes its check against the
 teacher; otherwise the teacher stays active and the page says why. Tiny models: the teacher keeps
 2 layers, its student 1, one epoch each; the check's tolerance is set to make the outcome certain."""

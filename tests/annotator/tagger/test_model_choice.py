@@ -1,4 +1,4 @@
-"""Issue 23: one rule for which model runs. A project's runs use its active version; a command
+"""One rule for which model runs. A project's runs use its active version; a command
 without a project uses ``--model NAME/VERSION`` or the one recorded default, never "the newest
 directory" (a newer throwaway model of another project is never used)."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 items 4, 9 and 10: every model reference is checked against the project, a reference
+"""Every model reference is checked against the project, a reference
 of any length is an error message (not a 500), and one training at a time per project."""
 
 from __future__ import annotations

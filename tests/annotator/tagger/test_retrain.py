@@ -478,7 +478,7 @@ def test_a_full_retrain_distils_its_student_and_offers_it_when_it_passes(gold_pr
 
 def test_tagger_page_counts_gold_once_per_revision(client, members, gold_project):
     """The gold size on the Tagger page joins every decision to the project's messages (a corpus
-    scan at a million messages, issue 26): cached per project revision, counted again after gold grows."""
+    scan at a million messages): cached per project revision, counted again after gold grows."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

@@ -34,7 +34,7 @@ def test_plan_is_stored_and_reproducible(members, ws_project, run):
 
 
 def test_a_plan_writes_its_assignments_with_copy_as_the_orm_would(members, ws_project, run, require_postgres):
-    """Issue 26: a plan's rows go in with COPY (200,000 assignments at 100k messages: 49.5 s as
+    """A plan's rows go in with COPY (200,000 assignments at 100k messages: 49.5 s as
     bulk_create's instances and INSERTs), every column as the ORM would have written it, the
     annotators' counters moved by the rows added."""
     from django.db import connection
@@ -165,7 +165,7 @@ def test_reassign_with_nobody_eligible_keeps_the_work(members, ws_project, plann
         assignments_reassign(project=ws_project, from_user=members["annotator"], to_users=[members["annotator"]])
 
 
-# --- issue 11 (3): one condition per (annotator, dialogue), across plans and reassignment --------
+# --- one condition per (annotator, dialogue), across plans and reassignment ---------------------
 
 
 def clusters() -> dict:
@@ -223,7 +223,7 @@ def test_plan_page_states_the_unit_and_flags_old_plans(client, members, ws_proje
     assert "old rule" in page
 
 
-# --- issue 11 (7): the sampling design, per message -------------------------------------------
+# --- the sampling design, per message ----------------------------------------------------------
 
 
 def test_audit_plan_records_each_messages_inclusion_probability(members, ws_project, run):

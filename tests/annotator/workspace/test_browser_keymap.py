@@ -1,4 +1,4 @@
-"""Every key of the workspace keymap, pressed in Chromium, with its effect checked (issue 24).
+"""Every key of the workspace keymap, pressed in Chromium, with its effect checked.
 
 Each label key labels a selected word (and the caret goes on after each span); ``o`` reopens
 with a word selected instead of labelling it; ``c`` opens the comment without creating a span;
@@ -220,7 +220,7 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
 
 
 def test_rejecting_the_only_suggestion_lets_enter_submit(live_server, browser_page, members, project, items):
-    """The issue's repro: the only suggestion rejected, Enter submits with no n in between."""
+    """The reported case: the only suggestion rejected, Enter submits with no n in between."""
     page, (a, b, _) = browser_page, items
     Prediction.objects.filter(message=a.message, start=start("november")).delete()
     page.goto(f"{live_server.url}/accounts/login/?next=/p/test/item/{a.public_id}/")

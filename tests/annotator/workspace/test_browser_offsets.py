@@ -1,4 +1,4 @@
-"""Selections map to the right code-point offsets in Chromium (issue 11).
+"""Selections map to the right code-point offsets in Chromium.
 
 The browser's DOM is not the stored text: the HTML parser turns CRLF into LF, and JavaScript
 counts UTF-16 units where the server counts code points. Messages with CRLF and lone CR (stored

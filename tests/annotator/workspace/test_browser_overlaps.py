@@ -1,8 +1,8 @@
-"""Issue 15 in Chromium, under the enforced Content Security Policy.
+"""Overlapping marks and report charts in Chromium, under the enforced Content Security Policy.
 
-Item 6: j / k reach every suggestion, overlapping ones included, and each lights its own mark(s)
+Overlaps: j / k reach every suggestion, overlapping ones included, and each lights its own mark(s)
 in the text, which are visible; an "Overlaps" link moves the focus; a accepts the focused one.
-Item 5: the report charts render with no CSP violation and no style attribute.
+Charts: the report charts render with no CSP violation and no style attribute.
 """
 
 from __future__ import annotations

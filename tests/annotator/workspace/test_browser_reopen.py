@@ -1,4 +1,4 @@
-"""A submitted item in Chromium (issue 11): read-only until "o" reopens it; the help lists the key."""
+"""A submitted item in Chromium: read-only until "o" reopens it; the help lists the key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Overlapping spans and suggestions are all shown (issue 15 item 6).
+"""Overlapping spans and suggestions are all shown.
 
 The highlight used to skip a mark that overlapped an earlier one, so an overlapping suggestion
 was only listed by its text. Now every mark covers exactly its characters (nested, or split into

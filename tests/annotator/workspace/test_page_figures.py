@@ -1,5 +1,5 @@
-"""Project-wide figures on the pages (issue 14 item 4): computed in SQL, cached per project
-revision, recomputed after every audited write; changelists without N + 1 queries."""
+"""Project-wide figures on the pages (no request counts the corpus): computed in SQL, cached per
+project revision, recomputed after every audited write; changelists without N + 1 queries."""
 
 from __future__ import annotations
 
@@ -301,7 +301,7 @@ def test_the_admin_message_search_finds_text_and_dialogue_ids(client, ws_project
 
 def test_the_admin_pages_past_its_first_pages_by_cursor_both_ways(client, members, ws_project, planned,
                                                                   make_user, monkeypatch):
-    """Issue 26: Older → and ← Newer walk the whole list, newest first, with no OFFSET; a page
+    """Older → and ← Newer walk the whole list, newest first, with no OFFSET; a page
     number deeper than the first pages is refused; a filter holds across the cursor."""
     monkeypatch.setattr("annotator.admin.DEEPEST_PAGE", 1)
     planned("blind")
@@ -338,7 +338,7 @@ REVISION_SQL = '"n_dialogues"'  # the revision's query (annotator.selectors.figu
 def test_a_page_reads_the_project_revision_once_however_many_figures_it_shows(client, members, study):
     """The adjudication queue shows three cached figures (its counts, the items ready to merge, the
     gold fingerprint); each read the revision, which counts the project's dialogues (15 ms at a
-    million messages, issue 26). A GET reads it once; a write in a later request still shows."""
+    million messages). A GET reads it once; a write in a later request still shows."""
     from annotator.services.adjudication import gold_merge_ready
 
     client.force_login(members["adjudicator"])
@@ -373,7 +373,7 @@ def test_the_plan_form_finds_scored_runs_from_the_index(require_postgres, model_
                                                         bench_modules):
     """The plan form marks runs with margins "scored (least sure)". An EXISTS over the margins let
     PostgreSQL scan them for each run without any: a tagger run holds one per message (a million at
-    a million messages, issue 26: 50 ms per request). With 6,000 margins of one run, the page's
+    a million messages: 50 ms per request). With 6,000 margins of one run, the page's
     queries (a form's choices come through a server-side cursor) read none of them past the first."""
     from scan_check import request_scans
 

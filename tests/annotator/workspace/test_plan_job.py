@@ -1,4 +1,4 @@
-"""A sampling plan is built as a background job with progress (issue 14 item 4, issue 13 item 2)."""
+"""A sampling plan is built as a background job with progress, not in the request."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 26: the annotators' assignment counters (``QueueCount``) stay equal to a count of the
+"""The annotators' assignment counters (``QueueCount``) stay equal to a count of the
 assignments through every write: a plan, submits (concurrent ones too), skips and reopens, a
 reassignment, edits in the Django admin, deletion of an assignment, a dialogue, a project or an
 annotator, and a re-import; and the queue list pages by cursor, forward and back, over every item."""

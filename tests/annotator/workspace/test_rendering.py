@@ -1,4 +1,4 @@
-"""Message text is rendered as runs that carry their code-point offsets (issue 11).
+"""Message text is rendered as runs that carry their code-point offsets.
 
 The browser's parser would turn the CR of old rows into LF and drop NUL, so those characters get a
 run of their own; every other run's text must be the stored text exactly.

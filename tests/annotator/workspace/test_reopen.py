@@ -1,4 +1,4 @@
-"""Issue 11: a submitted item is read-only until it is reopened; re-submitting it merges it again
+"""A submitted item is read-only until it is reopened; re-submitting it merges it again
 (gold recomputed, or back to the adjudicator when gold was their decision); exports built before
 the change say they are stale; active time is capped by the wall clock."""
 

@@ -1,4 +1,4 @@
-"""Plans "where the model is least sure" from a tagger run's margins (issue 16 item 2)."""
+"""Plans "where the model is least sure" from a tagger run's margins."""
 
 from __future__ import annotations
 

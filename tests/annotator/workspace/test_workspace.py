@@ -300,7 +300,7 @@ def test_no_pii_is_refused_with_spans_and_rejects_pending_suggestions(members, a
 
 
 def test_rejecting_every_suggestion_is_a_decision_like_no_pii(client, members, aware_item):
-    """Issue 24: rejecting the only suggestion used to leave the item undecided (submit refused
+    """Rejecting the only suggestion used to leave the item undecided (submit refused
     until the annotator also pressed n). Now the last reject marks the message as having no PII;
     undo takes both back, and a span added afterwards clears the mark as after n."""
     from annotator.models import Prediction

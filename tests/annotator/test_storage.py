@@ -109,7 +109,7 @@ def test_exports_and_releases_are_written_to_and_downloaded_from_s3(s3, settings
     mapping = s3_objects(s3, "pfx/exports/test/private/release-v001/")
     assert set(mapping) == {"mapping.jsonl", "candidates.jsonl", "leaks.private.json"}  # all private
     assert {json.loads(line)["original"] for line in mapping["mapping.jsonl"].splitlines()} == {
-        "Maria", "maria.lopez@example.com"}
+        "Maria", "maria.lopez@example.com", "d1", "d2"}  # and the keyed ids' originals
     assert "mapping.jsonl" not in s3_objects(s3, "pfx/exports/test/release-v001/")
     assert not settings.BLINDSPOT_EXPORTS_DIR.exists()
     assert not any(p.is_file() for p in (tmp_path / "staging").rglob("*"))

@@ -1,4 +1,4 @@
-"""Issue 42 item 4: the lexicon signal's effect on real tutoring chats, before and after.
+"""The lexicon signal's effect on real tutoring chats, before and after.
 
     nice -n 10 .venv/bin/python bench/lexicon_bench.py [--data ../shared/data] [--model PATH]
         [--policy recall_first|strict] [--split dev|test|both] [--show 40]

@@ -1,4 +1,4 @@
-"""Issue 42, item 4: tutoring-chat junk cut with a lexicon signal, not with recall. A NAME on a
+"""Tutoring-chat junk cut with a lexicon signal, not with recall. A NAME on a
 lower-case word that is a close misspelling of a frequent English or chat word ("alreda",
 "aight"), two frequent words glued ("rightcause") or laughter ("ahah"), and no known given or
 family name, is dropped; names, misspelt names and names the lists do not know stay. A city of a

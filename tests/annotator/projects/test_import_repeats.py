@@ -1,4 +1,4 @@
-"""Issue 42, item 5: a real file that repeats a dialogue identically (Bridge lists one excerpt once
+"""A real file that repeats a dialogue identically (Bridge lists one excerpt once
 per annotation of it) imports as it is: the dialogue once, the repeats counted in the report.
 A repeated id with other messages stays an error naming both lines, and the import stays all or
 nothing. Batches of two dialogues, so repeats cross batch boundaries."""

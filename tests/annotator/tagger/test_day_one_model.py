@@ -1,4 +1,4 @@
-"""Issue 42, item 2: every project starts with the day-one model. A new project's tagger is the
+"""Every project starts with the day-one model. A new project's tagger is the
 deployment's default version until the project trains its own, where that version was trained on
 generated dialogues only (it carries no project's gold, so sharing it crosses no boundary); a
 version trained on a project's gold stays in that project. The Tagger page and

@@ -12,7 +12,10 @@ from annotator.models import DetectorRun, Prediction, RunChunk
 from annotator.services import runs
 from tests.fake_openai import FakeOpenAI, error, ok, recorded, replay, target_text
 
-REPLIES = recorded(Path(__file__).resolve().parents[2] / "fixtures" / "llm_replies.jsonl")
+# the fixture's hand-made shapes, one each (the replies recorded from a real server are replayed in
+# tests/pipeline/test_llm.py)
+REPLIES = [row for row in recorded(Path(__file__).resolve().parents[2] / "fixtures" / "llm_replies.jsonl")
+           if not row["source"].startswith("recorded")]
 FAST = {"max_retries": 0, "backoff_base_s": 0.01, "jitter": 0.0}
 
 

@@ -32,6 +32,13 @@ from pipeline.types import Span
 CHUNK = 2000
 
 
+def _spans_by_message(rows) -> InOrder:
+    """The spans of ``rows`` (gold spans or predictions) message by message, in message order."""
+    by_message = ("message__dialogue_id", "message__position")
+    return InOrder(spans_in_order(rows.order_by(*by_message).values_list(*by_message, "start", "end", "label")
+                                  .iterator(chunk_size=CHUNK), 2))
+
+
 def release_evidence(*, project: Project, source: str, run_id: int | None,
                      dialogue_pks: Collection[int]) -> dict[str, Any]:
     """What a release of these dialogues' messages rests on (gold, and how much of it) and its
@@ -46,16 +53,11 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     decisions = InOrder(((d, p), (outcome, notes)) for d, p, outcome, notes in (
         AdjudicationDecision.objects.filter(message__project=project).order_by(*by_message)
         .values_list(*by_message, "outcome", "notes").iterator(chunk_size=CHUNK)))
-    gold = InOrder(spans_in_order(GoldSpan.objects.filter(message__project=project).order_by(*by_message)
-                                  .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2))
+    gold = _spans_by_message(GoldSpan.objects.filter(message__project=project))
     # what a message of a gold release carries until people review it: the gold imported with it
-    carried = InOrder(spans_in_order(GoldSpan.objects.filter(
-        message__project=project, provenance=AdjudicationDecision.Outcome.IMPORTED).order_by(*by_message)
-        .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2)
-        if source == "gold" else ())
-    predicted = InOrder(spans_in_order(Prediction.objects.filter(run_id=run_id).order_by(*by_message)
-                                       .values_list(*by_message, "start", "end", "label").iterator(chunk_size=CHUNK), 2)
-                        if source == "run" else ())
+    carried = _spans_by_message(GoldSpan.objects.filter(
+        message__project=project, provenance=AdjudicationDecision.Outcome.IMPORTED)) if source == "gold" else InOrder(())
+    predicted = _spans_by_message(Prediction.objects.filter(run_id=run_id)) if source == "run" else InOrder(())
     done = InOrder((order, [user for *_, user in rows]) for order, rows in groupby(
         Assignment.objects.filter(project=project, status=Assignment.Status.DONE).order_by(*by_message)
         .values_list(*by_message, "annotator_id").iterator(chunk_size=CHUNK), key=lambda r: r[:2]))

@@ -44,7 +44,7 @@ BIRTHDAY_QUESTION_RE = re.compile(
     re.IGNORECASE,
 )
 
-_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'?m|im|my|mine|me)\b", re.IGNORECASE)
+FIRST_PERSON_RE = re.compile(r"\b(?:i|i'?m|im|my|mine|me)\b", re.IGNORECASE)
 
 _NUMBER_WORDS = {
     "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
@@ -95,7 +95,7 @@ def _birthday_verdict(text: str, start: int, end: int, asked: bool) -> str:
     cue = bool(BIRTH_CUE_RE.search(before)) or bool(_BIRTH_AFTER_RE.match(after))
     if not (cue or asked) or inside_expression(text, start, end):
         return ""
-    first_person = bool(_FIRST_PERSON_RE.search(before) or _FIRST_PERSON_RE.search(after))
+    first_person = bool(FIRST_PERSON_RE.search(before) or FIRST_PERSON_RE.search(after))
     if not (asked or first_person) and (
         in_math_context(text, start, end) or any(math_token_hits(text))
     ):

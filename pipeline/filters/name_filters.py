@@ -271,12 +271,7 @@ def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
 
     The decision is the dialogue's, not the mention's: "So Mike has 1 left" and "Mike" alone are
     the same character, and a name spoken to anywhere ("Roger, come up") is nobody's story."""
-    flagged = {
-        message.text[s.start : s.end].lower()
-        for message, found in zip(dialogue.messages, spans, strict=True)
-        for s in found
-        if s.label == "NAME"
-    }
+    flagged = _flagged(dialogue, spans, "NAME")
     characters: set[str] = set()
     present = speaker_words(dialogue)
     for name in flagged - present:
@@ -288,6 +283,12 @@ def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
                 elif is_present(message.text, m.start(), m.end()):
                     present.add(name)
     return characters - present
+
+
+def _flagged(dialogue: Dialogue, spans: list[list[Span]], label: str) -> set[str]:
+    """The lower-cased words of the dialogue's spans of ``label``."""
+    return {message.text[s.start : s.end].lower()
+            for message, found in zip(dialogue.messages, spans, strict=True) for s in found if s.label == label}
 
 
 # what a maths problem about places talks of: distances, travel, maps, populations, temperatures
@@ -322,12 +323,7 @@ def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     problems (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live
     in Chicago"), lower-cased; every mention counts, flagged or not. A city of a word problem is
     no more anyone's address than its characters are anyone's name."""
-    flagged = {
-        message.text[s.start : s.end].lower()
-        for message, found in zip(dialogue.messages, spans, strict=True)
-        for s in found
-        if s.label == "LOCATION"
-    }
+    flagged = _flagged(dialogue, spans, "LOCATION")
     places: set[str] = set()
     personal: set[str] = set()
     for place in flagged:

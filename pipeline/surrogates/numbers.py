@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.detectors.rules_personal import find_ages, find_birthdays
+from pipeline.detectors.rules_personal import FIRST_PERSON_RE, find_ages, find_birthdays
 from pipeline.detectors.segments import math_density
 from pipeline.maths import has_pii_cue
 from pipeline.types import Dialogue, Span
@@ -72,7 +72,6 @@ _SHAPES = {
     "id": re.compile(r"\d{3}-\d{2}-\d{4}|\d{8,}|\d+(?:-\d+){2,}"),
 }
 _NAME_IS_RE = re.compile(r"(?:'s)?\s+(?:is|was|turned|turns|will\s+be)\s+", re.IGNORECASE)
-_FIRST_PERSON_RE = re.compile(r"\b(?:my|mine|i'?m|im|i\s+am|i\s+was|i\s+turn(?:ed)?)\b", re.IGNORECASE)
 _ASKS_RE = re.compile(r"\?|\b(?:your|ur|need|send|give|tell|what)\b", re.IGNORECASE)
 _MIN_ID_DIGITS = 4  # a phone or an id has at least this many digits
 _BEFORE, _AFTER = 40, 25  # characters around a number where its cue counts
@@ -138,7 +137,7 @@ class NumberGuard:
         age or a date counts only when somebody says it of themselves ("my bday is 12/19")."""
         before = text[max(0, span.start - _BEFORE) : span.start]
         near = before + " " + text[span.end : span.end + _AFTER]
-        if kind in ("age", "date") and maths and not _FIRST_PERSON_RE.search(near):
+        if kind in ("age", "date") and maths and not FIRST_PERSON_RE.search(near):
             return False
         return bool(_KIND_CUES[kind].search(near)) or (kind == "age" and _KIN_AGE_RE.search(before) is not None)
 

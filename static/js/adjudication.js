@@ -124,6 +124,7 @@
       var li = ev.target.closest && ev.target.closest("li:not([data-empty])");
       if (li) setFocus(li);
     });
+    form.dataset.ready = "1";  // the shortcuts are bound: keys pressed from now on are handled
   }
   document.addEventListener("DOMContentLoaded", init);
 })();

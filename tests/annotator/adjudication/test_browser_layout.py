@@ -26,7 +26,7 @@ def test_the_adjudication_form_fits_a_laptop_screen(live_server, browser_page, m
     page.fill("input[name=username]", "adjudicator")
     page.fill("input[name=password]", "pw-adjudicator")
     page.click("form button.primary")
-    page.wait_for_selector("#adj-form")
+    page.wait_for_selector("#adj-form[data-ready]")
 
     actions = {name: in_view(page, sel) for name, sel in {
         "save": "#adj-form button.primary", "queue": "#adj-form a.button", "confirm": "#adj-confirm-drop",

@@ -142,7 +142,7 @@ def test_adjudication_spans_are_the_selected_text(live_server, browser_page, mem
     for m, (text, words) in zip(messages, TEXTS, strict=True):
         item = AdjudicationItem.objects.get(message=m)
         page.goto(f"{live_server.url}/p/test/adjudication/{item.pk}/")
-        page.wait_for_selector("#adj-target")
+        page.wait_for_selector("#adj-form[data-ready]")
         added = [w for w in words[1:] if "\n" not in w]  # the adjudicator adds whole words
         for n, word in enumerate(added, start=1):
             select_word(page, "#adj-target", word)
@@ -193,7 +193,7 @@ def test_a_drag_past_the_end_of_a_message_leaves_out_its_punctuation(live_server
     adj = AdjudicationItem.objects.get(message=m)
     page.context.clear_cookies()
     login(page, live_server, "adjudicator", f"/p/test/adjudication/{adj.pk}/")
-    page.wait_for_selector("#adj-target")
+    page.wait_for_selector("#adj-form[data-ready]")
     page.evaluate("""() => {  // from "9755" to past the end of the message
         const run = document.querySelector('#adj-target .run'), t = run.firstChild;
         const r = document.createRange(); r.setStart(t, t.data.indexOf('9755'));

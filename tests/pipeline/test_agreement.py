@@ -340,10 +340,10 @@ def test_the_table_counted_in_blocks_of_tokens_gives_the_same_figures(items, rep
     """The token table is counted a block of tokens (and of marked units) at a time,
     for flat working memory at a million messages; blocks far smaller than the table must not
     move a figure."""
-    from pipeline.metrics import agreement
+    from pipeline.metrics.agreement import table, token_level
 
-    monkeypatch.setattr(agreement, "TOKEN_BLOCK", 7)
-    monkeypatch.setattr(agreement, "UNIT_BLOCK", 3)
+    monkeypatch.setattr(table, "TOKEN_BLOCK", 7)
+    monkeypatch.setattr(token_level, "UNIT_BLOCK", 3)
     blocked = agreement_report(items, labels=LABELS, n_boot=200, seed=7)
     assert report.n_tokens > 10 * 7
     assert [f.to_dict() | {"value": 0, "ci_low": 0, "ci_high": 0} for f in blocked.figures] == [
@@ -360,7 +360,7 @@ def test_only_items_someone_marked_get_token_rows_and_the_figures_stay():
     token rows) give the same figures, exactly: the counts are whole numbers either way."""
     from dataclasses import replace
 
-    from pipeline.metrics.agreement import _build_table
+    from pipeline.metrics.agreement.table import build_table
     from pipeline.text import tokenize
 
     rng = random.Random(11)
@@ -377,8 +377,8 @@ def test_only_items_someone_marked_get_token_rows_and_the_figures_stay():
 
     as_rows = [with_an_ignored_span(it) if plain else it for it, plain in zip(items, unmarked, strict=True)]
 
-    table, _ = _build_table(items, LABELS)
-    full, _ = _build_table(as_rows, LABELS)
+    table, _ = build_table(items, LABELS)
+    full, _ = build_table(as_rows, LABELS)
     marked_tokens = sum(len(tokenize(it.text)) for it, plain in zip(items, unmarked, strict=True) if not plain)
     assert table.lab.shape[1] == marked_tokens < full.lab.shape[1] == table.n_tokens
     per_item = agreement_report(items, labels=LABELS, n_boot=100, seed=2)

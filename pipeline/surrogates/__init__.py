@@ -9,17 +9,9 @@ Pure Python (no Django). Entry points:
 - :mod:`pipeline.surrogates.llm` — :class:`LLMSurrogates` (optional, openai client).
 """
 
-from pipeline.surrogates.engine import (
-    MODES,
-    SCOPES,
-    Deidentifier,
-    DeidResult,
-    MappingEntry,
-    Replacement,
-    build_deidentifier,
-    tag_for,
-)
+from pipeline.surrogates.engine import MODES, SCOPES, Deidentifier, build_deidentifier
 from pipeline.surrogates.keyed import KeyedRandom, SurrogateKeyError
+from pipeline.surrogates.results import DeidResult, MappingEntry, Replacement, tag_for
 from pipeline.surrogates.scanner import ForbiddenIndex
 from pipeline.surrogates.stream import deidentify_stream, iter_spans
 

@@ -34,8 +34,8 @@ from pipeline.detectors.rules import RulesDetector
 from pipeline.metrics.capture import CaptureTally
 from pipeline.surrogates.candidates import REASONS, Candidate
 from pipeline.surrogates.completion import STRUCTURED_LABELS
-from pipeline.surrogates.engine import DeidResult, FieldText, Replacement
 from pipeline.surrogates.parts import SpillFiles, dialogue_from_obj, dialogue_obj
+from pipeline.surrogates.results import DeidResult, FieldText, Replacement
 from pipeline.types import Detection, Dialogue, Message, Span
 
 MAX_LISTED = 1000  # public positions listed in the summary; the private file has them all

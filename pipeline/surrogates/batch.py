@@ -44,10 +44,11 @@ from pipeline.formats import read_corpus
 from pipeline.formats.native import iter_jsonl_dialogues
 from pipeline.metrics.residual import Stratum, estimate_residual, uncovered
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion, in_batches
-from pipeline.surrogates.engine import Deidentifier, DeidResult, MappingEntry, SurrogateProposer
+from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
 from pipeline.surrogates.fields import FieldPolicy
 from pipeline.surrogates.leaks import LeakChecker, LeakReport
 from pipeline.surrogates.parts import SpillFiles, dialogue_record
+from pipeline.surrogates.results import DeidResult, MappingEntry
 from pipeline.surrogates.stream import iter_spans
 from pipeline.surrogates.sweep import base_of
 from pipeline.surrogates.utility import UtilityReport

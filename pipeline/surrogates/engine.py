@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pipeline.surrogates.candidates import Candidate
@@ -43,13 +43,13 @@ from pipeline.surrogates.fragments import (
 )
 from pipeline.surrogates.keyed import (
     KeyedRandom,
-    apply_case,
-    case_pattern,
     normalize,
 )
 from pipeline.surrogates.names import name_surrogate
 from pipeline.surrogates.numbers import NUMBER_RULES
 from pipeline.surrogates.places import location_surrogate, school_surrogate
+from pipeline.surrogates.results import REDACTED, DeidResult, FieldText, tag_for
+from pipeline.surrogates.rewrite import apply_table, rewrite
 from pipeline.surrogates.rules import DATE_LABELS, rule_error
 from pipeline.surrogates.scanner import ForbiddenIndex, OriginalIndex
 from pipeline.surrogates.sweep import (
@@ -70,7 +70,6 @@ from pipeline.types import DEFAULT_LABELS, Dialogue, Span, resolve_overlaps
 VERSION = "3"  # 2: the self-audit (completion, fragments, maths numbers kept); 3: the whole record
 MODES = ("surrogate", "tag", "redact")
 SCOPES = ("dialogue", "corpus")
-REDACTED = "[REDACTED]"
 
 Generator = Callable[[str, GenContext], str]
 
@@ -91,78 +90,11 @@ GENERATORS: dict[str, Generator] = {
 }
 _DATE_OFFSETS = (30, 730)  # |days|
 
-
-def tag_for(label: str) -> str:
-    return f"<{label}>"
-
-
-@dataclass(frozen=True, slots=True)
-class MappingEntry:
-    """One row of the mapping table: admin-only, never part of the release."""
-
-    dialogue_id: str
-    label: str
-    original: str
-    surrogate: str
-    method: str  # llm | offline | tag | redact
-
-    def to_dict(self) -> dict[str, str]:
-        return {
-            "dialogue_id": self.dialogue_id,
-            "label": self.label,
-            "original": self.original,
-            "surrogate": self.surrogate,
-            "method": self.method,
-        }
-
-
 _LABEL_RANK = {label: i for i, label in enumerate(DEFAULT_LABELS)}  # Deidentifier.agreed_label's tie-break
 
 
 def _relabelled(span: Span, label: str) -> Span:
     return span if span.label == label else replace(span, label=label)
-
-
-@dataclass(frozen=True, slots=True)
-class Replacement:
-    """One replaced range: where it was, where its replacement is, and how it was chosen."""
-
-    index: int  # message index; -1 for the anchor text
-    start: int
-    end: int
-    label: str
-    new_start: int
-    new_end: int
-    method: str
-    propagated: bool = False  # found by the consistency sweep rather than given as a span
-
-
-@dataclass(frozen=True, slots=True)
-class FieldText:
-    """A released string outside the messages (the anchor, a metadata value) and what replaced
-    what in it: the second opinion reads it and maps its hits back to the original."""
-
-    field: str  # "anchor" or "meta.<key path>"
-    index: int  # -1 for the anchor, -2 for metadata (as in Candidate and LeakHit)
-    original: str
-    released: str
-    replacements: tuple[Replacement, ...] = ()
-
-
-@dataclass
-class DeidResult:
-    original: Dialogue
-    release: Dialogue
-    replacements: list[Replacement] = field(default_factory=list)
-    mapping: list[MappingEntry] = field(default_factory=list)
-    # what the self-audit could not settle alone (see pipeline.surrogates.candidates)
-    candidates: list[Candidate] = field(default_factory=list)
-    fields: list[FieldText] = field(default_factory=list)  # the released strings outside the messages
-
-    @property
-    def originals(self) -> list[tuple[str, str]]:
-        """``(label, original text)`` of every mapped value (for the leak check)."""
-        return [(m.label, m.original) for m in self.mapping]
 
 
 class SurrogateProposer(Protocol):
@@ -353,7 +285,7 @@ class Deidentifier:
         meta_spans = self._meta_spans(dialogue, index, parts, items, candidates)
         table = self._table(dialogue, items)
         match_groups(table, groups)
-        result = self._apply(dialogue, chosen, items, table, swept, sorted(anchor_spans))
+        result = apply_table(dialogue, chosen, items, table, swept, sorted(anchor_spans))
         result.candidates = candidates
         self._envelope(result, items, table, meta_spans)
         return result
@@ -404,7 +336,7 @@ class Deidentifier:
 
         def fix(path: str, value: str) -> str:
             edits = [(s.start, s.end, s.label, True) for s in meta_spans.get(path, ())]
-            text, _, reps = self._rewrite(value, -2, edits, table) if edits else (value, [], [])
+            text, _, reps = rewrite(value, -2, edits, table) if edits else (value, [], [])
             result.fields.append(FieldText(f"meta.{path}", -2, value, text, tuple(reps)))
             return text
 
@@ -543,85 +475,6 @@ class Deidentifier:
             if ok:
                 return off
         return first or lo
-
-    # --- applying the table --------------------------------------------------------------
-
-    def _apply(
-        self,
-        dialogue: Dialogue,
-        chosen: list[list[Span]],
-        items: Mapping[str, tuple[str, str]],
-        table: Mapping[str, tuple[str, str, str]],
-        swept: set[tuple[int, int, int]],
-        anchor_spans: list[Span],
-    ) -> DeidResult:
-        replacements: list[Replacement] = []
-        messages = []
-        for msg, ss in zip(dialogue.messages, chosen, strict=True):
-            edits = [(s.start, s.end, s.label, (msg.index, s.start, s.end) in swept) for s in ss]
-            text, new_spans, reps = self._rewrite(msg.text, msg.index, edits, table)
-            replacements.extend(reps)
-            messages.append(replace(msg, text=text, spans=tuple(new_spans)))
-        anchor = dialogue.anchor
-        if anchor and anchor_spans:
-            edits = [(s.start, s.end, s.label, True) for s in anchor_spans]
-            anchor, _, reps = self._rewrite(anchor, -1, edits, table)
-            replacements.extend(reps)
-        mapping = [
-            MappingEntry(dialogue.id, table[n][0], items[n][1], table[n][1], table[n][2])
-            for n in items
-            if n in table
-        ]
-        release = replace(dialogue, messages=tuple(messages), anchor=anchor)
-        return DeidResult(dialogue, release, replacements, mapping)
-
-    def _rewrite(
-        self,
-        text: str,
-        index: int,
-        edits: list[tuple[int, int, str, bool]],
-        table: Mapping[str, tuple[str, str, str]],
-    ) -> tuple[str, list[Span], list[Replacement]]:
-        out: list[str] = []
-        spans: list[Span] = []
-        reps: list[Replacement] = []
-        pos = 0
-        length = 0
-        for start, end, label, propagated in edits:
-            if start < pos:
-                continue
-            out.append(text[pos:start])
-            length += start - pos
-            raw = text[start:end]
-            lead = len(raw) - len(raw.lstrip())
-            trail = len(raw) - len(raw.rstrip())
-            core = raw.strip()
-            base = base_of(label, core)
-            suffix = core[len(base) :]
-            hit = table.get(normalize(base))
-            if hit is None:  # cannot happen for spans; guard against the original ever leaking
-                hit = (label, tag_for(label), "tag")
-            sur_label, sur, method = hit
-            if method in ("llm", "offline"):
-                pattern = case_pattern(base)
-                if pattern in ("lower", "upper", "title") and case_pattern(sur) != pattern:
-                    sur = apply_case(sur, pattern)
-                if suffix in ("'", "’") and not sur.lower().endswith("s"):
-                    suffix += "s"
-            rep = raw[:lead] + sur + suffix + (raw[len(raw) - trail :] if trail else "")
-            new_start = length + lead
-            new_end = new_start + len(sur) + len(suffix)
-            out.append(rep)
-            length += len(rep)
-            spans.append(Span(new_start, new_end, label))
-            reps.append(
-                Replacement(
-                    index, start + lead, end - trail, label, new_start, new_end, method, propagated
-                )
-            )
-            pos = end
-        out.append(text[pos:])
-        return "".join(out), spans, reps
 
 
 def build_deidentifier(

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.surrogates.engine import DeidResult
 from pipeline.surrogates.fields import meta_items
+from pipeline.surrogates.results import DeidResult
 from pipeline.surrogates.scanner import Found, OriginalIndex, checked_in_place
 from pipeline.types import Dialogue
 

@@ -7,7 +7,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from pipeline.surrogates.engine import Deidentifier, DeidResult, SurrogateProposer
+from pipeline.surrogates.engine import Deidentifier, SurrogateProposer
+from pipeline.surrogates.results import DeidResult
 from pipeline.types import Detection, Dialogue, Span
 
 SpansFor = Callable[[Dialogue], Sequence[Sequence[Span] | Detection]]

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.maths import math_expression_spans
-from pipeline.surrogates.engine import DeidResult, Replacement
 from pipeline.surrogates.numbers import is_bare_number
+from pipeline.surrogates.results import DeidResult, Replacement
 from pipeline.text import Token, tokenize
 
 NGRAM_ORDERS = (1, 2, 3)

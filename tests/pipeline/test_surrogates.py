@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.surrogates import Deidentifier, build_deidentifier, deidentify_stream, pools, tag_for
-from pipeline.surrogates.engine import GENERATORS, REDACTED
+from pipeline.surrogates.engine import GENERATORS
 from pipeline.surrogates.formats import age_band, shift_date
 from pipeline.surrogates.keyed import (
     KeyedRandom,
@@ -31,6 +31,7 @@ from pipeline.surrogates.keyed import (
 )
 from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.names import infer_gender
+from pipeline.surrogates.results import REDACTED
 from pipeline.surrogates.rules import rule_error, shape, type_error
 from pipeline.surrogates.sweep import base_of
 from pipeline.surrogates.utility import TextStats, UtilityReport

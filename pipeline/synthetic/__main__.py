@@ -18,6 +18,7 @@ from pipeline.synthetic.generator import (
     dialogue_to_row,
     generate_corpus,
 )
+from pipeline.types import Dialogue
 
 # The checked-in demo corpus is exactly ``python -m pipeline.synthetic --demo``: tutoring sessions
 # and a few lessons (five), three of whose records name their speakers, all among the dialogues
@@ -30,6 +31,21 @@ TARGET_MAX = 36  # without --max-messages, plans aim at up to this many messages
 
 
 def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    low, high = _message_range(parser, args)
+    started = time.perf_counter()
+    dialogues = _generate(args, low, high)
+    elapsed = time.perf_counter() - started
+    _write(args, dialogues)
+    if args.stats or args.out:
+        stats = corpus_stats(dialogues)
+        stats["seconds"] = round(elapsed, 3)
+        print(json.dumps(stats, indent=1), file=sys.stderr)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pipeline.synthetic", description=__doc__)
     parser.add_argument("--dialogues", type=int, default=60, help="number of dialogues (default 60)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -53,7 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stats", action="store_true", help="print corpus statistics to stderr")
     parser.add_argument("--demo", action="store_true",
                         help=f"write the demo corpus with its fixed settings {DEMO_ARGS} to {DEMO_PATH}")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _message_range(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[int, int]:
+    """Settle ``args`` (``--demo`` fixes them all) and check them: the shares between 0 and 1, and
+    the messages per dialogue as ``(low, high)`` (without a cap, plans aim at ``TARGET_MAX``)."""
     if args.demo:
         for key, value in DEMO_ARGS.items():
             setattr(args, key, value)
@@ -69,9 +90,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--hard-negatives is a share between 0 and 1")
     if not 0 <= args.named_speakers <= 1:
         parser.error("--named-speakers is a share between 0 and 1")
+    return low, high
 
-    started = time.perf_counter()
-    options = {"policy": args.policy, "length": (low, high), "max_messages": cap,
+
+def _generate(args: argparse.Namespace, low: int, high: int) -> list[Dialogue]:
+    """The corpus; under ``--demo``, the dialogues past the gold share are all tutoring sessions."""
+    options = {"policy": args.policy, "length": (low, high), "max_messages": args.max_messages,
                "hard_negatives": args.hard_negatives, "named_speakers": args.named_speakers}
     dialogues = generate_corpus(args.dialogues, args.seed, classroom=args.classroom, **options)
     if args.demo:
@@ -79,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         # place): the demo's simulated round, and the anchoring it shows, are the sessions' own
         cut = int(args.dialogues * DEMO_GOLD_SHARE)
         dialogues[cut:] = generate_corpus(args.dialogues, args.seed, classroom=0.0, **options)[cut:]
-    elapsed = time.perf_counter() - started
+    return dialogues
+
+
+def _write(args: argparse.Namespace, dialogues: list[Dialogue]) -> None:
+    """The dialogues in the import format, to ``--out`` or standard output."""
     rows = (dialogue_to_row(d) for d in dialogues)
     if args.no_trap_meta:
         rows = ({**r, "messages": [{k: v for k, v in m.items() if k != "meta"} for m in r["messages"]]}
@@ -90,11 +118,6 @@ def main(argv: list[str] | None = None) -> int:
             write_jsonl(rows, fh)
     else:
         write_jsonl(rows, sys.stdout)
-    if args.stats or args.out:
-        stats = corpus_stats(dialogues)
-        stats["seconds"] = round(elapsed, 3)
-        print(json.dumps(stats, indent=1), file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

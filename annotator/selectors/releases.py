@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any
+from typing import Any, NamedTuple
 
 from annotator.models import (
     AdjudicationDecision,
@@ -49,71 +50,107 @@ def release_evidence(*, project: Project, source: str, run_id: int | None,
     it comes (:mod:`annotator.selectors.ordered`): at a million messages, the messages' ids in
     lists of 2,000 took 49 s and held the gold of every message."""
     released = set(dialogue_pks)
-    by_message = ("message__dialogue_id", "message__position")
-    decisions = InOrder(((d, p), (outcome, notes)) for d, p, outcome, notes in (
-        AdjudicationDecision.objects.filter(message__project=project).order_by(*by_message)
-        .values_list(*by_message, "outcome", "notes").iterator(chunk_size=CHUNK)))
-    gold = _spans_by_message(GoldSpan.objects.filter(message__project=project))
-    # what a message of a gold release carries until people review it: the gold imported with it
-    carried = _spans_by_message(GoldSpan.objects.filter(
-        message__project=project, provenance=AdjudicationDecision.Outcome.IMPORTED)) if source == "gold" else InOrder(())
-    predicted = _spans_by_message(Prediction.objects.filter(run_id=run_id)) if source == "run" else InOrder(())
-    done = InOrder((order, [user for *_, user in rows]) for order, rows in groupby(
-        Assignment.objects.filter(project=project, status=Assignment.Status.DONE).order_by(*by_message)
-        .values_list(*by_message, "annotator_id").iterator(chunk_size=CHUNK), key=lambda r: r[:2]))
-    design = InOrder(audit_sample_weights(project))
-    tally = ResidualStrata()
-    decided: Counter = Counter()
-    imported_from: Counter = Counter()
-    annotators: set[int] = set()
-    imported = by_people = annotations = drawn = 0
+    reads = _ordered_reads(project=project, source=source, run_id=run_id)
+    tally, reviews = ResidualStrata(), _Reviews()
     messages = (Message.objects.filter(project=project).order_by("dialogue_id", "position")
                 .values_list("dialogue_id", "position"))
     for order in messages.iterator(chunk_size=CHUNK):
         if order[0] not in released:
             continue
-        outcome, notes = decisions.pop(order, (None, ""))
-        spans, users, weight = list(gold.pop(order, ())), done.pop(order, ()), design.pop(order)
-        annotators.update(users)
-        reviewed = outcome is not None and outcome != AdjudicationDecision.Outcome.IMPORTED
-        if outcome is not None:
-            decided[outcome] += 1
-        if outcome == AdjudicationDecision.Outcome.IMPORTED:
-            imported += 1
-            imported_from[notes.removeprefix("imported from ").strip() or "a file"] += 1
-        if reviewed and users:
-            by_people += 1
-            annotations += len(users)
-        drawn += weight is not None
+        outcome, notes = reads.decisions.pop(order, (None, ""))
+        spans, weight = list(reads.gold.pop(order, ())), reads.design.pop(order)
+        reviewed = reviews.add(outcome=outcome, notes=notes, users=reads.done.pop(order, ()), drawn=weight is not None)
         # a gold release: messages in gold carry their gold spans; the others go out without any.
         # A run's: its spans, except where people reviewed (there gold: what they found is fixed)
-        run_spans = list(predicted.pop(order, ()))
+        run_spans = list(reads.predicted.pop(order, ()))
         if source == "run":
             out, unreviewed_out = (spans if reviewed else run_spans), run_spans
         else:
-            out, unreviewed_out = (spans if outcome is not None else []), list(carried.pop(order, ()))
+            out, unreviewed_out = (spans if outcome is not None else []), list(reads.carried.pop(order, ()))
         tally.add(dialogue=order[0], reviewed=reviewed, gold=spans, released=out, unreviewed=unreviewed_out,
                   imported=source == "gold" and (outcome == AdjudicationDecision.Outcome.IMPORTED
                                                  or notes.startswith("imported from") or bool(unreviewed_out)),
                   design=weight)
-    n, r = tally.released, tally.reviewed
-    share = r / n if n else 0.0
-    per_message = annotations / by_people if by_people else 0.0
-    unreviewed = r < n  # a run's reviewed messages go out with their gold: all reviewed, nothing is unreviewed
-    statement = _evidence_statement(source=source, run_id=run_id, n=n, r=r, share=share, annotators=len(annotators),
-                                    per_message=per_message, decisions=decided, imported=imported,
-                                    imported_from=imported_from)
-    return {
-        "evidence": {
+    return {"evidence": reviews.evidence(source=source, run_id=run_id, released=tally.released,
+                                         reviewed=tally.reviewed),
+            "residual_risk": tally.estimate().to_dict()}
+
+
+class _OrderedReads(NamedTuple):
+    """Everything the evidence merges with the messages, each by (dialogue, position) in message order."""
+
+    decisions: InOrder  # (outcome, notes) of each decided message
+    gold: InOrder  # its gold spans
+    carried: InOrder  # a gold release's: the gold imported with it, which it carries until reviewed
+    predicted: InOrder  # a run's release: the run's spans
+    done: InOrder  # who finished an assignment on it
+    design: InOrder  # the plans' sampling design for it
+
+
+def _ordered_reads(*, project: Project, source: str, run_id: int | None) -> _OrderedReads:
+    by_message = ("message__dialogue_id", "message__position")
+    return _OrderedReads(
+        decisions=InOrder(((d, p), (outcome, notes)) for d, p, outcome, notes in (
+            AdjudicationDecision.objects.filter(message__project=project).order_by(*by_message)
+            .values_list(*by_message, "outcome", "notes").iterator(chunk_size=CHUNK))),
+        gold=_spans_by_message(GoldSpan.objects.filter(message__project=project)),
+        carried=_spans_by_message(GoldSpan.objects.filter(
+            message__project=project, provenance=AdjudicationDecision.Outcome.IMPORTED))
+        if source == "gold" else InOrder(()),
+        predicted=_spans_by_message(Prediction.objects.filter(run_id=run_id)) if source == "run" else InOrder(()),
+        done=InOrder((order, [user for *_, user in rows]) for order, rows in groupby(
+            Assignment.objects.filter(project=project, status=Assignment.Status.DONE).order_by(*by_message)
+            .values_list(*by_message, "annotator_id").iterator(chunk_size=CHUNK), key=lambda r: r[:2])),
+        design=InOrder(audit_sample_weights(project)),
+    )
+
+
+@dataclass
+class _Reviews:
+    """How the released messages were reviewed, counted one message at a time: the decisions,
+    the gold imported from files, the annotators, and the messages the plans drew."""
+
+    decided: Counter = field(default_factory=Counter)
+    imported_from: Counter = field(default_factory=Counter)
+    annotators: set[int] = field(default_factory=set)
+    imported: int = 0
+    by_people: int = 0
+    annotations: int = 0
+    drawn: int = 0
+
+    def add(self, *, outcome: str | None, notes: str, users: Collection[int], drawn: bool) -> bool:
+        """One released message; whether people reviewed it (gold imported from a file is not)."""
+        self.annotators.update(users)
+        reviewed = outcome is not None and outcome != AdjudicationDecision.Outcome.IMPORTED
+        if outcome is not None:
+            self.decided[outcome] += 1
+        if outcome == AdjudicationDecision.Outcome.IMPORTED:
+            self.imported += 1
+            self.imported_from[notes.removeprefix("imported from ").strip() or "a file"] += 1
+        if reviewed and users:
+            self.by_people += 1
+            self.annotations += len(users)
+        self.drawn += drawn
+        return reviewed
+
+    def evidence(self, *, source: str, run_id: int | None, released: int, reviewed: int) -> dict[str, Any]:
+        """The evidence block of a release of ``released`` messages, ``reviewed`` of them by people."""
+        n, r = released, reviewed
+        share = r / n if n else 0.0
+        per_message = self.annotations / self.by_people if self.by_people else 0.0
+        unreviewed = r < n  # a run's reviewed messages go out with their gold: all reviewed, nothing is unreviewed
+        statement = _evidence_statement(source=source, run_id=run_id, n=n, r=r, share=share,
+                                        annotators=len(self.annotators), per_message=per_message,
+                                        decisions=self.decided, imported=self.imported,
+                                        imported_from=self.imported_from)
+        return {
             "kind": source, "run": run_id, "unreviewed": unreviewed, "needs_acknowledgement": unreviewed,
             "messages": n, "reviewed_messages": r, "reviewed_share": round(share, 6),
-            "decisions": dict(sorted(decided.items())), "annotators": len(annotators),
-            "imported_messages": imported, "imported_from": dict(imported_from.most_common(10)),
+            "decisions": dict(sorted(self.decided.items())), "annotators": len(self.annotators),
+            "imported_messages": self.imported, "imported_from": dict(self.imported_from.most_common(10)),
             "annotators_per_annotated_message": round(per_message, 3),
-            "messages_drawn_by_plans": drawn, "statement": statement,
-        },
-        "residual_risk": tally.estimate().to_dict(),
-    }
+            "messages_drawn_by_plans": self.drawn, "statement": statement,
+        }
 
 
 def _evidence_statement(*, source: str, run_id: int | None, n: int, r: int, share: float, annotators: int,

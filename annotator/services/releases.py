@@ -79,6 +79,8 @@ from annotator.services.runs import RunError, detector_config, shared_detector
 from pipeline.surrogates import MODES, SCOPES
 from pipeline.surrogates.audit import AuditSpill, ReleaseAudit, SecondOpinion
 from pipeline.surrogates.batch import (
+    Progress,
+    SpanPass,
     collect_spans,
     write_checks,
     write_release,
@@ -88,6 +90,7 @@ from pipeline.surrogates.batch import (
 from pipeline.surrogates.candidates import Candidate
 from pipeline.surrogates.engine import Deidentifier
 from pipeline.surrogates.fields import FieldPolicy, FieldPolicyError
+from pipeline.surrogates.leaks import LeakChecker
 from pipeline.surrogates.llm import LLMSurrogates
 from pipeline.surrogates.parts import (
     Record,
@@ -320,14 +323,28 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
     if chunked:
         released.chunked = Chunked(AuditSpill(folder / release_chunks.AUDIT, spill.size), chunks_key,
                                    {**plan, "parts": False})
+    summary, checker = _release_in_job(paths=paths, spill=spill, folder=folder, deid=deid, found=found, audit=audit,
+                                       released=released, extra=extra, started=t1, progress=progress)
+    paths["summary"].unlink(missing_ok=True)
+    summary["second_opinion_unavailable"] = unavailable
+    return summary, checker.report.to_dict(public=True), released
+
+
+def _release_in_job(*, paths: dict[str, Path], spill: SpillFiles, folder: Path, deid: Deidentifier, found: SpanPass,
+                    audit: ReleaseAudit, released: Released, extra: dict[str, Any], started: float,
+                    progress: Progress) -> tuple[dict[str, Any], LeakChecker]:
+    """Pass 2 in this job: the release, its mapping and its reports from the spilled dialogues, and
+    its audit, here or (``released.chunked``: corpus scope over many chunks) into the audit's files
+    that the chunks read. The spilled dialogues are removed once read. Returns the summary and the
+    leak checker."""
     with release_chunks.scratch(paths["mapping"].parent) as scratch:
         try:
             checker, utility = write_release(spill.records(), deid, {**paths, "scratch": scratch},
                                              originals=found.originals, progress=progress,
                                              audit=released.chunked.spill if released.chunked else audit)
         finally:  # one job: no chunk folder stays; chunks read only the audit's files
-            shutil.rmtree(spill.folder if chunked else folder.parent, ignore_errors=True)
-        reports = {"source": "database", "release_s": time.perf_counter() - t1, "mapping": True, "tally": None,
+            shutil.rmtree(spill.folder if released.chunked else folder.parent, ignore_errors=True)
+        reports = {"source": "database", "release_s": time.perf_counter() - started, "mapping": True, "tally": None,
                    "extra_summary": extra}
         if released.chunked:
             summary = write_checks(paths, found.counts(), deid.describe(), deid.fallbacks, checker.report, utility,
@@ -336,9 +353,7 @@ def _deidentify(export: Export, paths: dict[str, Path], key: str, step) -> tuple
             summary["utility"] = utility.to_dict()
         else:
             summary = write_reports(paths, found, deid, checker, utility, audit=audit, **reports)
-    paths["summary"].unlink(missing_ok=True)
-    summary["second_opinion_unavailable"] = unavailable
-    return summary, checker.report.to_dict(public=True), released
+    return summary, checker
 
 
 def release_write(export: Export, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any] | None:

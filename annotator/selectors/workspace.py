@@ -175,7 +175,10 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
         "spans": [{"pk": s.pk, "label": s.label, "text": text[s.start:s.end], "start": s.start, "end": s.end,
                    "color": colors.get(s.label, "#fde68a"), "overlaps": overlaps.get(("a", s.pk), [])}
                   for s in spans],
-        "suggestions": suggestion_rows,
+        # the undecided ones above the annotator's spans, the decided ones below them: a span just
+        # added then shows under the work left to do, never under a long list of what is done
+        "suggestions": [r for r in suggestion_rows if r["state"] == "pending"],
+        "decided": [r for r in suggestion_rows if r["state"] != "pending"],
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),
         "decision": decision_for(assignment),

@@ -28,7 +28,7 @@ from annotator.models import (
 from annotator.rendering import Mark, highlight, taxonomy_colors
 from annotator.selectors import ordered_keyset_page
 from annotator.selectors.figures import cached, figure
-from annotator.selectors.projects import pseudonyms
+from annotator.selectors.projects import message_window, pseudonyms
 from pipeline.types import Span
 
 DONE = Assignment.Status.DONE
@@ -240,15 +240,6 @@ def next_open_item(project: Project, *, exclude: int | None = None) -> Adjudicat
     return qs.order_by(*AdjudicationItem.QUEUE_ORDER).first()
 
 
-def _window(message: Message, size: int) -> list[Message]:
-    half = max(size, 1) // 2
-    return list(
-        Message.objects.filter(dialogue_id=message.dialogue_id, position__gte=max(0, message.position - half),
-                               position__lte=message.position + half)
-        .only("pk", "position", "speaker", "speaker_role", "text").order_by("position")
-    )
-
-
 def item_context(item: AdjudicationItem) -> dict:
     """The adjudication workspace for one item: anonymised annotators with their spans and notes
     (comment, "uncertain"), candidate spans, and the model's predictions only when the project
@@ -291,7 +282,7 @@ def item_context(item: AdjudicationItem) -> dict:
                                colors)
     return {
         "item": item, "project": project, "message": message,
-        "window": _window(message, project.context_window),
+        "window": message_window(message, project.context_window),
         "annotator_rows": rows, "candidates": candidates, "show_model": show_model,
         "model_html": model_html, "risk": item.risk_details, "noted": bool(ev.notes),
         "target_html": highlight(message.text, [], colors),

@@ -71,6 +71,18 @@ def dialogue_messages(dialogue: Dialogue):
     return list(dialogue.messages.order_by("position"))
 
 
+def message_window(message: Message, size: int) -> list[Message]:
+    """``message`` among its neighbours, ``size`` messages in all (the project's context window),
+    in order: the workspace, adjudication and the release review show a message in the same
+    context, so a decision on it is taken on what the annotator saw."""
+    half = max(size, 1) // 2
+    return list(
+        Message.objects.filter(dialogue_id=message.dialogue_id, position__gte=max(0, message.position - half),
+                               position__lte=message.position + half)
+        .only("pk", "position", "speaker", "speaker_role", "text", "ts").order_by("position")
+    )
+
+
 def segment_run(project: Project) -> DetectorRun | None:
     """The project's segment run: the newest finished run that labelled MATH / NON-MATH segments.
     The one rule transcripts, evaluation and the reports use to find it."""

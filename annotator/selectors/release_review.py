@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from annotator.models import CandidateDecision, Export, Message, Project, ReleaseCandidate
+from annotator.models import CandidateDecision, Export, Project, ReleaseCandidate
 from annotator.rendering import Mark, highlight
 from annotator.selectors.keymap import label_keys
+from annotator.selectors.projects import message_window
 from pipeline.surrogates.candidates import NUMBER_REASONS
 from pipeline.surrogates.fields import field_title, field_value
 from pipeline.types import Span
@@ -139,18 +140,12 @@ def candidate_context(candidate: ReleaseCandidate) -> dict:
     question its reason asks (and nothing that tells which detector raised it)."""
     msg = candidate.message
     project = candidate.export.project
-    half = max(project.context_window, 1) // 2
-    window = list(
-        Message.objects.filter(dialogue_id=msg.dialogue_id, position__gte=max(0, msg.position - half),
-                               position__lte=msg.position + half)
-        .only("pk", "position", "speaker", "speaker_role", "text").order_by("position")
-    )
     mark = Mark(candidate.start, candidate.end, candidate.label, css="span candidate")
     text = candidate_text(candidate) or ""
     return {
         "candidate": candidate,
         "message": msg,
-        "window": window,
+        "window": message_window(msg, project.context_window),
         "field_title": field_title(candidate.field) if candidate.field else "",
         "target_html": highlight(text, [mark]),
         "words": text[candidate.start:candidate.end],

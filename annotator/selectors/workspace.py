@@ -19,7 +19,6 @@ from annotator.models import (
     Assignment,
     AssignmentPlan,
     GoldSpan,
-    Message,
     Prediction,
     Project,
     QueueCount,
@@ -28,7 +27,7 @@ from annotator.rendering import Mark, context, highlight, overlapping, taxonomy_
 from annotator.selectors import keyset_page
 from annotator.selectors.figures import cached, figure
 from annotator.selectors.keymap import workspace_keymap
-from annotator.selectors.projects import pseudonyms
+from annotator.selectors.projects import message_window, pseudonyms
 
 Status = Assignment.Status
 Origin = Annotation.Origin
@@ -122,17 +121,6 @@ def pending_suggestions(assignment: Assignment, annotations=None) -> list[Predic
     return [p for p in rows if p.pk not in decided]
 
 
-def context_window(assignment: Assignment) -> list[Message]:
-    """The target message with its neighbours (window size from the project)."""
-    msg = assignment.message
-    half = max(assignment.project.context_window, 1) // 2
-    return list(
-        Message.objects.filter(dialogue_id=msg.dialogue_id,
-                               position__gte=max(0, msg.position - half), position__lte=msg.position + half)
-        .only("pk", "position", "speaker", "speaker_role", "text", "ts").order_by("position")
-    )
-
-
 def mark_overlaps(text: str, marks: list[Mark]) -> dict[tuple[str, int], list[dict]]:
     """("s" suggestion | "a" span, pk) -> what it overlaps in the text: focus key, kind, label,
     offsets and text of each, so the lists say what overlaps what (the highlight nests them).
@@ -177,7 +165,7 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
                 "color": colors.get(p.label, "#fde68a"), "context": context(text, p.start, p.end),
                 "overlaps": overlaps.get(("s", p.pk), []),
             })
-    window = context_window(assignment)
+    window = message_window(assignment.message, assignment.project.context_window)
     return {
         "assignment": assignment,
         "project": project,
@@ -187,7 +175,10 @@ def item_context(assignment: Assignment, *, page: bool = False) -> dict:
         "spans": [{"pk": s.pk, "label": s.label, "text": text[s.start:s.end], "start": s.start, "end": s.end,
                    "color": colors.get(s.label, "#fde68a"), "overlaps": overlaps.get(("a", s.pk), [])}
                   for s in spans],
-        "suggestions": suggestion_rows,
+        # the undecided ones above the annotator's spans, the decided ones below them: a span just
+        # added then shows under the work left to do, never under a long list of what is done
+        "suggestions": [r for r in suggestion_rows if r["state"] == "pending"],
+        "decided": [r for r in suggestion_rows if r["state"] != "pending"],
         "pending_count": len(pending),
         "can_undo": bool(assignment.undo_log),
         "decision": decision_for(assignment),

@@ -228,13 +228,22 @@
   }
 
   // ------------------------------------------------------------------ actions
+  function spanKeys() {
+    return Array.prototype.map.call(document.querySelectorAll("#ws-spans [data-focus]"), function (el) { return el.dataset.focus; });
+  }
   function addSpan(label, exact) {
     var off = selectionOffsets();
     if (!off) { toast("Select some text of the highlighted message first.", false); return; }
     st.caret = { s: off.start, e: off.end };
+    var before = spanKeys();
     act(url("SpanAdd"), { start: off.start, end: off.end, label: label, exact: exact || st.exact ? "on" : "" }, function () {
       // The request failed: the fragment was not swapped, so put the selection back.
       selectOffsets(off.start, off.end);
+    }).then(function (ok) {
+      // The span just added is shown in its column, however long the lists above it: the
+      // annotator sees what the key press did without scrolling (the focus stays where it was).
+      var added = ok && spanKeys().filter(function (key) { return before.indexOf(key) < 0; })[0];
+      if (added) document.querySelector("#ws-spans [data-focus='" + added + "']").scrollIntoView({ block: "nearest" });
     });
   }
   function focusables() { return Array.prototype.slice.call(document.querySelectorAll("#item [data-focus]")); }

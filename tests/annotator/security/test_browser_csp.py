@@ -69,7 +69,7 @@ def test_workspace_works_with_the_policy_enforced(live_server, browser_page, mem
     page.wait_for_url(f"**/{second.public_id}/")
     page.wait_for_selector("#ws-suggestions li.pending")
     page.keyboard.press("r")
-    page.wait_for_selector("#ws-suggestions li.decided")
+    page.wait_for_selector("#ws-decided li.decided")
     assert Annotation.objects.get(assignment=second).origin == Annotation.Origin.REJECTED
     page.keyboard.press("g")
     assert page.locator("#ws-guidelines").is_visible()

@@ -80,7 +80,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
     # the item has no PII now), Enter.
     page.wait_for_selector("#ws-suggestions li.pending")
     page.keyboard.press("r")
-    page.wait_for_selector("#ws-suggestions li.decided")
+    page.wait_for_selector("#ws-decided li.decided")
     assert Annotation.objects.get(assignment=item["d1", 1]).origin == Origin.REJECTED
     page.wait_for_selector(".ws-nopii")
     page.keyboard.press("Enter")
@@ -88,7 +88,7 @@ def test_an_annotator_labels_with_keyboard_and_mouse(live_server, browser_page, 
 
     # 3. Blind item: nothing of the model in the DOM, although the run flagged this message.
     page.wait_for_selector("#ws[data-ready] #target-text")
-    assert page.locator(".suggestion, [data-suggestion], #ws-suggestions").count() == 0
+    assert page.locator(".suggestion, [data-suggestion], #ws-suggestions, #ws-decided").count() == 0
     html = page.content().lower()
     for needle in ("suggestion", RUN_DETECTOR, RUN_MODEL):
         assert needle.lower() not in html

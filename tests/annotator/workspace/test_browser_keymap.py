@@ -142,7 +142,7 @@ def test_every_shortcut_of_the_keymap(live_server, browser_page, members, projec
     assert Annotation.objects.get(assignment=a, start=start("mike")).origin == Origin.ACCEPTED
     assert focused(page) == page.get_attribute("#ws-suggestions li.pending", "data-focus")
     press("r")
-    page.wait_for_function("() => document.querySelectorAll('#ws-suggestions li.decided').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#ws-decided li.decided').length === 2")
     assert Annotation.objects.get(assignment=a, start=start("november")).origin == Origin.REJECTED
     a.refresh_from_db()
     assert not a.no_pii  # the item has spans: rejecting the last suggestion is not "no PII" here

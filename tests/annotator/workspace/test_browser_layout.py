@@ -98,3 +98,38 @@ def test_a_long_span_keeps_its_delete_button_and_a_submitted_pill_its_text(live_
     assert pill.inner_text() == "Submitted" and box["height"] <= line + 6, (box, line)
     in_view(page, "form[data-cmd=reopen] button")
     in_view(page, "#item a[data-next]")
+
+
+
+def add_span(page, start: int, end: int) -> dict:
+    """Label ``start``–``end`` of the target with the first label key; the new span's box, asserted
+    in the window and inside its scrolling column (not hidden below the column's fold)."""
+    before = page.locator("#ws-spans li").count()
+    page.evaluate("([s, e]) => window.blindspotOffsets.select(document.getElementById('target-text'), s, e)",
+                  [start, end])
+    page.keyboard.press("1")
+    page.wait_for_function(f"() => document.querySelectorAll('#ws-spans li').length === {before + 1}")
+    page.wait_for_selector("#ws-state[data-state='saved']")
+    span = in_view(page, f"#ws-spans li:has(.ws-where:text-is('{start}–{end}'))")
+    column = page.locator(".ws-panel .ws-scroll").bounding_box()
+    bottom = column["y"] + column["height"] + 1  # scrolled to "nearest": flush with the edge, to a subpixel
+    assert column["y"] <= span["y"] and span["y"] + span["height"] <= bottom, (span, column)
+    return span
+
+
+def test_a_span_just_added_shows_without_scrolling_however_many_suggestions(live_server, browser_page, crowded,
+                                                                           run):
+    """Eight suggestions, more than the column holds: a span the annotator adds is in view as soon
+    as it is saved, first below the undecided suggestions (scrolled to in its column), then, once
+    they are all decided, above the decided ones (listed under the spans)."""
+    Prediction.objects.create(run=run, message=crowded.message, start=12, end=17, label="NAME", score=0.5)
+    page = browser_page
+    open_item(page, live_server, crowded)
+    assert page.locator("#ws-suggestions li.pending").count() == 8
+    add_span(page, 47, 52)  # "stuck"
+    for _ in range(8):
+        page.keyboard.press("r")
+    page.wait_for_function("() => document.querySelectorAll('#item li.decided').length === 8")
+    page.wait_for_selector("#ws-state[data-state='saved']")
+    add_span(page, 0, 5)  # "Email"
+    assert page.locator("#ws-spans").bounding_box()["y"] < page.locator("#ws-decided").bounding_box()["y"]

@@ -884,8 +884,14 @@ def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
     assert rr["strata"][0]["missed_if_unreviewed"] == 4  # the file's spans miss 2 in each parent message
     # the two gold dialogues go out with their gold: 2 misses in each of the other 8 parent messages
     assert rr["per_1000"] == pytest.approx(1000 * 16 / 20)
-    assert rr["per_1000_upper"] > rr["per_1000"]
+    # two dialogues of two messages cannot bound eight more: the headline says how many would
+    assert rr["per_1000_upper"] is None and rr["needed"] == {"released": 5}
+    assert rr["sentence"].endswith("too few reviewed to bound it: a bound needs at least 5 reviewed dialogues "
+                                   "of this length.")
     assert json.loads((tmp_path / "release.summary.json").read_text())["residual_risk"] == rr
+    gold.write_text("".join(json.dumps(dialogue(i, everyone)) + "\n" for i in (0, 2, 4, 6, 8)), encoding="utf-8")
+    rr = deidentify_file(corpus, tmp_path / "release5.jsonl", key=KEY, gold=gold)["residual_risk"]
+    assert rr["per_1000"] == pytest.approx(1000 * 10 / 20) and rr["per_1000_upper"] > rr["per_1000"]
 
     gold.write_text(json.dumps({"id": "d1", "messages": [{"speaker": "Parent", "text": "Hi"}]}) + "\n")
     with pytest.raises(CorpusError, match="differ"):

@@ -26,6 +26,15 @@ moment estimate from the sampled dialogues, so a sample more clustered than assu
 bound and a sample that looks less clustered never narrows it. Messages drawn one by one are
 independent by design: there ``k`` is infinite and the test is binomial (the exact Poisson
 prediction bound). Several open strata share the confidence (Bonferroni), so their bounds add up.
+
+Too few reviewed: with ``α`` small, finding nothing is likely however many misses the rest holds
+(one clean dialogue: ``α = 0.3``, and the bound is about ``20^(1/0.3) ≈ 22,000`` times ``β``),
+so one dialogue bounds a release at millions per 1,000 messages: honest, and useless. A bound
+wider than one miss per unreviewed message of its stratum (:data:`USABLE_PER_MESSAGE`) is not
+stated and no upper number is kept: the estimate keeps its point value and says how many
+dialogues (or messages) a bound needs (:func:`units_needed`: the smallest audit like this one —
+dialogues as long, as clustered, misses at the same rate — whose bound is narrower). Every bound
+stated is therefore within one miss per message.
 """
 
 from __future__ import annotations
@@ -41,10 +50,11 @@ CONFIDENCE = 0.95
 # 64 % of dialogues hold none and one in ten holds four or more. The classroom measurement that
 # motivated it (69 misses in 63 lessons, 24 of them in two) has k of about 0.35.
 ASSUMED_DISPERSION = 0.3
-# A bound above one residual miss per unreviewed message tells a reader nothing: it cannot tell the
-# release from one where every message leaks. An audit whose bound would be above it even had it
-# found no miss is too small to state one (one clean dialogue of 120 in 1,396 messages bounds the
-# rest at 44 misses per message).
+# The widest bound stated: one residual miss per unreviewed message. A wider one cannot tell the
+# release from one whose every message leaks, so it says nothing a reader can act on; it is also
+# no count a release holds (names are a few in a hundred messages, not several in each). One clean
+# dialogue of 120 in 1,396 messages bounds the rest at 44 misses per message: such an audit is too
+# small, and the headline says how many units would state a bound instead.
 USABLE_PER_MESSAGE = 1.0
 METHOD = ("ratio estimator per stratum over the sampled units (dialogues, or messages drawn one by one); "
           "one-sided gamma-Poisson (negative-binomial) prediction bound over dialogues, exact given the "
@@ -181,35 +191,29 @@ def _upper(x: int, *, k: float, released: int, sampled: int, units: int | None, 
     return lo
 
 
-def _too_few(*, k: float, released: int, sampled: int, units: int | None, tail: float) -> bool:
-    """Whether an audit of this design is too small to state a bound: even finding no miss, it
-    would leave more than :data:`USABLE_PER_MESSAGE` misses per unreviewed message possible."""
-    if sampled >= released:
-        return False  # a census needs no bound
-    return _upper(0, k=k, released=released, sampled=sampled, units=units, tail=tail) > (
-        USABLE_PER_MESSAGE * (released - sampled))
-
-
-def too_few(stratum: Stratum, *, tail: float) -> bool:
-    """Whether the stratum's audit is too small to state a bound (:func:`_too_few`), at the
-    clustering its bound uses."""
-    return _too_few(k=stratum.dispersion, released=stratum.released, sampled=stratum.sampled,
-                    units=stratum.units, tail=tail)
+def unusable(stratum: Stratum, upper: int) -> bool:
+    """Whether a bound of ``upper`` misses in the stratum's unreviewed messages is too wide to state
+    (more than :data:`USABLE_PER_MESSAGE` per unreviewed message)."""
+    return upper > USABLE_PER_MESSAGE * stratum.unknown
 
 
 def units_needed(stratum: Stratum, *, tail: float) -> int:
-    """The fewest sampled units (dialogues as long as those sampled, at the clustering the bound
-    uses; or messages drawn one by one) with which this stratum's bound is stated: the design
-    alone decides, so the number does not hang on what the next audit finds."""
+    """The fewest sampled units (dialogues as long as those sampled, or messages drawn one by one)
+    whose audit would state this stratum's bound, if it found misses at the rate this one did
+    (none, if it found none) and as clustered: a census at worst, which needs no bound."""
     k, units = stratum.dispersion, stratum.units
     length = stratum.sampled / units if units else 1.0
+    per_unit = stratum.x / (units or stratum.sampled)
 
     def fails(n: int) -> bool:
-        sampled = min(stratum.released, round(n * length))
-        return _too_few(k=k, released=stratum.released, sampled=sampled, units=n if units else None, tail=tail)
+        if round(n * length) >= stratum.released:
+            return False
+        like = Stratum(stratum.name, released=stratum.released, sampled=round(n * length), units=n if units else None)
+        return unusable(like, _upper(round(per_unit * n), k=k, released=like.released, sampled=like.sampled,
+                                     units=like.units, tail=tail))
 
     lo = units or stratum.sampled
-    hi = 2 * max(lo, 1)
+    hi = 2 * lo
     while fails(hi):
         lo, hi = hi, 2 * hi
     while hi - lo > 1:
@@ -239,7 +243,7 @@ def headline(*, released: int, sampled: int, dialogues: int | None, found: int, 
     if needed:
         what = " and ".join(f"{n:,} reviewed {unit}" + (f" in {name}" if len(needed) > 1 else "")
                             for name, (n, unit) in needed.items())
-        need = f"a bound needs at least {what}."
+        need = f"a bound needs at least {what}" + (", if they find misses at the same rate." if found else ".")
         if not found:
             return f"None found in {where}, too few to bound the residual PII: {need}"
         return (f"{found:,} miss(es) found in {where}: about {per_1000:.1f} residual PII spans per 1,000 released "
@@ -273,8 +277,8 @@ def estimate_residual(strata: Sequence[Stratum], *, dialogues: int | None = None
                       confidence: float = CONFIDENCE) -> ResidualEstimate:
     """Recall and residual PII per 1,000 released messages, with a one-sided upper bound;
     ``dialogues`` is how many dialogues the reviewed messages belong to (said in the headline).
-    Where an open stratum's audit is too small to bound anything (:func:`too_few`), no bound is
-    kept at all, only the point estimate and how many units a bound needs."""
+    Where an open stratum's bound is too wide to use (:func:`unusable`), no bound is kept at all,
+    only the point estimate and how many units a bound needs (:func:`units_needed`)."""
     strata = tuple(s for s in strata if s.released)
     released = sum(s.released for s in strata)
     sampled = sum(s.sampled for s in strata)
@@ -294,15 +298,16 @@ def estimate_residual(strata: Sequence[Stratum], *, dialogues: int | None = None
     recall = 1 - total_missed / total_gold if total_gold else None
     per = 1000 * total_missed / released
     found = sum(s.x if s.unknown else s.missed for s in strata)
+    uppers = [prediction_upper(s, tail=tail) for s in open_]
     needed = {s.name: (units_needed(s, tail=tail), "messages" if s.units is None else "dialogues of this length")
-              for s in open_ if too_few(s, tail=tail)}
+              for s, up in zip(open_, uppers, strict=True) if unusable(s, up)}
     common = {"released": released, "sampled": sampled, "dialogues": dialogues, "found": found, "missed": missed,
               "per_1000": per, "census": not open_, "confidence": confidence}
     if needed:
         return ResidualEstimate(available=True, sentence=headline(per_1000_upper=None, needed=needed, **common),
                                 recall=recall, residual_spans=total_missed, per_1000=per,
                                 needed={name: n for name, (n, _) in needed.items()}, **base)
-    upper = float(missed + sum(prediction_upper(s, tail=tail) for s in open_))
+    upper = float(missed + sum(uppers))
     detected = total_gold - total_missed
     recall_lower = detected / (detected + upper) if detected + upper > 0 else None
     per_up = 1000 * upper / released

@@ -26,6 +26,15 @@ moment estimate from the sampled dialogues, so a sample more clustered than assu
 bound and a sample that looks less clustered never narrows it. Messages drawn one by one are
 independent by design: there ``k`` is infinite and the test is binomial (the exact Poisson
 prediction bound). Several open strata share the confidence (Bonferroni), so their bounds add up.
+
+Too few reviewed: with ``α`` small, finding nothing is likely however many misses the rest holds
+(one clean dialogue: ``α = 0.3``, and the bound is about ``20^(1/0.3) ≈ 22,000`` times ``β``),
+so one dialogue bounds a release at millions per 1,000 messages: honest, and useless. A bound
+wider than one miss per unreviewed message of its stratum (:data:`USABLE_PER_MESSAGE`) is not
+stated and no upper number is kept: the estimate keeps its point value and says how many
+dialogues (or messages) a bound needs (:func:`units_needed`: the smallest audit like this one —
+dialogues as long, as clustered, misses at the same rate — whose bound is narrower). Every bound
+stated is therefore within one miss per message.
 """
 
 from __future__ import annotations
@@ -41,6 +50,12 @@ CONFIDENCE = 0.95
 # 64 % of dialogues hold none and one in ten holds four or more. The classroom measurement that
 # motivated it (69 misses in 63 lessons, 24 of them in two) has k of about 0.35.
 ASSUMED_DISPERSION = 0.3
+# The widest bound stated: one residual miss per unreviewed message. A wider one cannot tell the
+# release from one whose every message leaks, so it says nothing a reader can act on; it is also
+# no count a release holds (names are a few in a hundred messages, not several in each). One clean
+# dialogue of 120 in 1,396 messages bounds the rest at 44 misses per message: such an audit is too
+# small, and the headline says how many units would state a bound instead.
+USABLE_PER_MESSAGE = 1.0
 METHOD = ("ratio estimator per stratum over the sampled units (dialogues, or messages drawn one by one); "
           "one-sided gamma-Poisson (negative-binomial) prediction bound over dialogues, exact given the "
           f"total (beta-binomial), clustering k = min({ASSUMED_DISPERSION}, the sample's moment estimate)")
@@ -133,6 +148,7 @@ class ResidualEstimate:
     residual_spans_upper: float | None = None
     per_1000: float | None = None
     per_1000_upper: float | None = None
+    needed: dict[str, int] | None = None
     census: bool = False
     confidence: float = CONFIDENCE
     method: str = METHOD
@@ -149,17 +165,20 @@ def prediction_upper(stratum: Stratum, *, tail: float) -> int:
     """The largest number of misses the stratum's unreviewed messages may hide such that finding
     as few as the sample found still has probability above ``tail`` (one-sided, exact given the
     total: binomial for messages drawn one by one, beta-binomial for dialogues)."""
+    return _upper(stratum.x, k=stratum.dispersion, released=stratum.released, sampled=stratum.sampled,
+                  units=stratum.units, tail=tail)
+
+
+def _upper(x: int, *, k: float, released: int, sampled: int, units: int | None, tail: float) -> int:
     from scipy.stats import betabinom, binom  # scikit-learn depends on scipy
 
-    x, k = stratum.x, stratum.dispersion
     if math.isinf(k):
-        share = stratum.sampled / stratum.released
+        share = sampled / released
 
         def below(t: int) -> float:
             return float(binom.cdf(x, x + t, share))
     else:
-        length = stratum.sampled / stratum.units
-        a, b = k * stratum.units, k * stratum.unknown / length
+        a, b = k * units, k * (released - sampled) / (sampled / units)
 
         def below(t: int) -> float:
             return float(betabinom.cdf(x, x + t, a, b))
@@ -172,13 +191,47 @@ def prediction_upper(stratum: Stratum, *, tail: float) -> int:
     return lo
 
 
+def unusable(stratum: Stratum, upper: int) -> bool:
+    """Whether a bound of ``upper`` misses in the stratum's unreviewed messages is too wide to state
+    (more than :data:`USABLE_PER_MESSAGE` per unreviewed message)."""
+    return upper > USABLE_PER_MESSAGE * stratum.unknown
+
+
+def units_needed(stratum: Stratum, *, tail: float) -> int:
+    """The fewest sampled units (dialogues as long as those sampled, or messages drawn one by one)
+    whose audit would state this stratum's bound, if it found misses at the rate this one did
+    (none, if it found none) and as clustered: a census at worst, which needs no bound."""
+    k, units = stratum.dispersion, stratum.units
+    length = stratum.sampled / units if units else 1.0
+    per_unit = stratum.x / (units or stratum.sampled)
+
+    def fails(n: int) -> bool:
+        if round(n * length) >= stratum.released:
+            return False
+        like = Stratum(stratum.name, released=stratum.released, sampled=round(n * length), units=n if units else None)
+        return unusable(like, _upper(round(per_unit * n), k=k, released=like.released, sampled=like.sampled,
+                                     units=like.units, tail=tail))
+
+    lo = units or stratum.sampled
+    hi = 2 * lo
+    while fails(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fails(mid) else (lo, mid)
+    return hi
+
+
 def headline(*, released: int, sampled: int, dialogues: int | None, found: int, missed: int, per_1000: float,
-             per_1000_upper: float, census: bool, confidence: float) -> str:
+             per_1000_upper: float | None, census: bool, confidence: float,
+             needed: dict[str, tuple[int, str]] | None = None) -> str:
     """The one sentence a release's residual risk is stated in (and acknowledged with): what the
     review found and what is left, per 1,000 released messages. No recall: "100 %" from a sample
     that found nothing reads as safety it does not show. ``found`` counts the misses the estimate
     rests on (what the unreviewed messages' spans miss on the reviewed ones), ``missed`` those
-    the release itself still holds among the reviewed messages."""
+    the release itself still holds among the reviewed messages. ``needed`` (stratum → how many
+    units, and which: dialogues or messages), when the review was too small to bound the
+    residual: then no bound is printed, only how large an audit would state one."""
     if census:
         if not missed:
             return f"Every one of the {released:,} released messages was reviewed; none holds a miss."
@@ -187,16 +240,45 @@ def headline(*, released: int, sampled: int, dialogues: int | None, found: int, 
     where = f"{sampled:,} reviewed messages" + (f" ({dialogues:,} dialogue{'s' if dialogues != 1 else ''})"
                                                  if dialogues else "")
     pct = f"{confidence:.0%}".replace("%", " %")
+    if needed:
+        what = " and ".join(f"{n:,} reviewed {unit}" + (f" in {name}" if len(needed) > 1 else "")
+                            for name, (n, unit) in needed.items())
+        need = f"a bound needs at least {what}" + (", if they find misses at the same rate." if found else ".")
+        if not found:
+            return f"None found in {where}, too few to bound the residual PII: {need}"
+        return (f"{found:,} miss(es) found in {where}: about {per_1000:.1f} residual PII spans per 1,000 released "
+                f"messages, too few reviewed to bound it: {need}")
     if not found:
         return f"None found in {where}; at most {per_1000_upper:.1f} per 1,000 released messages ({pct})."
     return (f"{found:,} miss(es) found in {where}: about {per_1000:.1f} residual PII spans per 1,000 released "
             f"messages, at most {per_1000_upper:.1f} ({pct}).")
 
 
+def no_audit_sentence(blind: Sequence[Stratum]) -> str:
+    """Why nothing can be estimated, and what would let it be: strata of released messages none of
+    which was reviewed. Imported gold is its own stratum only where no plan with detector runs drew
+    a released message, and needs no run to be checked: a plan of "a random sample of whole
+    dialogues" draws its messages too (plans include messages already in gold), and the reviewed
+    ones that carried it tell what it misses. A flagged + audit plan needs a run, and once one drew
+    messages the strata are its flags, not the imported gold."""
+    names = " and ".join(f"{s.released:,} {s.name}" for s in blind)
+    advice = []
+    if any(s.name == "imported gold" for s in blind):
+        advice.append("to check the imported gold, plan a random sample of whole dialogues and review it: plans "
+                      "draw messages already in gold too, and what reviewers add there is what the file's gold "
+                      "missed")
+    if any(s.name != "imported gold" for s in blind):
+        advice.append("draw an audit sample of unflagged messages with a flagged + audit plan and review it")
+    return (f"No audit sample to estimate from: none of the {names} released messages was reviewed, so the PII "
+            f"the release's spans miss is unknown ({'; '.join(advice)}).")
+
+
 def estimate_residual(strata: Sequence[Stratum], *, dialogues: int | None = None,
                       confidence: float = CONFIDENCE) -> ResidualEstimate:
     """Recall and residual PII per 1,000 released messages, with a one-sided upper bound;
-    ``dialogues`` is how many dialogues the reviewed messages belong to (said in the headline)."""
+    ``dialogues`` is how many dialogues the reviewed messages belong to (said in the headline).
+    Where an open stratum's bound is too wide to use (:func:`unusable`), no bound is kept at all,
+    only the point estimate and how many units a bound needs (:func:`units_needed`)."""
     strata = tuple(s for s in strata if s.released)
     released = sum(s.released for s in strata)
     sampled = sum(s.sampled for s in strata)
@@ -207,24 +289,28 @@ def estimate_residual(strata: Sequence[Stratum], *, dialogues: int | None = None
         return ResidualEstimate(available=False, sentence="Nothing was released.", **base)
     blind = [s for s in strata if not s.sampled]
     if blind:
-        names = " and ".join(f"{s.released:,} {s.name}" for s in blind)
-        return ResidualEstimate(available=False, sentence=(
-            f"No audit sample to estimate from: none of the {names} released messages was reviewed, "
-            "so the PII the release's spans miss is unknown (draw an audit sample of unflagged "
-            "messages with a flagged + audit plan and review it)."), **base)
+        return ResidualEstimate(available=False, sentence=no_audit_sentence(blind), **base)
     open_ = [s for s in strata if s.unknown]
     y = sum(s.weight * s.x for s in open_)
     total_missed = missed + y
     total_gold = gold + sum(s.weight * s.gold for s in open_)
     tail = (1 - confidence) / max(len(open_), 1)  # Bonferroni: the strata's bounds add up
-    upper = float(missed + sum(prediction_upper(s, tail=tail) for s in open_))
     recall = 1 - total_missed / total_gold if total_gold else None
+    per = 1000 * total_missed / released
+    found = sum(s.x if s.unknown else s.missed for s in strata)
+    uppers = [prediction_upper(s, tail=tail) for s in open_]
+    needed = {s.name: (units_needed(s, tail=tail), "messages" if s.units is None else "dialogues of this length")
+              for s, up in zip(open_, uppers, strict=True) if unusable(s, up)}
+    common = {"released": released, "sampled": sampled, "dialogues": dialogues, "found": found, "missed": missed,
+              "per_1000": per, "census": not open_, "confidence": confidence}
+    if needed:
+        return ResidualEstimate(available=True, sentence=headline(per_1000_upper=None, needed=needed, **common),
+                                recall=recall, residual_spans=total_missed, per_1000=per,
+                                needed={name: n for name, (n, _) in needed.items()}, **base)
+    upper = float(missed + sum(uppers))
     detected = total_gold - total_missed
     recall_lower = detected / (detected + upper) if detected + upper > 0 else None
-    per, per_up = 1000 * total_missed / released, 1000 * upper / released
-    found = sum(s.x if s.unknown else s.missed for s in strata)
-    sentence = headline(released=released, sampled=sampled, dialogues=dialogues, found=found, missed=missed,
-                        per_1000=per, per_1000_upper=per_up, census=not open_, confidence=confidence)
-    return ResidualEstimate(available=True, sentence=sentence, recall=recall, recall_lower=recall_lower,
-                            residual_spans=total_missed, residual_spans_upper=upper, per_1000=per,
-                            per_1000_upper=per_up, census=not open_, **base)
+    per_up = 1000 * upper / released
+    return ResidualEstimate(available=True, sentence=headline(per_1000_upper=per_up, **common), recall=recall,
+                            recall_lower=recall_lower, residual_spans=total_missed, residual_spans_upper=upper,
+                            per_1000=per, per_1000_upper=per_up, census=not open_, **base)

@@ -112,8 +112,9 @@ class ResidualTally:
     those are what every unreviewed dialogue is released with, and what they miss there is what
     is estimated."""
 
-    def __init__(self, gold_path: str | Path):
-        self.gold = {d.id: d for d in read_corpus(gold_path)}
+    def __init__(self, gold: str | Path | Iterable[Dialogue]):
+        """``gold``: a gold file, or its dialogues (the residual-coverage bench draws them)."""
+        self.gold = {d.id: d for d in (read_corpus(gold) if isinstance(gold, str | Path) else gold)}
         self.counts: dict[str, Any] = {"released": 0, "sampled": 0, "gold": 0, "would": 0, "units": 0,
                                        "clustered_sq": 0.0}
         self.matched = 0

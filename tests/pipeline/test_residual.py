@@ -166,3 +166,61 @@ def test_a_sample_more_clustered_than_assumed_widens_the_bound():
     assert estimate_residual([crowded]).per_1000_upper > estimate_residual([spread]).per_1000_upper
     one_by_one = Stratum("all", released=10_000, sampled=1_000, gold=10, missed_if_unreviewed=10)
     assert estimate_residual([one_by_one]).per_1000_upper < estimate_residual([spread]).per_1000_upper
+
+
+def test_one_audited_dialogue_is_too_few_to_state_a_bound():
+    # one clean dialogue of 120 messages out of 1,396: the exact bound is millions per 1,000
+    one = Stratum("released", released=1396, sampled=120, gold=3, missed_if_unreviewed=0, units=1)
+    est = estimate_residual([one], dialogues=1)
+    assert est.per_1000_upper is None and est.residual_spans_upper is None and est.recall_lower is None
+    assert est.per_1000 == 0
+    assert est.sentence == ("None found in 120 reviewed messages (1 dialogue), too few to bound the residual PII: "
+                            "a bound needs at least 2 reviewed dialogues of this length.")
+    assert est.needed == {"released": 2}
+
+
+def test_misses_found_in_too_small_an_audit_give_the_estimate_but_no_bound():
+    est = estimate_residual([Stratum("released", released=400, sampled=6, gold=2, missed_if_unreviewed=2, units=1)],
+                            dialogues=1)
+    assert est.per_1000 == pytest.approx(1000 * 394 * 2 / 6 / 400) and est.per_1000_upper is None
+    assert est.sentence.startswith("2 miss(es) found in 6 reviewed messages (1 dialogue): about 328.3 residual PII "
+                                   "spans per 1,000 released messages, too few reviewed to bound it: a bound needs "
+                                   "at least ")
+    assert "at most" not in est.sentence
+
+
+@pytest.mark.parametrize("length, units", [(6, None), (6, 1), (6, 3), (500, 1), (60, 1)])
+def test_the_number_needed_is_the_smallest_audit_that_states_a_bound(length, units):
+    """The rule: a bound is stated when it is at most one miss per unreviewed message; the number
+    needed is the smallest audit like this one (here a clean one) whose bound is."""
+    def clean(n):
+        size = n * length if units else n
+        return estimate_residual([Stratum("s", released=100 * length, sampled=size, units=n if units else None)])
+
+    est = clean(units or 1)
+    (needed,) = est.needed.values()
+    assert est.per_1000_upper is None
+    assert clean(needed).per_1000_upper is not None and clean(needed).needed is None
+    assert clean(needed - 1).per_1000_upper is None
+
+
+def test_a_stated_bound_never_exceeds_one_miss_per_message():
+    for units in range(1, 40, 3):
+        for length in (2, 6, 30, 500):
+            for crowded in (0, 1, 5):  # misses in one sampled dialogue
+                est = estimate_residual([Stratum("s", released=200 * length, sampled=units * length, gold=crowded,
+                                                 missed_if_unreviewed=crowded, units=units,
+                                                 clustered_sq=crowded**2 / length)])
+                assert est.per_1000_upper is None or est.per_1000_upper <= 1000
+                assert (est.per_1000_upper is None) == bool(est.needed)
+
+
+def test_unsampled_imported_gold_is_advised_a_dialogue_sample_not_a_flagged_audit():
+    """Imported gold came with the file: no run flagged it, so a flagged + audit plan cannot reach it."""
+    est = estimate_residual([Stratum("imported gold", released=60, sampled=0),
+                             Stratum("released", released=40, sampled=40, gold=3, units=4)])
+    assert not est.available and est.sentence.startswith(
+        "No audit sample to estimate from: none of the 60 imported gold released messages was reviewed")
+    assert "random sample of whole dialogues" in est.sentence and "flagged + audit" not in est.sentence
+    unflagged = estimate_residual([Stratum("unflagged", released=90, sampled=0)])
+    assert "flagged + audit plan" in unflagged.sentence and "whole dialogues" not in unflagged.sentence

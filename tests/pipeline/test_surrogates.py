@@ -860,7 +860,8 @@ def test_deidentify_file_csv_in_csv_out(tmp_path):
 
 def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
     from pipeline.corpus import CorpusError
-    from pipeline.surrogates.batch import deidentify_file
+    from pipeline.formats import read_corpus
+    from pipeline.surrogates.batch import ResidualTally, deidentify_file
 
     def dialogue(i, spans):
         return {"id": f"d{i}", "messages": [
@@ -885,8 +886,19 @@ def test_deidentify_file_estimates_residual_risk_from_a_gold_sample(tmp_path):
     assert rr["strata"][0]["missed_if_unreviewed"] == 4  # the file's spans miss 2 in each parent message
     # the two gold dialogues go out with their gold: 2 misses in each of the other 8 parent messages
     assert rr["per_1000"] == pytest.approx(1000 * 16 / 20)
-    assert rr["per_1000_upper"] > rr["per_1000"]
+    # a miss per message of the two reviewed dialogues: nothing short of a census bounds the rest
+    # below one miss per message, and the headline says so instead of a bound
+    assert rr["per_1000_upper"] is None and rr["needed"] == {"released": 10}
+    assert rr["sentence"].endswith("too few reviewed to bound it: a bound needs at least 10 reviewed dialogues "
+                                   "of this length, if they find misses at the same rate.")
     assert json.loads((tmp_path / "release.summary.json").read_text())["residual_risk"] == rr
+    gold.write_text("".join(json.dumps(dialogue(i, stephen)) + "\n" for i in range(6)), encoding="utf-8")
+    rr = deidentify_file(corpus, tmp_path / "clean.jsonl", key=KEY, gold=gold)["residual_risk"]
+    assert rr["sentence"] == "None found in 12 reviewed messages (6 dialogues); at most 300.0 per 1,000 released messages (95 %)."
+    tally = ResidualTally(read_corpus(gold))  # dialogues, as the coverage bench draws them
+    for d in read_corpus(corpus):
+        tally.add(d, [list(m.spans) for m in d.messages])
+    assert tally.to_dict() == rr
 
     gold.write_text(json.dumps({"id": "d1", "messages": [{"speaker": "Parent", "text": "Hi"}]}) + "\n")
     with pytest.raises(CorpusError, match="differ"):

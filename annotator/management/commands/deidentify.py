@@ -53,7 +53,7 @@ class Command(BaseCommand):
                             help="Reviewed dialogues of the corpus (import format, their spans are gold): "
                                  "released with their gold spans, and what the detector misses on them "
                                  "estimates the residual PII of the rest, per 1,000 messages, with a 95 %% "
-                                 "upper bound.")
+                                 "upper bound (or, with too few to bound it, how many dialogues a bound needs).")
         parser.add_argument("--second-opinion", default="", metavar="DETECTOR[,DETECTOR]",
                             help="Detectors that also scan the released text, beside the rules detector's "
                                  "structured identifiers (always): tagger (recall first, --model or the "

@@ -336,6 +336,18 @@ def test_imported_gold_is_its_own_evidence_not_a_review(corpus, members, built):
         release_services.release_publish(export=export, user=members["admin"])
 
 
+@pytest.mark.django_db
+def test_unsampled_imported_gold_is_advised_a_plan_that_reaches_it(corpus, members, built, client):
+    """The advice was a flagged + audit plan, which needs a run and never checks the imported gold."""
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    sentence = export.manifest["residual_risk"]["sentence"]
+    assert sentence.startswith("No audit sample to estimate from: none of the 6 imported gold released messages")
+    assert "plan a random sample of whole dialogues and review it" in sentence and "flagged + audit" not in sentence
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=["test", export.pk])).content.decode()
+    assert "plan a random sample of whole dialogues and review it" in detail and "flagged + audit" not in detail
+
+
 def _dialogue_sample_reviewed(project, annotator, dialogue: str, *, of: int) -> list:
     """One dialogue of ``of`` drawn by a dialogue-sample plan and reviewed in the app."""
     from annotator.models import AdjudicationDecision, Assignment, AssignmentPlan, Message
@@ -357,10 +369,24 @@ def test_imported_gold_is_what_its_unreviewed_messages_release(corpus, members, 
     export = built(release_services.release_start, project=corpus, user=members["admin"])
     rr = export.manifest["residual_risk"]
     assert rr["available"] and rr["per_1000"] == 0 and rr["sampled_dialogues"] == 1
-    assert rr["sentence"].startswith("None found in 4 reviewed messages (1 dialogue); at most ")
     assert "recall" not in rr["sentence"]
     assert export.manifest["evidence"]["needs_acknowledgement"]  # imported gold is still unreviewed
     assert release_services.release_acknowledgement(export).endswith(rr["sentence"])
+
+
+@pytest.mark.django_db
+def test_one_reviewed_dialogue_is_said_too_few_to_bound_the_residual(corpus, members, built, client):
+    """One reviewed dialogue of two used to bound the rest at hundreds of thousands per 1,000."""
+    _dialogue_sample_reviewed(corpus, members["annotator"], "d1", of=2)
+    export = built(release_services.release_start, project=corpus, user=members["admin"])
+    rr = export.manifest["residual_risk"]
+    headline = ("None found in 4 reviewed messages (1 dialogue), too few to bound the residual PII: a bound needs "
+                "at least 2 reviewed dialogues of this length.")
+    assert rr["sentence"] == headline and rr["per_1000_upper"] is None and rr["needed"] == {"imported gold": 2}
+    assert release_services.release_acknowledgement(export).endswith(headline)
+    client.force_login(members["admin"])
+    detail = client.get(reverse("export-detail", args=["test", export.pk])).content.decode()
+    assert headline in detail and "at most" not in detail
 
 
 @pytest.mark.django_db

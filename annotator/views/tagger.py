@@ -15,6 +15,7 @@ from annotator.forms.tagger import RetrainSettingsForm, TrainForm
 from annotator.models import Project, Role
 from annotator.selectors import tagger as tagger_selectors
 from annotator.services import tagger as tagger_services
+from annotator.services import tagger_retrain as retrain_services
 
 
 def _admin_project(request: HttpRequest, slug: str) -> Project:
@@ -94,7 +95,7 @@ def tagger_distil(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def tagger_retrain(request: HttpRequest, slug: str) -> HttpResponse:
     project = _admin_project(request, slug)
-    job, created = tagger_services.tagger_retrain_request(project=project, user=request.user)
+    job, created = retrain_services.tagger_retrain_request(project=project, user=request.user)
     return _to_job(request, slug, job, created, "A retrain")
 
 
@@ -105,7 +106,7 @@ def retrain_settings(request: HttpRequest, slug: str) -> HttpResponse:
     form = RetrainSettingsForm(request.POST)
     if not form.is_valid():
         return _page(request, project, settings_form=form)
-    tagger_services.retrain_settings_set(
+    retrain_services.retrain_settings_set(
         project=project, retrain_every=form.cleaned_data["retrain_every"], user=request.user)
     messages.success(request, "Retrain setting saved.")
     return redirect("tagger", slug=slug)

@@ -65,7 +65,7 @@ def test_training_exports_verified_onnx_files_recorded_in_the_registry(trained):
         assert entry["verified"] is True and entry == meta[precision]
         assert entry["file"] == ONNX_FILES[precision]
         assert sha256_file(Path(info.path) / entry["file"]) == entry["sha256"]
-        assert entry["sample"] == {"dialogues": 2, "given": True}  # the training run's dev split
+        assert entry["sample"] == {"dialogues": 40, "given": True, "generated": 38}  # dev, topped up
     check = info.onnx["fp32"]["verification"]
     assert check["max_abs_diff"] <= 1e-3 and check["argmax_agreement"] == 1.0
     assert info.onnx["int8"]["verification"]["f1_drop"] <= 0.01

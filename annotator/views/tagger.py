@@ -35,8 +35,10 @@ def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = No
         row["student"] = tagger_selectors.student_note(row["info"])
         row["distillable"] = not tagger_selectors.distil_refusal(row["info"], row["blockers"])
     curve = tagger_selectors.learning_curve(project, infos)
+    runs_on = tagger_selectors.project_tagger(project)
     return render(request, "tagger/page.html", {
-        "project": project, "form": form or TrainForm(), "runs_on": tagger_selectors.project_tagger(project),
+        "project": project, "form": form or TrainForm(), "runs_on": runs_on,
+        "runtime": tagger_selectors.runtime_note(runs_on.version),
         "settings_form": settings_form or RetrainSettingsForm(initial={"retrain_every": project.retrain_every}),
         "versions": rows, "curve": charts.learning_curve(curve) if curve else None,
         "open_retrain": tagger_selectors.open_retrain(project),

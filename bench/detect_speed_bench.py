@@ -46,6 +46,23 @@ FILES = ("bridge.jsonl", "ncte_uptake.jsonl")
 PRESIDIO = ("presidio", {"preset": "vanilla", "reuse": False})
 
 
+def runtime(config: dict, workers: int) -> str:
+    """The tagger's runtime and why. ``backend: auto`` is measured here, with a detect worker's
+    threads, before any timed command: once per machine, then read from its cache by the workers."""
+    from pipeline.parallel import threads_per_worker
+    from pipeline.tagger.backends import cached_choice
+
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(threads_per_worker(workers))
+    try:
+        det = build("tagger", config)
+        backend, precision = det.runtime
+        chosen = cached_choice(det.info)
+    finally:
+        os.environ["OMP_NUM_THREADS"] = before or ""
+    return f"{backend}-{precision}" + (f" ({chosen['reason']})" if chosen else " (asked for)")
+
+
 def build_input(data: Path, min_messages: int, out: Path) -> int:
     """Write the data files, copied as often as needed, with unique ids; returns the message count."""
     rows = []
@@ -128,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     tagger = ("tagger", {"model_path": args.model, **json.loads(args.config)})
     presidio = (PRESIDIO[0], {**PRESIDIO[1], **json.loads(args.presidio_config)})
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    print(f"tagger runtime: {runtime(tagger[1], args.workers)}")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "input.jsonl"
         n = build_input(Path(args.data), args.min_messages, corpus)

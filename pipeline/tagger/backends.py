@@ -20,7 +20,8 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -147,12 +148,31 @@ def measured_choice(
     key = machine_key(facts)
     chosen = cached_choice(info)
     if chosen is None:
-        cands = candidates(info)
-        timings = measure(info, cands, load=load or _load, timer=timer, dialogues=dialogues) if len(cands) > 1 else []
-        chosen = _record(cands, timings, facts)
-        _save(info, key, chosen)
+        with _one_at_a_time(choice_file(info)):  # a pool's workers: one measures, the others read it
+            chosen = cached_choice(info)
+            if chosen is None:
+                cands = candidates(info)
+                timings = measure(info, cands, load=load or _load, timer=timer, dialogues=dialogues) if len(cands) > 1 else []
+                chosen = _record(cands, timings, facts)
+                _save(info, key, chosen)
     _choices[(info.path, key)] = chosen
     return chosen
+
+
+@contextmanager
+def _one_at_a_time(file: Path) -> Iterator[None]:
+    """An exclusive lock beside ``file`` (none where the directory is read-only or not POSIX): two
+    processes measuring at once would each time the other's load."""
+    try:
+        import fcntl
+
+        handle = open(file.with_name(f"{file.name}.lock"), "w")  # noqa: SIM115 - held across the yield
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _load(path: str, candidate: Candidate) -> Any:

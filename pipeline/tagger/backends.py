@@ -209,7 +209,8 @@ def _record(cands: Sequence[Candidate], timings: list[dict[str, Any]], facts: di
     """The cached choice: the fastest candidate, every timing, and the reason in words."""
     today = datetime.now(UTC)
     flags = " ".join(f for f in SPEED_FLAGS if f in facts["flags"]) or "no AVX2"
-    where = f"measured {today:%Y-%m-%d} on {facts['cpu'] or 'this CPU'} ({flags}), {facts['threads']} threads"
+    threads = f"{facts['threads']} thread{'' if facts['threads'] == 1 else 's'}"
+    where = f"measured {today:%Y-%m-%d} on {facts['cpu'] or 'this CPU'} ({flags}), {threads}"
     if timings:
         ranked = sorted(timings, key=lambda t: -t["messages_per_second"])
         best = next(c for c in cands if c.name == ranked[0]["name"])

@@ -189,10 +189,17 @@ def measure(
     pass, then the best of ``MEASURE_REPEATS`` passes, the candidates taking turns."""
     text = list(sample_dialogues(MEASURE_DIALOGUES) if dialogues is None else dialogues)
     messages = sum(len(d.messages) for d in text)
-    models = {c: load(info.path, c) for c in cands}
+    models, failed = {}, []
+    for c in cands:
+        try:
+            models[c] = load(info.path, c)
+        except (OSError, ValueError, RuntimeError) as exc:  # e.g. a file changed since verified
+            failed.append({"name": c.name, "error": str(exc)[:300]})
+    if not models:
+        raise RuntimeError(f"no runtime of {info.full_version} loads: {failed[0]['error']}")
     for model in models.values():
         model.predict(text[:2], batch_size=MEASURE_BATCH)  # first-call allocations, not timed
-    best = dict.fromkeys(cands, float("inf"))
+    best = dict.fromkeys(models, float("inf"))
     for _ in range(MEASURE_REPEATS):
         for c, model in models.items():
             t0 = timer()
@@ -202,7 +209,7 @@ def measure(
         {"name": c.name, "seconds": round(s, 4), "messages": messages,
          "messages_per_second": round(messages / s, 1) if s > 0 else float("inf")}
         for c, s in best.items()
-    ]
+    ] + failed
 
 
 def _record(cands: Sequence[Candidate], timings: list[dict[str, Any]], facts: dict[str, Any]) -> dict[str, Any]:
@@ -212,10 +219,11 @@ def _record(cands: Sequence[Candidate], timings: list[dict[str, Any]], facts: di
     threads = f"{facts['threads']} thread{'' if facts['threads'] == 1 else 's'}"
     where = f"measured {today:%Y-%m-%d} on {facts['cpu'] or 'this CPU'} ({flags}), {threads}"
     if timings:
-        ranked = sorted(timings, key=lambda t: -t["messages_per_second"])
+        ranked = sorted(timings, key=lambda t: -t.get("messages_per_second", -1.0))
         best = next(c for c in cands if c.name == ranked[0]["name"])
-        rates = [f"{t['name']} {t['messages_per_second']:,.0f} msg/s" for t in ranked]
-        reason = f"{rates[0]} vs {', '.join(rates[1:])}, {where}"
+        rates = [f"{t['name']} {t['messages_per_second']:,.0f} msg/s" if "error" not in t
+                 else f"{t['name']} did not load" for t in ranked]
+        reason = f"{rates[0]} vs {', '.join(rates[1:]) or 'nothing else that loads'}, {where}"
     else:
         best, reason = cands[0], f"{cands[0].name}: the only verified runtime"
     return {"name": best.name, "backend": best.backend, "precision": best.precision, "reason": reason,

@@ -421,7 +421,8 @@ def test_detector_config_and_lazy_loading(tmp_path):
     with pytest.raises(DetectorError):
         det.detect(dialogue(msg("hi")))
     _fake_version(tmp_path, "demo", "20260101-000000-aaaa")
-    det = build("tagger", {"model_dir": str(tmp_path), "version": "demo/20260101-000000-aaaa", "policy": "strict"})
+    det = build("tagger", {"model_dir": str(tmp_path), "version": "demo/20260101-000000-aaaa", "policy": "strict",
+                           "backend": "torch"})
     assert det.model_version == "demo/20260101-000000-aaaa+int8"  # bf16 failed its check
     assert det.thresholds() == {"NAME": 0.5}
     with pytest.raises(DetectorError, match="no default"):  # a version on disk is not chosen by itself

@@ -115,3 +115,17 @@ def test_an_explicit_backend_or_precision_is_not_measured(info, monkeypatch):
     assert backends.choose_backend(info, "torch", "auto") == ("torch", "bf16")
     assert backends.choose_backend(info, "onnx") == ("onnx", "int8")
     assert backends.choose_backend(info, "auto", "fp32") == ("torch", "fp32")
+
+
+def test_a_runtime_that_does_not_load_is_skipped_and_said(info):
+    clock = Clock()
+
+    def load(path, candidate):
+        if candidate.name == "onnx-int8":
+            raise RuntimeError("model.int8.onnx is not the file that was verified (hash differs)")
+        return clock.load(path, candidate)
+
+    chosen = backends.measured_choice(info, load=load, timer=clock, dialogues=[DIALOGUE])
+    assert chosen["name"] == "torch-bf16" and "onnx-int8 did not load" in chosen["reason"]
+    assert {"name": "onnx-int8", "error": "model.int8.onnx is not the file that was verified (hash differs)"} in chosen[
+        "timings"]

@@ -91,14 +91,8 @@ def tagger_retrain_request(
             return open_retrain(locked), False
         Project.objects.filter(pk=locked.pk).update(retrain_gold_mark=size)
         project.retrain_gold_mark = size
-        audit_record(
-            user=user,
-            action="tagger.retrain.queue",
-            obj=job,
-            project=locked,
-            trigger=trigger,
-            gold_messages=size,
-        )
+        audit_record(user=user, action="tagger.retrain.queue", obj=job, project=locked, trigger=trigger,
+                     gold_messages=size)
         enqueue(names.TAGGER_RETRAIN, job.pk)
     return job, True
 
@@ -122,13 +116,7 @@ def retrain_settings_set(*, project: Project, retrain_every: int, user=None) -> 
         raise TaggerError("retrain_every must be 0 (off) or a positive number of gold messages")
     Project.objects.filter(pk=project.pk).update(retrain_every=retrain_every)
     project.retrain_every = retrain_every
-    audit_record(
-        user=user,
-        action="tagger.retrain.settings",
-        obj=project,
-        project=project,
-        retrain_every=retrain_every,
-    )
+    audit_record(user=user, action="tagger.retrain.settings", obj=project, project=project, retrain_every=retrain_every)
 
 
 # ------------------------------------------------------------------------------------ the job

@@ -10,8 +10,8 @@ count and the library versions, and a rule written on one machine picked a runti
 another. At first load each runtime the version verified (:func:`candidates`) predicts a few
 batches of generated text and the fastest is kept. The choice is cached beside the version
 directory (``.<version>.backend.json``, not inside it: the model store publishes and checks every
-file there), keyed by the CPU's model and flags, the thread count and the onnxruntime and torch
-versions, so it is measured once per machine and again after any of those changes.
+file there), keyed by the CPU's model and flags and the onnxruntime and torch versions, so it is
+measured once per machine and again after any of those changes.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,7 @@ def machine() -> dict[str, Any]:
     }
 
 
+@cache
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
@@ -114,7 +116,11 @@ def _version(package: str) -> str | None:
 
 
 def machine_key(facts: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()[:16]
+    """The cache key: CPU, flags and library versions. Not the threads, which the reason names: a
+    ``detect --workers`` parent reads its version's runtime after its one-thread workers measured
+    it, and keyed by threads it would measure again inside the command."""
+    kept = {k: v for k, v in facts.items() if k != "threads"}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def choice_file(info: ModelInfo) -> Path:

@@ -8,7 +8,8 @@ The input is the files of ``--data`` as they are (every dialogue, ids made uniqu
 until it holds ``--min-messages`` messages, written to a temporary file (never into the project).
 For the tagger (``model_path`` = ``--model`` plus ``--config``) and ``presidio {"preset": "vanilla",
 "reuse": false}`` (every text analysed: the input repeats the data, which the reuse would skip),
-interleaved, it prints side by side:
+interleaved, it prints the tagger's runtime (``backend: auto`` is measured once per machine before the
+timed commands, with a worker's threads, and the reason printed) and, side by side:
 
 - whole command: ``manage.py detect`` in a child process with ``--workers`` for both, wall-clock
   msg/s and msg per CPU-second of the child and its workers (start-up, model load, JSON included);

@@ -8,7 +8,8 @@ The input is the files of ``--data`` as they are (every dialogue, ids made uniqu
 until it holds ``--min-messages`` messages, written to a temporary file (never into the project).
 For the tagger (``model_path`` = ``--model`` plus ``--config``) and ``presidio {"preset": "vanilla",
 "reuse": false}`` (every text analysed: the input repeats the data, which the reuse would skip),
-interleaved, it prints side by side:
+interleaved, it prints the tagger's runtime (``backend: auto`` is measured once per machine before the
+timed commands, with a worker's threads, and the reason printed) and, side by side:
 
 - whole command: ``manage.py detect`` in a child process with ``--workers`` for both, wall-clock
   msg/s and msg per CPU-second of the child and its workers (start-up, model load, JSON included);
@@ -44,6 +45,23 @@ FILES = ("bridge.jsonl", "ncte_uptake.jsonl")
 # Presidio analyses every text: its reuse of texts seen lately would count each of the input's four
 # copies once (the input repeats the data 4x), which no real corpus does
 PRESIDIO = ("presidio", {"preset": "vanilla", "reuse": False})
+
+
+def runtime(config: dict, workers: int) -> str:
+    """The tagger's runtime and why. ``backend: auto`` is measured here, with a detect worker's
+    threads, before any timed command: once per machine, then read from its cache by the workers."""
+    from pipeline.parallel import threads_per_worker
+    from pipeline.tagger.backends import cached_choice
+
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(threads_per_worker(workers))
+    try:
+        det = build("tagger", config)
+        backend, precision = det.runtime
+        chosen = cached_choice(det.info)
+    finally:
+        os.environ["OMP_NUM_THREADS"] = before or ""
+    return f"{backend}-{precision}" + (f" ({chosen['reason']})" if chosen else " (asked for)")
 
 
 def build_input(data: Path, min_messages: int, out: Path) -> int:
@@ -128,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     tagger = ("tagger", {"model_path": args.model, **json.loads(args.config)})
     presidio = (PRESIDIO[0], {**PRESIDIO[1], **json.loads(args.presidio_config)})
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
+    print(f"tagger runtime: {runtime(tagger[1], args.workers)}")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "input.jsonl"
         n = build_input(Path(args.data), args.min_messages, corpus)

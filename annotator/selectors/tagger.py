@@ -14,6 +14,7 @@ from annotator import model_store, storage
 from annotator.models import AdjudicationDecision, BackgroundJob, JobStatus, Project
 from annotator.selectors.exports import gold_state_cached
 from pipeline.tagger import ModelNotFoundError, activation_blockers
+from pipeline.tagger.backends import cached_choice, candidates
 from pipeline.tagger.retrain import learning_point
 from pipeline.tagger.store import gold_free, metric_name
 
@@ -91,6 +92,21 @@ def project_tagger(project: Project) -> ProjectTagger:
                                          "which stays in that project")
     return ProjectTagger(default, "default", "the deployment's default version, trained on generated dialogues "
                                              "only (no project's gold), until this project trains its own")
+
+
+def runtime_note(version: str) -> str:
+    """Which runtime ``version`` runs on with ``backend: auto`` on this machine and why, from the
+    measurement its first load cached (``pipeline.tagger.backends``); a page never measures."""
+    info = _stored_info(version) if version else None
+    if info is None:
+        return ""
+    chosen = cached_choice(info)
+    if chosen is not None:
+        return chosen["reason"]
+    names = [c.name for c in candidates(info)]
+    if len(names) == 1:
+        return f"{names[0]}: the only verified runtime"
+    return f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the fastest"
 
 
 def version_blockers(info) -> list[str]:

@@ -7,10 +7,10 @@ from celery import shared_task
 
 from annotator import task_names as names
 from annotator.models import BackgroundJob, Project
-from annotator.services.tagger import (
+from annotator.services.tagger import tagger_train_job_run
+from annotator.services.tagger_retrain import (
     tagger_retrain_if_due,
     tagger_retrain_job_run,
-    tagger_train_job_run,
 )
 
 
@@ -26,7 +26,7 @@ def tagger_train_job(job_id: int) -> None:
 @shared_task(acks_late=True, name=names.TAGGER_RETRAIN)
 def tagger_retrain_job(job_id: int) -> None:
     """Retrain from the project's gold; activate only if better. A redelivered job that already
-    trained reuses its version (see ``services.tagger``); a finished one does nothing."""
+    trained reuses its version (see ``services.tagger_retrain``); a finished one does nothing."""
     job = BackgroundJob.objects.select_related("project", "created_by").get(pk=job_id)
     if job.is_finished:
         return

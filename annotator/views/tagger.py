@@ -15,6 +15,7 @@ from annotator.forms.tagger import RetrainSettingsForm, TrainForm
 from annotator.models import Project, Role
 from annotator.selectors import tagger as tagger_selectors
 from annotator.services import tagger as tagger_services
+from annotator.services import tagger_retrain as retrain_services
 
 
 def _admin_project(request: HttpRequest, slug: str) -> Project:
@@ -34,8 +35,10 @@ def _page(request: HttpRequest, project: Project, *, form: TrainForm | None = No
         row["student"] = tagger_selectors.student_note(row["info"])
         row["distillable"] = not tagger_selectors.distil_refusal(row["info"], row["blockers"])
     curve = tagger_selectors.learning_curve(project, infos)
+    runs_on = tagger_selectors.project_tagger(project)
     return render(request, "tagger/page.html", {
-        "project": project, "form": form or TrainForm(), "runs_on": tagger_selectors.project_tagger(project),
+        "project": project, "form": form or TrainForm(), "runs_on": runs_on,
+        "runtime": tagger_selectors.runtime_note(runs_on.version),
         "settings_form": settings_form or RetrainSettingsForm(initial={"retrain_every": project.retrain_every}),
         "versions": rows, "curve": charts.learning_curve(curve) if curve else None,
         "open_retrain": tagger_selectors.open_retrain(project),
@@ -94,7 +97,7 @@ def tagger_distil(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def tagger_retrain(request: HttpRequest, slug: str) -> HttpResponse:
     project = _admin_project(request, slug)
-    job, created = tagger_services.tagger_retrain_request(project=project, user=request.user)
+    job, created = retrain_services.tagger_retrain_request(project=project, user=request.user)
     return _to_job(request, slug, job, created, "A retrain")
 
 
@@ -105,7 +108,7 @@ def retrain_settings(request: HttpRequest, slug: str) -> HttpResponse:
     form = RetrainSettingsForm(request.POST)
     if not form.is_valid():
         return _page(request, project, settings_form=form)
-    tagger_services.retrain_settings_set(
+    retrain_services.retrain_settings_set(
         project=project, retrain_every=form.cleaned_data["retrain_every"], user=request.user)
     messages.success(request, "Retrain setting saved.")
     return redirect("tagger", slug=slug)

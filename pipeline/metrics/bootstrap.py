@@ -68,3 +68,35 @@ def bootstrap_intervals(
         out[..., 0] = np.nanquantile(stats, alpha, axis=0)
         out[..., 1] = np.nanquantile(stats, 1 - alpha, axis=0)
     return out
+
+
+def paired_drop_test(
+    counts: np.ndarray, *, tolerance: float, metric: int = 2, n_boot: int = 1000, seed: int = 0,
+    z: float = 1.645,
+) -> dict[str, float | bool]:
+    """Whether column 1 of ``counts`` (``(dialogues, 2, 4)``: a reference and a candidate model
+    scored on the same dialogues) is *significantly* worse than column 0 by more than
+    ``tolerance`` on ``metric`` (2: F1).
+
+    The drop's standard error comes from resampling the dialogues, both columns together (a paired
+    bootstrap: most dialogues are decided the same way by both models, so the difference is far
+    less noisy than either score). The candidate fails only when the drop exceeds the tolerance
+    by more than ``z`` standard errors (one-sided, 5 % by default): a drop inside the sample's
+    noise is not evidence of a loss, while a real one fails on any sample big enough to show it.
+    """
+    sums = counts.sum(axis=0)
+    point = prf_from_counts(sums)[:, metric]
+    drop = float(np.nan_to_num(point[0] - point[1]))
+    se = 0.0
+    if counts.shape[0] > 1 and n_boot > 1:
+        stats = bootstrap_stats(counts, n_boot=n_boot, seed=seed)[:, :, metric]
+        diffs = np.nan_to_num(stats[:, 0] - stats[:, 1])
+        se = float(diffs.std(ddof=1))
+    return {
+        "drop": round(drop, 4),
+        "se": round(se, 4),
+        "tolerance": tolerance,
+        "z": z,
+        "dialogues": int(counts.shape[0]),
+        "passed": drop - tolerance <= z * se,
+    }

@@ -3,35 +3,84 @@
 It sits above both the registry (:mod:`pipeline.tagger.store`, torch weights) and the exporter
 (:mod:`pipeline.tagger.onnx_export`, which loads torch weights to verify against), so neither
 imports the other back.
+
+``auto`` is decided by measurement, not by a rule of thumb about instruction sets: which of ONNX
+int8, ONNX fp32 and torch bf16/int8/fp32 is fastest depends on the CPU's instructions, the thread
+count and the library versions, and a rule written on one machine picked a runtime 2× slower on
+another. At first load each runtime the version verified (:func:`candidates`) predicts a few
+batches of generated text and the fastest is kept. The choice is cached beside the version
+directory (``.<version>.backend.json``, not inside it: the model store publishes and checks every
+file there), keyed by the CPU's model and flags and the onnxruntime and torch versions, so it is
+measured once per machine and again after any of those changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from pipeline.tagger.model import TaggerModel, amx_bf16
-from pipeline.tagger.onnx_export import load_onnx_model, onnx_available
+from pipeline.tagger.model import TaggerModel, cpu_description, cpu_threads, native_bf16
+from pipeline.tagger.onnx_export import load_onnx_model, onnx_available, sample_dialogues
 from pipeline.tagger.store import ModelInfo, choose_precision, load_model, read_info
+from pipeline.types import Dialogue
 
 BACKENDS = ("auto", "torch", "onnx")
+MEASURE_DIALOGUES = 8  # generated, about 240 messages: a few batches of each runtime
+MEASURE_REPEATS = 3  # the best of these per runtime, interleaved, so a neighbour's burst evens out
+MEASURE_BATCH = 64  # the detector's default batch_size
+# the flags that decide the tagger's speed, named in the choice's reason
+SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
+
+_choices: dict[tuple[str, str], dict[str, Any]] = {}  # this process's, by (version dir, machine key)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    backend: str
+    precision: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.backend}-{self.precision}"
+
+
+def candidates(info: ModelInfo) -> list[Candidate]:
+    """Every runtime ``info`` may run on: its ONNX files that passed verification, the torch
+    precisions training kept (bf16 only where the CPU multiplies it natively: emulated, it is
+    slower than fp32 and measuring it is time lost), and torch fp32, the reference."""
+    out = [Candidate("onnx", p) for p in ("int8", "fp32") if onnx_available(info, p)]
+    if native_bf16() and info.precision_kept("bf16"):
+        out.append(Candidate("torch", "bf16"))
+    if info.precision_kept("int8"):
+        out.append(Candidate("torch", "int8"))
+    return [*out, Candidate("torch", "fp32")]
 
 
 def choose_backend(info: ModelInfo, requested: str = "auto", precision: str = "auto") -> tuple[str, str]:
-    """``(backend, precision)`` to run ``info`` in. ``auto`` with precision ``auto``: the
-    verified ONNX int8 file where there is one and the CPU has no AMX for bf16, else torch (a
-    precision asked for by name runs in torch); ``onnx`` takes int8 unless fp32 is asked for."""
+    """``(backend, precision)`` to run ``info`` in. ``auto`` with precision ``auto``: the fastest
+    verified runtime on this machine (:func:`measured_choice`); a precision asked for by name runs
+    in torch; ``onnx`` takes int8 unless fp32 is asked for; ``torch`` takes ``precision``."""
     if requested not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}")
     if requested == "torch":
         return "torch", choose_precision(info, precision)
-    onnx_precision = "fp32" if precision == "fp32" else "int8"
     if requested == "onnx":
         if precision == "bf16":
             raise ValueError("the onnx backend runs fp32 or int8, not bf16")
-        return "onnx", onnx_precision
-    bf16 = amx_bf16() and info.precision_kept("bf16")
-    if precision == "auto" and not bf16 and onnx_available(info, "int8"):
-        return "onnx", "int8"
+        return "onnx", "fp32" if precision == "fp32" else "int8"
+    if precision == "auto":
+        chosen = measured_choice(info)
+        return chosen["backend"], chosen["precision"]
     return "torch", choose_precision(info, precision)
 
 
@@ -42,3 +91,163 @@ def load_tagger(path: str | Path, *, precision: str = "auto", backend: str = "to
         if backend == "onnx":
             return load_onnx_model(path, precision=precision)
     return load_model(path, precision=precision)
+
+
+# --- the measurement ---------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    """What a runtime's speed depends on besides the model: CPU, flags, threads, library versions."""
+    name, flags = cpu_description()
+    return {
+        "cpu": name,
+        "flags": sorted(flags),
+        "threads": cpu_threads(),
+        "software": {pkg: _version(pkg) for pkg in ("onnxruntime", "torch")},
+    }
+
+
+@cache
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def machine_key(facts: dict[str, Any]) -> str:
+    """The cache key: CPU, flags and library versions. Not the threads, which the reason names: a
+    ``detect --workers`` parent reads its version's runtime after its one-thread workers measured
+    it, and keyed by threads it would measure again inside the command."""
+    kept = {k: v for k, v in facts.items() if k != "threads"}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def choice_file(info: ModelInfo) -> Path:
+    path = Path(info.path)
+    return path.parent / f".{path.name}.backend.json"
+
+
+def cached_choice(info: ModelInfo) -> dict[str, Any] | None:
+    """The runtime measured for ``info`` on this machine, if it was (nothing is measured here)."""
+    key = machine_key(machine())
+    cached = _choices.get((info.path, key))
+    if cached is None:
+        try:
+            cached = json.loads(choice_file(info).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError):
+            return None
+    names = [c.name for c in candidates(info)]
+    return cached if cached and cached.get("candidates") == names else None  # re-exported since: again
+
+
+def measured_choice(
+    info: ModelInfo,
+    *,
+    load: Callable[[str, Candidate], Any] | None = None,
+    timer: Callable[[], float] = time.perf_counter,
+    dialogues: Sequence[Dialogue] | None = None,
+) -> dict[str, Any]:
+    """The fastest of :func:`candidates` on this machine: read from the cache, else measured
+    (``load`` a candidate, ``timer`` and the text injectable for tests) and cached."""
+    facts = machine()
+    key = machine_key(facts)
+    chosen = cached_choice(info)
+    if chosen is None:
+        with _one_at_a_time(choice_file(info)):  # a pool's workers: one measures, the others read it
+            chosen = cached_choice(info)
+            if chosen is None:
+                cands = candidates(info)
+                timings = measure(info, cands, load=load or _load, timer=timer, dialogues=dialogues) if len(cands) > 1 else []
+                chosen = _record(cands, timings, facts)
+                _save(info, key, chosen)
+    _choices[(info.path, key)] = chosen
+    return chosen
+
+
+@contextmanager
+def _one_at_a_time(file: Path) -> Iterator[None]:
+    """An exclusive lock beside ``file`` (none where the directory is read-only or not POSIX): two
+    processes measuring at once would each time the other's load."""
+    try:
+        import fcntl
+
+        handle = open(file.with_name(f"{file.name}.lock"), "w")  # noqa: SIM115 - held across the yield
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _load(path: str, candidate: Candidate) -> Any:
+    if candidate.backend == "onnx":
+        return load_onnx_model(path, precision=candidate.precision)
+    return load_model(path, precision=candidate.precision)
+
+
+def measure(
+    info: ModelInfo, cands: Sequence[Candidate], *, load: Callable[[str, Candidate], Any],
+    timer: Callable[[], float], dialogues: Sequence[Dialogue] | None = None,
+) -> list[dict[str, Any]]:
+    """Messages per second of each candidate on ``dialogues`` (generated when none): one warm-up
+    pass, then the best of ``MEASURE_REPEATS`` passes, the candidates taking turns."""
+    text = list(sample_dialogues(MEASURE_DIALOGUES) if dialogues is None else dialogues)
+    messages = sum(len(d.messages) for d in text)
+    models, failed = {}, []
+    for c in cands:
+        try:
+            models[c] = load(info.path, c)
+        except (OSError, ValueError, RuntimeError) as exc:  # e.g. a file changed since verified
+            failed.append({"name": c.name, "error": str(exc)[:300]})
+    if not models:
+        raise RuntimeError(f"no runtime of {info.full_version} loads: {failed[0]['error']}")
+    for model in models.values():
+        model.predict(text[:2], batch_size=MEASURE_BATCH)  # first-call allocations, not timed
+    best = dict.fromkeys(models, float("inf"))
+    for _ in range(MEASURE_REPEATS):
+        for c, model in models.items():
+            t0 = timer()
+            model.predict(text, batch_size=MEASURE_BATCH)
+            best[c] = min(best[c], timer() - t0)
+    return [
+        {"name": c.name, "seconds": round(s, 4), "messages": messages,
+         "messages_per_second": round(messages / s, 1) if s > 0 else float("inf")}
+        for c, s in best.items()
+    ] + failed
+
+
+def _record(cands: Sequence[Candidate], timings: list[dict[str, Any]], facts: dict[str, Any]) -> dict[str, Any]:
+    """The cached choice: the fastest candidate, every timing, and the reason in words."""
+    today = datetime.now(UTC)
+    flags = " ".join(f for f in SPEED_FLAGS if f in facts["flags"]) or "no AVX2"
+    threads = f"{facts['threads']} thread{'' if facts['threads'] == 1 else 's'}"
+    where = f"measured {today:%Y-%m-%d} on {facts['cpu'] or 'this CPU'} ({flags}), {threads}"
+    if timings:
+        ranked = sorted(timings, key=lambda t: -t.get("messages_per_second", -1.0))
+        best = next(c for c in cands if c.name == ranked[0]["name"])
+        rates = [f"{t['name']} {t['messages_per_second']:,.0f} msg/s" if "error" not in t
+                 else f"{t['name']} did not load" for t in ranked]
+        reason = f"{rates[0]} vs {', '.join(rates[1:]) or 'nothing else that loads'}, {where}"
+    else:
+        best, reason = cands[0], f"{cands[0].name}: the only verified runtime"
+    return {"name": best.name, "backend": best.backend, "precision": best.precision, "reason": reason,
+            "candidates": [c.name for c in cands], "timings": timings, "machine": facts,
+            "measured_at": today.isoformat(timespec="seconds")}
+
+
+def _save(info: ModelInfo, key: str, chosen: dict[str, Any]) -> None:
+    """Add ``chosen`` to the version's cache file; a read-only models directory only costs a
+    measurement per process."""
+    file = choice_file(info)
+    try:
+        known = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({**known, key: chosen}, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(file)
+    except OSError:
+        tmp.unlink(missing_ok=True)

@@ -77,12 +77,15 @@ def quantize_linear(torch: Any, model: Any) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _cpu_flags() -> frozenset[str]:
+def cpu_description() -> tuple[str, frozenset[str]]:
+    """This CPU's model name and instruction-set flags, from ``/proc/cpuinfo`` (empty elsewhere)."""
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return frozenset()
-    return frozenset(re.findall(r"\b(avx512_bf16|amx_bf16)\b", cpuinfo))
+        return "", frozenset()
+    name = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
+    flags = re.search(r"^flags\s*:\s*(.+)$", cpuinfo, re.M)
+    return (name.group(1).strip() if name else ""), frozenset(flags.group(1).split() if flags else ())
 
 
 def native_bf16() -> bool:
@@ -92,14 +95,7 @@ def native_bf16() -> bool:
     with AMX); elsewhere torch emulates it and it is slower than fp32, so
     :func:`pipeline.tagger.store.choose_precision` skips it.
     """
-    return bool(_cpu_flags())
-
-
-def amx_bf16() -> bool:
-    """Whether this CPU has AMX tiles for bfloat16: only there does torch's bf16 outrun ONNX
-    Runtime's int8 (measured with bench/tagger_bench.py: on AVX512-BF16 without AMX, ONNX int8
-    ran 1.5× torch bf16), so :func:`pipeline.tagger.backends.choose_backend` asks for AMX."""
-    return "amx_bf16" in _cpu_flags()
+    return bool(cpu_description()[1] & {"avx512_bf16", "amx_bf16"})
 
 
 def set_threads(torch: Any) -> None:

@@ -43,6 +43,22 @@ def span_scores(
     }
 
 
+def dialogue_counts(
+    gold: Sequence[Sequence[Span]], *preds: Sequence[Sequence[Span]], sizes: Sequence[int]
+) -> np.ndarray:
+    """Exact-span counts ``(dialogues, len(preds), 4)`` (``tp, n_pred, tp, n_gold``, the layout of
+    :mod:`pipeline.metrics.bootstrap`) of each model's ``preds`` against ``gold``, messages
+    grouped into dialogues of ``sizes`` messages: what a paired bootstrap over dialogues resamples."""
+    out = np.zeros((len(sizes), len(preds), 4), dtype=np.int64)
+    row = np.repeat(np.arange(len(sizes)), sizes)
+    for col, pred in enumerate(preds):
+        for d, g, p in zip(row, gold, pred, strict=True):
+            gk, pk = {s.key() for s in g}, {s.key() for s in p}
+            tp = len(gk & pk)
+            out[d, col] += (tp, len(pk), tp, len(gk))
+    return out
+
+
 def _prf(tp: int, fp: int, fn: int, beta: float) -> dict:
     p = tp / (tp + fp) if tp + fp else 0.0
     r = tp / (tp + fn) if tp + fn else 0.0

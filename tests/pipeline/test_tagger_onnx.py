@@ -65,7 +65,7 @@ def test_training_exports_verified_onnx_files_recorded_in_the_registry(trained):
         assert entry["verified"] is True and entry == meta[precision]
         assert entry["file"] == ONNX_FILES[precision]
         assert sha256_file(Path(info.path) / entry["file"]) == entry["sha256"]
-        assert entry["sample"] == {"dialogues": 2, "given": True}  # the training run's dev split
+        assert entry["sample"] == {"dialogues": 40, "given": True, "generated": 38}  # dev, topped up
     check = info.onnx["fp32"]["verification"]
     assert check["max_abs_diff"] <= 1e-3 and check["argmax_agreement"] == 1.0
     assert info.onnx["int8"]["verification"]["f1_drop"] <= 0.01
@@ -161,7 +161,7 @@ def test_an_int8_graph_that_loses_too_much_is_left_out_and_the_version_stays_usa
     import shutil
 
     from pipeline.tagger import read_info
-    from pipeline.tagger.backends import choose_backend
+    from pipeline.tagger.backends import candidates, choose_backend
     from pipeline.tagger.onnx_export import export_after_training
     from pipeline.tagger.store import activation_blockers
 
@@ -175,21 +175,25 @@ def test_an_int8_graph_that_loses_too_much_is_left_out_and_the_version_stays_usa
     assert "F1 drop" in info.onnx["int8"]["error"] and not (copy / "model.int8.onnx").exists()
     assert any("ONNX int8 left out" in m for m in messages) and messages[-1].endswith("verified ONNX fp32")
     assert activation_blockers(info) == []
-    assert choose_backend(info, "auto")[0] == "torch" and choose_backend(info, "onnx", "fp32") == ("onnx", "fp32")
+    assert "onnx-int8" not in [c.name for c in candidates(info)]
+    assert choose_backend(info, "onnx", "fp32") == ("onnx", "fp32")
     assert build("tagger", {"model_path": str(copy), "backend": "onnx", "precision": "fp32"}).detect(_dialogues()[0])
 
 
-@pytest.mark.parametrize(("amx", "expected"), [(False, ("onnx", "int8")), (True, ("torch", "bf16"))])
-def test_auto_runs_onnx_int8_unless_the_cpu_has_amx_for_bf16(trained, monkeypatch, amx, expected):
-    """AVX512-BF16 alone makes torch's bf16 faster than fp32 but slower than ONNX int8."""
-    from pipeline.tagger import read_info, store
-    from pipeline.tagger.backends import choose_backend
+def test_auto_measures_the_verified_runtimes_once_and_runs_the_fastest(trained):
+    from pipeline.tagger import read_info
+    from pipeline.tagger.backends import cached_choice, candidates, choice_file
 
     info = read_info(trained.path)
-    monkeypatch.setattr(type(info), "precision_kept", lambda self, precision: True)
-    monkeypatch.setattr(store, "native_bf16", lambda: True)
-    monkeypatch.setattr("pipeline.tagger.backends.amx_bf16", lambda: amx)
-    assert choose_backend(info, "auto") == expected
+    det = build("tagger", {"model_path": str(trained.path)})
+    backend, precision = det.runtime  # measured here, on this machine
+    chosen = cached_choice(info)
+    assert chosen["name"] == f"{backend}-{precision}" and chosen["candidates"] == [c.name for c in candidates(info)]
+    assert {t["name"] for t in chosen["timings"]} == set(chosen["candidates"])
+    fastest = max(chosen["timings"], key=lambda t: t["messages_per_second"])
+    assert fastest["name"] == chosen["name"] and chosen["reason"].startswith(f"{chosen['name']} ")
+    assert choice_file(info).parent == Path(trained.path).parent  # beside the version, not in it
+    assert det.detect(_dialogues()[0]) and (getattr(det.model, "backend", "torch") == backend)
 
 
 def test_the_fast_tokenizer_file_gives_the_same_windows_as_transformers(trained):

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotator.dispatch import in_this_thread
 from annotator.management.cli import follow, project_or_error, quiet_task_logs, runs_in_this_process
 from annotator.models import BackgroundJob
-from annotator.services.tagger import tagger_retrain_job_run, tagger_retrain_request
+from annotator.services.tagger_retrain import tagger_retrain_job_run, tagger_retrain_request
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """``manage.py tagger_versions [--project SLUG]``: the versions the Tagger page lists, as a table, the
-version each project runs and where it came from (its own, or the deployment's default day-one model),
+version each project runs and where it came from (its own, or the deployment's default day-one model)
+and the runtime ``backend: auto`` measured for it on this machine,
 and the default version that commands without a project run (``ACTIVE`` says ``default`` beside it)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from django.core.management.base import BaseCommand
 from annotator.management.cli import project_or_error
 from annotator.model_store import model_default
 from annotator.models import Project
-from annotator.selectors.tagger import dev_summary, project_tagger, version_rows
+from annotator.selectors.tagger import dev_summary, project_tagger, runtime_note, version_rows
 
 HEADER = ("VERSION", "ACTIVE", "CREATED", "DEV", "CAN BECOME ACTIVE")
 
@@ -42,6 +43,8 @@ class Command(BaseCommand):
         runs_on = project_tagger(project)
         self.stdout.write(f"  Runs {runs_on.version}: {runs_on.note}." if runs_on
                           else f"  Runs no tagger: {runs_on.note}.")
+        if runs_on:
+            self.stdout.write(f"  Runtime (backend auto): {runtime_note(runs_on.version)}.")
         if not rows:
             self.stdout.write(f"  No trained version yet (manage.py train_tagger --project {project.slug}).")
             return

@@ -43,7 +43,7 @@ from pipeline.tagger.training.distillation import (
     teacher_check,
     teacher_info,
 )
-from pipeline.tagger.training.loop import TrainingLoop, seed_everything
+from pipeline.tagger.training.loop import TrainingLoop, reproducible
 from pipeline.tagger.training.tuning import evaluate_model, tune_on_dev
 from pipeline.tagger.training.warm_start import load_parent, parent_info
 from pipeline.tags import LabelMap
@@ -63,13 +63,14 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
     if parent is not None and teacher is not None:
         raise TrainingError("a run either distils a teacher or warm-starts from a version, not both")
     train, dev = check_inputs(config, teacher)
-    torch = _prepare_torch(config.seed)
-    base, window, tagger, tokenizer, distiller = _models_to_train(label_map, teacher, parent, config)
-    loop = TrainingLoop(
-        torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev, config,
-        report, distiller, score_first=parent is not None,
-    )
-    loop.run()
+    torch = _prepare_torch()
+    with reproducible(torch, config.seed):  # the head's initial weights, dropout, the shuffles
+        base, window, tagger, tokenizer, distiller = _models_to_train(label_map, teacher, parent, config)
+        loop = TrainingLoop(
+            torch, tagger, WindowEncoder(tokenizer, tagger.label_map, window), train, dev, config,
+            report, distiller, score_first=parent is not None,
+        )
+        loop.run()
     total = loop.total
 
     def say(message: str) -> None:
@@ -79,24 +80,11 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
         tagger, dev, labels, config.f_beta, config.check_precision,
         {"history": loop.history, "best_epoch": loop.best_epoch, "stopped": loop.stopped}, say,
     )
-    chosen = None
+    chosen = check = None
     if distiller is not None:
-        imitation = None
-        if config.distill_thresholds == "imitate" and dev:
-            say("tuning thresholds to the teacher's spans")
-            imitation, _ = imitation_thresholds(tagger, distiller.teacher, distiller.info.thresholds,
-                                                [*dev, *train], labels, config.f_beta)
-        thresholds, chosen = student_thresholds(thresholds, distiller.info.thresholds, config.distill_thresholds,
-                                                imitation)
-        if chosen["lowered"] and dev_metrics.get("recall_first"):
-            say("scoring dev at the thresholds the student keeps")
-            chosen["own_scores"] = {k: dev_metrics["recall_first"][k] for k in (f"f{config.f_beta:g}", "recall")}
-            dev_metrics["recall_first"] = evaluate_model(tagger, dev, beta=config.f_beta, thresholds=thresholds)[0]
-    check = (
-        teacher_check(distiller.teacher, dev, labels, config.f_beta, dev_metrics, say,
-                      teacher_dev=None if config.dev_dialogues is not None else len(distiller.info.dev_ids))
-        if distiller is not None else None
-    )
+        thresholds, chosen, check = _student_thresholds(
+            tagger, distiller, train, dev, labels, config, thresholds, dev_metrics, say
+        )
     info = _model_info(
         torch, tagger, train, dev, config, base=base, labels=labels, window=window,
         thresholds=thresholds, dev_metrics=dev_metrics, checks=checks,
@@ -122,8 +110,8 @@ def train_tagger(config: TrainConfig) -> ModelInfo:
 # -- the phases of train_tagger ---------------------------------------------------------------
 
 
-def _prepare_torch(seed: int) -> Any:
-    """torch, offline and seeded, with transformers' logging quiet."""
+def _prepare_torch() -> Any:
+    """torch, offline, on this process's threads, with transformers' logging quiet."""
     offline_env()
     torch = import_torch()
     try:
@@ -132,8 +120,31 @@ def _prepare_torch(seed: int) -> Any:
         raise TaggerUnavailableError("the tagger needs transformers") from exc
     hf_logging.set_verbosity_error()
     set_threads(torch)
-    seed_everything(torch, seed)
     return torch
+
+
+def _student_thresholds(
+    tagger: TaggerModel, distiller: Distiller, train: list[Dialogue], dev: list[Dialogue],
+    labels: tuple[str, ...], config: TrainConfig, thresholds: dict[str, float], dev_metrics: dict[str, Any],
+    say: Any,
+) -> tuple[dict[str, float], dict[str, Any], dict[str, Any]]:
+    """A student's thresholds (``config.distill_thresholds``: imitating its teacher's spans by
+    default), its dev scores rescored at them when they were lowered (``dev_metrics`` updated),
+    and its check against the teacher: ``(thresholds, chosen, check)``."""
+    imitation = None
+    if config.distill_thresholds == "imitate" and dev:
+        say("tuning thresholds to the teacher's spans")
+        imitation, _ = imitation_thresholds(tagger, distiller.teacher, distiller.info.thresholds,
+                                            [*dev, *train], labels, config.f_beta)
+    thresholds, chosen = student_thresholds(thresholds, distiller.info.thresholds, config.distill_thresholds,
+                                            imitation)
+    if chosen["lowered"] and dev_metrics.get("recall_first"):
+        say("scoring dev at the thresholds the student keeps")
+        chosen["own_scores"] = {k: dev_metrics["recall_first"][k] for k in (f"f{config.f_beta:g}", "recall")}
+        dev_metrics["recall_first"] = evaluate_model(tagger, dev, beta=config.f_beta, thresholds=thresholds)[0]
+    check = teacher_check(distiller.teacher, dev, labels, config.f_beta, dev_metrics, say,
+                          teacher_dev=None if config.dev_dialogues is not None else len(distiller.info.dev_ids))
+    return thresholds, chosen, check
 
 
 def _load_base(

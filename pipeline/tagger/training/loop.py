@@ -8,6 +8,8 @@ import copy
 import math
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -20,11 +22,21 @@ from pipeline.tagger.training.tuning import evaluate_model
 from pipeline.types import Dialogue
 
 
-def seed_everything(torch: Any, seed: int) -> None:
+@contextmanager
+def reproducible(torch: Any, seed: int) -> Iterator[None]:
+    """Seed every generator training draws from and ask torch for deterministic kernels, so one
+    recipe gives one model on one machine (the thread count is part of the machine: it orders the
+    sums). torch raises rather than run an op that has no deterministic kernel; the process's
+    previous setting is restored after, so inference elsewhere keeps torch's defaults."""
     random.seed(seed)
     np.random.seed(seed % (2**32))
     torch.manual_seed(seed)
-
+    before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
 
 
 class TrainingLoop:

@@ -1,5 +1,6 @@
 """Scoring and tuning on dev: exact-span scores, per-label recall-first thresholds, and the check
-that int8 and bfloat16 copies keep F1 within ``PRECISION_TOLERANCE`` of fp32."""
+that int8 and bfloat16 copies keep F1 within ``PRECISION_TOLERANCE`` of fp32 (beyond dev's noise:
+the paired bootstrap test of :func:`pipeline.metrics.bootstrap.paired_drop_test`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pipeline.metrics.bootstrap import paired_drop_test
 from pipeline.tagger.model import TaggerModel
-from pipeline.tagger.scoring import span_scores, tune_thresholds
+from pipeline.tagger.scoring import dialogue_counts, span_scores, tune_thresholds
 from pipeline.tagger.training.config import PRECISION_TOLERANCE
 from pipeline.types import Dialogue, Span
 
@@ -24,14 +26,22 @@ def evaluate_model(
 ) -> tuple[dict, list]:
     """Exact-span scores of ``tagger`` on gold ``dialogues`` (raw model output, no post-filter)."""
     probs = tagger.predict(dialogues, batch_size=batch_size)
+    gold, pred = dev_spans(tagger, dialogues, probs, thresholds or {})
+    return span_scores(gold, pred, beta=beta), probs
+
+
+def dev_spans(
+    tagger: TaggerModel, dialogues: Sequence[Dialogue], probs: list, thresholds: dict[str, float]
+) -> tuple[list[list[Span]], list[list[Span]]]:
+    """Per message, the gold spans of the model's labels and the spans ``probs`` decode to."""
+    gold: list[list[Span]] = []
+    pred: list[list[Span]] = []
     known = set(tagger.label_map.labels)
-    gold, pred = [], []
     for d, dp in zip(dialogues, probs, strict=True):
         for m, mp in zip(d.messages, dp, strict=True):
             gold.append([s for s in m.spans if s.label in known])
-            pred.append(tagger.to_spans(m.text, mp, thresholds or {}))
-    return span_scores(gold, pred, beta=beta), probs
-
+            pred.append(tagger.to_spans(m.text, mp, thresholds))
+    return gold, pred
 
 
 def tune_on_dev(
@@ -57,7 +67,7 @@ def tune_on_dev(
             gold.append([s for s in m.spans if s.label in labels])
             ent.append(tagger.entity_probs(mp.probs)[0])
     thresholds, tuning = tune_thresholds(words, gold, ent, labels, beta=f_beta)
-    recall_first = _rescore(tagger, dev, probs, thresholds, f_beta)
+    recall_first = span_scores(*dev_spans(tagger, dev, probs, thresholds), beta=f_beta)
     dev_metrics.update(strict=strict, recall_first=recall_first, thresholds=tuning)
     if check_precision:
         say("checking int8 and bf16 against fp32")
@@ -65,30 +75,18 @@ def tune_on_dev(
     return thresholds, dev_metrics, checks
 
 
-
-def _rescore(
-    tagger: TaggerModel, dev: Sequence[Dialogue], probs: list, thresholds: dict, beta: float
-) -> dict:
-    gold: list[list[Span]] = []
-    pred: list[list[Span]] = []
-    known = set(tagger.label_map.labels)
-    for d, dp in zip(dev, probs, strict=True):
-        for m, mp in zip(d.messages, dp, strict=True):
-            gold.append([s for s in m.spans if s.label in known])
-            pred.append(tagger.to_spans(m.text, mp, thresholds))
-    return span_scores(gold, pred, beta=beta)
-
-
 def measure_precisions(
     tagger: TaggerModel, dev: Sequence[Dialogue], fp32: dict, beta: float
 ) -> dict[str, dict]:
-    """Score an int8 and a bf16 copy on dev; each is kept only if F1 drops by at most 0.01.
+    """Score an int8 and a bf16 copy on dev; each is kept unless its F1 drop exceeds 0.01 by more
+    than dev's noise allows (the paired bootstrap test over dev's dialogues, ``drop_test``).
 
     Dev seconds are recorded for all three (bf16 is fast only where the CPU has it natively).
     """
     t0 = time.perf_counter()
-    evaluate_model(tagger, dev, beta=beta)
+    gold, reference = dev_spans(tagger, dev, tagger.predict(dev, batch_size=64), {})
     fp32_seconds = round(time.perf_counter() - t0, 2)
+    sizes = [len(d.messages) for d in dev]
     methods = {
         "int8": "torch.ao.quantization.quantize_dynamic(encoder nn.Linear, qint8, per-channel)",
         "bf16": "model.to(torch.bfloat16)",
@@ -103,7 +101,10 @@ def measure_precisions(
             use_token_types=tagger.use_token_types,
         ).set_precision(precision)
         t0 = time.perf_counter()
-        scores, _ = evaluate_model(copy_, dev, beta=beta)
+        _, spans = dev_spans(copy_, dev, copy_.predict(dev, batch_size=64), {})
+        seconds = round(time.perf_counter() - t0, 2)
+        scores = span_scores(gold, spans, beta=beta)
+        test = paired_drop_test(dialogue_counts(gold, reference, spans, sizes=sizes), tolerance=PRECISION_TOLERANCE)
         drop = round(fp32["f1"] - scores["f1"], 4)
         checks[precision] = {
             "method": method,
@@ -111,8 +112,9 @@ def measure_precisions(
             "f1": scores["f1"],
             "f1_drop": drop,
             "tolerance": PRECISION_TOLERANCE,
-            "keep": drop <= PRECISION_TOLERANCE,
-            "dev_seconds": round(time.perf_counter() - t0, 2),
+            "drop_test": test,
+            "keep": bool(test["passed"]),
+            "dev_seconds": seconds,
             "dev_seconds_fp32": fp32_seconds,
         }
     return checks

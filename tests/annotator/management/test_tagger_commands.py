@@ -4,6 +4,7 @@ table of versions."""
 
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import pytest
@@ -12,6 +13,7 @@ from django.core.management.base import CommandError
 
 from annotator.models import AuditEvent, Project
 from annotator.services.projects import project_create
+from pipeline.types import Dialogue, Message
 from tests.annotator.tagger.test_retrain import CUT, fake_version
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +87,8 @@ def test_versions_lists_them_newest_first_with_the_active_one_and_blockers(versi
     lines = lines[2:]
     assert lines[0] == "test: 3 versions, active: test/" + GOOD_V
     assert lines[1] == f"  Runs test/{GOOD_V}: this project's own version, made active here."
-    header, *rows = lines[2:]
+    assert lines[2] == "  Runtime (backend auto): torch-fp32: the only verified runtime."
+    header, *rows = lines[3:]
     assert header.split() == ["VERSION", "ACTIVE", "CREATED", "DEV", "CAN", "BECOME", "ACTIVE"]
     assert [r.split()[0] for r in rows] == [f"test/{CUT_V}", f"test/{NEWER_V}", f"test/{GOOD_V}"]
     good = rows[2]
@@ -108,3 +111,35 @@ def test_versions_of_every_project_and_of_none(versions, settings):
 
 def test_versions_of_an_unknown_project(versions):
     assert str(refused("tagger_versions", project="nosuch")).startswith("No project with slug 'nosuch'")
+
+
+def test_versions_and_the_page_say_which_runtime_auto_measured_and_why(versions, settings, client, members):
+    """Before the first run on this machine the runtimes it will time; after, the fastest and why."""
+    from pipeline.tagger import backends, read_info
+
+    path = settings.BLINDSPOT_MODELS_DIR / "test" / GOOD_V
+    (path / "model.onnx").write_bytes(b"graph")
+    tagger_json = json.loads((path / "tagger.json").read_text())
+    (path / "tagger.json").write_text(json.dumps({**tagger_json, "onnx": {"fp32": {"verified": True, "file": "model.onnx"}}}))
+    info = read_info(path)
+    run("tagger_activate", GOOD_V, project="test")
+    assert ("Runtime (backend auto): not measured on this machine yet: its first run times onnx-fp32, torch-fp32 "
+            "and keeps the fastest.") in run("tagger_versions", project="test")
+
+    clock = [0.0]
+
+    class Model:
+        def __init__(self, cost):
+            self.cost = cost
+
+        def predict(self, dialogues, batch_size=64):
+            clock[0] += self.cost
+
+    one = [Dialogue("d", (Message("hi Maria", "tutor", "tutor", 0),))]
+    backends.measured_choice(info, load=lambda p, c: Model(0.5 if c.backend == "onnx" else 1.0),
+                             timer=lambda: clock[0], dialogues=one)
+    assert "Runtime (backend auto): onnx-fp32 2 msg/s vs torch-fp32 1 msg/s, measured" in run(
+        "tagger_versions", project="test")
+    client.force_login(members["admin"])
+    page = client.get("/p/test/tagger/").content.decode()
+    assert "Runtime (backend auto): onnx-fp32 2 msg/s vs torch-fp32 1 msg/s, measured" in page

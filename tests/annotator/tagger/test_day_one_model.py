@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 
 from annotator.models import DetectorRun, Project
 from annotator.selectors import tagger as tagger_selectors
-from annotator.services import runs, tagger
+from annotator.services import runs, tagger, tagger_retrain
 from annotator.services.projects import project_create
 from pipeline.tagger.store import gold_free
 from tests.annotator.tagger.test_retrain import fake_version
@@ -188,7 +188,7 @@ def test_a_retrain_of_a_project_on_the_day_one_model_starts_from_it_and_must_bea
                   source="gen.jsonl", spans_as="gold")
     default = _default(settings, GENERATED)
     made = _forced(monkeypatch, settings, TRAINED_WELL, better=True)  # its fake training; the real comparison:
-    monkeypatch.setattr(tagger, "_compare", _REAL_COMPARE)
+    monkeypatch.setattr(tagger_retrain, "_compare", _REAL_COMPARE)
     compared = []
 
     def predictions(version, project, dev):
@@ -196,7 +196,7 @@ def test_a_retrain_of_a_project_on_the_day_one_model_starts_from_it_and_must_bea
         gold = {(d.id, m.index): list(m.spans) for d in dev for m in d.messages}
         return gold if version == made[-1].full_version else {k: [] for k in gold}
 
-    monkeypatch.setattr(tagger, "_predictions", predictions)
+    monkeypatch.setattr(tagger_retrain, "_predictions", predictions)
     job = _run_job(project)
     assert job.status == "succeeded", job.error
     assert job.params["warm_from"] == default.full_version
@@ -206,4 +206,4 @@ def test_a_retrain_of_a_project_on_the_day_one_model_starts_from_it_and_must_bea
     assert Project.objects.get(pk=project.pk).active_tagger == made[0].full_version
 
 
-_REAL_COMPARE = tagger._compare
+_REAL_COMPARE = tagger_retrain._compare

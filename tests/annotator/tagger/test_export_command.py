@@ -28,12 +28,12 @@ def test_export_only_adds_verified_onnx_to_a_saved_version(tmp_path, settings, m
     settings.BLINDSPOT_MODELS_DIR = str(tmp_path)
     # without a dev set the export verifies on a generated sample; on which a one-epoch toy model
     # is near-uniform and int8 rightly flips words, so the toy verifies on its own dialogues
-    monkeypatch.setattr("pipeline.tagger.onnx_export.sample_dialogues", lambda: dialogues)
+    monkeypatch.setattr("pipeline.tagger.onnx_export.sample_dialogues", lambda n: dialogues)
 
     call_command("train_tagger", export_only=info.full_version)
 
     onnx = read_info(info.path).onnx
     assert onnx["fp32"]["verified"] and onnx["int8"]["verified"]
-    assert onnx["fp32"]["sample"] == {"dialogues": 4, "given": False}  # no dev set at hand
+    assert onnx["fp32"]["sample"] == {"dialogues": 4, "given": False, "generated": 4}  # no dev set at hand
     with pytest.raises(CommandError, match="not a model version"):
         call_command("train_tagger", export_only="../x")

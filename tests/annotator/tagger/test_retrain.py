@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from annotator.models import AuditEvent, BackgroundJob, Project
 from annotator.selectors import tagger as tagger_selectors
-from annotator.services import jobs, runs, tagger
+from annotator.services import jobs, runs, tagger, tagger_retrain
 from annotator.services.adjudication import adjudication_submit, gold_merge_ready
 from pipeline.metrics.comparison import compare_versions
 from tests.annotator.helpers import msg
@@ -88,7 +88,7 @@ def test_two_merges_queue_one_retrain_and_the_next_waits_for_new_gold(study, mem
     assert job.status == "queued" and job.params == {"trigger": "every 1 gold messages", "gold_messages": 1}
     assert Project.objects.get(pk=study.pk).retrain_gold_mark == 1
     merge()  # nothing new merges
-    again, created = tagger.tagger_retrain_request(project=study)  # "Retrain now" while one is queued
+    again, created = tagger_retrain.tagger_retrain_request(project=study)  # "Retrain now" while one is queued
     assert (again, created) == (job, False)
     jobs.job_start(job)
     jobs.job_finish(job, result={})
@@ -113,7 +113,7 @@ def test_no_retrain_below_the_setting_or_when_it_is_off(study, django_capture_on
     _and_its_events(django_capture_on_commit_callbacks, lambda: gold_merge_ready(project=study))  # 0 by default
     assert not BackgroundJob.objects.filter(kind="retrain").exists()
     Project.objects.filter(pk=study.pk).update(retrain_every=5)
-    assert tagger.tagger_retrain_if_due(project=study) is None  # 2 gold messages < 0 + 5
+    assert tagger_retrain.tagger_retrain_if_due(project=study) is None  # 2 gold messages < 0 + 5
 
 
 def test_the_database_allows_one_open_retrain_per_project(project):
@@ -157,15 +157,15 @@ def _forced(monkeypatch, settings, training, better: bool):
         return compare_versions(dev, new, old if project.active_tagger else None, n_boot=200), \
             project.active_tagger or None
 
-    monkeypatch.setattr(tagger, "_train", fake_train)
-    monkeypatch.setattr(tagger, "_compare", fake_compare)
+    monkeypatch.setattr(tagger_retrain, "_train", fake_train)
+    monkeypatch.setattr(tagger_retrain, "_compare", fake_compare)
     return made
 
 
 def _run_job(project, user=None) -> BackgroundJob:
-    job, created = tagger.tagger_retrain_request(project=project, user=user)
+    job, created = tagger_retrain.tagger_retrain_request(project=project, user=user)
     assert created
-    tagger.tagger_retrain_job_run(job)
+    tagger_retrain.tagger_retrain_job_run(job)
     job.refresh_from_db()
     return job
 
@@ -205,15 +205,15 @@ def test_a_blocked_version_is_never_activated_even_if_it_scores_better(gold_proj
 
 def test_a_redelivered_job_does_not_train_again(gold_project, settings, monkeypatch):
     made = _forced(monkeypatch, settings, GOOD, better=True)
-    job, _ = tagger.tagger_retrain_request(project=gold_project)
+    job, _ = tagger_retrain.tagger_retrain_request(project=gold_project)
     trained = fake_version(settings, "20260301-000009-eeee")
     BackgroundJob.objects.filter(pk=job.pk).update(params={**job.params, "trained_version": trained.full_version},
                                                    status="running")
     job.refresh_from_db()
-    tagger.tagger_retrain_job_run(job)  # the task arrives again after training had finished
+    tagger_retrain.tagger_retrain_job_run(job)  # the task arrives again after training had finished
     job.refresh_from_db()
     assert not made and job.result["version"] == trained.full_version
-    tagger.tagger_retrain_job_run(job)  # and once more after it finished: nothing happens
+    tagger_retrain.tagger_retrain_job_run(job)  # and once more after it finished: nothing happens
     assert AuditEvent.objects.filter(action="tagger.retrain.decide").count() == 1
 
 
@@ -226,8 +226,8 @@ def test_a_retrain_warm_starts_from_the_active_version_unless_asked_for_a_full_o
     tagger.tagger_activate(project=gold_project, version=active.full_version)
     _forced(monkeypatch, settings, GOOD, better=True)
     trained = []
-    fake_train = tagger._train
-    monkeypatch.setattr(tagger, "_train", lambda job, project, data, progress: trained.append(data)
+    fake_train = tagger_retrain._train
+    monkeypatch.setattr(tagger_retrain, "_train", lambda job, project, data, progress: trained.append(data)
                         or fake_train(job, project, data, progress))
     job = _run_job(gold_project)
     assert job.status == "succeeded", job.error
@@ -244,8 +244,8 @@ def test_a_retrain_warm_starts_from_the_active_version_unless_asked_for_a_full_o
     assert entry["decision"] == "activated" and entry["comparison"]["better"]  # the same rule decides
 
     gold_project.refresh_from_db()
-    job, _ = tagger.tagger_retrain_request(project=gold_project, full=True)
-    tagger.tagger_retrain_job_run(job)
+    job, _ = tagger_retrain.tagger_retrain_request(project=gold_project, full=True)
+    tagger_retrain.tagger_retrain_job_run(job)
     job.refresh_from_db()
     assert job.params["warm_from"] == "" and trained[1].tune is None
     assert "warm_start" not in tagger.version_info(job.result["version"]).activation["data"]
@@ -337,16 +337,16 @@ def test_a_real_retrain_is_activated_then_an_identical_one_is_not_better(gold_pr
 
     monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
     tiny = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
-    first, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
-    tagger.tagger_retrain_job_run(first)
+    first, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=tiny)
+    tagger_retrain.tagger_retrain_job_run(first)
     first.refresh_from_db()
     assert first.status == "succeeded", first.error
     assert first.result["decision"] == "activated" and first.result["reason"] == "no active version to beat"
     gold_project.refresh_from_db()
     assert gold_project.active_tagger == first.result["version"]
 
-    second, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny, full=True)
-    tagger.tagger_retrain_job_run(second)
+    second, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=tiny, full=True)
+    tagger_retrain.tagger_retrain_job_run(second)
     second.refresh_from_db()
     assert second.status == "succeeded", second.error
     assert second.result["decision"] == "not better" and not second.result["activated"]
@@ -379,14 +379,14 @@ def test_learning_curve_geometry():
 def test_a_lost_retrain_does_not_block_the_project_for_good(project):
     from django.utils import timezone
 
-    lost, _ = tagger.tagger_retrain_request(project=project)
+    lost, _ = tagger_retrain.tagger_retrain_request(project=project)
     BackgroundJob.objects.filter(pk=lost.pk).update(status="running",
                                                     started_at=timezone.now() - jobs.STALE_AFTER * 2)
-    job, created = tagger.tagger_retrain_request(project=project)
+    job, created = tagger_retrain.tagger_retrain_request(project=project)
     assert created and job.pk != lost.pk
     lost.refresh_from_db()
     assert lost.status == "failed" and "No worker finished this retrain" in lost.error
-    assert tagger.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts
+    assert tagger_retrain.tagger_retrain_request(project=project) == (job, False)  # a fresh one still counts
 
 
 def test_a_training_job_whose_version_is_blocked_says_so(client, members, project, settings, monkeypatch):
@@ -421,8 +421,8 @@ def test_a_real_warm_retrain_starts_from_the_active_version_and_learns_the_new_g
 
     monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
     tiny = {"epochs": 1, "num_layers": 1, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
-    first, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny)
-    tagger.tagger_retrain_job_run(first)
+    first, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=tiny)
+    tagger_retrain.tagger_retrain_job_run(first)
     first.refresh_from_db()
     parent = tagger.version_info(first.result["version"])
     assert parent.train_ids and parent.warm_started_from == ""
@@ -431,8 +431,8 @@ def test_a_real_warm_retrain_starts_from_the_active_version_and_learns_the_new_g
     gold_project.refresh_from_db()
 
     warm = {"check_precision": False, "min_dev_score": 0.0, "seed": 1, "max_steps": 6, "eval_every": 3}
-    job, _ = tagger.tagger_retrain_request(project=gold_project, options=warm)
-    tagger.tagger_retrain_job_run(job)
+    job, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=warm)
+    tagger_retrain.tagger_retrain_job_run(job)
     job.refresh_from_db()
     assert job.status == "succeeded", job.error
     info = tagger.version_info(job.result["version"])
@@ -462,8 +462,8 @@ def test_a_full_retrain_distils_its_student_and_offers_it_when_it_passes(gold_pr
     settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
     settings.BLINDSPOT_TAGGER_ONNX = False
     tiny = {"epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
-    job, _ = tagger.tagger_retrain_request(project=gold_project, options=tiny, full=True)
-    tagger.tagger_retrain_job_run(job)
+    job, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=tiny, full=True)
+    tagger_retrain.tagger_retrain_job_run(job)
     job.refresh_from_db()
     assert job.status == "succeeded", job.error
     judged = tagger.version_info(job.result["version"])

@@ -452,7 +452,7 @@ _DIGIT_RE = re.compile(r"\d")
 
 def _next_sentence(text: str, end: int) -> str:
     """The sentence after the one that holds ``end``, in the same message: where a problem told
-    over two sentences has its numbers ("Mia and Dax have a stand. They make $18.")."""
+    over two sentences has its numbers ("Lena and Theo sell cards. They earn $12.")."""
     m = _SENTENCE_SPLIT_RE.search(text, end)
     if m is None:
         return ""

@@ -219,7 +219,7 @@ def frequent_words() -> tuple[str, ...]:
 
 @cache
 def maths_words() -> tuple[str, ...]:
-    """The maths vocabulary and the number words a slip may also be of ("divizion", "hundrid"),
+    """The maths vocabulary and the number words a slip may also be of ("divizion", "thausand"),
     less the frequent words (already read) and given names ("penny")."""
     skip = given_names() | set(frequent_words())
     return tuple(sorted(w for w in MATH_WORDS | NUMBER_WORDS if w.isalpha() and w not in skip))
@@ -251,7 +251,7 @@ def _best(word: str, choices: tuple[str, ...], reach: int, prior=word_zipf) -> t
 def slip_of(word: str) -> str | None:
     """The frequent English or chat word (:func:`frequent_words`) or maths word
     (:func:`maths_words`) that the lower-case ``word`` is a close misspelling of ("gona" →
-    "gonna", "alreda" → "already", "aight" → "right", "hundrid" → "hundred"), or None.
+    "gonna", "alreda" → "already", "aight" → "right", "thausand" → "thousand"), or None.
 
     A noisy-channel reading in Zipf units: each of at most one edit (words of up to five letters)
     or two (longer) costs :data:`PER_EDIT`, and the frequent word must beat, by :data:`MARGIN`,

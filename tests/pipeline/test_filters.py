@@ -131,10 +131,10 @@ def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
 
 
 @pytest.mark.parametrize(("text", "name", "character"), [
-    ("Zorla and Brint have a juice stand. At the end of the day, they make $18.", "Zorla", True),
-    ("Zorla and Brint have a juice stand. At the end of the day, they make $18.", "Brint", True),
-    ("Zorla has a juice stand. It is sunny.", "Zorla", False),  # no numbers: no problem
-    ("Zorla has a juice stand. It is sunny. They make $18.", "Zorla", False),  # one sentence on, no further
+    ("Zorla and Brint sell cards on Fridays. Each week they earn $12.", "Zorla", True),
+    ("Zorla and Brint sell cards on Fridays. Each week they earn $12.", "Brint", True),
+    ("Zorla has a card shop. It is sunny.", "Zorla", False),  # no numbers: no problem
+    ("Zorla has a card shop. It is sunny. They earn $12.", "Zorla", False),  # one sentence on, no further
     ("Zorla, you have a point. 5 is right.", "Zorla", False),  # spoken to
 ])
 def test_a_story_told_over_two_sentences_has_its_numbers_in_the_second(text, name, character):

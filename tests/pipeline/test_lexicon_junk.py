@@ -51,7 +51,7 @@ def test_slip_of_names_the_frequent_word_a_lower_case_word_misspells(word, targe
 
 @pytest.mark.parametrize(("word", "target"), [
     ("divizion", "division"), ("denominater", "denominator"), ("perimiter", "perimeter"),
-    ("multiplacation", "multiplication"), ("numarator", "numerator"),
+    ("multiplacation", "multiplication"), ("numarator", "numerator"), ("thausand", "thousand"), ("fourtean", "fourteen"),
 ], ids=lambda v: str(v))
 def test_slip_of_reads_maths_words_as_common_as_frequent_ones(word, target):
     assert slip_of(word) == target

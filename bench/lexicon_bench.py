@@ -3,11 +3,11 @@
     nice -n 10 .venv/bin/python bench/lexicon_bench.py [--data ../shared/data] [--model PATH]
         [--policy recall_first|strict] [--split dev|test|both] [--show 40]
 
-"Before" is the junk filter without its lexicon rules (slips of frequent English and chat words,
-glued frequent words, laughter) and the post-filter without the places of maths problems; "after"
-is the filter as shipped. Both run on the held-out dialogues of :mod:`bench.classroom_bench`
-(its dev and test halves, seeded), and report per half and set (tutoring: bridge chats;
-classroom: NCTE exchanges):
+"Before" is the junk filter without its lexicon rules (slips of frequent English, chat and maths
+words, glued frequent words, words without a vowel, drawn-out words, laughter) and the
+post-filter without the places of maths problems; "after" is the filter as shipped. Both run on
+the held-out dialogues of :mod:`bench.classroom_bench` (its dev and test halves, seeded), and
+report per half and set (tutoring: bridge chats; classroom: NCTE exchanges):
 
 - flagged spans per 1,000 messages, and spans on no gold name per 1,000 messages (the issue's
   "junk"; names the upstream anonymisation missed count too);

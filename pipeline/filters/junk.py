@@ -8,9 +8,9 @@ the modal "May" ("May I go"), initials that a transcript already de-identified (
 and the verb of a request ("please recheck your answer"); in chat, a lower-case NAME that is a
 close misspelling of a frequent English, chat or maths word and no given or family name ("alreda",
 "aight", "divizion"), two frequent words glued ("rightcause"), laughter ("ahah"), a word without a
-vowel ("pls", "tbh", a keyboard mash) and a word typed with a letter held down ("sooo"). :func:`junk_kind` says which of these a
-span is; detectors drop such spans and the classroom bench counts them as junk flags, from the
-same lists.
+vowel ("pls", "tbh", a keyboard mash) and a word typed with a letter held down ("sooo").
+:func:`junk_kind` says which of these a span is; detectors drop such spans and the classroom bench
+counts them as junk flags, from the same lists.
 """
 
 from __future__ import annotations

@@ -256,8 +256,10 @@ def slip_of(word: str) -> str | None:
     A noisy-channel reading in Zipf units: each of at most one edit (words of up to five letters)
     or two (longer) costs :data:`PER_EDIT`, and the frequent word must beat, by :data:`MARGIN`,
     both ``word`` read as itself (a rare word, a surname, a chat word of its own) and every
-    given or family name as many edits away ("sofai" is "Sofia" before it is "soft"). The caller
-    keeps known names themselves out ("eda", "maya", "cano"): this weighs only what a word may be."""
+    given or family name as many edits away ("sofai" is "Sofia" before it is "soft"). A maths word
+    (:func:`_maths_prior`) is read only where no name at all is as many edits away: a rare name
+    has a low frequency of its own and would lose to it ("dellar"). The caller keeps known names
+    themselves out ("eda", "maya", "cano"): this weighs only what a word may be."""
     if _lexicon() is None or len(word) < MIN_SLIP or not (word.isascii() and word.isalpha() and word.islower()):
         return None
     reach = 1 if len(word) <= 5 else 2

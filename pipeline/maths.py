@@ -22,6 +22,7 @@ from functools import lru_cache
 __all__ = [
     "MATH_PHRASES",
     "MATH_WORDS",
+    "NUMBER_WORDS",
     "PII_CUE_WORDS",
     "WEAK_PII_CUE_WORDS",
     "WORD_PROBLEM_WORDS",
@@ -73,6 +74,15 @@ MATH_WORDS: frozenset[str] = _words(
     """
 )
 """Maths vocabulary (lower case). ``answer``/``problem`` are weak on their own but tutoring-heavy."""
+
+NUMBER_WORDS: frozenset[str] = _words(
+    """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion
+    """
+)
+"""The English number words (a closed class): what a child spells when not typing the digits."""
 
 MATH_PHRASES: tuple[str, ...] = _phrases(
     """

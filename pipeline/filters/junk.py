@@ -6,10 +6,11 @@ references into the material ("page 177", "exploration 3A"), road names of a tas
 the modal "May" ("May I go"), initials that a transcript already de-identified ("Ms. H",
 "Mrs. L"), and, in lower case, function words ("has", "the"), nouns after a determiner ("a ray")
 and the verb of a request ("please recheck your answer"); in chat, a lower-case NAME that is a
-close misspelling of a frequent English or chat word and no given or family name ("alreda", "aight"),
-two frequent words glued ("rightcause") and laughter ("ahah"). :func:`junk_kind` says which of these a
-span is; detectors drop such spans and the classroom bench counts them as junk flags, from the
-same lists.
+close misspelling of a frequent English, chat or maths word and no given or family name ("alreda",
+"aight", "divizion"), two frequent words glued ("rightcause"), laughter ("ahah"), a word without a
+vowel ("pls", "tbh", a keyboard mash) and a word typed with a letter held down ("sooo").
+:func:`junk_kind` says which of these a span is; detectors drop such spans and the classroom bench
+counts them as junk flags, from the same lists.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pipeline.filters import register
 from pipeline.filters.vocabulary import (
     english_words,
     family_names,
+    frequent_words,
     given_names,
     glued_frequent_words,
     one_edit,
@@ -119,8 +121,14 @@ MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("s
 # a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
+# a word of three consonants or more and no vowel ("y" counts): a chat abbreviation ("pls", "tbh",
+# "nvm") or a keyboard mash, not a name in Latin letters
+_NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")
+# a letter three times in a row: a word drawn out ("sooo", "yesss"); names do not triple a letter
+_HELD_LETTER = re.compile(r"([a-z])\1{2,}")
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
-         "function_word", "common_noun", "requested_verb", "misspelling", "figure_label", "slip", "glued_words")
+         "function_word", "common_noun", "requested_verb", "misspelling", "figure_label", "slip", "glued_words",
+         "no_vowel", "drawn_out")
 
 
 def _words(piece: str) -> list[str]:
@@ -160,7 +168,7 @@ def _maths_word_or_plural(word: str) -> bool:
     )
 
 
-@register("junk.span", "6")  # 6: slips of frequent English and chat words, glued frequent words, laughter; 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
+@register("junk.span", "7")  # 7: slips of maths words, words without a vowel, drawn-out words; 6: slips of frequent English and chat words, glued frequent words, laughter; 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -221,15 +229,32 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
 
 
 def lexicon_kind(word: str) -> str | None:
-    """What the word lists say a lower-case NAME that is no known given or family name is: ``slip``, a close
-    misspelling of a frequent English or chat word ("gona", "alreda", "aight":
-    :func:`pipeline.filters.vocabulary.slip_of`), ``glued_words``, two frequent words typed without
-    the space ("rightcause"), or None."""
+    """What the word lists and the word's shape say a lower-case NAME that is no known given or
+    family name is: ``slip``, a close misspelling of a frequent English, chat or maths word
+    ("gona", "alreda", "aight", "divizion": :func:`pipeline.filters.vocabulary.slip_of`),
+    ``glued_words``, two frequent words typed without the space ("rightcause"), ``no_vowel``
+    (:data:`_NO_VOWEL`), ``drawn_out`` (:func:`is_drawn_out`), or None."""
+    if _NO_VOWEL.fullmatch(word):
+        return "no_vowel"
+    if is_drawn_out(word):
+        return "drawn_out"
     if slip_of(word):
         return "slip"
     if glued_frequent_words(word):
         return "glued_words"
     return None
+
+
+def is_drawn_out(word: str) -> bool:
+    """A letter held down (:data:`_HELD_LETTER`: "sooo", "ammmm", "yesss"), and the word with each
+    run cut to one or two letters is no given or family name ("mayaaa" is Maya called out), or cut
+    to one is a frequent word and no given name ("sooo" is "so" before it is "Soo")."""
+    if not _HELD_LETTER.search(word):
+        return False
+    once, twice = (_HELD_LETTER.sub(r"\1" * n, word) for n in (1, 2))
+    if once in frequent_words():
+        return True
+    return not {once, twice} & (given_names() | family_names())
 
 
 def is_glued_function_words(piece: str) -> bool:

@@ -262,7 +262,7 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
     return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
-@register("name.story_characters", "2")  # 2: word_problem_character v4
+@register("name.story_characters", "3")  # 3: word_problem_character v5; 2: word_problem_character v4
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
     characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
@@ -344,7 +344,7 @@ _TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
 _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
 
 
-@register("name.word_problem_character", "4")  # 4: worksheet characters, "was asked to"
+@register("name.word_problem_character", "5")  # 5: a story whose numbers follow in the next sentence; 4: worksheet characters, "was asked to"
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -360,7 +360,8 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     # a quantity with maths words around is not enough: a classroom's own talk has both
     # ("Mr. Fadipe is working on number seven", "Alexander, 5, 4, 3")
     quantity = bool(_QUANTITY_RE.search(sentence))
-    story = quantity and (_looks_like_story(after) or bool(_COMPARISON_RE.search(sentence)))
+    story = quantity and (_looks_like_story(after) or bool(_COMPARISON_RE.search(sentence))) or (
+        _looks_like_story(after) and _DIGIT_RE.search(_next_sentence(text, end)) is not None)
     if _VOCATIVE_BEFORE_RE.search(stripped_before) and (
         stripped_before == "" and after.lstrip()[:1] in (",", "!", "?", "")
         or stripped_before != "" and not (story and _praise_then_story(stripped_before, sentence))
@@ -444,3 +445,16 @@ _COMPARISON_RE = re.compile(
 
 def _looks_like_story(after: str) -> bool:
     return bool(_STORY_VERB_RE.match(after))
+
+
+_DIGIT_RE = re.compile(r"\d")
+
+
+def _next_sentence(text: str, end: int) -> str:
+    """The sentence after the one that holds ``end``, in the same message: where a problem told
+    over two sentences has its numbers ("Lena and Theo sell cards. They earn $12.")."""
+    m = _SENTENCE_SPLIT_RE.search(text, end)
+    if m is None:
+        return ""
+    after = _SENTENCE_SPLIT_RE.search(text, m.end())
+    return text[m.end() : after.start() if after else len(text)]

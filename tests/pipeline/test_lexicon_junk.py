@@ -1,7 +1,8 @@
 """Tutoring-chat junk cut with a lexicon signal, not with recall. A NAME on a
 lower-case word that is a close misspelling of a frequent English or chat word ("alreda",
 "aight"), two frequent words glued ("rightcause") or laughter ("ahah"), and no known given or
-family name, is dropped; names, misspelt names and names the lists do not know stay. A city of a
+family name, is dropped, and so is one of a maths word ("divizion"), one without a vowel ("tbh") or one
+drawn out ("sooo"); names, misspelt names and names the lists do not know stay. A city of a
 maths problem follows the word-problem rule. Made-up sentences only."""
 
 from __future__ import annotations
@@ -48,6 +49,21 @@ def test_slip_of_names_the_frequent_word_a_lower_case_word_misspells(word, targe
         assert found == target
 
 
+@pytest.mark.parametrize(("word", "target"), [
+    ("divizion", "division"), ("denominater", "denominator"), ("perimiter", "perimeter"),
+    ("multiplacation", "multiplication"), ("numarator", "numerator"), ("thausand", "thousand"), ("fourtean", "fourteen"),
+], ids=lambda v: str(v))
+def test_slip_of_reads_maths_words_as_common_as_frequent_ones(word, target):
+    assert slip_of(word) == target
+
+
+@pytest.mark.parametrize("name", ["dellar", "gaylon", "madyan", "paralee", "pennie", "raees", "shirleen", "corene"])
+def test_a_rare_given_name_near_a_maths_word_is_no_maths_slip(name):
+    # given names of Faker's English locales, one or two edits from "dollar", "gallon", "median",
+    # "parallel", "pennies", "rates", "thirteen", "cone": read as if the name lists did not know them
+    assert slip_of(name) is None
+
+
 def test_glued_frequent_words():
     assert glued_frequent_words("rightcause") == ("right", "cause")
     assert glued_frequent_words("thenwhat") == ("then", "what")
@@ -65,6 +81,14 @@ def test_glued_frequent_words():
     ("ahah that was funny", "ahah", "filler"),
     ("hehe ok", "hehe", "filler"),
     ("lmao yes", "lmao", "filler"),
+    ("paralellagram is hard", "paralellagram", "slip"),  # two slips of a maths word
+    ("quoshent is 4", "quoshent", "slip"),
+    ("tbh i dont know", "tbh", "no_vowel"),
+    ("ok zxqv", "zxqv", "no_vowel"),  # a keyboard mash
+    ("sooo i got it", "sooo", "drawn_out"),
+    ("yesss finally", "yesss", "drawn_out"),
+    ("brrrm brrrm", "brrrm", "no_vowel"),
+    ("ammmm 12", "ammmm", "drawn_out"),
 ])
 def test_chat_junk_flagged_as_a_name_is_junk(text, word, kind):
     assert _kind(text, word) == kind
@@ -81,6 +105,11 @@ def test_chat_junk_flagged_as_a_name_is_junk(text, word, kind):
     ("Gona is here", "Gona"),  # capitalised: written as a name
     ("ask mr gona", "gona"),  # after a title: a surname, whatever else it is
     ("hi Hana", "Hana"),
+    ("hi mayaaa", "mayaaa"),  # a name called out, drawn out
+    ("hi jooo", "jooo"),  # "jo" is a given name
+    ("ok Tbh", "Tbh"),  # capitalised: written as a name
+    ("yes ng", "ng"),  # two letters: too short to tell
+    ("bye kenji", "kenji"),
 ])
 def test_names_stay(text, word):
     assert _kind(text, word) is None

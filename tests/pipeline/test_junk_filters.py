@@ -52,7 +52,7 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("Kindly recheck it.", "recheck", "NAME", "requested_verb"),
         ("Go ahead and recheck.", "recheck", "NAME", "requested_verb"),
         ("please maya sit down", "maya", "NAME", None),  # a name: its verb follows
-        ("Please Kayden recheck your answer.", "Kayden", "NAME", None),  # capitalised
+        ("Please Odalys redo the last step.", "Odalys", "NAME", None),  # capitalised
         ("ya", "ya", "NAME", "filler"),
         ("kinda?", "kinda", "LOCATION", "filler"),
         ("yea kinda", "yea kinda", "NAME", "filler"),

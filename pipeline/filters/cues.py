@@ -63,7 +63,7 @@ MIN_PHONE_DIGITS = 7
 @register("cue.short_id", "2")  # 2: phones of fewer than seven digits too
 def is_short_uncued_id(text: str, start: int, end: int, label: str) -> bool:
     """An identifier of fewer than four letters and digits, or a phone number of fewer than seven
-    digits, with no PII cue before it ("The two measures are 58and40", "the center guide tells
+    digits, with no PII cue before it ("The two lengths are 37and52", "the center guide tells
     you E54", "Because it's 504, not 503") is a reference or a quantity, not someone's id or
     number; "my student id is 58" keeps its cue and its span."""
     piece = text[start:end]

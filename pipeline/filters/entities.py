@@ -183,7 +183,7 @@ def anchor(c: Candidate) -> Candidate | None:
 
 @_policy("presidio.word_problems", "1", uses=("name.word_problem_character",))
 def word_problems(c: Candidate) -> Candidate | None:
-    """A word-problem character ("Mike has 4 cookies") is marked: the dialogue drops it
+    """A word-problem character ("Alex has 5 apples") is marked: the dialogue drops it
     everywhere unless it is someone present."""
     if is_word_problem_character(c.text, c.start, c.end):
         return replace(c, character=True)

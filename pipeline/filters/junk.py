@@ -5,7 +5,7 @@ Measured on real classroom transcripts, every detector flags some of: fillers ("
 references into the material ("page 177", "exploration 3A"), road names of a task map ("I-95"),
 the modal "May" ("May I go"), initials that a transcript already de-identified ("Ms. H",
 "Mrs. L"), and, in lower case, function words ("has", "the"), nouns after a determiner ("a ray")
-and the verb of a request ("please recheck your answer"); in chat, a lower-case NAME that is a
+and the verb of a request ("please recheck your working"); in chat, a lower-case NAME that is a
 close misspelling of a frequent English, chat or maths word and no given or family name ("alreda",
 "aight", "divizion"), two frequent words glued ("rightcause"), laughter ("ahah"), a word without a
 vowel ("pls", "tbh", a keyboard mash) and a word typed with a letter held down ("sooo").
@@ -117,7 +117,7 @@ _FIGURE_BEFORE = re.compile(
 )
 _FIGURE_LABEL = re.compile(r"[A-Z]{2,4}")
 MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("ser", "nhw")
-# an imperative opens its sentence with its object after it: "Good try! recheck the answer."
+# an imperative opens its sentence with its object after it: "Nice try! recheck the sum."
 # a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)

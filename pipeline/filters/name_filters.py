@@ -1,6 +1,6 @@
 """Name filters: who a PERSON or LOCATION candidate really is, for the tuned Presidio preset (and
 any detector that finds names): a placeholder or a common word the small spaCy model mistook for a
-name, a character of a word problem ("Mike has 4 cookies"), or someone in the session ("Ivan, are
+name, a character of a word problem ("Alex has 5 apples"), or someone in the session ("Ivan, are
 you there?", "my sister Linda", "yeah i'm kai"). Each is registered as ``name.<check>``.
 """
 
@@ -265,7 +265,7 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
 @register("name.story_characters", "3")  # 3: word_problem_character v5; 2: word_problem_character v4
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
-    characters (:func:`is_word_problem_character`: "Mike has 4 cookies and he eats 3") and never
+    characters (:func:`is_word_problem_character`: "Alex has 5 apples and he eats 2") and never
     as someone taking part (a speaker, spoken to, a participant: :func:`is_present`), lower-cased;
     every mention of a flagged name counts, whether the detector flagged that one or not.
 
@@ -346,7 +346,7 @@ _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|o
 
 @register("name.word_problem_character", "5")  # 5: a story whose numbers follow in the next sentence; 4: worksheet characters, "was asked to"
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
-    """Is the name at ``start..end`` a character of a word problem ("Mike has 4 cookies", "How many
+    """Is the name at ``start..end`` a character of a word problem ("Alex has 5 apples", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
 
     A name someone is addressed by (after a greeting or praise, or set off by commas at either
@@ -368,7 +368,7 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     ):
         return False
     if stripped_before.endswith(",") and after.strip() in ("", ".", "!", "?"):
-        return False  # "I can't hear you, Ivan."
+        return False  # "I can't hear you, Nadia."
     if is_worksheet_character(before, text[start:end], after):
         return True  # before the participant check: "Jason's answer" is a worksheet's here
     if is_participant(stripped_before, after) or _spoken_to(before, after):

@@ -1,5 +1,5 @@
 """Worksheet characters: the people a quoted worksheet question is about ("Which equation shows that
-Jason's answer is incorrect?", "What method does Tony use?", "according to Timothy's rules").
+Priya's answer is incorrect?", "What method does Dev use?", "according to Rosa's rules").
 Tutoring platforms paste the question into the chat; its characters are content, not PII. Whether
 a name is one is decided for the whole dialogue by
 :func:`pipeline.filters.name_filters.story_characters`, which keeps anyone spoken to or heard from
@@ -27,13 +27,13 @@ _QUIZ_OPENING_RE = re.compile(
     re.IGNORECASE,
 )
 _AUXILIARY_BEFORE_RE = re.compile(r"\b(?:does|did|do|would|will|should|can|could)\s+$", re.IGNORECASE)
-# a worksheet's frame around a character's work: "according to Timothy's rules", "represented
+# a worksheet's frame around a character's work: "according to Rosa's rules", "represented
 # by Pete's model", "described as Marqui's ray"
 _FRAME_BEFORE_RE = re.compile(
     r"\b(?:according\s+to|represented\s+by|described\s+as|shown\s+by|modell?ed\s+by)\s+$",
     re.IGNORECASE,
 )
-# a verdict on a character's work: "Jason's answer is incorrect", "Timothy's rule could be that …"
+# a verdict on a character's work: "Priya's answer is incorrect", "Rosa's rule could be that …"
 _VERDICT_AFTER_RE = re.compile(
     rf"^\s*{_TASK_NOUN}\s+(?:(?:is|was|are|were)\s+(?:not\s+)?(?:correct|incorrect|right|wrong|"
     r"true|false|reasonable|unreasonable)\b|(?:could|might|must|may)\s+be\b)",
@@ -57,9 +57,9 @@ def is_worksheet_character(before: str, name: str, after: str) -> bool:
     """Is the name, in its sentence ``before`` + ``name`` + ``after``, a character a worksheet's
     question is about? A question that opens on what it asks for with the name as the owner of
     some work or the subject of its verb ("Which equation shows that Jason's answer is
-    incorrect?", "What method does Tony use?"); the work in a worksheet's frame ("according to
-    Timothy's rules", "described as Marqui's ray"); or a verdict on it ("Timothy's rule could be
-    that …", "Jason's answer is incorrect"). Tutoring platforms quote these. Who the dialogue
+    incorrect?", "What method does Dev use?"); the work in a worksheet's frame ("according to
+    Timothy's rules", "described as Marqui's ray"); or a verdict on it ("Rosa's rule could be
+    that …", "Priya's answer is incorrect"). Tutoring platforms quote these. Who the dialogue
     speaks to or hears from is decided elsewhere for the whole dialogue."""
     rest = _possessive_rest(name, after)
     owner_of_work = rest is not None and bool(re.match(rf"\s*{_TASK_NOUN}\b", rest, re.IGNORECASE))

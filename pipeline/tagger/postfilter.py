@@ -9,7 +9,7 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   into the material ("page 49", "problem 12"), or an arithmetic run ("40-60-80-100");
 - an age ("I'm 12 years old") survives the measurement rule unless the message is a calculation
   (another number or an operator beside it) — ``N years old`` is both a quantity and an age;
-- an id of fewer than four letters and digits with no PII cue ("58and40", "E54") is dropped;
+- an id of fewer than four letters and digits with no PII cue ("37and52", "E54") is dropped;
 - a name holds no digits: a NAME span with words and numbers keeps its longest stretch between
   the numbers, unless that is junk ("Okay.  193,700" is a filler and a quantity, "Maria 5" is
   "Maria");
@@ -29,9 +29,9 @@ Applied to the tagger's spans of one message, with the dialogue around it:
 - under the ``strict`` policy a name or place that occurs in the dialogue's anchor text (the word
   problem) is a problem character or place and is dropped; under ``recall_first`` it stays
   (potential PII);
-- a name the dialogue's own talk uses as a word-problem character ("Mike has 4 cookies and he
-  eats 3", "How many yards did Jason sprint?") or as the character of a quoted worksheet question
-  ("Which equation shows that Jason's answer is incorrect?") and never as someone taking part is
+- a name the dialogue's own talk uses as a word-problem character ("Alex has 5 apples and he
+  eats 3", "How many laps did Priya swim?") or as the character of a quoted worksheet question
+  ("Which equation shows that Priya's answer is incorrect?") and never as someone taking part is
   dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's),
   and so is a place a maths problem travels to or counts ("A train leaves Chicago at 60 miles per
   hour") that no one's first-person sentence names ("I live in Chicago").

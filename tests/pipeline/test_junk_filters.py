@@ -35,11 +35,11 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("Go ask Ms. H for one.", "H", "NAME", "initial"),
         ("Go ask Mrs. L for one.", "Mrs. L", "NAME", "initial"),
         ("So Mike has ___ left?", "has", "NAME", "function_word"),
-        ("We are missing the ____ .", "the", "USERNAME", None),  # a pattern's label: never junk
-        ("We are missing the ____ .", "the", "NAME", "function_word"),
+        ("We still need the ____ .", "the", "USERNAME", None),  # a pattern's label: never junk
+        ("We still need the ____ .", "the", "NAME", "function_word"),
         ("So which one is a ray?", "ray", "NAME", "common_noun"),
         ("What is a vertice?", "vertice", "NAME", "common_noun"),
-        ("Please recheck your naswer.", "naswer", "NAME", "common_noun"),
+        ("Could you recheck your naswer?", "naswer", "NAME", "common_noun"),
         ("i like that vertice", "vertice", "NAME", "common_noun"),  # no given name: still a noun
         ("the mark is wrong", "mark", "NAME", "common_noun"),  # after "the", a name-like word too
         ("yes maam", "maam", "NAME", "endearment"),
@@ -48,7 +48,7 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("i sat with maya", "maya", "NAME", None),
         ("nah", "nah", "NAME", "filler"),
         ("okey", "okey", "NAME", "filler"),
-        ("Please recheck your answer.", "recheck", "NAME", "requested_verb"),
+        ("Please recheck your working.", "recheck", "NAME", "requested_verb"),
         ("Kindly recheck it.", "recheck", "NAME", "requested_verb"),
         ("Go ahead and recheck.", "recheck", "NAME", "requested_verb"),
         ("please maya sit down", "maya", "NAME", None),  # a name: its verb follows
@@ -80,7 +80,7 @@ def kind(text: str, piece: str, label: str = "NAME") -> str | None:
         ("What is angle ABC?", "ABC", "NAME", "figure_label"),
         ("Triangle XYZ is isosceles.", "XYZ", "NAME", "figure_label"),
         ("the segment QR", "QR", "NAME", "figure_label"),
-        ("You need to recheck your answer.", "recheck", "NAME", "requested_verb"),
+        ("You need to recheck the sum.", "recheck", "NAME", "requested_verb"),
         ("remember to simplfy it", "simplfy", "NAME", "requested_verb"),
     ],
 )
@@ -169,12 +169,12 @@ def test_tagger_postfilter_drops_junk_for_both_policies():
 @pytest.mark.parametrize(
     ("text", "piece", "label", "malformed"),
     [
-        ("Where do we put commas in large numbers?", "commas", "EMAIL", True),
+        ("Where do the commas go in big numbers?", "commas", "EMAIL", True),
         ("write to ana.perez@school.org", "ana.perez@school.org", "EMAIL", False),
         ("it's ana dot perez at gmail dot com", "ana dot perez at gmail dot com", "EMAIL", False),
         ("open the website", "website", "URL", True),
         ("go to khanacademy.org/math", "khanacademy.org/math", "URL", False),
-        ("We are missing the ____ .", "the", "USERNAME", True),
+        ("We still need the ____ .", "the", "USERNAME", True),
         ("my login is sparky22", "sparky22", "USERNAME", False),
         ("Where do we put commas?", "commas", "NAME", False),  # names have their own rules
     ],

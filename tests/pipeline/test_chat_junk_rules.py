@@ -1,0 +1,63 @@
+"""What is left of tutoring-chat junk after the lexicon rules, cut with general rules: the verb of
+a request in more of its forms, places of a word problem whatever their label, titled characters
+of a word problem, months that are no birthdays, and Spanish words; and the names each must keep.
+Made-up sentences only."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.filters.junk import junk_kind
+from pipeline.filters.name_filters import is_present, is_word_problem_character, story_characters
+from pipeline.tagger.postfilter import filter_dialogue
+from pipeline.types import Dialogue, Message, Span
+
+
+def _kind(text: str, word: str, label: str = "NAME") -> str | None:
+    start = text.index(word)
+    return junk_kind(text, start, start + len(word), label)
+
+
+def _dialogue(*texts: str) -> Dialogue:
+    return Dialogue("d", tuple(Message(t, "student" if i % 2 else "tutor", index=i) for i, t in enumerate(texts)))
+
+
+def _span(text: str, word: str, label: str = "NAME") -> Span:
+    start = text.index(word)
+    return Span(start, start + len(word), label, 0.9)
+
+
+# ------------------------------------------------------------------ titled word-problem characters
+
+
+@pytest.mark.parametrize(("text", "name", "expected"), [
+    ("How many pens does Mr. Kowal have left?", "Kowal", True),  # the title's period ends no sentence
+    ("How many cakes did Mrs. Obi bake?", "Mrs. Obi", True),  # the title inside the span
+    ("Ms. Ferro buys 4 bags of 6 pears.", "Ferro", True),
+    ("Mr. Kowal, can you see the board?", "Kowal", False),  # spoken to
+    ("Thank you, Mr. Kowal.", "Kowal", False),
+    ("Mr. Kowal gave us 10 problems for homework.", "Kowal", False),  # the speakers' own teacher
+    ("my teacher Mrs. Obi has 2 dogs", "Obi", False),
+])
+def test_a_titled_character_follows_the_word_problem_rule(text, name, expected):
+    start = text.index(name)
+    assert is_word_problem_character(text, start, start + len(name)) is expected
+
+
+@pytest.mark.parametrize(("text", "name"), [("Hi Mr. Kowal", "Kowal"), ("Thanks, Ms. Ferro.", "Ferro"),
+                                            ("Good morning Ms Ferro", "Ferro")])
+def test_a_titled_name_greeted_is_present(text, name):
+    start = text.index(name)
+    assert is_present(text, start, start + len(name))
+
+
+def test_a_titled_character_is_dropped_and_a_titled_teacher_stays():
+    problem = "Mr. Kowal bought 3 boxes of 12 pens. How many pens does Mr. Kowal have?"
+    dialogue = _dialogue(problem, "36")
+    spans = [[_span(problem, "Kowal"), Span(problem.rindex("Kowal"), problem.rindex("Kowal") + 5, "NAME", 0.9)], []]
+    assert story_characters(dialogue, spans) == {"kowal"}
+    assert filter_dialogue(dialogue, spans) == [[], []]
+    teacher = "Mr. Kowal, can you see the board?"
+    talk = _dialogue(problem, teacher)
+    spans = [[_span(problem, "Kowal")], [_span(teacher, "Kowal")]]
+    assert filter_dialogue(talk, spans) == spans  # spoken to anywhere: nobody's story

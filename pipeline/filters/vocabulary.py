@@ -15,7 +15,8 @@ Either list is empty when its package is missing, and then no rule that needs it
 - Word frequencies (:func:`word_zipf`): ``wordfreq``'s English list, which pools books, news,
   subtitles, Wikipedia *and* Twitter and Reddit, so chat words ("gonna", "alright", "haha") have
   their real frequency; on the Zipf scale (log10 of uses per billion words: 7 for "the", 5 for
-  "gonna", 3 for "coolest", 0 for a word it never saw).
+  "gonna", 3 for "coolest", 0 for a word it never saw). Its lists of other languages ship in the
+  same package (Spanish for :mod:`pipeline.filters.languages`).
 - Slips (:func:`slip_of`): the frequent English or chat word, or the maths word, a lower-case
   word is a close misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right",
   "divizion" → "division"), weighed against reading it as itself or as a name one or two edits
@@ -193,10 +194,11 @@ def _lexicon() -> tuple[Any, Any, Any] | None:
 
 
 @cache
-def word_zipf(word: str) -> float:
-    """``word``'s English frequency on the Zipf scale (0: unseen, or wordfreq missing)."""
+def word_zipf(word: str, language: str = "en") -> float:
+    """``word``'s frequency in ``language`` (English unless told) on the Zipf scale (0: unseen,
+    or wordfreq missing)."""
     lexicon = _lexicon()
-    return lexicon[0](word, "en") if lexicon else 0.0
+    return lexicon[0](word, language) if lexicon else 0.0
 
 
 @cache

@@ -61,3 +61,62 @@ def test_a_titled_character_is_dropped_and_a_titled_teacher_stays():
     talk = _dialogue(problem, teacher)
     spans = [[_span(problem, "Kowal")], [_span(teacher, "Kowal")]]
     assert filter_dialogue(talk, spans) == spans  # spoken to anywhere: nobody's story
+
+
+# ------------------------------------------------------------------ the verb of a request
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("Recheck your answer.", "Recheck"),  # capitalised, opening the message
+    ("Good try. Rewrite the fraction first.", "Rewrite"),  # capitalised, opening its sentence
+    ("recheck your answer", "recheck"),  # lower case, opening the message
+    ("I suggest you to recheck your work", "recheck"),
+    ("I want you to rewrite it", "rewrite"),
+    ("you should double-check the sum", "double-check"),
+    ("I suggest you recheck it", "recheck"),
+    ("please recheck you answer", "recheck"),  # "you" typed for "your"
+    ("Nice. recheck you answer", "recheck"),
+])
+def test_the_verb_of_a_request_in_more_forms(text, word):
+    assert _kind(text, word) == "requested_verb"
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("Maya your turn", "Maya"),  # a given name opening the message
+    ("maya your turn", "maya"),
+    ("Mark your answer.", "Mark"),  # an imperative that is also a name
+    ("please maya you go first", "maya"),  # a name, then "you"
+    ("Kowal the answer is 5", "Kowal"),  # a family name
+    ("Sofia, recheck your answer", "Sofia"),
+    ("you should ask Sofia", "Sofia"),
+    ("Zendaya your turn", "Zendaya"),  # no English word, whether the lists know the name or not
+])
+def test_names_before_a_request_s_object_stay(text, word):
+    assert _kind(text, word) is None
+
+
+# ------------------------------------------------------------------ Spanish words
+
+
+@pytest.mark.parametrize("text, word", [
+    ("gracias", "gracias"), ("ok bueno", "bueno"), ("entonces es 5?", "entonces"), ("claro que si", "claro"),
+    ("muy bien", "muy bien"), ("ya también lo hice", "también"),
+])
+def test_a_frequent_spanish_word_is_no_name(text, word):
+    assert _kind(text, word) == "spanish_word"
+
+
+@pytest.mark.parametrize("text, word, label", [
+    ("hi sofia", "sofia", "NAME"),  # a given name
+    ("gracias luz", "luz", "NAME"),  # a word, and a given name of Spanish speakers: a name first
+    ("thanks carlos", "carlos", "NAME"),
+    ("Sofia", "Sofia", "NAME"),
+    ("Bueno is here", "Bueno", "NAME"),  # capitalised: a surname as written
+    ("ask mr bueno", "bueno", "NAME"),  # after a title: a surname
+    ("ok the casa", "casa", "LOCATION"),  # only NAMEs are read
+    ("no", "no", "NAME"),  # an English word as well: left to the English rules
+])
+def test_names_and_english_words_are_no_spanish_word(text, word, label):
+    assert _kind(text, word, label) != "spanish_word"
+    if label == "NAME" and word != "no":
+        assert _kind(text, word, label) is None

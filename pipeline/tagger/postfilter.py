@@ -14,6 +14,9 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   the numbers, unless that is junk ("Okay.  193,700" is a filler and a quantity, "Maria 5" is
   "Maria");
 - a phone number of fewer than seven digits with no PII cue ("it's 504, not 503") is dropped;
+- a month alone as a DATE_OF_BIRTH ("In March, Tom saved $40", "june" as an answer) is dropped
+  unless a birth cue ("birthday", "born", "when is your …") is in its message or the two before
+  (:mod:`pipeline.filters.months`);
 - a span of only numbers is a NAME, SCHOOL or COURSE only as the number of a capitalised name
   right before it, which then joins the span ("IS 384", "MTH 250"); otherwise ("Uh-huh. 58.",
   "there are 83 adults") it is dropped;
@@ -51,6 +54,7 @@ from pipeline.filters.maths import (
     is_number_sequence,
     is_reference,
 )
+from pipeline.filters.months import is_month_without_birth_cue
 from pipeline.filters.name_filters import story_characters, story_places
 from pipeline.filters.placeholder import is_placeholder_span
 from pipeline.maths import has_pii_cue
@@ -83,6 +87,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.age_evidence",
         "cue.pii",
         "cue.short_id",
+        "date.month_alone",
         "name.story_characters",
         "name.story_places",
     ),
@@ -94,6 +99,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.age_evidence",
         "cue.pii",
         "cue.short_id",
+        "date.month_alone",
         "anchor.words",
         "name.story_characters",
         "name.story_places",
@@ -153,8 +159,10 @@ def filter_spans(
             or is_malformed_identifier(text, span.start, span.end, span.label)
         ):
             continue
-        if is_math_number(text, span.start, span.end, span.label, previous) or is_short_uncued_id(
-            text, span.start, span.end, span.label
+        if (
+            is_math_number(text, span.start, span.end, span.label, previous)
+            or is_short_uncued_id(text, span.start, span.end, span.label)
+            or is_month_without_birth_cue(text, span.start, span.end, span.label, previous)
         ):
             continue
         piece = text[span.start : span.end]

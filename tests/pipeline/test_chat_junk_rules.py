@@ -120,3 +120,36 @@ def test_names_and_english_words_are_no_spanish_word(text, word, label):
     assert _kind(text, word, label) != "spanish_word"
     if label == "NAME" and word != "no":
         assert _kind(text, word, label) is None
+
+
+# ------------------------------------------------------------------ months
+
+
+def _dates(*texts: str, month: str) -> list[list[str]]:
+    """What the post-filter keeps of a DATE_OF_BIRTH on ``month`` in the last message."""
+    dialogue = _dialogue(*texts)
+    spans = [[] for _ in texts]
+    spans[-1] = [_span(texts[-1], month, "DATE_OF_BIRTH")]
+    kept = filter_dialogue(dialogue, spans)
+    return [[m.text[s.start:s.end] for s in found] for m, found in zip(dialogue.messages, kept, strict=True)][-1]
+
+
+@pytest.mark.parametrize(("texts", "month"), [
+    (("In March, Kofi saved $40 and spent $15.",), "March"),  # a month of a word problem
+    (("which month comes after may?", "june"), "june"),  # a month as an answer
+    (("how many days are in the month of april",), "april"),
+    (("ok", "the calendar shows 30 days", "in Sept."), "in Sept."),
+])
+def test_a_month_alone_without_a_birth_cue_is_no_date_of_birth(texts, month):
+    assert _dates(*texts, month=month) == []
+
+
+@pytest.mark.parametrize(("texts", "month"), [
+    (("my birthday is in June",), "June"),
+    (("when is your birthday?", "june"), "june"),
+    (("when's ur bday", "ok", "march"), "march"),  # two messages back
+    (("i was born in May",), "May"),
+    (("In March, Kofi saved $40.", "June 3, 2014"), "June 3, 2014"),  # not a month alone
+])
+def test_a_month_with_a_birth_cue_or_a_full_date_stays(texts, month):
+    assert _dates(*texts, month=month) == [month]

@@ -50,7 +50,7 @@ def without_lexicon() -> ExitStack:
     stack = ExitStack()
     stack.enter_context(mock.patch.object(junk, "lexicon_kind", lambda word: None))
     stack.enter_context(mock.patch.object(junk, "is_laughter", lambda word: False))
-    stack.enter_context(mock.patch.object(postfilter, "story_places", lambda dialogue, spans: set()))
+    stack.enter_context(mock.patch.object(postfilter, "story_places", lambda dialogue, spans: {}))
     return stack
 
 

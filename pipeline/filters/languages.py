@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import re
 
-from pipeline.filters.vocabulary import FREQUENT_ZIPF, MARGIN, english_words, given_names, word_zipf
+from pipeline.filters.vocabulary import (
+    FREQUENT_ZIPF,
+    MARGIN,
+    english_words,
+    fold,
+    given_names,
+    word_zipf,
+)
 
 SPANISH_ZIPF = FREQUENT_ZIPF  # the same "frequent" as the English slips': once per 100,000 words
 _LOWER_WORD = re.compile(r"[a-záéíóúüñ]+")
@@ -33,7 +40,7 @@ def is_spanish_word(piece: str) -> bool:
 
 def _spanish_only(word: str) -> bool:
     spanish = word_zipf(word, "es")
-    folded = word.translate(_FOLD)
+    folded = fold(word)
     return (
         spanish >= SPANISH_ZIPF
         and spanish >= word_zipf(word) + MARGIN
@@ -41,5 +48,3 @@ def _spanish_only(word: str) -> bool:
         and folded not in english_words()
     )
 
-
-_FOLD = str.maketrans("áéíóúüñ", "aeiouun")

@@ -11,6 +11,7 @@ from typing import Any
 
 from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
+from pipeline.filters.vocabulary import fold, given_names
 from pipeline.filters.worksheet import is_worksheet_character
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection, Dialogue, Span
@@ -329,25 +330,52 @@ def is_word_problem_place(text: str, start: int, end: int) -> bool:
         _QUANTITY_RE.search(sentence) and _TRAVEL_RE.search(sentence))
 
 
-@register("name.story_places", "1")
-def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
-    """The LOCATIONs among ``spans`` (one list per message) that the dialogue uses in maths
-    problems (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live
-    in Chicago"), lower-cased; every mention counts, flagged or not. A city of a word problem is
-    no more anyone's address than its characters are anyone's name."""
-    flagged = _flagged(dialogue, spans, "LOCATION")
-    places: set[str] = set()
-    personal: set[str] = set()
-    for place in flagged:
-        mention = re.compile(rf"(?<!\w){re.escape(place)}(?!\w)", re.IGNORECASE)
-        for message in dialogue.messages:
-            for m in mention.finditer(message.text):
-                before, _, after = _sentence_around(message.text, m.start(), m.end())
-                if _FIRST_PERSON_RE.search(before + " " + after):
-                    personal.add(place)
-                elif is_word_problem_place(message.text, m.start(), m.end()):
-                    places.add(place)
-    return places - personal
+# a place-name reading of a word whatever its label: after a preposition of place or motion ("to
+# Dayton", "from Akron", "in Fairview")
+_PLACE_BEFORE_RE = re.compile(
+    r"\b(?:to|from|in|at|near|between|toward|towards|via|through|past|into|around)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+
+
+@register("name.story_places", "2")  # 2: SCHOOLs and NAMEs read as places too
+def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> dict[str, set[str]]:
+    """The places among ``spans`` (one list per message) that the dialogue uses in maths problems
+    (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live in
+    Chicago"), lower-cased, by the label they were flagged with; every mention counts, flagged or
+    not. A city of a word problem is no more anyone's address than its characters are anyone's name.
+
+    A LOCATION is a place by its label. A SCHOOL or NAME (a tagger's other reading of a town's
+    name) is one only where a mention of it in a maths problem reads as a place (after "to",
+    "from", "in" …: :data:`_PLACE_BEFORE_RE`), no word of it is a known given name ("drives to
+    Austin" stays: Austin is a name too) and no mention is someone spoken to or taking part
+    (:func:`is_present`)."""
+    places: dict[str, set[str]] = {}
+    for label in ("LOCATION", "SCHOOL", "NAME"):
+        found = {
+            place for place in _flagged(dialogue, spans, label)
+            if label == "LOCATION" or not set(re.findall(r"[^\W\d_]+", fold(place))) & given_names()
+        }
+        places[label] = {place for place in found if _story_place(dialogue, place, label == "LOCATION")}
+    return places
+
+
+def _story_place(dialogue: Dialogue, place: str, by_label: bool) -> bool:
+    """Every mention of ``place`` in ``dialogue`` allows it to be a problem's place and one is;
+    unless ``by_label``, that one reads as a place and no mention is someone present."""
+    mention = re.compile(rf"(?<!\w){re.escape(place)}(?!\w)", re.IGNORECASE)
+    story = False
+    for message in dialogue.messages:
+        for m in mention.finditer(message.text):
+            before, _, after = _sentence_around(message.text, m.start(), m.end())
+            if _FIRST_PERSON_RE.search(before + " " + after) or not by_label and is_present(
+                message.text, m.start(), m.end()
+            ):
+                return False
+            story = story or is_word_problem_place(message.text, m.start(), m.end()) and (
+                by_label or _PLACE_BEFORE_RE.search(before) is not None
+            )
+    return story
 
 
 # what sets a vocative off before it: the sentence's start, a comma or dash, or a discourse word

@@ -47,7 +47,8 @@ _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_
 _FAMILY_TABLES = ("last_names", "last_names_male", "last_names_female")
 
 
-def _fold(word: str) -> str:
+def fold(word: str) -> str:
+    """``word`` lower-cased, its accents dropped: how the name lists hold it."""
     return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode().lower()
 
 
@@ -77,7 +78,7 @@ def _faker_names(tables: tuple[str, ...]) -> frozenset[str]:
         for table in tables:
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
-                names.update(n for n in map(_fold, value) if n.isalpha())
+                names.update(n for n in map(fold, value) if n.isalpha())
     return frozenset(names)
 
 

@@ -37,7 +37,8 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   ("Which equation shows that Priya's answer is incorrect?") and never as someone taking part is
   dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's),
   and so is a place a maths problem travels to or counts ("A train leaves Chicago at 60 miles per
-  hour") that no one's first-person sentence names ("I live in Chicago").
+  hour") that no one's first-person sentence names ("I live in Chicago"), labelled LOCATION or, read
+  as a place and no given name, SCHOOL or NAME ("drives 40 miles to Dayton").
 """
 
 from __future__ import annotations
@@ -209,10 +210,11 @@ def filter_dialogue(
     ]
     filters = POLICY_FILTERS[policy]
     characters = story_characters(dialogue, kept) if "name.story_characters" in filters else set()
-    places = story_places(dialogue, kept) if "name.story_places" in filters else set()
-    if not characters and not places:
+    places = story_places(dialogue, kept) if "name.story_places" in filters else {}
+    dropped = {label: set(words) for label, words in places.items()}
+    dropped["NAME"] = dropped.get("NAME", set()) | characters
+    if not any(dropped.values()):
         return kept
-    dropped = {"NAME": characters, "LOCATION": places}
     return [
         [s for s in found if m.text[s.start : s.end].lower() not in dropped.get(s.label, ())]
         for m, found in zip(dialogue.messages, kept, strict=True)

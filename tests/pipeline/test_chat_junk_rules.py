@@ -8,7 +8,12 @@ from __future__ import annotations
 import pytest
 
 from pipeline.filters.junk import junk_kind
-from pipeline.filters.name_filters import is_present, is_word_problem_character, story_characters
+from pipeline.filters.name_filters import (
+    is_present,
+    is_word_problem_character,
+    story_characters,
+    story_places,
+)
 from pipeline.tagger.postfilter import filter_dialogue
 from pipeline.types import Dialogue, Message, Span
 
@@ -153,3 +158,27 @@ def test_a_month_alone_without_a_birth_cue_is_no_date_of_birth(texts, month):
 ])
 def test_a_month_with_a_birth_cue_or_a_full_date_stays(texts, month):
     assert _dates(*texts, month=month) == [month]
+
+
+# ------------------------------------------------------------------ places whatever their label
+
+
+@pytest.mark.parametrize("label", ["SCHOOL", "NAME"])
+def test_a_place_of_a_maths_problem_is_dropped_whatever_its_label(label):
+    problem = "A bus drives 40 miles from Fairview to Dunmore. How far is it back?"
+    dialogue = _dialogue(problem, "40 miles")
+    spans = [[_span(problem, "Fairview", label), _span(problem, "Dunmore", "LOCATION")], []]
+    assert story_places(dialogue, spans)[label] == {"fairview"}
+    assert filter_dialogue(dialogue, spans) == [[], []]
+
+
+@pytest.mark.parametrize(("texts", "word"), [
+    (("A bus drives 40 miles to Austin each day.",), "Austin"),  # a given name too: a name first
+    (("A bus drives 40 miles to Fairview.", "hi Fairview, are you there?"), "Fairview"),  # spoken to
+    (("Fairview has 40 miles of road.",), "Fairview"),  # nothing reads it as a place
+    (("We drove 40 miles to Fairview.",), "Fairview"),  # the first person
+])
+def test_a_name_or_school_is_no_place_without_a_place_reading(texts, word):
+    dialogue = _dialogue(*texts)
+    spans = [[_span(t, word, "NAME")] if word in t else [] for t in texts]
+    assert story_places(dialogue, spans)["NAME"] == set()  # the character rule may still read them

@@ -347,17 +347,23 @@ def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> dict[str, set[s
 
     A LOCATION is a place by its label. A SCHOOL or NAME (a tagger's other reading of a town's
     name) is one only where a mention of it in a maths problem reads as a place (after "to",
-    "from", "in" …: :data:`_PLACE_BEFORE_RE`), no word of it is a known given name ("drives to
-    Austin" stays: Austin is a name too) and no mention is someone spoken to or taking part
+    "from", "in" …: :data:`_PLACE_BEFORE_RE`), it may be nobody (:func:`_may_be_person`: "drives
+    to Austin" stays, Austin is a name too) and no mention is someone spoken to or taking part
     (:func:`is_present`)."""
     places: dict[str, set[str]] = {}
     for label in ("LOCATION", "SCHOOL", "NAME"):
-        found = {
-            place for place in _flagged(dialogue, spans, label)
-            if label == "LOCATION" or not set(re.findall(r"[^\W\d_]+", fold(place))) & given_names()
-        }
+        found = {place for place in _flagged(dialogue, spans, label) if not _may_be_person(place, label)}
         places[label] = {place for place in found if _story_place(dialogue, place, label == "LOCATION")}
     return places
+
+
+def _may_be_person(place: str, label: str) -> bool:
+    """A NAME with a given name in it ("Austin", "Maria Lopez") or a SCHOOL that is one ("Lincoln",
+    not "Lincoln Park") may be someone: it is never read as a place."""
+    words = re.findall(r"[^\W\d_]+", fold(place))
+    if label == "NAME":
+        return bool(set(words) & given_names())
+    return label == "SCHOOL" and " ".join(words) in given_names()
 
 
 def _story_place(dialogue: Dialogue, place: str, by_label: bool) -> bool:

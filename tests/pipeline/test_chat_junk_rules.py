@@ -182,3 +182,12 @@ def test_a_name_or_school_is_no_place_without_a_place_reading(texts, word):
     dialogue = _dialogue(*texts)
     spans = [[_span(t, word, "NAME")] if word in t else [] for t in texts]
     assert story_places(dialogue, spans)["NAME"] == set()  # the character rule may still read them
+
+
+def test_a_school_of_a_maths_problem_may_hold_a_given_name_and_a_name_may_not():
+    problem = "The bus drives 12 miles to Lincoln Park each day."
+    dialogue = _dialogue(problem)
+    places = story_places(dialogue, [[_span(problem, "Lincoln Park", "SCHOOL")]])
+    assert places["SCHOOL"] == {"lincoln park"}
+    places = story_places(dialogue, [[_span(problem, "Lincoln Park", "NAME")]])
+    assert places["NAME"] == set()

@@ -127,7 +127,7 @@ MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("s
 # a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
-# "you" typed for "your" before a word: "recheck you answer" (read only after an English verb)
+# "you" typed for "your" before a word: "recheck you answer" (read only after an English word)
 _YOU_FOR_YOUR = re.compile(r"\s+(?:you|u)\s+[a-z]", re.IGNORECASE)
 # a word of three consonants or more and no vowel ("y" counts): a chat abbreviation ("pls", "tbh",
 # "nvm") or a keyboard mash, not a name in Latin letters

@@ -166,10 +166,10 @@ _VOCATIVE_BEFORE_RE = re.compile(
     r"name\s+is|i'?m|i\s+am|this\s+is|call\s+me|it'?s)\s*[,!]?\s*)$",
     re.IGNORECASE,
 )
-# a sentence ends at ".", "!" or "?", never at a title's period: "How many pens does Mr. Lopez
-# have?" is one sentence, whose question is the titled character's as much as an untitled one's
 # a title before a name ("Ms Krause", "Mr. Lopez")
 _TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
+# a sentence ends at ".", "!" or "?", never at a title's period: "How many pens does Mr. Lopez
+# have?" is one sentence, whose question is the titled character's as much as an untitled one's
 _SENTENCE_SPLIT_RE = re.compile(
     r"(?<=[.!?])(?<!\bmr\.)(?<!\bmrs\.)(?<!\bms\.)(?<!\bmx\.)(?<!\bdr\.)\s+", re.IGNORECASE
 )
@@ -347,8 +347,8 @@ def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> dict[str, set[s
 
     A LOCATION is a place by its label. A SCHOOL or NAME (a tagger's other reading of a town's
     name) is one only where a mention of it in a maths problem reads as a place (after "to",
-    "from", "in" …: :data:`_PLACE_BEFORE_RE`), it may be nobody (:func:`_may_be_person`: "drives
-    to Austin" stays, Austin is a name too) and no mention is someone spoken to or taking part
+    "from", "in" …: :data:`_PLACE_BEFORE_RE`), it cannot be a person (:func:`_may_be_person`:
+    "drives to Austin" stays, Austin is a name too) and no mention is someone spoken to or taking part
     (:func:`is_present`)."""
     places: dict[str, set[str]] = {}
     for label in ("LOCATION", "SCHOOL", "NAME"):

@@ -573,15 +573,15 @@ def day_one(args) -> int:
     chars = characters_flagged(stories, run(detector, stories)[0])
     rows = [
         ("classroom name recall", recall["name_recall"], ">=", 0.97, f"{recall['names']} names"),
-        ("word-problem characters flagged", chars["characters_flagged"], "<=", 0.03,
+        ("word-problem characters flagged", chars["characters_flagged"], "<=", 0.02,
          f"{chars['characters']} mentions, {args.word_problems} generated tutoring dialogues"),
-        ("junk: spans on no gold name per 1,000 tutoring messages", chats["junk_per_1k"], "<=", 10,
+        ("junk: spans on no gold name per 1,000 tutoring messages", chats["junk_per_1k"], "<=", 15,
          f"all spans {chats['flagged_per_1k']:.1f} per 1,000 of {chats['messages']} messages"),
         ("numbers removed", numbers["numbers_removed"], "<=", 0.001, f"{numbers['number_tokens']} number tokens"),
     ]
     if args.split == "dev":  # only dev is reviewed
         rows.insert(3, (
-            "  … less the spans reviewed as real names left in (dev only)", chats["junk_not_real_per_1k"], "<=", 10,
+            "  … less the spans reviewed as real names left in (dev only)", chats["junk_not_real_per_1k"], "<=", 15,
             f"{chats['reviewed_real_names']} of {chats['junk']} junk spans are real names the upstream "
             "anonymisation left in; flagging them is right"))
     print(f"\nday one: {path}, policy {args.policy}{', + rules + Presidio tuned' if args.with_presidio else ''}, "

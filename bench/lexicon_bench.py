@@ -50,7 +50,7 @@ def without_lexicon() -> ExitStack:
     stack = ExitStack()
     stack.enter_context(mock.patch.object(junk, "lexicon_kind", lambda word: None))
     stack.enter_context(mock.patch.object(junk, "is_laughter", lambda word: False))
-    stack.enter_context(mock.patch.object(postfilter, "story_places", lambda dialogue, spans: set()))
+    stack.enter_context(mock.patch.object(postfilter, "story_places", lambda dialogue, spans: {}))
     return stack
 
 
@@ -112,7 +112,7 @@ def _english_locale_names(person) -> set[str]:
     import importlib
     import pkgutil
 
-    from pipeline.filters.vocabulary import _fold
+    from pipeline.filters.vocabulary import fold
 
     names: set[str] = set()
     for module in pkgutil.iter_modules(person.__path__):
@@ -122,7 +122,7 @@ def _english_locale_names(person) -> set[str]:
         for table in ("first_names", "first_names_male", "first_names_female"):
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
-                names.update(n for n in map(_fold, value) if n.isalpha())
+                names.update(n for n in map(fold, value) if n.isalpha())
     return names
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 _FILTERS: dict[str, Callable[..., Any]] = {}
-_MODULES = ("maths", "placeholder", "anchor", "cues", "junk", "worksheet", "name_filters", "entities")
+_MODULES = ("maths", "placeholder", "anchor", "cues", "months", "junk", "worksheet", "name_filters", "entities")
 
 
 def register(name: str, version: str) -> Callable[[F], F]:

@@ -8,7 +8,9 @@ the modal "May" ("May I go"), initials that a transcript already de-identified (
 and the verb of a request ("please recheck your working"); in chat, a lower-case NAME that is a
 close misspelling of a frequent English, chat or maths word and no given or family name ("alreda",
 "aight", "divizion"), two frequent words glued ("rightcause"), laughter ("ahah"), a word without a
-vowel ("pls", "tbh", a keyboard mash) and a word typed with a letter held down ("sooo").
+vowel ("pls", "tbh", a keyboard mash), a word typed with a letter held down ("sooo") and a
+frequent Spanish word that is no name and no English word ("gracias", "entonces":
+:mod:`pipeline.filters.languages`).
 :func:`junk_kind` says which of these a span is; detectors drop such spans and the classroom bench
 counts them as junk flags, from the same lists.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 
 from pipeline.filters import register
+from pipeline.filters.languages import is_spanish_word
 from pipeline.filters.vocabulary import (
     english_words,
     family_names,
@@ -97,8 +100,11 @@ _CLAUSE_OPENER_BEFORE = re.compile(r"\b(?:that|its)\s+$", re.IGNORECASE)
 # a lower-case word between a request and its object is the verb asked for ("Please recheck your
 # answer", "Kindly recheck it.", "Go ahead and recheck."): a name there is followed by its verb or
 # a comma ("please maya sit down", "please, maya"), not by the object
+# a suggestion says the same: "I suggest you (to) recheck", "I want you to recheck", "you should
+# recheck"
 _REQUEST_BEFORE = re.compile(
-    r"\b(?:please|pls|plz|kindly|go\s+ahead\s+and|(?:try|need|have|remember)\s+to|(?:can|could|would)\s+you)\s+$",
+    r"\b(?:please|pls|plz|kindly|go\s+ahead\s+and|(?:try|need|have|remember)\s+to|(?:can|could|would)\s+you"
+    r"|(?:suggest|want|advise|like)\s+(?:you|u)(?:\s+to)?|(?:you|u)\s+(?:should|must|ought\s+to))\s+$",
     re.IGNORECASE,
 )
 _OBJECT_AFTER = re.compile(
@@ -121,6 +127,8 @@ MIN_MISSPELT = 6  # letters: shorter words are one edit from too many others ("s
 # a lower-case name there is a given name, or a call ("…, who was right?  yuna?")
 _SENTENCE_START_BEFORE = re.compile(r"[.!?]\s+$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:your|ur|the|this|that|these|those|my|our|its)\b", re.IGNORECASE)
+# "you" typed for "your" before a word: "recheck you answer" (read only after an English word)
+_YOU_FOR_YOUR = re.compile(r"\s+(?:you|u)\s+[a-z]", re.IGNORECASE)
 # a word of three consonants or more and no vowel ("y" counts): a chat abbreviation ("pls", "tbh",
 # "nvm") or a keyboard mash, not a name in Latin letters
 _NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")
@@ -128,7 +136,7 @@ _NO_VOWEL = re.compile(r"[b-df-hj-np-tv-xz]{3,}")
 _HELD_LETTER = re.compile(r"([a-z])\1{2,}")
 KINDS = ("filler", "endearment", "maths_word", "reference", "route", "modal_may", "initial",
          "function_word", "common_noun", "requested_verb", "misspelling", "figure_label", "slip", "glued_words",
-         "no_vowel", "drawn_out")
+         "no_vowel", "drawn_out", "spanish_word")
 
 
 def _words(piece: str) -> list[str]:
@@ -168,7 +176,7 @@ def _maths_word_or_plural(word: str) -> bool:
     )
 
 
-@register("junk.span", "7")  # 7: slips of maths words, words without a vowel, drawn-out words; 6: slips of frequent English and chat words, glued frequent words, laughter; 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
+@register("junk.span", "8")  # 8: frequent Spanish words, requests capitalised, after "I suggest you to"/"you should", with "you" for "your"; 7: slips of maths words, words without a vowel, drawn-out words; 6: slips of frequent English and chat words, glued frequent words, laughter; 5: a given name after "that"/"its", chat abbreviations, plurals of maths words, figure labels, "need to"; 4: misspelt and glued words, an imperative, a maths term after a possessive, "no", "pi"
 def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | None:
     """Which kind of classroom junk ``text[start:end]`` is (one of :data:`KINDS`), or ``None``.
 
@@ -205,7 +213,16 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
         return "common_noun"
     if is_glued_function_words(piece):
         return "function_word"
-    if piece == piece.lower() and _WORD.fullmatch(piece):
+    if piece == piece.lower():
+        return _lower_case_kind(text, start, end, piece, label)
+    return "requested_verb" if is_requested_verb(text, start, end, piece) else None
+
+
+def _lower_case_kind(text: str, start: int, end: int, piece: str, label: str) -> str | None:
+    """What a lower-case span is, from grammar (a function word, a noun after a determiner, the verb
+    of a request) or from the word lists (a misspelling, :func:`lexicon_kind`, a Spanish word), or
+    None."""
+    if _WORD.fullmatch(piece):
         if piece in FUNCTION_WORDS:
             return "function_word"
         before = text[max(0, start - 12) : start]
@@ -213,19 +230,51 @@ def junk_kind(text: str, start: int, end: int, label: str = "NAME") -> str | Non
             _CLAUSE_OPENER_BEFORE.search(before) and piece in given_names()
         ):
             return "common_noun"
-        if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]) and _OBJECT_AFTER.match(text, end):
-            return "requested_verb"
-        if (
-            _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start])
-            and _DETERMINER_AFTER.match(text, end)
-            and piece not in given_names()
-        ):
+        if is_requested_verb(text, start, end, piece):
             return "requested_verb"
         if label in ("NAME", "LOCATION") and is_misspelt_word(piece):
             return "misspelling"
         if label == "NAME" and piece not in given_names() and piece not in family_names():
-            return lexicon_kind(piece)
+            kind = lexicon_kind(piece)
+            if kind:
+                return kind
+    if label == "NAME" and is_spanish_word(piece):
+        return "spanish_word"
     return None
+
+
+def is_requested_verb(text: str, start: int, end: int, piece: str) -> bool:
+    """The span is the verb of a request: after its opener (:data:`_REQUEST_BEFORE`: "please",
+    "can you", "I suggest you to", "you should") with its object after it (:data:`_OBJECT_AFTER`),
+    or opening its sentence with a determiner after it ("Nice try! recheck the sum."). A word in
+    lower case that is no given name qualifies ("maya your turn" is a name called); one written
+    capitalised ("Recheck your answer."), opening the message, or followed by "you" typed for
+    "your" ("recheck you answer") only where it is an English word and no given or family name of
+    any locale (:func:`_plain_word`): "Maya your turn", "Mark your answer", "please maya you go"
+    stay names."""
+    word = piece.lower()
+    lower = piece == word
+    if not _WORD.fullmatch(piece) or not (lower or piece[:1].isupper() and piece[1:] == word[1:]):
+        return False
+    plain = _plain_word(word)
+    if not lower and not plain:
+        return False
+    you_for_your = plain and _YOU_FOR_YOUR.match(text, end) is not None
+    if _REQUEST_BEFORE.search(text[max(0, start - 24) : start]):
+        return bool(_OBJECT_AFTER.match(text, end)) or you_for_your
+    opens = _SENTENCE_START_BEFORE.search(text[max(0, start - 4) : start]) or (plain and not text[:start].strip())
+    return bool(opens) and (
+        _DETERMINER_AFTER.match(text, end) is not None and (plain or word not in given_names()) or you_for_your
+    )
+
+
+def _plain_word(word: str) -> bool:
+    """An English word (or one with "re-": "recheck", or hyphenated: "double-check") that is no
+    given or family name of any locale."""
+    words = english_words()
+    known = word in words or word[:2] == "re" and word[2:] in words or (
+        "-" in word and all(part in words for part in word.split("-")))
+    return known and word not in given_names() and word not in family_names()
 
 
 def lexicon_kind(word: str) -> str | None:

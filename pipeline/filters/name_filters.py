@@ -11,6 +11,7 @@ from typing import Any
 
 from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
+from pipeline.filters.vocabulary import fold, given_names
 from pipeline.filters.worksheet import is_worksheet_character
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection, Dialogue, Span
@@ -165,7 +166,13 @@ _VOCATIVE_BEFORE_RE = re.compile(
     r"name\s+is|i'?m|i\s+am|this\s+is|call\s+me|it'?s)\s*[,!]?\s*)$",
     re.IGNORECASE,
 )
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+")
+# a title before a name ("Ms Krause", "Mr. Lopez")
+_TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
+# a sentence ends at ".", "!" or "?", never at a title's period: "How many pens does Mr. Lopez
+# have?" is one sentence, whose question is the titled character's as much as an untitled one's
+_SENTENCE_SPLIT_RE = re.compile(
+    r"(?<=[.!?])(?<!\bmr\.)(?<!\bmrs\.)(?<!\bms\.)(?<!\bmx\.)(?<!\bdr\.)\s+", re.IGNORECASE
+)
 # a question put to the named person, commas or not (transcripts drop them): "Paulina how many did
 # you have?", "Melissa how should I pass them out", "Student S and Abelardo, do either of you …",
 # "Remember, Christian, we have to …"
@@ -188,16 +195,22 @@ def _spoken_to(before: str, after: str) -> bool:
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[str, str, str]:
-    """``(before, span, after)`` within the sentence that holds ``start..end``."""
+    """``(before, span, after)`` within the sentence that holds ``start..end``; a title right
+    before the span is the name's own (:data:`_TITLE_BEFORE_RE`: "Hi Mr. Lopez" is greeted, "…,
+    Ms Krause?" spoken to), so ``before`` stops short of it."""
     lo = 0
     for m in _SENTENCE_SPLIT_RE.finditer(text, 0, start):
         lo = m.end()
     m = _SENTENCE_SPLIT_RE.search(text, end)
     hi = m.start() if m else len(text)
-    return text[lo:start], text[start:end], text[end:hi]
+    before = text[lo:start]
+    untitled = _TITLE_BEFORE_RE.sub("", before.rstrip())
+    if untitled != before.rstrip():
+        before = untitled.rstrip() + " "
+    return before, text[start:end], text[end:hi]
 
 
-@register("name.addressed", "1")
+@register("name.addressed", "2")  # 2: a sentence runs across a title's period, and the title is the name's
 def is_addressed(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` someone spoken to or introducing themselves ("Hi Maria",
     "Maria, are you there?", "Good job, Maria.", "my name is Maria")?"""
@@ -213,7 +226,7 @@ def is_addressed(text: str, start: int, end: int) -> bool:
 _SELF_INTRODUCTION_RE = re.compile(r"\b(?:name\s+is|i'?m|i\s+am|call\s+me)\s*$", re.IGNORECASE)
 
 
-@register("name.vocative", "1")
+@register("name.vocative", "2")  # 2: name.addressed v2
 def is_vocative(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` spoken to and not the subject of what follows ("Great,
     Jagvi!", "Brianna, please sit down", "Paulina how many did you have?")? Praise then a story
@@ -224,7 +237,7 @@ def is_vocative(text: str, start: int, end: int) -> bool:
     )
 
 
-@register("name.present", "1")
+@register("name.present", "2")  # 2: name.addressed v2
 def is_present(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` someone in the session by how it is used: spoken to
     (:func:`is_vocative`), introducing themselves ("I'm Kai and …") or named as a participant
@@ -262,7 +275,7 @@ def speaker_words(dialogue: Dialogue) -> set[str]:
     return {w.lower() for m in dialogue.messages for w in re.findall(r"[^\W\d_]+", m.speaker)}
 
 
-@register("name.story_characters", "3")  # 3: word_problem_character v5; 2: word_problem_character v4
+@register("name.story_characters", "4")  # 4: word_problem_character v6; 3: word_problem_character v5; 2: word_problem_character v4
 def story_characters(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
     """The NAMEs among ``spans`` (one list per message) that the dialogue uses as word-problem
     characters (:func:`is_word_problem_character`: "Alex has 5 apples and he eats 2") and never
@@ -302,7 +315,7 @@ _TRAVEL_RE = re.compile(
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'?m|im|we|we'?re|my|our|me|us|mine|ours)\b", re.IGNORECASE)
 
 
-@register("name.word_problem_place", "1")
+@register("name.word_problem_place", "2")  # 2: word_problem_character v6
 def is_word_problem_place(text: str, start: int, end: int) -> bool:
     """Is the place at ``start..end`` part of a maths problem ("A train leaves Chicago at 60 miles
     per hour", "How far is Denver from Boston?", "Miami is 1,200 miles away") rather than where
@@ -317,34 +330,66 @@ def is_word_problem_place(text: str, start: int, end: int) -> bool:
         _QUANTITY_RE.search(sentence) and _TRAVEL_RE.search(sentence))
 
 
-@register("name.story_places", "1")
-def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> set[str]:
-    """The LOCATIONs among ``spans`` (one list per message) that the dialogue uses in maths
-    problems (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live
-    in Chicago"), lower-cased; every mention counts, flagged or not. A city of a word problem is
-    no more anyone's address than its characters are anyone's name."""
-    flagged = _flagged(dialogue, spans, "LOCATION")
-    places: set[str] = set()
-    personal: set[str] = set()
-    for place in flagged:
-        mention = re.compile(rf"(?<!\w){re.escape(place)}(?!\w)", re.IGNORECASE)
-        for message in dialogue.messages:
-            for m in mention.finditer(message.text):
-                before, _, after = _sentence_around(message.text, m.start(), m.end())
-                if _FIRST_PERSON_RE.search(before + " " + after):
-                    personal.add(place)
-                elif is_word_problem_place(message.text, m.start(), m.end()):
-                    places.add(place)
-    return places - personal
+# a place-name reading of a word whatever its label: after a preposition of place or motion ("to
+# Dayton", "from Akron", "in Fairview")
+_PLACE_BEFORE_RE = re.compile(
+    r"\b(?:to|from|in|at|near|between|toward|towards|via|through|past|into|around)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
 
 
-# a title before the name ("Ms Krause") and what sets a vocative off before it: the sentence's
-# start, a comma or dash, or a discourse word ("so", "now", "okay")
-_TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
+@register("name.story_places", "2")  # 2: SCHOOLs and NAMEs read as places too
+def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> dict[str, set[str]]:
+    """The places among ``spans`` (one list per message) that the dialogue uses in maths problems
+    (:func:`is_word_problem_place`) and never in a sentence in the first person ("I live in
+    Chicago"), lower-cased, by the label they were flagged with; every mention counts, flagged or
+    not. A city of a word problem is no more anyone's address than its characters are anyone's name.
+
+    A LOCATION is a place by its label. A SCHOOL or NAME (a tagger's other reading of a town's
+    name) is one only where a mention of it in a maths problem reads as a place (after "to",
+    "from", "in" …: :data:`_PLACE_BEFORE_RE`), it cannot be a person (:func:`_may_be_person`:
+    "drives to Austin" stays, Austin is a name too) and no mention is someone spoken to or taking part
+    (:func:`is_present`)."""
+    places: dict[str, set[str]] = {}
+    for label in ("LOCATION", "SCHOOL", "NAME"):
+        found = {place for place in _flagged(dialogue, spans, label) if not _may_be_person(place, label)}
+        places[label] = {place for place in found if _story_place(dialogue, place, label == "LOCATION")}
+    return places
+
+
+def _may_be_person(place: str, label: str) -> bool:
+    """A NAME with a given name in it ("Austin", "Maria Lopez") or a SCHOOL that is one ("Lincoln",
+    not "Lincoln Park") may be someone: it is never read as a place."""
+    words = re.findall(r"[^\W\d_]+", fold(place))
+    if label == "NAME":
+        return bool(set(words) & given_names())
+    return label == "SCHOOL" and " ".join(words) in given_names()
+
+
+def _story_place(dialogue: Dialogue, place: str, by_label: bool) -> bool:
+    """Every mention of ``place`` in ``dialogue`` allows it to be a problem's place and one is;
+    unless ``by_label``, that one reads as a place and no mention is someone present."""
+    mention = re.compile(rf"(?<!\w){re.escape(place)}(?!\w)", re.IGNORECASE)
+    story = False
+    for message in dialogue.messages:
+        for m in mention.finditer(message.text):
+            before, _, after = _sentence_around(message.text, m.start(), m.end())
+            if _FIRST_PERSON_RE.search(before + " " + after) or not by_label and is_present(
+                message.text, m.start(), m.end()
+            ):
+                return False
+            story = story or is_word_problem_place(message.text, m.start(), m.end()) and (
+                by_label or _PLACE_BEFORE_RE.search(before) is not None
+            )
+    return story
+
+
+# what sets a vocative off before it: the sentence's start, a comma or dash, or a discourse word
+# ("so", "now", "okay")
 _SET_OFF_BEFORE_RE = re.compile(r"(?:^|[,;:–—]|\b(?:so|now|well|um|uh|okay|ok))$", re.IGNORECASE)
 
 
-@register("name.word_problem_character", "5")  # 5: a story whose numbers follow in the next sentence; 4: worksheet characters, "was asked to"
+@register("name.word_problem_character", "6")  # 6: a titled character, one sentence across the title's period, never in the first person; 5: a story whose numbers follow in the next sentence; 4: worksheet characters, "was asked to"
 def is_word_problem_character(text: str, start: int, end: int) -> bool:
     """Is the name at ``start..end`` a character of a word problem ("Alex has 5 apples", "How many
     yards did Jason sprint?") rather than someone in the session ("Ivan, are you there?")?
@@ -353,10 +398,12 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     end of its sentence) or introduces themselves with is never a word-problem character.
     """
     before, _, after = _sentence_around(text, start, end)
-    stripped_before = _TITLE_BEFORE_RE.sub("", before.rstrip()).rstrip()  # "…, Ms Krause?"
+    stripped_before = before.rstrip()
     if after.lstrip()[:1] == "," and _SET_OFF_BEFORE_RE.search(stripped_before):
         return False  # "okay, so omaja, how many twelfths …"
     sentence = before + " " + after
+    if _titled(text, start) and _FIRST_PERSON_RE.search(sentence):
+        return False  # "Mr. Lopez gave us 10 problems": the speakers' own teacher, not a story's
     # a quantity with maths words around is not enough: a classroom's own talk has both
     # ("Mr. Fadipe is working on number seven", "Alexander, 5, 4, 3")
     quantity = bool(_QUANTITY_RE.search(sentence))
@@ -374,6 +421,15 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     if is_participant(stripped_before, after) or _spoken_to(before, after):
         return False
     return story or bool(_WP_QUESTION_RE.search(sentence))
+
+
+_TITLE_RE = re.compile(r"(?:mr|mrs|ms|miss|mx|dr)\.?\s", re.IGNORECASE)
+
+
+def _titled(text: str, start: int) -> bool:
+    """The name at ``start`` has a title, inside the span ("Mr. Lopez") or right before it."""
+    before = text[max(0, start - 8) : start].rstrip()
+    return bool(_TITLE_RE.match(text, start) or _TITLE_BEFORE_RE.search(before))
 
 
 # someone in the room: "Jagvi says …", "I agree with Lucía", "Me and Millicent said", "— Jessica,

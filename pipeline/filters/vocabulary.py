@@ -15,7 +15,8 @@ Either list is empty when its package is missing, and then no rule that needs it
 - Word frequencies (:func:`word_zipf`): ``wordfreq``'s English list, which pools books, news,
   subtitles, Wikipedia *and* Twitter and Reddit, so chat words ("gonna", "alright", "haha") have
   their real frequency; on the Zipf scale (log10 of uses per billion words: 7 for "the", 5 for
-  "gonna", 3 for "coolest", 0 for a word it never saw).
+  "gonna", 3 for "coolest", 0 for a word it never saw). Its lists of other languages ship in the
+  same package (Spanish for :mod:`pipeline.filters.languages`).
 - Slips (:func:`slip_of`): the frequent English or chat word, or the maths word, a lower-case
   word is a close misspelling of ("gona" → "gonna", "alreda" → "already", "aight" → "right",
   "divizion" → "division"), weighed against reading it as itself or as a name one or two edits
@@ -46,7 +47,8 @@ _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_
 _FAMILY_TABLES = ("last_names", "last_names_male", "last_names_female")
 
 
-def _fold(word: str) -> str:
+def fold(word: str) -> str:
+    """``word`` lower-cased, its accents dropped: how the name lists hold it."""
     return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode().lower()
 
 
@@ -76,7 +78,7 @@ def _faker_names(tables: tuple[str, ...]) -> frozenset[str]:
         for table in tables:
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
-                names.update(n for n in map(_fold, value) if n.isalpha())
+                names.update(n for n in map(fold, value) if n.isalpha())
     return frozenset(names)
 
 
@@ -193,10 +195,11 @@ def _lexicon() -> tuple[Any, Any, Any] | None:
 
 
 @cache
-def word_zipf(word: str) -> float:
-    """``word``'s English frequency on the Zipf scale (0: unseen, or wordfreq missing)."""
+def word_zipf(word: str, language: str = "en") -> float:
+    """``word``'s frequency in ``language`` (English unless told) on the Zipf scale (0: unseen,
+    or wordfreq missing)."""
     lexicon = _lexicon()
-    return lexicon[0](word, "en") if lexicon else 0.0
+    return lexicon[0](word, language) if lexicon else 0.0
 
 
 @cache

@@ -14,6 +14,9 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   the numbers, unless that is junk ("Okay.  193,700" is a filler and a quantity, "Maria 5" is
   "Maria");
 - a phone number of fewer than seven digits with no PII cue ("it's 504, not 503") is dropped;
+- a month alone as a DATE_OF_BIRTH ("In March, Tom saved $40", "june" as an answer) is dropped
+  unless a birth cue ("birthday", "born", "when is your …") is in its message or the two before
+  (:mod:`pipeline.filters.months`);
 - a span of only numbers is a NAME, SCHOOL or COURSE only as the number of a capitalised name
   right before it, which then joins the span ("IS 384", "MTH 250"); otherwise ("Uh-huh. 58.",
   "there are 83 adults") it is dropped;
@@ -34,7 +37,8 @@ Applied to the tagger's spans of one message, with the dialogue around it:
   ("Which equation shows that Priya's answer is incorrect?") and never as someone taking part is
   dropped in every message (:func:`filter_dialogue`; the same rule as the tuned Presidio preset's),
   and so is a place a maths problem travels to or counts ("A train leaves Chicago at 60 miles per
-  hour") that no one's first-person sentence names ("I live in Chicago").
+  hour") that no one's first-person sentence names ("I live in Chicago"), labelled LOCATION or, read
+  as a place and no given name, SCHOOL or NAME ("drives 40 miles to Dayton").
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from pipeline.filters.maths import (
     is_number_sequence,
     is_reference,
 )
+from pipeline.filters.months import is_month_without_birth_cue
 from pipeline.filters.name_filters import story_characters, story_places
 from pipeline.filters.placeholder import is_placeholder_span
 from pipeline.maths import has_pii_cue
@@ -83,6 +88,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.age_evidence",
         "cue.pii",
         "cue.short_id",
+        "date.month_alone",
         "name.story_characters",
         "name.story_places",
     ),
@@ -94,6 +100,7 @@ POLICY_FILTERS: dict[str, tuple[str, ...]] = {
         "cue.age_evidence",
         "cue.pii",
         "cue.short_id",
+        "date.month_alone",
         "anchor.words",
         "name.story_characters",
         "name.story_places",
@@ -153,8 +160,10 @@ def filter_spans(
             or is_malformed_identifier(text, span.start, span.end, span.label)
         ):
             continue
-        if is_math_number(text, span.start, span.end, span.label, previous) or is_short_uncued_id(
-            text, span.start, span.end, span.label
+        if (
+            is_math_number(text, span.start, span.end, span.label, previous)
+            or is_short_uncued_id(text, span.start, span.end, span.label)
+            or is_month_without_birth_cue(text, span.start, span.end, span.label, previous)
         ):
             continue
         piece = text[span.start : span.end]
@@ -201,10 +210,11 @@ def filter_dialogue(
     ]
     filters = POLICY_FILTERS[policy]
     characters = story_characters(dialogue, kept) if "name.story_characters" in filters else set()
-    places = story_places(dialogue, kept) if "name.story_places" in filters else set()
-    if not characters and not places:
+    places = story_places(dialogue, kept) if "name.story_places" in filters else {}
+    dropped = {label: set(words) for label, words in places.items()}
+    dropped["NAME"] = dropped.get("NAME", set()) | characters
+    if not any(dropped.values()):
         return kept
-    dropped = {"NAME": characters, "LOCATION": places}
     return [
         [s for s in found if m.text[s.start : s.end].lower() not in dropped.get(s.label, ())]
         for m, found in zip(dialogue.messages, kept, strict=True)

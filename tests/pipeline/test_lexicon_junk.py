@@ -149,7 +149,7 @@ def test_a_city_of_a_maths_problem_is_dropped_in_every_message_and_a_home_town_s
     later = "so Chicago is where it starts"
     dialogue = _dialogue(problem, "120 miles", later)
     spans = [[_span(problem, "Chicago", "LOCATION")], [], [_span(later, "Chicago", "LOCATION")]]
-    assert story_places(dialogue, spans) == {"chicago"}
+    assert story_places(dialogue, spans)["LOCATION"] == {"chicago"}
     assert filter_dialogue(dialogue, spans) == [[], [], []]
     home = "I live in Chicago"
     personal = _dialogue(problem, home)

@@ -47,7 +47,10 @@ class TaggerDetector(BaseDetector):
         "model_dir": "var/models",
         "version": None,
         "policy": "recall_first",
-        "batch_size": 64,
+        # 16 windows (about 1,000 tokens): a batch's activations stay in the CPU's cache. Measured on
+        # 9,357 real messages, one thread: ONNX int8 +10 % messages per CPU-second over 64, torch
+        # int8 +6 %; fp32 gives the same spans at any batch size
+        "batch_size": 16,
         "precision": "auto",
         "postfilter": True,
         "backend": "auto",

@@ -44,7 +44,7 @@ from pipeline.types import Dialogue
 BACKENDS = ("auto", "torch", "onnx")
 MEASURE_DIALOGUES = 8  # generated, about 240 messages: a few batches of each runtime
 MEASURE_REPEATS = 3  # the best of these per runtime, interleaved, so a neighbour's burst evens out
-MEASURE_BATCH = 64  # the detector's default batch_size
+MEASURE_BATCH = 16  # the detector's default batch_size
 # the work one start-up is spread over: a worker's share of a 30,000-message `detect` on two workers
 REFERENCE_MESSAGES = 15_000
 METHOD = "rate+startup"  # how a cached choice was made; one made another way is measured again

@@ -5,7 +5,7 @@ after the generator's classroom lessons and the junk filter, and Presidio tuned 
         [--gold 300] [--synthetic 100] [--skip-presidio] [--presidio-only] [--presidio-ablation]
         [--ensemble] [--ensemble-presidio] [--word-problems 200] [--json PATH]
     nice -n 10 .venv/bin/python bench/classroom_bench.py --day-one MODEL [--policy recall_first|strict]
-        [--split dev|test] [--with-presidio]
+        [--split dev|test] [--runtime fp32|auto] [--with-presidio]
 
 ``--day-one`` prints only the four day-one figures (no user gold) for one model and policy:
 classroom name recall (NCTE), word-problem characters flagged (generated tutoring), spans on no
@@ -309,16 +309,17 @@ def _raw_pass(detector, path: str, dialogues: Sequence[Dialogue]) -> tuple[Predi
 
 
 def tagger_passes(
-    path: str, dialogues: Sequence[Dialogue], policy: str | None = None
+    path: str, dialogues: Sequence[Dialogue], policy: str | None = None, runtime: dict | None = None
 ) -> tuple[dict[str, Predicted], float]:
-    """One inference pass of the tagger at ``path`` (under ``policy``; ``None``: the default);
-    its spans post-filtered as shipped, without the junk filter (the rest of the post-filter
-    kept) and raw. Also the seconds it took."""
+    """One inference pass of the tagger at ``path`` (under ``policy``; ``None``: the default; on
+    ``runtime``, by default :data:`TAGGER_RUNTIME`); its spans post-filtered as shipped, without
+    the junk filter (the rest of the post-filter kept) and raw. Also the seconds it took."""
     from pipeline.tagger import postfilter
     from pipeline.tagger.postfilter import filter_dialogue
 
     chosen = {} if policy is None else {"policy": policy}
-    detector = build("tagger", {"model_path": path, "postfilter": False, **chosen, **TAGGER_RUNTIME})
+    runtime = TAGGER_RUNTIME if runtime is None else runtime
+    detector = build("tagger", {"model_path": path, "postfilter": False, **chosen, **runtime})
     policy = detector.config["policy"]
     raw, seconds = _raw_pass(detector, path, dialogues)
 
@@ -401,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the tagger's policy for --day-one")
     parser.add_argument("--split", choices=("dev", "test"), default="dev",
                         help="--day-one's half of the held-out set (tune on dev, report test)")
+    parser.add_argument("--runtime", choices=("fp32", "auto"), default="fp32",
+                        help="--day-one runs the tagger in torch fp32 (the same spans on any machine) or as "
+                        "backend auto picks on this one (what a user gets: int8 spans differ at the margin)")
     parser.add_argument("--with-presidio", action="store_true",
                         help="--day-one scores the ensemble: the tagger + rules + Presidio tuned")
     parser.add_argument("--list-junk", metavar="PATH",
@@ -556,11 +560,12 @@ def day_one(args) -> int:
         args.day_one, generated(args.synthetic), args)
     _, held_out = load_split(args.data, args.gold)
     dialogues = dev_test_split(held_out)[args.split]
-    tagger = {"model_path": path, "policy": args.policy, **TAGGER_RUNTIME}
+    runtime = TAGGER_RUNTIME if args.runtime == "fp32" else {}
+    tagger = {"model_path": path, "policy": args.policy, **runtime}
     detector = build("ensemble", {"tagger": tagger, "presidio": True}) if args.with_presidio else build(
         "tagger", tagger)
     pred = run(detector, dialogues)[0] if args.with_presidio else tagger_passes(
-        path, dialogues, args.policy)[0][""]
+        path, dialogues, args.policy, runtime)[0][""]
     part = {s: [i for i, d in enumerate(dialogues) if d.id.startswith(p)] for s, p in SETS.items()}
     pick_ = lambda idx: ([dialogues[i] for i in idx], [pred[i] for i in idx])  # noqa: E731
     recall = dev_scores(*pick_(part["classroom"]))

@@ -264,7 +264,9 @@ def add_startups(
     startup: Callable[[str, Candidate], float | None],
 ) -> None:
     """Each timed runtime's start-up CPU-seconds, measured once per backend (torch's precisions
-    share its import, which is nearly all of it) on the backend's first candidate that loaded."""
+    share its import, which is nearly all of it) on the backend's first candidate that loaded.
+    Where one backend's could not be measured none counts: a missing start-up read as none would
+    favour the backend whose measurement failed."""
     by_backend: dict[str, float | None] = {}
     for t in timings:
         if "error" in t:
@@ -273,11 +275,14 @@ def add_startups(
         if c.backend not in by_backend:
             by_backend[c.backend] = startup(info.path, c)
         t["startup_seconds"] = by_backend[c.backend]
+    if None in by_backend.values():
+        for t in timings:
+            t["startup_seconds"] = None
 
 
 def reference_cost(timing: dict[str, Any]) -> float:
-    """CPU-seconds for :data:`REFERENCE_MESSAGES` messages on one thread, start-up included (a
-    start-up that could not be measured counts as none: the rate alone decides)."""
+    """CPU-seconds for :data:`REFERENCE_MESSAGES` messages on one thread, start-up included where
+    it was measured (:func:`add_startups`; where it was not, the rate alone decides)."""
     rate = timing.get("messages_per_second", 0.0)
     if "error" in timing or not rate:
         return float("inf")
@@ -303,8 +308,9 @@ def _record(cands: Sequence[Candidate], timings: list[dict[str, Any]], facts: di
         ranked = sorted(timings, key=reference_cost)
         best = next(c for c in cands if c.name == ranked[0]["name"])
         rates = [_rate_text(t) for t in ranked]
+        started = " with start-up" if any(t.get("startup_seconds") is not None for t in timings) else ""
         reason = (f"{rates[0]} vs {', '.join(rates[1:]) or 'nothing else that loads'} per "
-                  f"{REFERENCE_MESSAGES:,} messages with start-up, {where}")
+                  f"{REFERENCE_MESSAGES:,} messages{started}, {where}")
     else:
         best, reason = cands[0], f"{cands[0].name}: the only verified runtime"
     return {"name": best.name, "backend": best.backend, "precision": best.precision, "reason": reason,

@@ -152,11 +152,22 @@ def test_a_slow_start_outweighs_a_slightly_faster_steady_state(info, monkeypatch
 
 
 def test_a_start_up_that_cannot_be_measured_leaves_the_rate_to_decide(info, monkeypatch):
-    monkeypatch.setitem(COST, "torch-bf16", 0.4)
-    clock = Clock()
-    chosen = backends.measured_choice(info, load=clock.load, timer=clock, dialogues=[DIALOGUE],
-                                      startup=lambda path, candidate: None)
-    assert chosen["name"] == "torch-bf16" and "starts in" not in chosen["reason"]
+    """None measured, or one backend's only: never a failed measurement read as a free start."""
+    monkeypatch.setattr(backends, "REFERENCE_MESSAGES", 60)
+    cases = [
+        ({"torch-bf16": 0.4}, lambda path, candidate: None, "torch-bf16"),
+        # onnx-int8 fastest (0.5 s a pass) but slow to start; torch's start-up unknown, not free
+        ({"torch-bf16": 0.8}, lambda path, candidate: None if candidate.backend == "torch" else 99.0, "onnx-int8"),
+    ]
+    for costs, startup, expected in cases:
+        for name, cost in costs.items():
+            monkeypatch.setitem(COST, name, cost)
+        monkeypatch.setattr(backends, "_choices", {})
+        backends.choice_file(info).unlink(missing_ok=True)
+        clock = Clock()
+        chosen = backends.measured_choice(info, load=clock.load, timer=clock, dialogues=[DIALOGUE], startup=startup)
+        assert chosen["name"] == expected and "starts in" not in chosen["reason"]
+        assert "per 60 messages, measured" in chosen["reason"]
 
 
 def test_a_choice_made_by_the_rate_alone_is_measured_again(info, monkeypatch):

@@ -47,6 +47,7 @@ MEASURE_REPEATS = 3  # the best of these per runtime, interleaved, so a neighbou
 MEASURE_BATCH = 16  # the detector's default batch_size
 # the work one start-up is spread over: a worker's share of a 30,000-message `detect` on two workers
 REFERENCE_MESSAGES = 15_000
+STARTUP_TIMEOUT = 120.0  # seconds: a start-up past this is not timed (a hung import, a locked file)
 METHOD = "rate+startup"  # how a cached choice was made; one made another way is measured again
 # the flags that decide the tagger's speed, named in the choice's reason
 SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
@@ -243,7 +244,11 @@ _STARTUP = (
 def startup_seconds(path: str, candidate: Candidate) -> float | None:
     """CPU-seconds a fresh interpreter spends importing ``candidate``'s runtime, loading the
     version and predicting one message: what each ``detect`` worker pays before its first chunk.
-    None where that process fails (the steady rate then decides alone)."""
+    None where that cannot be timed (the steady rate then decides alone): the process failed, ran
+    past :data:`STARTUP_TIMEOUT`, or this process is no Python interpreter (under an application
+    server's own binary ``sys.executable`` is that binary, which ``-c`` must never start)."""
+    if not Path(sys.executable).name.lower().startswith("python"):
+        return None
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "OMP_NUM_THREADS": str(cpu_threads()),
            "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)}
@@ -252,11 +257,30 @@ def startup_seconds(path: str, candidate: Candidate) -> float | None:
             [sys.executable, "-c", _STARTUP, path, candidate.backend, candidate.precision],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    except (OSError, AttributeError):  # no fork here, or no wait4 (not POSIX)
+        status, usage = _reap(proc)
+    except (OSError, AttributeError):  # no fork here, no wait4 (not POSIX), or reaped by another
         return None
-    return round(usage.ru_utime + usage.ru_stime, 2) if proc.returncode == 0 else None
+    if status is None or os.waitstatus_to_exitcode(status) != 0:
+        return None
+    return round(usage.ru_utime + usage.ru_stime, 2)
+
+
+def _reap(proc: subprocess.Popen) -> tuple[int | None, Any]:
+    """The child's wait status and resource usage (``os.wait4``: its own CPU, not this process's
+    other children's), polled so a child that hangs is killed after :data:`STARTUP_TIMEOUT`
+    (status None)."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+            return status, usage
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            proc.returncode = -9
+            return None, usage
+        time.sleep(0.05)
 
 
 def add_startups(

@@ -186,3 +186,16 @@ def test_the_start_up_is_timed_in_a_fresh_interpreter(tmp_path):
     """The real measurement: a child process's CPU-seconds; a version that does not load gives
     None (the rate then decides) rather than a failure."""
     assert backends.startup_seconds(str(tmp_path / "missing"), Candidate("onnx", "int8")) is None
+
+
+def test_a_start_up_that_hangs_is_killed_and_not_timed(tmp_path, monkeypatch):
+    """A child that never finishes (here: a script that sleeps) is killed at the timeout."""
+    monkeypatch.setattr(backends, "STARTUP_TIMEOUT", 0.5)
+    monkeypatch.setattr(backends, "_STARTUP", "import time; time.sleep(60)")
+    assert backends.startup_seconds(str(tmp_path), Candidate("onnx", "int8")) is None
+
+
+def test_no_start_up_is_timed_under_a_binary_that_is_no_python(tmp_path, monkeypatch):
+    monkeypatch.setattr(backends.sys, "executable", "/usr/local/bin/uwsgi")
+    monkeypatch.setattr(backends.subprocess, "Popen", lambda *a, **k: pytest.fail("started"))
+    assert backends.startup_seconds(str(tmp_path), Candidate("onnx", "int8")) is None

@@ -28,7 +28,7 @@ def tagger_versions(project: Project) -> list:
     return sorted(model_store.model_infos(project.slug), key=lambda i: i.version, reverse=True)
 
 
-def _stored_info(version: str):
+def stored_info(version: str):
     """The ``ModelInfo`` of a stored version, or ``None`` when there is none (or it is unreadable)."""
     try:
         return model_store.model_info(version)
@@ -40,7 +40,7 @@ def shared(info) -> bool:
     """Whether ``info`` may run in any project: trained on generated dialogues only, itself and the
     version it was distilled or warm-started from (:func:`pipeline.tagger.store.gold_free`). A
     version trained on a project's gold stays in that project: it can repeat that gold's names."""
-    return gold_free(info, _stored_info)
+    return gold_free(info, stored_info)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def project_tagger(project: Project) -> ProjectTagger:
         return ProjectTagger("", "none", f"the deployment's default version cannot be read ({exc})")
     if not default:
         return ProjectTagger("", "none", "the deployment has no default version")
-    info = _stored_info(default)
+    info = stored_info(default)
     own = default.split("/")[0] == project.slug
     shown = f" {default}" if own or (info is not None and shared(info)) else ""  # another project's name: not here
     if info is None:
@@ -97,7 +97,7 @@ def project_tagger(project: Project) -> ProjectTagger:
 def runtime_note(version: str) -> str:
     """Which runtime ``version`` runs on with ``backend: auto`` on this machine and why, from the
     measurement its first load cached (``pipeline.tagger.backends``); a page never measures."""
-    info = _stored_info(version) if version else None
+    info = stored_info(version) if version else None
     if info is None:
         return ""
     chosen = cached_choice(info)

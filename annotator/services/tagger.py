@@ -27,6 +27,7 @@ from annotator.selectors.tagger import (
     open_distillation,
     open_training,
     shared,
+    stored_info,
     version_blockers,
 )
 from annotator.services import jobs
@@ -42,6 +43,7 @@ from pipeline.tagger import (
     read_info,
     train_tagger,
 )
+from pipeline.tagger.backends import measured_choice
 from pipeline.tagger.onnx_export import OnnxVerificationError, export_onnx
 from pipeline.tagger.retrain import gold_split
 from pipeline.tagger.store import update_info
@@ -330,9 +332,25 @@ def tagger_train_job_run(job: BackgroundJob) -> None:
     except Exception as exc:
         jobs.job_fail(job, exc)
         raise
+    active = Project.objects.get(pk=job.project_id).active_tagger
     jobs.job_finish(job, result={"version": info.full_version, "dev_metrics": info.dev_metrics,
                                  "training_seconds": round(info.training_seconds, 1),
                                  "blockers": version_blockers(info), "distilled_from": info.distilled_from,
                                  "distillation": distillation_summary(info), "student": info.student,
-                                 "active": Project.objects.get(pk=job.project_id).active_tagger})
+                                 "active": active, "runtime": runtime_measure(job, active)})
+
+
+def runtime_measure(job: BackgroundJob, version: str | None) -> str:
+    """Measure the now active ``version``'s runtime on this machine (``backend: auto``; about ten
+    seconds, once per machine) inside the training job, so the project's first run does not spend
+    them while its other workers wait on the measurement; the reason in words, or why not. A
+    failure here is said, never the job's: the first run measures again."""
+    info = stored_info(version) if version else None
+    if info is None:
+        return ""
+    jobs.job_progress(job, 1, 1, "measuring the runtime on this machine")
+    try:
+        return measured_choice(info)["reason"]
+    except (OSError, RuntimeError, ValueError) as exc:
+        return f"not measured: {exc}"[:300]
 

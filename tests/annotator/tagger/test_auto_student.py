@@ -93,3 +93,9 @@ def test_the_pages_training_job_distils_the_student_in_the_same_job(corpus, tiny
     assert job.status == "succeeded" and seen == [True]
     assert job.result["student"]["used"] and job.result["active"] == job.result["student"]["version"]
     assert job.result["version"] != job.result["active"]  # the teacher's version, the student active
+    # the active version's runtime is measured in the job: the project's first run reads it
+    from annotator.selectors.tagger import stored_info
+    from pipeline.tagger.backends import cached_choice
+
+    chosen = cached_choice(stored_info(job.result["active"]))
+    assert chosen is not None and job.result["runtime"] == chosen["reason"]

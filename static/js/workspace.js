@@ -126,7 +126,9 @@
           st.exact = false;
           setMode();
           restoreFocus(focus);
-          setState("saved", "Saved");
+          // "Saved" only once nothing is queued behind this answer: each answer swaps the item
+          // (and drops a selection made meanwhile), so "Saved" means no swap is still to come
+          setState(st.busy ? "saving" : "saved", st.busy ? "Saving…" : "Saved");
           return true;
         }
         giveBack(active);

@@ -69,6 +69,18 @@ def test_an_aware_item_fits_a_laptop_screen(live_server, browser_page, crowded):
     assert hint["y"] + hint["height"] <= text["y"] - outline, (hint, text, outline)
 
 
+def test_saved_is_said_only_once_no_answer_is_still_to_come(live_server, browser_page, crowded):
+    """Seven quick rejections queue seven requests, and each answer swaps the item. "Saved" after
+    the first answer let the annotator (and a test) select text while six swaps were still to
+    come, the next of which dropped the selection: the label key then added nothing."""
+    page = browser_page
+    open_item(page, live_server, crowded)
+    for _ in range(7):
+        page.keyboard.press("r")
+    page.wait_for_selector("#ws-state[data-state='saved']")
+    assert page.locator("#ws-decided [data-focus]").count() == 7
+
+
 def test_a_long_span_keeps_its_delete_button_and_a_submitted_pill_its_text(live_server, browser_page, crowded):
     page = browser_page
     open_item(page, live_server, crowded)

@@ -119,10 +119,13 @@
         if (r.ok) {
           var focus = st.focus, ta = document.getElementById("ws-comment");
           var typed = ta && ta.value !== ta.dataset.saved ? ta.value : null;  // unsaved comment text
+          // text selected while this answer was on its way (not the span it adds) outlives the swap
+          var kept = path !== url("SpanAdd") ? selectionOffsets() : null, kb = st.kb;
           htmx.swap(item(), text, { swapStyle: "outerHTML" });
           var nt = document.getElementById("ws-comment");
           if (typed !== null && nt && nt.dataset.saved !== typed) nt.value = typed;
           clearSelection();
+          if (kept) { selectOffsets(kept.start, kept.end); st.kb = kb; }
           st.exact = false;
           setMode();
           restoreFocus(focus);

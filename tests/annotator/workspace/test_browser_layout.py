@@ -81,6 +81,22 @@ def test_saved_is_said_only_once_no_answer_is_still_to_come(live_server, browser
     assert page.locator("#ws-decided [data-focus]").count() == 7
 
 
+def test_text_selected_while_answers_come_back_is_kept(live_server, browser_page, crowded):
+    """Words selected by keyboard right after seven quick rejections, while their answers still
+    swap the item, are still selected when the label key comes: the span is added."""
+    page = browser_page
+    open_item(page, live_server, crowded)
+    for _ in range(7):
+        page.keyboard.press("r")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
+    page.wait_for_selector("#ws-state[data-state='saved']")
+    page.keyboard.press("1")
+    page.wait_for_selector("#ws-spans [data-focus]")
+    page.wait_for_selector("#ws-state[data-state='saved']")
+    assert page.locator("#ws-spans li").count() == 1
+
+
 def test_a_long_span_keeps_its_delete_button_and_a_submitted_pill_its_text(live_server, browser_page, crowded):
     page = browser_page
     open_item(page, live_server, crowded)

@@ -30,7 +30,7 @@ from typing import Any
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.registry import register
 from pipeline.tagger.backends import BACKENDS
-from pipeline.tagger.model import PRECISIONS
+from pipeline.tagger.model import BATCH_SIZE, PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
@@ -47,10 +47,7 @@ class TaggerDetector(BaseDetector):
         "model_dir": "var/models",
         "version": None,
         "policy": "recall_first",
-        # 16 windows (about 1,000 tokens): a batch's activations stay in the CPU's cache. Measured on
-        # 9,357 real messages, one thread: ONNX int8 +10 % messages per CPU-second over 64, torch
-        # int8 +6 %; fp32 gives the same spans at any batch size
-        "batch_size": 16,
+        "batch_size": BATCH_SIZE,
         "precision": "auto",
         "postfilter": True,
         "backend": "auto",

@@ -11,9 +11,8 @@ another. At first load each runtime the version verified (:func:`candidates`) pr
 batches of generated text, each backend's start-up is timed in a fresh interpreter, and the
 runtime that spends the least CPU on :data:`REFERENCE_MESSAGES` messages *with* its start-up is
 kept. The start-up is part of what a user pays: every ``detect`` worker imports its runtime and
-loads the model again, and torch with transformers costs a worker about 3.5 CPU-seconds where ONNX
-Runtime costs 0.3, which outweighs a 7 % faster steady state on any command under about 80,000
-messages. The choice is cached beside the version
+loads the model again, and torch with transformers costs about ten times ONNX Runtime's start-up,
+which can outweigh a faster steady state. The choice is cached beside the version
 directory (``.<version>.backend.json``, not inside it: the model store publishes and checks every
 file there), keyed by the CPU's model and flags and the onnxruntime and torch versions, so it is
 measured once per machine and again after any of those changes.
@@ -36,7 +35,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pipeline.tagger.model import TaggerModel, cpu_description, cpu_threads, native_bf16
+from pipeline.tagger.model import BATCH_SIZE, TaggerModel, cpu_description, cpu_threads, native_bf16
 from pipeline.tagger.onnx_export import load_onnx_model, onnx_available, sample_dialogues
 from pipeline.tagger.store import ModelInfo, choose_precision, load_model, read_info
 from pipeline.types import Dialogue
@@ -44,7 +43,6 @@ from pipeline.types import Dialogue
 BACKENDS = ("auto", "torch", "onnx")
 MEASURE_DIALOGUES = 8  # generated, about 240 messages: a few batches of each runtime
 MEASURE_REPEATS = 3  # the best of these per runtime, interleaved, so a neighbour's burst evens out
-MEASURE_BATCH = 16  # the detector's default batch_size
 # the work one start-up is spread over: a worker's share of a 30,000-message `detect` on two workers
 REFERENCE_MESSAGES = 15_000
 STARTUP_TIMEOUT = 120.0  # seconds: a start-up past this is not timed (a hung import, a locked file)
@@ -218,12 +216,12 @@ def measure(
     if not models:
         raise RuntimeError(f"no runtime of {info.full_version} loads: {failed[0]['error']}")
     for model in models.values():
-        model.predict(text[:2], batch_size=MEASURE_BATCH)  # first-call allocations, not timed
+        model.predict(text[:2], batch_size=BATCH_SIZE)  # first-call allocations, not timed
     best = dict.fromkeys(models, float("inf"))
     for _ in range(MEASURE_REPEATS):
         for c, model in models.items():
             t0 = timer()
-            model.predict(text, batch_size=MEASURE_BATCH)
+            model.predict(text, batch_size=BATCH_SIZE)
             best[c] = min(best[c], timer() - t0)
     return [
         {"name": c.name, "seconds": round(s, 4), "messages": messages,
@@ -257,29 +255,29 @@ def startup_seconds(path: str, candidate: Candidate) -> float | None:
             [sys.executable, "-c", _STARTUP, path, candidate.backend, candidate.precision],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        status, usage = _reap(proc)
+        usage = _reap(proc)
     except (OSError, AttributeError):  # no fork here, no wait4 (not POSIX), or reaped by another
         return None
-    if status is None or os.waitstatus_to_exitcode(status) != 0:
+    if usage is None or proc.returncode != 0:
         return None
     return round(usage.ru_utime + usage.ru_stime, 2)
 
 
-def _reap(proc: subprocess.Popen) -> tuple[int | None, Any]:
-    """The child's wait status and resource usage (``os.wait4``: its own CPU, not this process's
-    other children's), polled so a child that hangs is killed after :data:`STARTUP_TIMEOUT`
-    (status None)."""
+def _reap(proc: subprocess.Popen) -> Any:
+    """The child's resource usage (``os.wait4``: its own CPU, not this process's other children's),
+    its exit code set on ``proc``; polled so a child that hangs is killed after
+    :data:`STARTUP_TIMEOUT` (None)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-            return status, usage
+            return usage
         if time.monotonic() > deadline:
             proc.kill()
             os.wait4(proc.pid, 0)
             proc.returncode = -9
-            return None, usage
+            return None
         time.sleep(0.05)
 
 

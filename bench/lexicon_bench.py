@@ -112,7 +112,7 @@ def _english_locale_names(person) -> set[str]:
     import importlib
     import pkgutil
 
-    from pipeline.filters.vocabulary import fold
+    from pipeline.filters.vocabulary import listed_form
 
     names: set[str] = set()
     for module in pkgutil.iter_modules(person.__path__):
@@ -122,7 +122,7 @@ def _english_locale_names(person) -> set[str]:
         for table in ("first_names", "first_names_male", "first_names_female"):
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
-                names.update(n for n in map(fold, value) if n.isalpha())
+                names.update(n for n in map(listed_form, value) if n.isalpha())
     return names
 
 

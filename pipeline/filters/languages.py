@@ -22,8 +22,8 @@ from pipeline.filters.vocabulary import (
     FREQUENT_ZIPF,
     MARGIN,
     english_words,
-    fold,
     given_names,
+    listed_form,
     word_zipf,
 )
 
@@ -40,7 +40,7 @@ def is_spanish_word(piece: str) -> bool:
 
 def _spanish_only(word: str) -> bool:
     spanish = word_zipf(word, "es")
-    folded = fold(word)
+    folded = listed_form(word)
     return (
         spanish >= SPANISH_ZIPF
         and spanish >= word_zipf(word) + MARGIN

@@ -11,7 +11,7 @@ from typing import Any
 
 from pipeline.filters import register
 from pipeline.filters.anchor import in_anchor
-from pipeline.filters.vocabulary import fold, given_names
+from pipeline.filters.vocabulary import given_names, listed_form
 from pipeline.filters.worksheet import is_worksheet_character
 from pipeline.maths import MATH_WORDS
 from pipeline.types import Detection, Dialogue, Span
@@ -360,7 +360,7 @@ def story_places(dialogue: Dialogue, spans: list[list[Span]]) -> dict[str, set[s
 def _may_be_person(place: str, label: str) -> bool:
     """A NAME with a given name in it ("Austin", "Maria Lopez") or a SCHOOL that is one ("Lincoln",
     not "Lincoln Park") may be someone: it is never read as a place."""
-    words = re.findall(r"[^\W\d_]+", fold(place))
+    words = re.findall(r"[^\W\d_]+", listed_form(place))
     if label == "NAME":
         return bool(set(words) & given_names())
     return label == "SCHOOL" and " ".join(words) in given_names()

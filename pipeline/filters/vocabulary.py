@@ -47,8 +47,10 @@ _NAME_TABLES = ("first_names", "first_names_male", "first_names_female", "first_
 _FAMILY_TABLES = ("last_names", "last_names_male", "last_names_female")
 
 
-def fold(word: str) -> str:
-    """``word`` lower-cased, its accents dropped: how the name lists hold it."""
+def listed_form(word: str) -> str:
+    """``word`` lower-cased, its accents dropped: how the name lists hold it (NFKD to ASCII, so a
+    letter without an ASCII base is dropped, as the lists were built; ``pipeline.text.fold`` keeps
+    the length for matching inside text instead)."""
     return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode().lower()
 
 
@@ -78,7 +80,7 @@ def _faker_names(tables: tuple[str, ...]) -> frozenset[str]:
         for table in tables:
             value = getattr(provider, table, None)
             if isinstance(value, dict | list | tuple | set | frozenset):
-                names.update(n for n in map(fold, value) if n.isalpha())
+                names.update(n for n in map(listed_form, value) if n.isalpha())
     return frozenset(names)
 
 

@@ -14,17 +14,14 @@ from collections.abc import Iterator
 
 from pipeline.filters.cues import AGE_QUESTION_RE
 from pipeline.filters.maths import inside_expression
+from pipeline.filters.months import MONTH
 from pipeline.maths import MATH_WORDS, in_math_context, math_token_hits
 
-_MONTHS = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-)
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:19|20)\d{2}"
 DATE_RE = re.compile(
-    rf"\b(?:{_MONTHS}\s+{_DAY}(?:,?\s+{_YEAR})?"  # March 3, 2012 / oct 4 / November 28th
-    rf"|{_DAY}\s+(?:of\s+)?{_MONTHS}(?:,?\s+{_YEAR})?"  # 27 February 2011 / 12th of November
+    rf"\b(?:{MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?"  # March 3, 2012 / oct 4 / November 28th
+    rf"|{_DAY}\s+(?:of\s+)?{MONTH}(?:,?\s+{_YEAR})?"  # 27 February 2011 / 12th of November
     rf"|{_YEAR}-\d{{1,2}}-\d{{1,2}}"  # 2016-07-01
     r"|\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2}))\b",  # 11-28-12, 05/03/2010
     re.IGNORECASE,

@@ -15,8 +15,13 @@ from collections.abc import Sequence
 
 from pipeline.filters import register
 
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"]
-_MONTH_ALONE = re.compile(rf"(?:(?:in|of|on|during)\s+)?(?:{'|'.join(MONTHS)})\.?", re.IGNORECASE)
+# a month's name, full or abbreviated ("March", "oct.", "Sept"): the dates the rules detector finds
+# are built on it too
+MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_MONTH_ALONE = re.compile(rf"(?:(?:in|of|on|during)\s+)?{MONTH}", re.IGNORECASE)
 BIRTH_CUE_RE = re.compile(
     r"\b(?:birth\w*|b-?days?|born|cumple\w*|nacimiento)\b|\bwhen(?:\s+is|['’]s|s)\s+(?:your|ur|his|her)\b",
     re.IGNORECASE,

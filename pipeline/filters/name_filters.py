@@ -167,11 +167,13 @@ _VOCATIVE_BEFORE_RE = re.compile(
     re.IGNORECASE,
 )
 # a title before a name ("Ms Krause", "Mr. Lopez")
-_TITLE_BEFORE_RE = re.compile(r"\b(?:mr|mrs|ms|miss|mx|dr)\.?$", re.IGNORECASE)
+_ABBREVIATED_TITLES = ("mr", "mrs", "ms", "mx", "dr")  # written with a period; "miss" is a word
+_TITLE = rf"(?:{'|'.join((*_ABBREVIATED_TITLES, 'miss'))})\.?"
+_TITLE_BEFORE_RE = re.compile(rf"\b{_TITLE}$", re.IGNORECASE)
 # a sentence ends at ".", "!" or "?", never at a title's period: "How many pens does Mr. Lopez
 # have?" is one sentence, whose question is the titled character's as much as an untitled one's
 _SENTENCE_SPLIT_RE = re.compile(
-    r"(?<=[.!?])(?<!\bmr\.)(?<!\bmrs\.)(?<!\bms\.)(?<!\bmx\.)(?<!\bdr\.)\s+", re.IGNORECASE
+    "(?<=[.!?])" + "".join(rf"(?<!\b{title}\.)" for title in _ABBREVIATED_TITLES) + r"\s+", re.IGNORECASE
 )
 # a question put to the named person, commas or not (transcripts drop them): "Paulina how many did
 # you have?", "Melissa how should I pass them out", "Student S and Abelardo, do either of you …",
@@ -423,7 +425,7 @@ def is_word_problem_character(text: str, start: int, end: int) -> bool:
     return story or bool(_WP_QUESTION_RE.search(sentence))
 
 
-_TITLE_RE = re.compile(r"(?:mr|mrs|ms|miss|mx|dr)\.?\s", re.IGNORECASE)
+_TITLE_RE = re.compile(rf"{_TITLE}\s", re.IGNORECASE)
 
 
 def _titled(text: str, start: int) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.tagger_bench import dev_scores  # noqa: E402
 from pipeline.registry import build  # noqa: E402
 from pipeline.speakers import speaker_name  # noqa: E402
 from pipeline.synthetic import generate_corpus  # noqa: E402
@@ -35,15 +36,11 @@ def neutralised(dialogue: Dialogue) -> Dialogue:
 
 
 def name_recall(detector, dialogues: list[Dialogue]) -> tuple[float, int]:
-    """Share of gold NAME spans overlapped by a detected span, and how many gold names there are."""
-    hits = total = 0
-    for dialogue, detections in zip(dialogues, detector.detect_many(dialogues), strict=True):
-        found = {d.index: d.spans for d in detections}
-        for message in dialogue.messages:
-            for gold in (s for s in message.spans if s.label == "NAME"):
-                total += 1
-                hits += any(s.start < gold.end and gold.start < s.end for s in found.get(message.index, ()))
-    return (hits / total if total else 0.0), total
+    """Share of gold NAME spans overlapped by a detected span (``tagger_bench.dev_scores``), and how
+    many gold names there are."""
+    predicted = [[list(d.spans) for d in found] for found in detector.detect_many(dialogues)]
+    scores = dev_scores(dialogues, predicted)
+    return scores["name_recall"], scores["names"]
 
 
 def main(argv: list[str] | None = None) -> int:

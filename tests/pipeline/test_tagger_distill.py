@@ -73,6 +73,38 @@ def test_a_student_keeps_fewer_layers_and_records_its_teacher(teacher, tmp_path)
     assert len(det.detect(_dialogues()[0])) == 3  # loads and runs like any version
 
 
+def test_a_student_learns_on_generated_dialogues_of_its_own_beside_its_teachers_data(teacher, tmp_path):
+    from pipeline.tagger import TrainConfig, read_info, train_tagger
+    from pipeline.tagger.training.data import student_generated
+
+    student = read_info(train_tagger(TrainConfig(
+        _dialogues(), name="student", out_dir=tmp_path, teacher=teacher.path, num_layers=1,
+        student_generated=2, **TINY,
+    )).path)
+    extra = [i for i in student.train_ids if i.startswith("student-")]
+    assert len(extra) == 2 and set(student.train_ids) - set(extra) == set(teacher.train_ids)
+    assert student.dev_ids == teacher.dev_ids  # judged against the teacher on the same dialogues
+    assert student.hyper["student_generated"] == 2
+    assert [d.id for d in student_generated([], 2)] == extra  # seeded: the same dialogues each time
+    with pytest.raises(TrainingError, match="student_generated is a student's"):
+        train_tagger(TrainConfig(_dialogues(), name="x", out_dir=tmp_path, student_generated=2, **TINY))
+    with pytest.raises(TrainingError, match="not negative"):
+        train_tagger(TrainConfig(_dialogues(), name="x", out_dir=tmp_path, teacher=teacher.path, num_layers=1,
+                                 student_generated=-1, **TINY))
+
+
+def test_a_students_generated_dialogues_follow_its_teachers_labelling_policy():
+    from pipeline.synthetic import generate_corpus
+    from pipeline.tagger.training.data import student_generated
+
+    def policy(data):
+        return {d.meta["policy"] for d in student_generated(data, 2)}
+
+    assert policy(generate_corpus(2, seed=1, policy="recall_first")) == {"recall_first"}
+    assert policy(generate_corpus(2, seed=1, policy="strict")) == {"strict"}
+    assert policy(_dialogues()) == {"strict"}  # no generated dialogue to follow
+
+
 def test_explicit_student_layers_take_those_teacher_weights(teacher, tmp_path):
     from pipeline.tagger import load_model
     from pipeline.tagger.training.distillation import load_student

@@ -80,7 +80,8 @@ class Command(BaseCommand):
                                  f"with --distill-from, N of the teacher's layers spread evenly (default {STUDENT_DEFAULTS['num_layers']}).")
         parser.add_argument("--feed-forward", type=int, metavar="N",
                             help="With --distill-from: keep N of each layer's feed-forward units, those that weigh "
-                                 "most (default: all of them).")
+                                 f"most (default {STUDENT_DEFAULTS['student_feed_forward']}; the teacher's width or more keeps "
+                                 "all of them).")
         parser.add_argument("--distill-from", metavar="NAME/VERSION|PATH",
                             help="Distil this trained version into a smaller student: its weights less some layers, "
                                  "trained on its soft labels as well as the gold ones, and checked against it on "

@@ -10,8 +10,11 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.synthetic import generate_corpus
+from pipeline.synthetic.generator import GENERATOR_NAME
 from pipeline.tagger.store import ModelInfo
 from pipeline.tagger.training.config import (
+    STUDENT_SYNTHETIC_SEED,
     THRESHOLD_RULES,
     TeacherDevError,
     TrainConfig,
@@ -101,6 +104,8 @@ def check_inputs(config: TrainConfig, teacher: ModelInfo | None) -> tuple[list[D
                             f"not {config.distill_thresholds!r}")
     if not 0 < config.empty_window_share <= 1:
         raise TrainingError(f"empty_window_share {config.empty_window_share} must be in (0, 1]")
+    if config.student_generated < 0 or (config.student_generated and teacher is None):
+        raise TrainingError("student_generated is a student's (with a teacher), and not negative")
     train = [d for d in config.train_dialogues if d.messages]
     if config.dev_dialogues is not None:
         dev = [d for d in config.dev_dialogues if d.messages]
@@ -108,8 +113,22 @@ def check_inputs(config: TrainConfig, teacher: ModelInfo | None) -> tuple[list[D
         train, dev = teacher_dev_split(train, teacher)
     else:
         train, dev = split_by_dialogue(train, config.dev_fraction, config.seed)
+    if config.student_generated:
+        train = train + student_generated(train, config.student_generated)
     if not train:
         raise TrainingError("no training dialogues")
     if not any(m.spans for d in train for m in d.messages):
         raise TrainingError("the training dialogues carry no gold spans")
     return train, dev
+
+
+def student_generated(teacher_train: Sequence[Dialogue], count: int) -> list[Dialogue]:
+    """``count`` generated dialogues a student learns on beside its teacher's training data (never
+    as dev: its check against the teacher stays on the teacher's dev dialogues). A student learns
+    to give its teacher's answers, and a smaller one needs more text to learn them from than its
+    teacher needed: these cost nothing to make and carry no project's gold. They follow the
+    labelling policy of the generated dialogues in the teacher's data (strict where it has none),
+    so both models learn the same rule for word-problem characters."""
+    policies = {d.meta.get("policy") for d in teacher_train if d.meta.get("generator") == GENERATOR_NAME}
+    policy = policies.pop() if len(policies) == 1 and None not in policies else "strict"
+    return generate_corpus(count, seed=STUDENT_SYNTHETIC_SEED, policy=policy, id_prefix="student")

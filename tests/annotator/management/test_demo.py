@@ -112,7 +112,7 @@ def test_demo_setup_train_tagger_makes_the_student_its_first_model_and_the_defau
     from annotator.services import tagger
     from pipeline.tagger.training import distillation
 
-    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
+    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1, "student_generated": 0}
     settings.BLINDSPOT_TAGGER_ONNX = False
     monkeypatch.setattr(distillation, "DISTILL_TOLERANCE", 1.0)
     real = tagger.tagger_train

@@ -24,7 +24,7 @@ TINY = {"epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score":
 
 @pytest.fixture
 def tiny_student(settings):
-    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
+    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1, "student_generated": 0}
     settings.BLINDSPOT_TAGGER_ONNX = False
 
 

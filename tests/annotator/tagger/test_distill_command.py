@@ -40,7 +40,8 @@ def test_distill_from_takes_the_student_recipe_and_a_directory(teacher, monkeypa
     for ref in (teacher.full_version, teacher.path):
         with pytest.raises(CommandError, match="stop here"):
             call_command("train_tagger", project="test", synthetic=1, distill_from=ref)
-        assert seen == {"teacher": str(teacher.path), "num_layers": 2, "epochs": 5, "patience": 2}
+        assert seen == {"teacher": str(teacher.path), "num_layers": 2, "student_feed_forward": 768,
+                        "student_generated": 300, "epochs": 5, "patience": 2}
     with pytest.raises(CommandError, match="stop here"):
         call_command("train_tagger", project="test", synthetic=1, distill_from=teacher.path, epochs=1)
     assert seen["epochs"] == 1  # what is given wins

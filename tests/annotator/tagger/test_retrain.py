@@ -459,7 +459,7 @@ def test_a_full_retrain_distils_its_student_and_offers_it_when_it_passes(gold_pr
 
     monkeypatch.setattr(plan, "GENERATED_PER_GOLD", 0.5)
     monkeypatch.setattr(distillation, "DISTILL_TOLERANCE", tolerance)
-    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1}
+    settings.BLINDSPOT_TAGGER_STUDENT = {"num_layers": 1, "epochs": 1, "student_generated": 0}
     settings.BLINDSPOT_TAGGER_ONNX = False
     tiny = {"epochs": 1, "num_layers": 2, "check_precision": False, "min_dev_score": 0.0, "seed": 1}
     job, _ = tagger_retrain.tagger_retrain_request(project=gold_project, options=tiny, full=True)

@@ -2,7 +2,8 @@
 
 A saved version's fp32 torch weights are exported with ``torch.onnx`` (dynamic batch and
 sequence axes, softmax inside the graph), fused with ONNX Runtime's transformer optimiser
-(attention, layer norm, GELU) and, for ``int8``, dynamically quantised with
+(attention, the embeddings' layer norm, GELU; never a residual add into its layer norm:
+:data:`UNFUSED`) and, for ``int8``, dynamically quantised with
 ``onnxruntime.quantization`` (weights per channel, the classification head left in float).
 
 Each file is verified before it is registered: the tagger's word probabilities on a sample of
@@ -54,6 +55,11 @@ SAMPLE_SEED = 2027  # generated verification dialogues: never the demo corpus's 
 # the whole dev set is verified, topped up with generated dialogues to at least this many: a
 # student's dev is its teacher's 10 dialogues, on which one word moves F1 by about 0.01
 MIN_SAMPLE_DIALOGUES = 40
+# Fusions left out, in the export and at session start (ONNX Runtime re-fuses what the file left
+# apart): its SkipLayerNormalization kernel cost 4x the Add and LayerNormalization it replaces
+# (ORT 1.32, one thread, AMD EPYC AVX2: 1,056 ms against 260 ms over 104k tokens of a student,
+# 15 % of the graph's time; the same probabilities), bench/detect_speed_bench.py
+UNFUSED = ("SkipLayerNormFusion",)
 
 Progress = Callable[[int, int, str], None]
 
@@ -150,7 +156,8 @@ def session_options(threads: int | None = None) -> Any:
 def _session(file: str | Path, threads: int | None = None) -> Any:
     ort = import_ort()
     return ort.InferenceSession(
-        str(file), sess_options=session_options(threads), providers=["CPUExecutionProvider"]
+        str(file), sess_options=session_options(threads), providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(UNFUSED),
     )
 
 
@@ -243,12 +250,15 @@ def _export_fp32(path: Path, info: ModelInfo, out: Path) -> None:
             dynamic_axes=axes, opset_version=OPSET, dynamo=False, do_constant_folding=True,
         )
     try:
+        from onnxruntime.transformers.fusion_options import FusionOptions
         from onnxruntime.transformers.optimizer import optimize_model
 
         cfg = model.config
+        fusions = FusionOptions("bert")
+        fusions.enable_skip_layer_norm = False  # UNFUSED
         fused = optimize_model(
             str(raw), model_type="bert", num_heads=int(cfg.num_attention_heads),
-            hidden_size=int(cfg.hidden_size), opt_level=0,
+            hidden_size=int(cfg.hidden_size), opt_level=0, optimization_options=fusions,
         )
         fused.save_model_to_file(str(out))
     finally:
@@ -443,7 +453,7 @@ def _onnx_meta(records: dict[str, Any], export_seconds: float) -> dict[str, Any]
         **records,
         "opset": OPSET,
         "export_seconds": round(export_seconds, 1),
-        "method": "torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert); "
+        "method": "torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert, no skip layer norm); "
         "int8: onnxruntime.quantization.quantize_dynamic (MatMul + Attention, QInt8 per channel, head in float)",
         "tolerances": {
             "fp32": {"max_abs_diff": FP32_MAX_ABS_DIFF, "argmax_agreement": FP32_MIN_AGREEMENT},

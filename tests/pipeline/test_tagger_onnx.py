@@ -235,3 +235,32 @@ def test_the_onnx_backend_detects_without_importing_torch_or_transformers(traine
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_residual_adds_stay_apart_from_their_layer_norms_in_the_file_and_the_session(trained, tmp_path, monkeypatch,
+                                                                                   precision):
+    """ONNX Runtime's SkipLayerNormalization kernel is the slow way to run an add and a layer norm:
+    the export leaves them apart and a session does not fuse them again when it starts."""
+    import onnx
+
+    from pipeline.tagger import onnx_export
+
+    file = Path(trained.path) / onnx_export.ONNX_FILES[precision]
+    exported = {n.op_type for n in onnx.load(str(file)).graph.node}
+    assert "LayerNormalization" in exported and "SkipLayerNormalization" not in exported
+    assert "QAttention" in exported if precision == "int8" else "Attention" in exported  # still fused
+
+    dumped = tmp_path / "session.onnx"
+    options = onnx_export.session_options
+
+    def dumping(threads=None):
+        opts = options(threads)
+        opts.optimized_model_filepath = str(dumped)
+        return opts
+
+    monkeypatch.setattr(onnx_export, "session_options", dumping)
+    tagger = onnx_export.load_onnx_model(trained.path, precision=precision)
+    running = {n.op_type for n in onnx.load(str(dumped)).graph.node}
+    assert "LayerNormalization" in running and "SkipLayerNormalization" not in running
+    assert tagger.tag(_dialogues()[:1])  # and it still tags

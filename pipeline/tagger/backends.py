@@ -147,8 +147,15 @@ def cached_choice(info: ModelInfo) -> dict[str, Any] | None:
         except (OSError, ValueError):
             return None
     names = [c.name for c in candidates(info)]
-    current = cached and cached.get("candidates") == names and cached.get("method") == METHOD
+    current = (cached and cached.get("candidates") == names and cached.get("method") == METHOD
+               and cached.get("files") == exported_files(info))
     return cached if current else None  # re-exported or measured another way since: again
+
+
+def exported_files(info: ModelInfo) -> dict[str, str]:
+    """The SHA-256 of each of the version's ONNX files: a re-export (another graph, another speed)
+    makes a cached measurement stale."""
+    return {p: e["sha256"] for p, e in (info.onnx or {}).items() if isinstance(e, dict) and "sha256" in e}
 
 
 def measured_choice(
@@ -171,7 +178,7 @@ def measured_choice(
                 cands = candidates(info)
                 timings = measure(info, cands, load=load or _load, timer=timer, dialogues=dialogues) if len(cands) > 1 else []
                 add_startups(info, timings, cands, startup or startup_seconds)
-                chosen = _record(cands, timings, facts)
+                chosen = _record(cands, timings, facts) | {"files": exported_files(info)}
                 _save(info, key, chosen)
     _choices[(info.path, key)] = chosen
     return chosen

@@ -199,6 +199,25 @@ def test_auto_measures_the_verified_runtimes_once_and_runs_the_cheapest(trained)
     assert det.detect(_dialogues()[0]) and (getattr(det.model, "backend", "torch") == backend)
 
 
+def test_a_re_export_makes_the_measured_runtime_stale(trained, tmp_path):
+    """Another graph runs at another speed: the choice measured for the old files is not reused."""
+    import shutil
+
+    from pipeline.tagger import read_info
+    from pipeline.tagger.backends import cached_choice, measured_choice
+    from pipeline.tagger.store import update_info
+
+    copy = tmp_path / "tiny" / Path(trained.path).name
+    shutil.copytree(trained.path, copy)
+    info = read_info(copy)
+    measured_choice(info, startup=lambda path, candidate: 0.1)
+    assert cached_choice(info) is not None
+    onnx = dict(info.onnx)
+    onnx["int8"] = {**onnx["int8"], "sha256": "0" * 64}  # what a re-export records
+    assert cached_choice(update_info(copy, onnx=onnx)) is None
+    assert cached_choice(update_info(copy, onnx=info.onnx)) is not None  # the files it measured
+
+
 def test_the_fast_tokenizer_file_gives_the_same_windows_as_transformers(trained):
     from transformers import AutoTokenizer
 

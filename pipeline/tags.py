@@ -114,12 +114,9 @@ def decode_words(
     if not len(words):
         return []
     ent = np.asarray(entity_probs, dtype=np.float64).reshape(len(words), len(labels))
-    thr = np.asarray(thresholds, dtype=np.float64)
-    best = ent.argmax(axis=1)
-    total = ent.sum(axis=1)
-    need = thr[best]
+    top, total, need = word_tests(ent, np.asarray(thresholds, dtype=np.float64))
     # a span starts only on a confident word; diffuse mass (0.2 AGE + 0.2 PHONE) continues one
-    confident = (ent[np.arange(len(words)), best] >= need) & (total > 0)
+    confident = (top >= need) & (total > 0)
     continues = (total >= need) & (total > 0)
     if not confident.any():
         return []  # most messages: no word is confident enough to start a span
@@ -163,10 +160,19 @@ def decision_margin(entity_probs: Sequence[Sequence[float]], thresholds: Sequenc
     ent = np.asarray(entity_probs, dtype=np.float64)
     if not ent.size:
         return None
-    ent = ent.reshape(ent.shape[0], -1)
-    thr = np.asarray(thresholds, dtype=np.float64)
+    return float(word_margins(ent.reshape(ent.shape[0], -1), np.asarray(thresholds, dtype=np.float64)).min())
+
+
+def word_tests(ent: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per word (a row of ``ent``: ``P(word is label)``), the two probabilities :func:`decode_words`
+    tests and the threshold both are tested against: the most probable label's probability (to
+    start a span), the total PII probability (to continue one), and that label's threshold."""
     best = ent.argmax(axis=1)
-    need = thr[best]
-    start = np.abs(ent[np.arange(len(ent)), best] - need)
-    cont = np.abs(ent.sum(axis=1) - need)
-    return float(np.minimum(start, cont).min())
+    return ent[np.arange(len(ent)), best], ent.sum(axis=1), thresholds[best]
+
+
+def word_margins(ent: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Per word, how far its nearer test of :func:`word_tests` was from its threshold:
+    :func:`decision_margin` is the smallest over a message's words."""
+    top, total, need = word_tests(ent, thresholds)
+    return np.minimum(np.abs(top - need), np.abs(total - need))

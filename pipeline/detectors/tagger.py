@@ -135,27 +135,23 @@ class TaggerDetector(BaseDetector):
 
     def _run(self, dialogues: list[Dialogue]) -> Iterator[list[Detection]]:
         from pipeline.tagger.postfilter import filter_dialogue
-        from pipeline.tags import decision_margin
 
         model = self.model
         try:
             probs = model.predict(dialogues, batch_size=self.config["batch_size"])
         except (RuntimeError, ValueError, IndexError) as exc:
             raise DetectorError(f"tagger: inference failed on a batch: {exc}") from exc
-        thresholds = self.thresholds()
-        thr = [float(thresholds.get(lab, 0.5)) for lab in model.label_map.labels]
+        decided = iter(model.decisions(
+            [m.text for d in dialogues for m in d.messages], [mp for dp in probs for mp in dp], self.thresholds()
+        ))
         policy = self.config["policy"]
-        for dialogue, dprobs in zip(dialogues, probs, strict=True):
-            spans = [
-                model.to_spans(m.text, mp, thresholds)
-                for m, mp in zip(dialogue.messages, dprobs, strict=True)
-            ]
+        for dialogue in dialogues:
+            spans, margins = zip(*(next(decided) for _ in dialogue.messages), strict=True) if dialogue.messages else ((), ())
             if self.config["postfilter"]:
-                spans = filter_dialogue(dialogue, spans, policy=policy)
+                spans = filter_dialogue(dialogue, list(spans), policy=policy)
             out = []
-            for message, found, mp in zip(dialogue.messages, spans, dprobs, strict=True):
+            for message, found, margin in zip(dialogue.messages, spans, margins, strict=True):
                 found = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in found]
-                margin = decision_margin(model.entity_probs(mp.probs)[0], thr) if mp.words else None
                 out.append(Detection(dialogue.id, message.index, tuple(sorted(found)), margin=margin))
             yield out
 

@@ -268,15 +268,18 @@ def slip_of(word: str) -> str | None:
     if _lexicon() is None or len(word) < MIN_SLIP or not (word.isascii() and word.isalpha() and word.islower()):
         return None
     reach = 1 if len(word) <= 5 else 2
-    name_score, _ = _best(word, _names_to_match(), reach)
-    needed = max(word_zipf(word), name_score) + MARGIN
+    own = word_zipf(word)
     score, target = _best(word, frequent_words(), reach)
+    maths_score, maths_target = _best(word, maths_words(), reach, _maths_prior)
+    if max(score, maths_score) < own + MARGIN:
+        return None  # no reading beats the word as itself: the names (35,000) need no search
+    name_score, _ = _best(word, _names_to_match(), reach)
+    needed = max(own, name_score) + MARGIN
     if target is not None and score >= needed:
         return target
     if name_score > float("-inf"):
         return None  # a maths slip is read only where no name is as near: "dellar" may be Della's kin
-    score, target = _best(word, maths_words(), reach, _maths_prior)
-    return target if target is not None and score >= needed else None
+    return maths_target if maths_target is not None and maths_score >= needed else None
 
 
 def glued_frequent_words(word: str) -> tuple[str, str] | None:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pipeline.tagger import backends
+from pipeline.tagger import backends, store
 from pipeline.tagger.backends import Candidate
 from pipeline.tagger.store import ModelInfo
 from pipeline.types import Dialogue, Message
@@ -29,6 +29,7 @@ def info(tmp_path, monkeypatch):
     monkeypatch.setattr(backends, "_choices", {})
     monkeypatch.setattr(backends, "cpu_description", lambda: ("Test EPYC", frozenset({"avx2", "avx512_bf16"})))
     monkeypatch.setattr(backends, "native_bf16", lambda: True)
+    monkeypatch.setattr(store, "native_bf16", lambda: True)  # an explicit precision is chosen there
     return ModelInfo.from_dict(
         {"name": "m", "version": path.name, "base_model": "x", "scheme": "bio", "labels": ["NAME"],
          "data_hash": "", "created_at": "", "training_seconds": 0,

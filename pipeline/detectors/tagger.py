@@ -141,16 +141,19 @@ class TaggerDetector(BaseDetector):
             probs = model.predict(dialogues, batch_size=self.config["batch_size"])
         except (RuntimeError, ValueError, IndexError) as exc:
             raise DetectorError(f"tagger: inference failed on a batch: {exc}") from exc
-        decided = iter(model.decisions(
+        decided = model.decisions(  # the whole chunk's messages at once, then handed out per dialogue
             [m.text for d in dialogues for m in d.messages], [mp for dp in probs for mp in dp], self.thresholds()
-        ))
+        )
         policy = self.config["policy"]
+        at = 0
         for dialogue in dialogues:
-            spans, margins = zip(*(next(decided) for _ in dialogue.messages), strict=True) if dialogue.messages else ((), ())
+            mine = decided[at : at + len(dialogue.messages)]
+            at += len(dialogue.messages)
+            spans = [found for found, _ in mine]
             if self.config["postfilter"]:
-                spans = filter_dialogue(dialogue, list(spans), policy=policy)
+                spans = filter_dialogue(dialogue, spans, policy=policy)
             out = []
-            for message, found, margin in zip(dialogue.messages, spans, margins, strict=True):
+            for message, found, (_, margin) in zip(dialogue.messages, spans, mine, strict=True):
                 found = [s.__class__(s.start, s.end, s.label, s.score, self.name) for s in found]
                 out.append(Detection(dialogue.id, message.index, tuple(sorted(found)), margin=margin))
             yield out

@@ -56,9 +56,8 @@ SAMPLE_SEED = 2027  # generated verification dialogues: never the demo corpus's 
 # student's dev is its teacher's 10 dialogues, on which one word moves F1 by about 0.01
 MIN_SAMPLE_DIALOGUES = 40
 # Fusions left out, in the export and at session start (ONNX Runtime re-fuses what the file left
-# apart): its SkipLayerNormalization kernel cost 4x the Add and LayerNormalization it replaces
-# (ORT 1.32, one thread, AMD EPYC AVX2: 1,056 ms against 260 ms over 104k tokens of a student,
-# 15 % of the graph's time; the same probabilities), bench/detect_speed_bench.py
+# apart): its SkipLayerNormalization kernel costs several times the Add and LayerNormalization it
+# replaces, for the same probabilities (figures in docs/benchmarks.md, "Speed")
 UNFUSED = ("SkipLayerNormFusion",)
 
 Progress = Callable[[int, int, str], None]

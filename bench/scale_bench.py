@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -63,7 +64,8 @@ def verdict(stage: str, seconds: float) -> str:
 
 def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
     """``n`` workers of one process each, after dropping the tasks an earlier bench left queued on
-    ``broker`` (they name rows of another database: a page's scoring job, a merge)."""
+    ``broker`` (they name rows of another database: a page's scoring job, a merge); returned once
+    every one of them answers a ping (:func:`wait_ready`)."""
     import redis
 
     queue = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")  # the bench database's own (common.py)
@@ -71,10 +73,29 @@ def start_workers(n: int, db_url: str, broker: str) -> list[subprocess.Popen]:
     env = {**os.environ, "DATABASE_URL": db_url, "REDIS_URL": broker, "DEBUG": "0",
            "SECRET_KEY": "scale-bench-not-secret", "BLINDSPOT_SURROGATE_KEY": "scale-bench-not-secret",
            "OMP_NUM_THREADS": "1"}
-    return [subprocess.Popen(
+    names = [f"scale{i}@{socket.gethostname()}" for i in range(n)]
+    workers = [subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-P", "prefork", "-c", "1",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", f"scale{i}@%h"],
-        cwd=ROOT, env=env, start_new_session=True) for i in range(n)]
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "-n", name],
+        cwd=ROOT, env=env, start_new_session=True) for name in names]
+    wait_ready(workers, names)
+    return workers
+
+
+def wait_ready(workers: list[subprocess.Popen], names: list[str], timeout: float = 120) -> None:
+    """Until every worker answers a ping. A worker's start (Django, Celery, its pool process: about
+    2 CPU-seconds each) is no part of the first job timed after it: a user's workers are running
+    before a run starts, and a bench that counted it would charge it to whichever job came first."""
+    from annotator.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(w.poll() is not None for w in workers):
+            raise SystemExit("a Celery worker exited while starting (its output is above)")
+        answered = {name for reply in app.control.ping(destination=names, timeout=1.0) for name in reply}
+        if answered >= set(names):
+            return
+    raise SystemExit(f"the workers did not answer a ping in {timeout:.0f} s")
 
 
 def workers_peak_mb(workers: list[subprocess.Popen]) -> list[float]:

@@ -73,6 +73,8 @@ def test_docker_compose_runs_several_workers():
     worker = compose["services"]["worker"]
     assert "container_name" not in worker and "ports" not in worker
     assert worker["deploy"]["replicas"] == "${BLINDSPOT_WORKERS:-2}"
+    # every worker counts the others when it shares the host's cores among its tasks
+    assert worker["environment"]["BLINDSPOT_HOST_WORKERS"] == worker["deploy"]["replicas"]
 
 
 @pytest.mark.slow

@@ -1,0 +1,58 @@
+"""A Celery worker gives each of its pool processes a share of the cores for inference, so that
+``--concurrency N`` never runs N x cores inference threads."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotator.celery import inference_threads_share
+from pipeline import parallel
+from tests.conftest import wait_for
+
+
+@pytest.fixture
+def eight_cores(monkeypatch):
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 8)
+
+
+@pytest.mark.parametrize(("tasks", "share"), [(1, "8"), (2, "4"), (3, "2"), (8, "1"), (16, "1"), (0, "8")])
+def test_each_task_gets_its_share_of_the_cores(eight_cores, tasks, share):
+    assert inference_threads_share({}, tasks=tasks) == share
+
+
+@pytest.mark.parametrize("environ", [{"OMP_NUM_THREADS": "3"}, {"OMP_NUM_THREADS": " 1 "}])
+def test_the_operators_setting_stands(eight_cores, environ):
+    assert inference_threads_share(environ, tasks=4) is None
+
+
+def test_an_empty_setting_is_no_setting(eight_cores):
+    assert inference_threads_share({"OMP_NUM_THREADS": ""}, tasks=4) == "2"
+
+
+def started(worker) -> str:
+    wait_for(lambda: "inference threads per task" in worker.output(), timeout=60,
+             what=lambda: f"the worker's thread share in its log\n{worker.output()}")
+    return worker.output()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+@pytest.mark.postgres
+@pytest.mark.parametrize(("concurrency", "host_workers"), [(2, None), (1, "3")])
+def test_a_real_worker_shares_the_hosts_cores_among_its_tasks(celery_worker, monkeypatch, concurrency, host_workers):
+    """The handler is connected: a worker started without OMP_NUM_THREADS gives each task its
+    share before its pool starts, counting the other workers on the host, and says so."""
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("BLINDSPOT_HOST_WORKERS", raising=False)
+    worker = celery_worker(concurrency=concurrency, extra_env={"BLINDSPOT_HOST_WORKERS": host_workers} if host_workers else {})
+    tasks = concurrency * int(host_workers or 1)
+    assert (f"inference threads per task: {parallel.threads_per_worker(tasks)} (OMP_NUM_THREADS: this host's "
+            f"cores shared by {tasks} task(s) at once)") in started(worker)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_a_real_worker_keeps_the_operators_setting(celery_worker):
+    worker = celery_worker(concurrency=2, extra_env={"OMP_NUM_THREADS": "3"})
+    assert "inference threads per task: 3 (OMP_NUM_THREADS as set)" in started(worker)

@@ -47,7 +47,7 @@ def _share_inference_threads(sender=None, instance=None, **_) -> None:
 def inference_threads_share(environ: Mapping[str, str], *, tasks: int) -> str | None:
     """The ``OMP_NUM_THREADS`` for each of ``tasks`` that run at once on this host (a worker's
     concurrency, 1 in the solo pool, times ``BLINDSPOT_HOST_WORKERS``), or None where the operator
-    set it. ONNX Runtime's and torch's thread counts follow it (``pipeline.tagger.model.cpu_threads``).
+    set it. ONNX Runtime's and torch's thread counts follow it (``pipeline.parallel.cpu_threads``).
 
     Without it every task runs a thread per core: ``--concurrency 2`` on two cores ran four threads
     on two cores, which costs more CPU per message and more time than two processes of one thread

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import DetectorError
+from pipeline.parallel import cpu_threads
 
 
 class Encoder:
@@ -117,7 +118,8 @@ def resolve_dtype(dtype: str) -> str:
 
 
 def auto_threads() -> int:
-    """The CPUs this process may use, less those other processes keep busy (at least one).
+    """The CPUs this process may use (its share, where a pool or a Celery worker set one:
+    :func:`pipeline.parallel.cpu_threads`), less those other processes keep busy (at least one).
 
     OpenMP threads that outnumber the free cores spin against each other: on a shared 2-core
     machine with a load of 5, two torch threads encode 5-10x slower than one. Other processes'
@@ -125,7 +127,7 @@ def auto_threads() -> int:
     without that correction, the process's own work before the model loads (building a corpus,
     running other detectors) would keep a dedicated 2-core machine at one thread, half its speed.
     """
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = cpu_threads()
     try:
         busy = os.getloadavg()[0]
     except OSError:  # pragma: no cover - not on every platform

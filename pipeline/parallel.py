@@ -11,7 +11,7 @@ Workers are started with the ``spawn`` method: a fresh interpreter holds nothing
 (no half-initialised torch or OpenMP thread pool, which ``fork`` can deadlock on; no Django, no
 open files), so the only state a worker has is the detector its initializer builds, once. Each
 worker gets ``cores // workers`` inference threads through ``OMP_NUM_THREADS``
-(:func:`pipeline.tagger.model.cpu_threads` honours it), so workers x threads never exceeds the
+(:func:`cpu_threads` honours it), so workers x threads never exceeds the
 cores. A worker that dies (killed, out of memory) ends the run with :class:`WorkerDiedError`
 instead of a hang; an exception inside a worker reaches the caller as itself.
 """
@@ -46,6 +46,15 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def cpu_threads() -> int:
+    """Inference threads: ``OMP_NUM_THREADS`` where set (a process pool or a Celery worker gives
+    each process its share of the cores that way), else every core this process may use."""
+    share = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if share.isdigit() and int(share) > 0:
+        return int(share)
+    return usable_cores()
 
 
 def threads_per_worker(workers: int) -> int:

@@ -17,7 +17,7 @@ class ProbeDetector(BaseDetector):
     def detect(self, dialogue):
         if dialogue.id == self.config["die_on"]:
             os._exit(3)  # no exception, no answer: as if the OOM killer had struck
-        from pipeline.tagger.model import cpu_threads
+        from pipeline.parallel import cpu_threads
 
         source = f"{os.getpid()}:{cpu_threads()}"
         return [Detection(dialogue.id, m.index, (Span(0, 1, "NAME", 1.0, source),) if m.text else ())

@@ -35,7 +35,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pipeline.tagger.model import BATCH_SIZE, TaggerModel, cpu_description, cpu_threads, native_bf16
+from pipeline.parallel import cpu_threads
+from pipeline.tagger.model import BATCH_SIZE, TaggerModel, cpu_description, native_bf16
 from pipeline.tagger.onnx_export import load_onnx_model, onnx_available, sample_dialogues
 from pipeline.tagger.store import ModelInfo, choose_precision, load_model, read_info
 from pipeline.types import Dialogue

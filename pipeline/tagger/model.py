@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.parallel import usable_cores
+from pipeline.parallel import cpu_threads
 from pipeline.tagger.encoding import (
     IGNORE,
     Window,
@@ -41,15 +41,6 @@ BATCH_SIZE = 16
 
 class TaggerUnavailableError(RuntimeError):
     """torch or transformers is missing, or a model directory cannot be read."""
-
-
-def cpu_threads() -> int:
-    """Inference threads: ``OMP_NUM_THREADS`` where set (a process pool gives each worker its share
-    of the cores that way, see :mod:`pipeline.parallel`), else every core this process may use."""
-    share = os.environ.get("OMP_NUM_THREADS", "")
-    if share.isdigit() and int(share) > 0:
-        return int(share)
-    return usable_cores()
 
 
 def import_torch() -> Any:

@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 
 from pipeline.hashing import sha256_file
+from pipeline.parallel import cpu_threads
 from pipeline.tagger.encoding import Window, WindowConfig
 from pipeline.tagger.model import (
     TaggerModel,
     TaggerUnavailableError,
     collate,
-    cpu_threads,
     import_torch,
     offline_env,
 )

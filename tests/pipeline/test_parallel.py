@@ -11,10 +11,10 @@ from pipeline.parallel import (
     ParallelDetector,
     WorkerDiedError,
     chunked,
+    cpu_threads,
     threads_per_worker,
 )
 from pipeline.synthetic import generate_corpus
-from pipeline.tagger.model import cpu_threads
 
 PLUGINS = ("tests.parallel_detectors",)
 

@@ -248,9 +248,21 @@ def test_grid_search_counts_false_positives_and_pii_in_math():
     ],
 )
 def test_auto_threads_leaves_busy_cores_alone(monkeypatch, load, own, expected):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(embeddings.os, "getloadavg", lambda: (load, load, load))
     monkeypatch.setattr(embeddings, "_own_load", lambda cpus: own)
+    assert embeddings.auto_threads() == expected
+
+
+@pytest.mark.parametrize(("share", "load", "expected"), [("1", 0.0, 1), ("4", 0.0, 4), ("4", 2.2, 2)])
+def test_auto_threads_keeps_to_the_process_share(monkeypatch, share, load, expected):
+    """A worker given a share of the cores (OMP_NUM_THREADS) encodes with no more threads than
+    that: two processes of a Celery worker on two cores would otherwise run two threads each."""
+    monkeypatch.setenv("OMP_NUM_THREADS", share)
+    monkeypatch.setattr(embeddings.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(embeddings.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(embeddings, "_own_load", lambda cpus: 0.0)
     assert embeddings.auto_threads() == expected
 
 

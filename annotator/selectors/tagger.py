@@ -15,6 +15,7 @@ from annotator.models import AdjudicationDecision, BackgroundJob, JobStatus, Pro
 from annotator.selectors.exports import gold_state_cached
 from pipeline.tagger import ModelNotFoundError, activation_blockers
 from pipeline.tagger.backends import cached_choice, candidates
+from pipeline.tagger.onnx_export import outdated_export
 from pipeline.tagger.retrain import learning_point
 from pipeline.tagger.store import gold_free, metric_name
 
@@ -100,13 +101,16 @@ def runtime_note(version: str) -> str:
     info = stored_info(version) if version else None
     if info is None:
         return ""
-    chosen = cached_choice(info)
+    chosen, names = cached_choice(info), [c.name for c in candidates(info)]
     if chosen is not None:
-        return chosen["reason"]
-    names = [c.name for c in candidates(info)]
-    if len(names) == 1:
-        return f"{names[0]}: the only verified runtime"
-    return f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the one that spends the least CPU, start-up included"
+        note = chosen["reason"]
+    elif len(names) == 1:
+        note = f"{names[0]}: the only verified runtime"
+    else:
+        note = (f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the one that "
+                "spends the least CPU, start-up included")
+    outdated = outdated_export(info)
+    return f"{note}; {outdated}" if outdated else note
 
 
 def version_blockers(info) -> list[str]:

@@ -59,6 +59,7 @@ MIN_SAMPLE_DIALOGUES = 40
 # apart): its SkipLayerNormalization kernel costs several times the Add and LayerNormalization it
 # replaces, for the same probabilities (figures in docs/benchmarks.md, "Speed")
 UNFUSED = ("SkipLayerNormFusion",)
+UNFUSED_METHOD = "no skip layer norm"  # how the export's ``method`` record says it left them apart
 
 Progress = Callable[[int, int, str], None]
 
@@ -193,6 +194,19 @@ def onnx_available(info: ModelInfo, precision: str) -> bool:
     """Whether this version has a verified ONNX file for ``precision`` that is still intact."""
     entry = (info.onnx or {}).get(precision) or {}
     return bool(entry.get("verified")) and (Path(info.path) / entry.get("file", "-")).is_file()
+
+
+def outdated_export(info: ModelInfo) -> str:
+    """Why this version's ONNX files are slower than a re-export would be (empty when they are
+    not): files exported before :data:`UNFUSED` fused what a session now leaves apart, and a
+    session cannot take a fusion out of a file. The version still runs; re-exporting it keeps its
+    weights and verifies the new files as training does."""
+    onnx = info.onnx or {}
+    exported = [p for p in ONNX_PRECISIONS if isinstance(onnx.get(p), dict) and onnx[p].get("verified")]
+    if not exported or UNFUSED_METHOD in str(onnx.get("method", "")):
+        return ""
+    return (f"its ONNX files predate the faster graph (fusions now left out: {', '.join(UNFUSED)}); "
+            f"`manage.py train_tagger --export-only {info.full_version}` re-exports them")
 
 
 def load_onnx_model(path: str | Path, *, precision: str = "int8", threads: int | None = None) -> OnnxTaggerModel:
@@ -452,7 +466,7 @@ def _onnx_meta(records: dict[str, Any], export_seconds: float) -> dict[str, Any]
         **records,
         "opset": OPSET,
         "export_seconds": round(export_seconds, 1),
-        "method": "torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert, no skip layer norm); "
+        "method": f"torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert, {UNFUSED_METHOD}); "
         "int8: onnxruntime.quantization.quantize_dynamic (MatMul + Attention, QInt8 per channel, head in float)",
         "tolerances": {
             "fp32": {"max_abs_diff": FP32_MAX_ABS_DIFF, "argmax_agreement": FP32_MIN_AGREEMENT},

@@ -120,7 +120,8 @@ def test_versions_and_the_page_say_which_runtime_auto_measured_and_why(versions,
     path = settings.BLINDSPOT_MODELS_DIR / "test" / GOOD_V
     (path / "model.onnx").write_bytes(b"graph")
     tagger_json = json.loads((path / "tagger.json").read_text())
-    (path / "tagger.json").write_text(json.dumps({**tagger_json, "onnx": {"fp32": {"verified": True, "file": "model.onnx"}}}))
+    onnx = {"fp32": {"verified": True, "file": "model.onnx"}, "method": "optimizer (bert, no skip layer norm)"}
+    (path / "tagger.json").write_text(json.dumps({**tagger_json, "onnx": onnx}))
     info = read_info(path)
     run("tagger_activate", GOOD_V, project="test")
     assert ("Runtime (backend auto): not measured on this machine yet: its first run times onnx-fp32, torch-fp32 "
@@ -145,3 +146,26 @@ def test_versions_and_the_page_say_which_runtime_auto_measured_and_why(versions,
     client.force_login(members["admin"])
     page = client.get("/p/test/tagger/").content.decode()
     assert said in page
+
+
+@pytest.mark.parametrize(("method", "outdated"), [
+    (None, True),  # exported before the export recorded its method
+    ("torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert); int8: …", True),
+    ("torch.onnx.export (TorchScript) + onnxruntime.transformers.optimizer (bert, no skip layer norm); int8: …", False),
+])
+def test_versions_and_the_page_say_when_onnx_files_predate_the_faster_graph(versions, settings, client, members,
+                                                                           method, outdated):
+    """A session cannot take a fusion out of a file, so a version exported with its residual layer
+    norms fused stays slower until it is re-exported: the note says so, and how."""
+    path = settings.BLINDSPOT_MODELS_DIR / "test" / GOOD_V
+    (path / "model.onnx").write_bytes(b"graph")
+    tagger_json = json.loads((path / "tagger.json").read_text())
+    onnx = {"fp32": {"verified": True, "file": "model.onnx"}, **({"method": method} if method else {})}
+    (path / "tagger.json").write_text(json.dumps({**tagger_json, "onnx": onnx}))
+    run("tagger_activate", GOOD_V, project="test")
+    note = (f"its ONNX files predate the faster graph (fusions now left out: SkipLayerNormFusion); "
+            f"`manage.py train_tagger --export-only test/{GOOD_V}` re-exports them")
+    assert (note in run("tagger_versions", project="test")) is outdated
+    client.force_login(members["admin"])
+    page = client.get("/p/test/tagger/").content.decode()
+    assert ("re-exports them" in page) is outdated

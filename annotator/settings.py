@@ -392,12 +392,7 @@ STORAGES = {
     **object_storages(BLINDSPOT_STORAGE_URL, access_key=os.environ.get("AWS_ACCESS_KEY_ID", ""),
                       secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "")),
 }
-BLINDSPOT_TAGGER_BASE = os.environ.get("BLINDSPOT_TAGGER_BASE", "")  # Celery workers (containers, or separate `celery worker` commands) that share this host's cores.
-# A worker cannot see the others, so it gives each task cores / (this x its concurrency) inference
-# threads (annotator.celery) unless OMP_NUM_THREADS is set; docker-compose.yml passes its
-# BLINDSPOT_WORKERS here.
-BLINDSPOT_HOST_WORKERS = max(1, env_int("BLINDSPOT_HOST_WORKERS", 1))
-# a local HF checkpoint path
+BLINDSPOT_TAGGER_BASE = os.environ.get("BLINDSPOT_TAGGER_BASE", "")  # a local HF checkpoint path
 # Export and verify every trained tagger version to ONNX as training's last step ("0": skip it).
 BLINDSPOT_TAGGER_ONNX = os.environ.get("BLINDSPOT_TAGGER_ONNX", "1") != "0"
 # Fields of TrainConfig overriding the automatic student's recipe (STUDENT_DEFAULTS); empty: the
@@ -409,6 +404,11 @@ BLINDSPOT_IMPORT_MAX_BYTES = env_int("BLINDSPOT_IMPORT_MAX_BYTES", 512 * 1024 * 
 BLINDSPOT_IMPORT_BATCH_DIALOGUES = env_int("BLINDSPOT_IMPORT_BATCH_DIALOGUES", 1000)
 # Extra modules that register detectors with pipeline.registry (third-party or site-specific).
 BLINDSPOT_DETECTOR_PLUGINS = env_list("BLINDSPOT_DETECTOR_PLUGINS", [])
+# Celery workers (containers, or separate `celery worker` commands) that share this host's cores.
+# A worker cannot see the others, so it gives each task cores / (this x its concurrency) inference
+# threads (annotator.celery) unless OMP_NUM_THREADS is set; docker-compose.yml passes its
+# BLINDSPOT_WORKERS here.
+BLINDSPOT_HOST_WORKERS = max(1, env_int("BLINDSPOT_HOST_WORKERS", 1))
 # A run's chunk (one task any worker may take) closes at whichever comes first: this many messages
 # (the tagger's own sweep, pipeline.parallel.CHUNK_MESSAGES) or this many dialogues. Sized by
 # messages, a corpus of short exchanges (two messages a dialogue) no longer makes chunks of 100

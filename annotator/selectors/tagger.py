@@ -101,16 +101,22 @@ def runtime_note(version: str) -> str:
     info = stored_info(version) if version else None
     if info is None:
         return ""
-    chosen, names = cached_choice(info), [c.name for c in candidates(info)]
-    if chosen is not None:
-        note = chosen["reason"]
-    elif len(names) == 1:
-        note = f"{names[0]}: the only verified runtime"
-    else:
-        note = (f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the one that "
-                "spends the least CPU, start-up included")
+    note = _choice_note(info)
     outdated = outdated_export(info)
     return f"{note}; {outdated}" if outdated else note
+
+
+def _choice_note(info) -> str:
+    """The cached choice's reason, or what the first run will time (the candidates are only
+    listed when nothing is cached)."""
+    chosen = cached_choice(info)
+    if chosen is not None:
+        return chosen["reason"]
+    names = [c.name for c in candidates(info)]
+    if len(names) == 1:
+        return f"{names[0]}: the only verified runtime"
+    return (f"not measured on this machine yet: its first run times {', '.join(names)} and keeps the one that "
+            "spends the least CPU, start-up included")
 
 
 def version_blockers(info) -> list[str]:

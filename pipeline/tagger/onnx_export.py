@@ -202,7 +202,7 @@ def outdated_export(info: ModelInfo) -> str:
     session cannot take a fusion out of a file. The version still runs; re-exporting it keeps its
     weights and verifies the new files as training does."""
     onnx = info.onnx or {}
-    exported = [p for p in ONNX_PRECISIONS if isinstance(onnx.get(p), dict) and onnx[p].get("verified")]
+    exported = any(isinstance(onnx.get(p), dict) and onnx[p].get("verified") for p in ONNX_PRECISIONS)
     if not exported or UNFUSED_METHOD in str(onnx.get("method", "")):
         return ""
     return (f"its ONNX files predate the faster graph (fusions now left out: {', '.join(UNFUSED)}); "

@@ -1,5 +1,6 @@
 """The Celery app. With no ``REDIS_URL`` tasks run in-process (eagerly) so the app needs no broker."""
 
+import gc
 import logging
 import os
 from collections.abc import Mapping
@@ -42,6 +43,21 @@ def _share_inference_threads(sender=None, instance=None, **_) -> None:
                     "task(s) at once)", share, tasks)
     else:
         logger.info("inference threads per task: %s (OMP_NUM_THREADS as set)", os.environ["OMP_NUM_THREADS"])
+
+
+@signals.celeryd_after_setup.connect
+def _freeze_startup_heap(**_) -> None:
+    """Keep what the worker holds once it is set up (Django, the app, the libraries it imported)
+    out of every later garbage collection, before the pool starts its processes.
+
+    A full collection walks every object the process tracks: in a worker, about 157,000 objects
+    that never become garbage, walked again whenever a task allocates enough (the tagger's word
+    tokens and windows do). Frozen, they are skipped (and a forked process no longer writes
+    to the pages it shares with its parent when it counts them). Objects made later, a task's and a
+    model's, are collected as before."""
+    gc.collect()
+    gc.freeze()
+    logger.info("objects kept out of garbage collection: %d", gc.get_freeze_count())
 
 
 def inference_threads_share(environ: Mapping[str, str], *, tasks: int) -> str | None:

@@ -1,7 +1,8 @@
 """Detectors for the process-pool tests, registered in each worker by importing this module
 (``plugins=("tests.parallel_detectors",)``): one says which process and how many threads
-tagged each dialogue, one kills its worker."""
+tagged each dialogue (and how many objects it froze), one kills its worker."""
 
+import gc
 import os
 
 from pipeline.detectors.base import BaseDetector
@@ -19,7 +20,7 @@ class ProbeDetector(BaseDetector):
             os._exit(3)  # no exception, no answer: as if the OOM killer had struck
         from pipeline.parallel import cpu_threads
 
-        source = f"{os.getpid()}:{cpu_threads()}"
+        source = f"{os.getpid()}:{cpu_threads()}:{gc.get_freeze_count()}"
         return [Detection(dialogue.id, m.index, (Span(0, 1, "NAME", 1.0, source),) if m.text else ())
                 for m in dialogue.messages]
 

@@ -3,6 +3,7 @@ one process, a thread share per worker, and a dead worker reported instead of a 
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -55,7 +56,9 @@ def test_the_stream_is_read_only_a_few_chunks_ahead(dialogues):
     assert len(list(answers)) == len(dialogues) - 1
 
 
-def test_each_worker_builds_its_detector_with_its_share_of_the_threads(dialogues, monkeypatch):
+def test_each_worker_builds_its_detector_with_its_share_of_the_threads_and_freezes_what_it_holds(
+    dialogues, monkeypatch
+):
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
     assert [threads_per_worker(n) for n in (1, 2, 3, 8)] == [4, 2, 1, 1]
     monkeypatch.undo()
@@ -64,8 +67,9 @@ def test_each_worker_builds_its_detector_with_its_share_of_the_threads(dialogues
     pids = {int(s.split(":")[0]) for s in sources}
     assert pids and os.getpid() not in pids and len(pids) <= 2  # the workers, not this process
     assert {s.split(":")[1] for s in sources} == {str(threads_per_worker(2))}
+    assert all(int(s.split(":")[2]) > 5_000 for s in sources)  # the modules a worker imported
     one_chunk = next(det.detect_many(dialogues[:1]))  # not worth starting processes for
-    assert one_chunk[0].spans[0].source == f"{os.getpid()}:{cpu_threads()}"
+    assert one_chunk[0].spans[0].source == f"{os.getpid()}:{cpu_threads()}:{gc.get_freeze_count()}"
 
 
 def test_cpu_threads_honours_omp_num_threads(monkeypatch):

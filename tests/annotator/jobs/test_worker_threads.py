@@ -1,11 +1,15 @@
 """A Celery worker gives each of its pool processes a share of the cores for inference, so that
-``--concurrency N`` never runs N x cores inference threads."""
+``--concurrency N`` never runs N x cores inference threads, and keeps what it holds once set up out
+of the garbage collections its tasks cause."""
 
 from __future__ import annotations
 
+import gc
+import re
+
 import pytest
 
-from annotator.celery import inference_threads_share
+from annotator.celery import _freeze_startup_heap, inference_threads_share
 from pipeline import parallel
 from tests.conftest import wait_for
 
@@ -56,3 +60,26 @@ def test_a_real_worker_shares_the_hosts_cores_among_its_tasks(celery_worker, mon
 def test_a_real_worker_keeps_the_operators_setting(celery_worker):
     worker = celery_worker(concurrency=2, extra_env={"OMP_NUM_THREADS": "3"})
     assert "inference threads per task: 3 (OMP_NUM_THREADS as set)" in started(worker)
+
+
+def test_what_the_process_holds_is_frozen():
+    try:
+        _freeze_startup_heap()
+        held = gc.get_freeze_count()
+        assert held > 10_000  # Django, the app and the test run's own objects
+        assert len(gc.get_objects()) < held / 10  # a collection now walks a fraction of them
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.redis
+@pytest.mark.postgres
+def test_a_real_worker_freezes_its_startup_objects(celery_worker):
+    """The handler is connected and runs once the app is loaded: it freezes tens of thousands of
+    objects (a bare interpreter holds a few thousand)."""
+    worker = celery_worker(concurrency=1)
+    wait_for(lambda: "objects kept out of garbage collection" in worker.output(), timeout=60,
+             what=lambda: f"the frozen count in the worker's log\n{worker.output()}")
+    frozen = re.search(r"objects kept out of garbage collection: (\d+)", worker.output())
+    assert frozen and int(frozen.group(1)) > 50_000

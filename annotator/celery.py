@@ -1,6 +1,5 @@
 """The Celery app. With no ``REDIS_URL`` tasks run in-process (eagerly) so the app needs no broker."""
 
-import gc
 import logging
 import os
 from collections.abc import Mapping
@@ -47,17 +46,12 @@ def _share_inference_threads(sender=None, instance=None, **_) -> None:
 
 @signals.celeryd_after_setup.connect
 def _freeze_startup_heap(**_) -> None:
-    """Keep what the worker holds once it is set up (Django, the app, the libraries it imported)
-    out of every later garbage collection, before the pool starts its processes.
+    """Once the worker is set up (Django, the app, the libraries it imported) and before the pool
+    starts its processes, what it holds is kept out of later garbage collections
+    (:func:`pipeline.parallel.freeze_held_objects`); the pool's processes inherit that."""
+    from pipeline.parallel import freeze_held_objects
 
-    A full collection walks every object the process tracks: in a worker, about 157,000 objects
-    that never become garbage, walked again whenever a task allocates enough (the tagger's word
-    tokens and windows do). Frozen, they are skipped (and a forked process no longer writes
-    to the pages it shares with its parent when it counts them). Objects made later, a task's and a
-    model's, are collected as before."""
-    gc.collect()
-    gc.freeze()
-    logger.info("objects kept out of garbage collection: %d", gc.get_freeze_count())
+    logger.info("objects kept out of garbage collection: %d", freeze_held_objects())
 
 
 def inference_threads_share(environ: Mapping[str, str], *, tasks: int) -> str | None:

@@ -9,7 +9,8 @@ Config:
   says what to do when there is none (``store.resolve``);
 - ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
-- ``batch_size`` — windows per forward pass; ``precision`` — ``auto`` (bf16 on CPUs that have
+- ``batch_size`` — windows per forward pass (default: the runtime's own, one on ONNX Runtime,
+  where a message's int8 spans then depend on its own window only, 16 on torch); ``precision`` — ``auto`` (bf16 on CPUs that have
   it natively, else int8, each only where training found it within 0.01 F1 of fp32), ``fp32``,
   ``int8`` or ``bf16``; ``postfilter`` — the maths-aware filter (default on);
 - ``backend`` — ``auto`` (the version's verified ONNX Runtime file where it has one and bf16 is
@@ -30,7 +31,7 @@ from typing import Any
 from pipeline.detectors.base import BaseDetector, ConfigError, DetectorError
 from pipeline.registry import register
 from pipeline.tagger.backends import BACKENDS
-from pipeline.tagger.model import BATCH_SIZE, PRECISIONS
+from pipeline.tagger.model import PRECISIONS
 from pipeline.types import Detection, Dialogue
 
 POLICIES = ("strict", "recall_first")
@@ -41,13 +42,14 @@ class TaggerDetector(BaseDetector):
     """Fine-tuned token classifier with PIIvot's context window and a maths-aware post-filter."""
 
     name = "tagger"
-    version = "1.1.0"  # 1.1: the post-filter drops junk flags (pipeline.filters.junk)
+    # 1.1: the post-filter drops junk flags (pipeline.filters.junk); 1.2: one window per ONNX pass
+    version = "1.2.0"
     defaults: Mapping[str, Any] = {
         "model_path": None,
         "model_dir": "var/models",
         "version": None,
         "policy": "recall_first",
-        "batch_size": BATCH_SIZE,
+        "batch_size": None,
         "precision": "auto",
         "postfilter": True,
         "backend": "auto",
@@ -58,8 +60,9 @@ class TaggerDetector(BaseDetector):
         cfg = self.config
         if cfg["policy"] not in POLICIES:
             raise ConfigError(f"tagger: 'policy' must be one of {', '.join(POLICIES)}")
-        if not isinstance(cfg["batch_size"], int) or cfg["batch_size"] < 1:
-            raise ConfigError("tagger: 'batch_size' must be a positive integer")
+        size = cfg["batch_size"]
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+            raise ConfigError("tagger: 'batch_size' must be a positive integer (or null: the runtime's own)")
         if cfg["precision"] not in ("auto", *PRECISIONS):
             raise ConfigError(f"tagger: 'precision' must be one of auto, {', '.join(PRECISIONS)}")
         if cfg["backend"] not in BACKENDS:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.parallel import cpu_threads
-from pipeline.tagger.model import BATCH_SIZE, TaggerModel, cpu_description, native_bf16
+from pipeline.tagger.model import TaggerModel, cpu_description, native_bf16
 from pipeline.tagger.onnx_export import load_onnx_model, onnx_available, sample_dialogues
 from pipeline.tagger.store import ModelInfo, choose_precision, load_model, read_info
 from pipeline.types import Dialogue
@@ -47,7 +47,7 @@ MEASURE_REPEATS = 3  # the best of these per runtime, interleaved, so a neighbou
 # the work one start-up is spread over: a worker's share of a 30,000-message `detect` on two workers
 REFERENCE_MESSAGES = 15_000
 STARTUP_TIMEOUT = 120.0  # seconds: a start-up past this is not timed (a hung import, a locked file)
-METHOD = "rate+startup"  # how a cached choice was made; one made another way is measured again
+METHOD = "rate+startup+own-batch"  # how a cached choice was made; one made another way is measured again
 # the flags that decide the tagger's speed, named in the choice's reason
 SPEED_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
 
@@ -224,12 +224,12 @@ def measure(
     if not models:
         raise RuntimeError(f"no runtime of {info.full_version} loads: {failed[0]['error']}")
     for model in models.values():
-        model.predict(text[:2], batch_size=BATCH_SIZE)  # first-call allocations, not timed
+        model.predict(text[:2])  # first-call allocations, not timed
     best = dict.fromkeys(models, float("inf"))
     for _ in range(MEASURE_REPEATS):
         for c, model in models.items():
             t0 = timer()
-            model.predict(text, batch_size=BATCH_SIZE)
+            model.predict(text)  # its own windows per pass, as a detector runs it
             best[c] = min(best[c], timer() - t0)
     return [
         {"name": c.name, "seconds": round(s, 4), "messages": messages,

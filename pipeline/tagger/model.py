@@ -34,8 +34,9 @@ from pipeline.text import Token, tokenize
 from pipeline.types import Dialogue, Span
 
 PRECISIONS = ("fp32", "int8", "bf16")
-# windows per forward pass at inference (about 1,000 tokens): a batch's activations stay in the
-# CPU's cache, which on real text ran int8 6-10 % more messages per CPU-second than 64 windows
+# windows per forward pass in torch (about 1,000 tokens): a batch's activations stay in the CPU's
+# cache, which on real text ran int8 6-10 % more messages per CPU-second than 64 windows. ONNX
+# Runtime runs one window per pass (``OnnxTaggerModel.batch_size``).
 BATCH_SIZE = 16
 
 
@@ -180,6 +181,8 @@ class MessageProbs:
 class TaggerModel:
     """A token-classification model ready to tag dialogues."""
 
+    batch_size = BATCH_SIZE  # windows per forward pass unless a caller asks for another size
+
     def __init__(
         self,
         model: Any,
@@ -235,10 +238,12 @@ class TaggerModel:
         self,
         dialogues: Sequence[Dialogue],
         *,
-        batch_size: int = 64,
+        batch_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> list[list[MessageProbs]]:
-        """Word tag probabilities for every message of every dialogue."""
+        """Word tag probabilities for every message of every dialogue, ``batch_size`` windows
+        per forward pass (this runtime's :attr:`batch_size` unless given)."""
+        batch_size = batch_size or self.batch_size
         n_tags = self.label_map.num_tags
         out: list[list[MessageProbs]] = []
         windows: list[Window] = []
@@ -354,7 +359,7 @@ class TaggerModel:
         dialogues: Sequence[Dialogue],
         *,
         thresholds: dict[str, float] | None = None,
-        batch_size: int = 64,
+        batch_size: int | None = None,
     ) -> list[list[list[Span]]]:
         """Spans per message per dialogue (no post-filter; see the ``tagger`` detector)."""
         probs = self.predict(dialogues, batch_size=batch_size)

@@ -180,6 +180,40 @@ def test_an_int8_graph_that_loses_too_much_is_left_out_and_the_version_stays_usa
     assert build("tagger", {"model_path": str(copy), "backend": "onnx", "precision": "fp32"}).detect(_dialogues()[0])
 
 
+def test_an_int8_message_gets_the_same_probabilities_alone_as_among_others(trained):
+    """The int8 graph quantises each pass's input with one scale: run one window a pass, a
+    message's probabilities (so its spans) depend on its own window, never on the dialogues that
+    share its chunk, whatever their order."""
+    from pipeline.tagger.backends import load_tagger
+
+    model = load_tagger(trained.path, precision="int8", backend="onnx")
+    dialogues = _dialogues()
+    together = model.predict(dialogues)
+    reordered = model.predict(dialogues[::-1])[::-1]
+    for k, dialogue in enumerate(dialogues):
+        alone = model.predict([dialogue])[0]
+        for a, b, c in zip(alone, together[k], reordered[k], strict=True):
+            assert np.array_equal(a.probs, b.probs) and np.array_equal(a.probs, c.probs)
+
+
+def test_the_detector_runs_each_runtime_at_its_own_windows_per_pass(trained, monkeypatch):
+    from pipeline.detectors.base import ConfigError
+    from pipeline.tagger import model as tagger_model
+
+    sizes = []
+    batches = tagger_model.length_batches
+    monkeypatch.setattr(tagger_model, "length_batches", lambda windows, size, **kw: sizes.append(size)
+                        or batches(windows, size, **kw))
+    config = {"model_path": str(trained.path), "precision": "int8"}
+    for backend, asked, used in [("onnx", None, 1), ("torch", None, tagger_model.BATCH_SIZE), ("onnx", 8, 8)]:
+        sizes.clear()
+        list(build("tagger", config | {"backend": backend, "batch_size": asked}).detect_many(_dialogues()))
+        assert set(sizes) == {used}
+    for bad in (0, -1, "16", True, 2.5):
+        with pytest.raises(ConfigError, match="'batch_size' must be a positive integer"):
+            build("tagger", config | {"batch_size": bad})
+
+
 def test_auto_measures_the_verified_runtimes_once_and_runs_the_cheapest(trained):
     from pipeline.tagger import read_info
     from pipeline.tagger.backends import cached_choice, candidates, choice_file, reference_cost

@@ -45,12 +45,16 @@ def _share_inference_threads(sender=None, instance=None, **_) -> None:
 
 
 @signals.celeryd_after_setup.connect
-def _freeze_startup_heap(**_) -> None:
-    """Once the worker is set up (Django, the app, the libraries it imported) and before the pool
-    starts its processes, what it holds is kept out of later garbage collections
-    (:func:`pipeline.parallel.freeze_held_objects`); the pool's processes inherit that."""
+def _share_startup_state(**_) -> None:
+    """Once the worker is set up and before the pool starts its processes: load the word lists the
+    detectors' junk filters read (:func:`pipeline.filters.vocabulary.load_all`),
+    then keep what the worker holds (Django, the app, its libraries, the lists) out of later
+    garbage collections (:func:`pipeline.parallel.freeze_held_objects`). The pool's processes
+    inherit both: they share the lists rather than each loading them on its first chunk."""
+    from pipeline.filters.vocabulary import load_all
     from pipeline.parallel import freeze_held_objects
 
+    logger.info("word lists loaded for the pool's processes: %d words", load_all())
     logger.info("objects kept out of garbage collection: %d", freeze_held_objects())
 
 

@@ -129,6 +129,16 @@ def one_edit(word: str) -> set[str]:
     return out
 
 
+def load_all() -> int:
+    """Load every list the junk filter reads now, instead of at its first use; returns how many
+    words they hold. A process that forks workers calls it first, so they share the lists (about
+    100 MB and 1 CPU-second to load) instead of each loading its own on its first chunk."""
+    lists = (given_names(), family_names(), english_words(), frequent_words(), maths_words(), _names_to_match())
+    for language in ("en", "es"):  # wordfreq loads a language's whole table on its first lookup
+        word_zipf("the", language)
+    return sum(map(len, lists))
+
+
 # Words that are both English words and names (first names, surnames), and the ordinary words,
 # fillers and units beside them: a name made of one of these is also ordinary text, so it is never
 # propagated through unspanned text, the leak check matches it only in its original capitalised

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from annotator.celery import _freeze_startup_heap, inference_threads_share
+from annotator.celery import _share_startup_state, inference_threads_share
 from pipeline import parallel
 from tests.conftest import wait_for
 
@@ -64,7 +64,7 @@ def test_a_real_worker_keeps_the_operators_setting(celery_worker):
 
 def test_what_the_process_holds_is_frozen():
     try:
-        _freeze_startup_heap()
+        _share_startup_state()
         held = gc.get_freeze_count()
         assert held > 10_000  # Django, the app and the test run's own objects
         assert len(gc.get_objects()) < held / 10  # a collection now walks a fraction of them
@@ -72,14 +72,38 @@ def test_what_the_process_holds_is_frozen():
         gc.unfreeze()
 
 
+def test_the_word_lists_are_loaded_before_the_pool_starts(monkeypatch):
+    """Loaded by the process the pool forks from, the lists are its processes' from the start;
+    wordfreq loads a language's whole table at its first lookup, so each language is looked up."""
+    from pipeline.filters import vocabulary
+
+    loaders = (vocabulary.given_names, vocabulary.family_names, vocabulary.english_words,
+               vocabulary.frequent_words, vocabulary.maths_words, vocabulary._names_to_match)
+    lexicon = vocabulary._lexicon()
+    looked_up = []
+    monkeypatch.setattr(vocabulary, "_lexicon", lambda: (lambda word, language: looked_up.append(language) or
+                                                        lexicon[0](word, language), *lexicon[1:]))
+    for loader in (*loaders, vocabulary.word_zipf):
+        loader.cache_clear()
+    try:
+        _share_startup_state()
+    finally:
+        gc.unfreeze()
+        vocabulary.word_zipf.cache_clear()  # nothing the stand-in answered stays cached
+    assert all(loader.cache_info().currsize == 1 for loader in loaders)
+    assert {"en", "es"} <= set(looked_up)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.redis
 @pytest.mark.postgres
 def test_a_real_worker_freezes_its_startup_objects(celery_worker):
-    """The handler is connected and runs once the app is loaded: it freezes tens of thousands of
-    objects (a bare interpreter holds a few thousand)."""
+    """The handler is connected and runs once the app is loaded: it loads the word lists and
+    freezes tens of thousands of objects (a bare interpreter holds a few thousand)."""
     worker = celery_worker(concurrency=1)
     wait_for(lambda: "objects kept out of garbage collection" in worker.output(), timeout=60,
              what=lambda: f"the frozen count in the worker's log\n{worker.output()}")
     frozen = re.search(r"objects kept out of garbage collection: (\d+)", worker.output())
     assert frozen and int(frozen.group(1)) > 50_000
+    words = re.search(r"word lists loaded for the pool's processes: (\d+) words", worker.output())
+    assert words and int(words.group(1)) > 50_000

@@ -10,9 +10,10 @@ Config:
 - ``policy`` — ``recall_first`` (dev-tuned per-label thresholds; names from the word problem kept
   as potential PII) or ``strict`` (thresholds 0.5; word-problem names dropped);
 - ``batch_size`` — windows per forward pass (default: the runtime's own, one on ONNX Runtime,
-  where a message's int8 spans then depend on its own window only, 16 on torch); ``precision`` — ``auto`` (bf16 on CPUs that have
-  it natively, else int8, each only where training found it within 0.01 F1 of fp32), ``fp32``,
-  ``int8`` or ``bf16``; ``postfilter`` — the maths-aware filter (default on);
+  where a message's int8 spans then depend on its own window only, 16 on torch);
+- ``precision`` — ``auto`` (bf16 on CPUs that have it natively, else int8, each only where
+  training found it within 0.01 F1 of fp32), ``fp32``, ``int8`` or ``bf16``;
+- ``postfilter`` — the maths-aware filter (default on);
 - ``backend`` — ``auto`` (the version's verified ONNX Runtime file where it has one and bf16 is
   not chosen, else torch), ``torch`` or ``onnx`` (int8, or fp32 when ``precision`` says so).
 

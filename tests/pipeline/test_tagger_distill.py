@@ -326,7 +326,7 @@ def test_imitation_thresholds_are_where_the_student_best_reproduces_its_teachers
     teacher_spans = [Span(text.index(n), text.index(n) + len(n), "NAME") for n in ("Tom", "Ann", "Bob")]
 
     class Fake:
-        def predict(self, dialogues):
+        def predict(self, dialogues, batch_size=None):
             return [[MessageProbs(words, probs) for _ in d.messages] for d in dialogues]
 
         def entity_probs(self, p):

@@ -13,7 +13,7 @@ from pipeline.tagger.model import TaggerModel, import_torch
 from pipeline.tagger.scoring import tune_thresholds
 from pipeline.tagger.store import ModelInfo, load_model, read_info, teacher_shortfalls
 from pipeline.tagger.training.config import DISTILL_TOLERANCE, THRESHOLD_RULES, TrainingError
-from pipeline.tagger.training.tuning import tune_on_dev
+from pipeline.tagger.training.tuning import SCORING_BATCH_SIZE, tune_on_dev
 from pipeline.tags import LabelMap
 from pipeline.types import Dialogue
 
@@ -160,8 +160,8 @@ def imitation_thresholds(
 
     picked = next(chunked(dialogues, IMITATION_MESSAGES), [])
     words, targets, ent = [], [], []
-    # fp32 torch at training's 64 windows a pass, as the dev set is scored (training.tuning)
-    t_probs, s_probs = teacher.predict(picked, batch_size=64), student.predict(picked, batch_size=64)
+    t_probs = teacher.predict(picked, batch_size=SCORING_BATCH_SIZE)
+    s_probs = student.predict(picked, batch_size=SCORING_BATCH_SIZE)
     for d, tp, sp in zip(picked, t_probs, s_probs, strict=True):
         for m, tm, sm in zip(d.messages, tp, sp, strict=True):
             words.append(sm.words)

@@ -16,6 +16,10 @@ from pipeline.tagger.scoring import dialogue_counts, span_scores, tune_threshold
 from pipeline.tagger.training.config import PRECISION_TOLERANCE
 from pipeline.types import Dialogue, Span
 
+# windows per pass when training scores a torch fp32 model (its dev set, its thresholds): fp32
+# spans do not depend on it, and training keeps one size so its figures repeat exactly
+SCORING_BATCH_SIZE = 64
+
 
 def evaluate_model(
     tagger: TaggerModel,
@@ -23,7 +27,7 @@ def evaluate_model(
     *,
     beta: float,
     thresholds: dict[str, float] | None = None,
-    batch_size: int = 64,
+    batch_size: int = SCORING_BATCH_SIZE,
 ) -> tuple[dict, list]:
     """Exact-span scores of ``tagger`` on gold ``dialogues`` (raw model output, no post-filter)."""
     probs = tagger.predict(dialogues, batch_size=batch_size)
@@ -87,7 +91,7 @@ def measure_precisions(tagger: TaggerModel, dev: Sequence[Dialogue], beta: float
     """
     sample = verification_sample(dev)
     t0 = time.perf_counter()
-    gold, reference = dev_spans(tagger, sample, tagger.predict(sample, batch_size=64), {})
+    gold, reference = dev_spans(tagger, sample, tagger.predict(sample, batch_size=SCORING_BATCH_SIZE), {})
     fp32_seconds = round(time.perf_counter() - t0, 2)
     sizes = [len(d.messages) for d in sample]
     fp32 = span_scores(gold, reference, beta=beta)
@@ -105,7 +109,7 @@ def measure_precisions(tagger: TaggerModel, dev: Sequence[Dialogue], beta: float
             use_token_types=tagger.use_token_types,
         ).set_precision(precision)
         t0 = time.perf_counter()
-        _, spans = dev_spans(copy_, sample, copy_.predict(sample, batch_size=64), {})
+        _, spans = dev_spans(copy_, sample, copy_.predict(sample, batch_size=SCORING_BATCH_SIZE), {})
         seconds = round(time.perf_counter() - t0, 2)
         scores = span_scores(gold, spans, beta=beta)
         test = paired_drop_test(dialogue_counts(gold, reference, spans, sizes=sizes), tolerance=PRECISION_TOLERANCE)
